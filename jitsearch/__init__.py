@@ -1,0 +1,30 @@
+"""jitsearch: game-tree search at compiled speed.
+
+Public API
+----------
+Trees: :class:`ExplicitTree`, :class:`UniformTree`, :func:`load_tree`.
+Solvers: :func:`minimax`, :func:`alphabeta`, :func:`and_or`,
+:func:`two_agent`, and :func:`solve` by name; all return a
+:class:`SearchResult`.
+
+Conventions: the root moves as MAX unless stated, values are from MAX's
+point of view, leaves are numbered left to right from 0.
+"""
+
+from ._version import __version__
+from .search import ALGORITHMS, SearchResult, alphabeta, and_or, minimax, solve, two_agent
+from .trees import ExplicitTree, UniformTree, load_tree
+
+__all__ = [
+    "ALGORITHMS",
+    "ExplicitTree",
+    "SearchResult",
+    "UniformTree",
+    "__version__",
+    "alphabeta",
+    "and_or",
+    "load_tree",
+    "minimax",
+    "solve",
+    "two_agent",
+]

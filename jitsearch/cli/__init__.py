@@ -1,0 +1,5 @@
+"""The ``jitsearch`` command-line interface."""
+
+from .app import app, main
+
+__all__ = ["app", "main"]

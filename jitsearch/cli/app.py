@@ -1,0 +1,285 @@
+"""The ``jitsearch`` command line (typer + rich).
+
+Commands are thin adapters over library functions. Data goes to stdout,
+progress and errors to stderr. A user error (bad file, bad option value,
+unknown algorithm, tree too large) prints one ``error: ...`` line and exits
+with status 2; no traceback is shown for it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .._version import __version__
+
+app = typer.Typer(
+    name="jitsearch",
+    help="Game-tree search at compiled speed.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+bench_app = typer.Typer(help="Benchmarks (print a table; --json for scripts).", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+
+# Typer either re-exports click's exceptions or vendors its own copy of click:
+# take the classes from the exception hierarchy so both work.
+_CLICK_EXCEPTION = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+_EXIT = typer.Exit
+_ABORT = typer.Abort
+
+stdout = Console(highlight=False)
+stderr = Console(stderr=True, highlight=False)
+
+
+class UserError(Exception):
+    """A problem with what the user asked for: one line, exit status 2."""
+
+
+def _version(value: bool):
+    if value:
+        print(f"jitsearch {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+):
+    """jitsearch: exact game-tree solvers, games and MCTS compiled with Numba."""
+
+
+def _parse_bytes(text: str) -> int:
+    units = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2,
+             "mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3}
+    t = text.strip().lower()
+    num = t.rstrip("abgikm ")
+    unit = t[len(num):].strip()
+    try:
+        value = float(num)
+    except ValueError:
+        raise UserError(f"--max-memory must look like 512MiB or 4GiB, got {text!r}") from None
+    if unit not in units or not value > 0 or not math.isfinite(value):
+        raise UserError(f"--max-memory must look like 512MiB or 4GiB, got {text!r}")
+    return int(value * units[unit])
+
+
+def _emit_json(obj) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+
+
+@app.command()
+def solve(
+    tree_file: Annotated[
+        Optional[Path], typer.Argument(help="Tree as .json (nested lists or uniform form) or .npz.", show_default=False)
+    ] = None,
+    random: Annotated[Optional[str], typer.Option("--random", help="Generate a tree instead: 'uniform'.")] = None,
+    branching: Annotated[int, typer.Option("--branching", "-b", help="Branching factor of a random tree.")] = 2,
+    height: Annotated[int, typer.Option("--height", help="Height of a random tree (0 = a single leaf).")] = 10,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random tree's leaf hash.")] = 0,
+    values: Annotated[str, typer.Option("--values", help="Random leaf values: int, binary or float.")] = "int",
+    lo: Annotated[Optional[float], typer.Option("--lo", help="Lowest leaf value (int: default -2**31).")] = None,
+    hi: Annotated[Optional[float], typer.Option("--hi", help="Highest leaf value (int: default 2**31).")] = None,
+    root: Annotated[str, typer.Option("--root", help="Who moves at the root of a random tree: max or min.")] = "max",
+    algorithm: Annotated[
+        str, typer.Option("--algorithm", "-a", help="minimax, alphabeta, andor or two-agent.")
+    ] = "alphabeta",
+    trace: Annotated[bool, typer.Option("--trace", help="Also report leaf numbers in expansion order.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    depth: Annotated[Optional[int], typer.Option("--depth", help="two-agent: search depth in moves.")] = None,
+    loss_threshold: Annotated[
+        Optional[float], typer.Option("--loss-threshold", help="two-agent: section 3.3.1's loss threshold.")
+    ] = None,
+    max_memory: Annotated[
+        str, typer.Option("--max-memory", help="Refuse to allocate more than this (e.g. 2GiB).")
+    ] = "2GiB",
+):
+    """Solve a game tree exactly and report value, best move and leaves expanded."""
+    from ..search import ALGORITHMS, solve as solve_tree
+    from ..trees import UniformTree, load_tree
+
+    max_bytes = _parse_bytes(max_memory)
+    if algorithm not in ALGORITHMS:
+        raise UserError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
+    if tree_file is not None and random is not None:
+        raise UserError("give either a TREE_FILE or --random, not both")
+    if tree_file is None and random is None:
+        raise UserError("give a TREE_FILE or --random uniform")
+    if random is not None:
+        if random != "uniform":
+            raise UserError(f"--random must be 'uniform', got {random!r}")
+        ints = values == "int"
+        tree = UniformTree(
+            branching,
+            height,
+            seed=seed,
+            values=values,
+            lo=int(lo) if ints and lo is not None and float(lo).is_integer() else lo,
+            hi=int(hi) if ints and hi is not None and float(hi).is_integer() else hi,
+            root=root,
+        )
+    else:
+        tree = load_tree(tree_file, max_bytes=max_bytes)
+    options = {"trace": trace, "max_bytes": max_bytes}
+    if algorithm == "two-agent":
+        options.update(depth=depth, loss_threshold=loss_threshold)
+    elif depth is not None or loss_threshold is not None:
+        raise UserError("--depth and --loss-threshold apply to --algorithm two-agent only")
+    t0 = time.perf_counter()
+    result = solve_tree(tree, algorithm, **options)
+    seconds = time.perf_counter() - t0
+    desc = tree.describe()
+    if tree_file is not None:
+        desc["file"] = str(tree_file)
+    out = result.to_dict(integral=tree.integral)
+    out["seconds"] = seconds
+    out["tree"] = desc
+    if as_json:
+        _emit_json(out)
+        return
+    table = Table(title=f"{algorithm} on {_tree_title(desc)}", show_header=False)
+    table.add_column("key", style="bold")
+    table.add_column("value")
+    for key in ("value", "best_move", "leaves_expanded", "nodes_visited"):
+        table.add_row(key, str(out[key]))
+    for key, val in result.extra.items():
+        table.add_row(key, str(val))
+    table.add_row("seconds", f"{seconds:.6f}")
+    stdout.print(table)
+    if trace:
+        stdout.print("trace: " + " ".join(str(x) for x in out["trace"]))
+
+
+def _tree_title(desc: dict) -> str:
+    if desc["kind"] == "uniform":
+        return (
+            f"uniform tree b={desc['branching']} h={desc['height']} seed={desc['seed']} "
+            f"values={desc['values']}"
+        )
+    return f"{desc.get('file', 'tree')} ({desc['num_nodes']} nodes, {desc['num_leaves']} leaves)"
+
+
+def _parse_heights(text: str) -> list[int]:
+    """'10-24' (step 2), '10-24:1', or '10,12,16'."""
+    try:
+        if "-" in text:
+            rng, _, step = text.partition(":")
+            a, b = (int(x) for x in rng.split("-"))
+            return list(range(a, b + 1, int(step) if step else 2))
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"--heights must look like 10-24, 10-24:1 or 10,12,16; got {text!r}") from None
+
+
+@bench_app.command("throughput")
+def bench_throughput(
+    heights: Annotated[str, typer.Option("--heights", help="Tree heights: 10-24 (step 2), 10-24:1 or 10,14,18.")] = "10-24",
+    trees: Annotated[int, typer.Option("--trees", help="Trees per height.")] = 20,
+    repeats: Annotated[int, typer.Option("--repeats", help="Timed repeats (median reported).")] = 5,
+    python_max_height: Annotated[
+        int, typer.Option("--python-max-height", help="Largest height timed with plain Python.")
+    ] = 20,
+    python_trees: Annotated[int, typer.Option("--python-trees", help="Trees per height for plain Python.")] = 3,
+    first_call: Annotated[bool, typer.Option("--first-call/--no-first-call", help="Time fresh processes.")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the JSON result to this file.")] = None,
+):
+    """Leaves/s of Numba alpha-beta vs the plain-Python reference on binary trees."""
+    from ..benchmarks.throughput import run_throughput
+
+    hs = _parse_heights(heights)
+    with stderr.status("benchmarking") as status:
+        result = run_throughput(
+            heights=hs,
+            trees_per_height=trees,
+            repeats=repeats,
+            python_max_height=python_max_height,
+            python_trees=python_trees,
+            first_call=first_call,
+            progress=lambda msg: status.update(f"benchmarking: {msg}"),
+        )
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n")
+    if as_json:
+        _emit_json(result)
+        return
+    print_throughput_table(result, stdout)
+
+
+def print_throughput_table(result: dict, console: Console) -> None:
+    table = Table(title="alpha-beta throughput: Numba vs plain Python (binary trees, median)")
+    for col in ("height", "mean leaves", "numba leaves/s", "python leaves/s", "speed-up"):
+        table.add_column(col, justify="right")
+    for r in result["rows"]:
+        py = r["python_leaves_per_second"]
+        sp = r["speedup_vs_python"]
+        table.add_row(
+            str(r["height"]),
+            f"{r['mean_leaves_expanded']:.0f}",
+            f"{r['numba_leaves_per_second'] / 1e6:.1f} M",
+            "-" if py is None else f"{py / 1e6:.3f} M",
+            "-" if sp is None else f"{sp:.0f}x",
+        )
+    console.print(table)
+    sp = result["speedup_vs_python"]
+    console.print(
+        f"median speed-up vs Python: {'-' if sp is None else f'{sp:.0f}x'}; "
+        f"median Numba leaves/s: {result['leaves_per_second'] / 1e6:.1f} M"
+    )
+    fc = result.get("first_call")
+    if fc:
+        console.print(
+            f"first call in a fresh process (import + solve): cold cache {fc['cold_cache']['process_s']:.2f} s, "
+            f"warm cache {fc['warm_cache']['process_s']:.2f} s"
+        )
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Console-script entry point; returns the exit status.
+
+    Usage errors (unknown option, bad option type) and domain errors
+    (``ValueError`` from the library) become one ``error:`` line and status 2.
+    """
+    command = typer.main.get_command(app)
+    args = sys.argv[1:] if argv is None else list(argv)
+    try:
+        command.main(args=args, prog_name="jitsearch", standalone_mode=False)
+    except _EXIT as exc:
+        return int(getattr(exc, "exit_code", 0) or 0)
+    except _ABORT:
+        _error("aborted")
+        return 130
+    except _CLICK_EXCEPTION as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            sys.stdout.write(exc.format_message().rstrip() + "\n")
+            return 0
+        _error(exc.format_message())
+        return 2
+    except (UserError, ValueError) as exc:
+        _error(str(exc))
+        return 2
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return 130
+    except BrokenPipeError:
+        return 0
+    return 0
+
+def _error(message: str) -> None:
+    line = " ".join(str(message).split())
+    sys.stderr.write(f"error: {line}\n")
+

@@ -1,0 +1,128 @@
+"""The command line: --json keys, human output, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from jitsearch.cli.app import main
+
+JSON_KEYS = {"value", "best_move", "leaves_expanded", "nodes_visited", "seconds", "algorithm", "tree"}
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_solve_random_json(capsys):
+    code, out, err = run(capsys, "solve", "--random", "uniform", "--branching", "2", "--height", "12",
+                         "--seed", "1", "--json")
+    assert code == 0, err
+    obj = json.loads(out)
+    assert JSON_KEYS <= set(obj)
+    assert obj["algorithm"] == "alphabeta" and isinstance(obj["value"], int)
+    assert obj["tree"]["branching"] == 2 and obj["tree"]["height"] == 12 and obj["tree"]["seed"] == 1
+    from jitsearch import UniformTree, naive
+    assert obj["value"] == naive.minimax(UniformTree(2, 12, seed=1))[0]
+
+
+@pytest.mark.parametrize("algorithm", ["minimax", "alphabeta", "two-agent"])
+def test_solve_file_all_algorithms(capsys, tmp_path, algorithm):
+    path = tmp_path / "t.json"
+    path.write_text("[[3, 5], [2, [9, 1]]]")
+    code, out, err = run(capsys, "solve", str(path), "--algorithm", algorithm, "--json", "--trace")
+    assert code == 0, err
+    obj = json.loads(out)
+    assert JSON_KEYS <= set(obj) and "trace" in obj
+    assert obj["value"] == (-3 if algorithm == "two-agent" else 3)
+    code, out, err = run(capsys, "solve", str(path), "--algorithm", algorithm)
+    assert code == 0 and "leaves_expanded" in out
+
+
+def test_solve_andor_binary(capsys):
+    code, out, err = run(capsys, "solve", "--random", "uniform", "--values", "binary", "--branching", "3",
+                         "--height", "4", "--algorithm", "andor", "--json")
+    assert code == 0, err
+    assert "goal_reachable" in json.loads(out)
+
+
+def test_version(capsys):
+    from jitsearch import __version__
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and __version__ in out
+
+
+def _bad_files(tmp_path):
+    files = {
+        "malformed.json": "[[1, 2], [3",
+        "ragged.json": '{"branching": 2, "height": 2, "leaves": [1, 2, 3]}',
+        "nan.json": "[[1, NaN], [3, 4]]",
+        "inf.json": "[[1, Infinity], [3, 4]]",
+        "empty.json": "[[1, 2], []]",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return list(files)
+
+
+BAD_ARGS = [
+    ["solve", "--random", "uniform", "--branching", "0"],
+    ["solve", "--random", "uniform", "--height", "-1"],
+    ["solve", "--random", "uniform", "--branching", "10", "--height", "30"],
+    ["solve", "--random", "uniform", "--height", "40", "--trace"],
+    ["solve", "--random", "uniform", "--algorithm", "nope"],
+    ["solve", "--random", "gaussian"],
+    ["solve", "--random", "uniform", "--values", "complex"],
+    ["solve", "--random", "uniform", "--branching", "x"],
+    ["solve", "--bogus"],
+    ["solve"],
+    ["solve", "missing-file.json"],
+    ["solve", "--random", "uniform", "--max-memory", "lots"],
+    ["solve", "--random", "uniform", "--depth", "2"],
+    ["bench", "throughput", "--heights", "a-b"],
+]
+
+
+@pytest.mark.parametrize("args", BAD_ARGS, ids=lambda a: " ".join(a[1:]) or "no-args")
+def test_bad_arguments_exit_2_with_one_line(capsys, args):
+    code, out, err = run(capsys, *args)
+    assert code == 2, (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err and out == ""
+
+
+def test_bad_files_exit_2_with_one_line(capsys, tmp_path):
+    for name in _bad_files(tmp_path):
+        code, out, err = run(capsys, "solve", str(tmp_path / name))
+        assert code == 2, (name, out, err)
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), (name, err)
+
+
+def test_console_script_subprocess(tmp_path):
+    """The installed entry point: exit codes and stream separation."""
+    ok = subprocess.run([sys.executable, "-m", "jitsearch", "solve", "--random", "uniform", "--height", "6",
+                         "--json"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["leaves_expanded"] > 0
+    bad = subprocess.run([sys.executable, "-m", "jitsearch", "solve", "--random", "uniform", "--branching", "0"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.strip().splitlines() == ["error: branching must be an integer >= 1, got 0"]
+
+
+def test_bench_throughput_json_small(capsys, tmp_path):
+    out_file = tmp_path / "r.json"
+    code, out, err = run(capsys, "bench", "throughput", "--heights", "6,8", "--trees", "2", "--repeats", "1",
+                         "--python-trees", "1", "--no-first-call", "--json", "--out", str(out_file))
+    assert code == 0, err
+    obj = json.loads(out)
+    assert obj["speedup_vs_python"] > 0 and obj["leaves_per_second"] > 0
+    assert [r["height"] for r in obj["rows"]] == [6, 8]
+    assert json.loads(out_file.read_text()) == obj
