@@ -4,7 +4,8 @@ Public API
 ----------
 Trees: :class:`ExplicitTree`, :class:`UniformTree`, :func:`load_tree`.
 Solvers: :func:`minimax`, :func:`alphabeta`, :func:`and_or`,
-:func:`two_agent`, and :func:`solve` by name; all return a
+:func:`two_agent`, :func:`fsss`, :func:`mtd_inf`, :func:`mtdf`, and
+:func:`solve` by name; all return a
 :class:`SearchResult`.
 
 Conventions: the root moves as MAX unless stated, values are from MAX's
@@ -12,7 +13,7 @@ point of view, leaves are numbered left to right from 0.
 """
 
 from ._version import __version__
-from .search import ALGORITHMS, SearchResult, alphabeta, and_or, minimax, solve, two_agent
+from .search import ALGORITHMS, SearchResult, alphabeta, and_or, fsss, minimax, mtd_inf, mtdf, solve, two_agent
 from .trees import ExplicitTree, UniformTree, load_tree
 
 __all__ = [
@@ -23,8 +24,11 @@ __all__ = [
     "__version__",
     "alphabeta",
     "and_or",
+    "fsss",
     "load_tree",
     "minimax",
+    "mtd_inf",
+    "mtdf",
     "solve",
     "two_agent",
 ]

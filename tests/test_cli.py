@@ -126,3 +126,56 @@ def test_bench_throughput_json_small(capsys, tmp_path):
     assert obj["speedup_vs_python"] > 0 and obj["leaves_per_second"] > 0
     assert [r["height"] for r in obj["rows"]] == [6, 8]
     assert json.loads(out_file.read_text()) == obj
+
+
+def test_solve_fsss_and_mtd(capsys):
+    base = ["solve", "--random", "uniform", "--height", "10", "--seed", "3", "--json"]
+    values = set()
+    for extra in (["-a", "fsss"], ["-a", "fsss", "--restart-deepest", "--storage", "hash"],
+                  ["-a", "mtd-inf"], ["-a", "mtdf", "--first-guess", "12"], ["-a", "alphabeta"]):
+        code, out, err = run(capsys, *base, *extra)
+        assert code == 0, err
+        obj = json.loads(out)
+        assert JSON_KEYS <= set(obj)
+        values.add(obj["value"])
+    assert len(values) == 1
+    code, out, err = run(capsys, *base, "-a", "fsss", "--stop-when-proven")
+    assert code == 0 and json.loads(out)["stopped"] in ("proven", "solved")
+
+
+def test_fsss_anytime_json_has_no_infinities(capsys):
+    code, out, err = run(capsys, "solve", "--random", "uniform", "--height", "12", "-a", "fsss",
+                         "--max-leaves", "3", "--json")
+    assert code == 0, err
+    assert "Infinity" not in out
+    obj = json.loads(out)
+    assert obj["leaves_expanded"] == 3 and obj["exact"] is False and obj["upper"] is None
+
+
+@pytest.mark.parametrize("args, words", [
+    (["-a", "alphabeta", "--restart-deepest"], "applies to --algorithm fsss only"),
+    (["-a", "fsss", "--value-range", "0", "1"], "not admissible"),
+    (["-a", "fsss", "--max-leaves", "-2"], "max_leaves"),
+    (["-a", "mtd-inf", "--storage", "disk"], "storage"),
+    (["-a", "fsss", "--first-guess", "1"], "applies to --algorithm mtdf only"),
+])
+def test_fsss_option_errors(capsys, args, words):
+    code, out, err = run(capsys, "solve", "--random", "uniform", "--height", "6", *args)
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1
+
+
+def test_bench_fsss_paper_small(capsys, tmp_path):
+    code, out, err = run(capsys, "bench", "fsss-paper", "--out", str(tmp_path), "--heights", "4-6:1",
+                         "--trees", "4", "--exp2-heights", "4-5:1", "--exp2-trees", "4", "--no-cost",
+                         "--workers", "1", "--json")
+    assert code == 0, err
+    obj = json.loads(out)
+    assert obj["experiment1"]["trees"] == 12 and obj["experiment2"]["trees"] == 8
+    assert set(obj["experiment1"]["fits"]) == {"alphabeta", "fsss", "mtd_inf"}
+    for name in ("experiment1_trees.csv", "experiment2_trees.csv", "summary.json", "summary.md"):
+        assert (tmp_path / name).exists()
+    # resume: nothing left to do, same totals
+    code, out2, err = run(capsys, "bench", "fsss-paper", "--out", str(tmp_path), "--heights", "4-6:1",
+                          "--trees", "4", "--exp2-heights", "4-5:1", "--exp2-trees", "4", "--no-cost",
+                          "--workers", "1", "--json", "--resume")
+    assert code == 0 and json.loads(out2)["experiment1"] == obj["experiment1"]

@@ -14,7 +14,7 @@ import sys
 import time
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated, List, Optional, Tuple
 
 import typer
 from rich.console import Console
@@ -77,8 +77,19 @@ def _parse_bytes(text: str) -> int:
     return int(value * units[unit])
 
 
+def _json_safe(obj):
+    """Replace non-finite floats (not valid JSON) by null: an unbounded bound."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    return obj
+
+
 def _emit_json(obj) -> None:
-    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.write(json.dumps(_json_safe(obj), allow_nan=False) + "\n")
 
 
 @app.command()
@@ -95,13 +106,35 @@ def solve(
     hi: Annotated[Optional[float], typer.Option("--hi", help="Highest leaf value (int: default 2**31).")] = None,
     root: Annotated[str, typer.Option("--root", help="Who moves at the root of a random tree: max or min.")] = "max",
     algorithm: Annotated[
-        str, typer.Option("--algorithm", "-a", help="minimax, alphabeta, andor or two-agent.")
+        str,
+        typer.Option("--algorithm", "-a", help="minimax, alphabeta, andor, two-agent, fsss, mtd-inf or mtdf."),
     ] = "alphabeta",
     trace: Annotated[bool, typer.Option("--trace", help="Also report leaf numbers in expansion order.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
     depth: Annotated[Optional[int], typer.Option("--depth", help="two-agent: search depth in moves.")] = None,
     loss_threshold: Annotated[
         Optional[float], typer.Option("--loss-threshold", help="two-agent: section 3.3.1's loss threshold.")
+    ] = None,
+    restart_deepest: Annotated[
+        bool, typer.Option("--restart-deepest", help="fsss: restart rollouts from the deepest unchanged node.")
+    ] = False,
+    stop_when_proven: Annotated[
+        bool, typer.Option("--stop-when-proven", help="fsss: stop once the best root move is proven.")
+    ] = False,
+    max_leaves: Annotated[
+        Optional[int], typer.Option("--max-leaves", help="fsss: anytime budget of leaf expansions.")
+    ] = None,
+    max_seconds: Annotated[
+        Optional[float], typer.Option("--max-seconds", help="fsss: anytime budget in seconds.")
+    ] = None,
+    value_range: Annotated[
+        Optional[Tuple[float, float]],
+        typer.Option("--value-range", help="fsss: admissible leaf-value range LO HI as initial bounds."),
+    ] = None,
+    first_guess: Annotated[Optional[float], typer.Option("--first-guess", help="mtdf: first guess.")] = None,
+    storage: Annotated[
+        Optional[str],
+        typer.Option("--storage", help="fsss: pool|auto|dense|hash; mtd-inf/mtdf: auto|dense|hash."),
     ] = None,
     max_memory: Annotated[
         str, typer.Option("--max-memory", help="Refuse to allocate more than this (e.g. 2GiB).")
@@ -134,10 +167,22 @@ def solve(
     else:
         tree = load_tree(tree_file, max_bytes=max_bytes)
     options = {"trace": trace, "max_bytes": max_bytes}
-    if algorithm == "two-agent":
-        options.update(depth=depth, loss_threshold=loss_threshold)
-    elif depth is not None or loss_threshold is not None:
-        raise UserError("--depth and --loss-threshold apply to --algorithm two-agent only")
+    given = {
+        "--depth": (depth is not None, "depth", depth, ("two-agent",)),
+        "--loss-threshold": (loss_threshold is not None, "loss_threshold", loss_threshold, ("two-agent",)),
+        "--restart-deepest": (restart_deepest, "restart_deepest", True, ("fsss",)),
+        "--stop-when-proven": (stop_when_proven, "stop_when_proven", True, ("fsss",)),
+        "--max-leaves": (max_leaves is not None, "max_leaves", max_leaves, ("fsss",)),
+        "--max-seconds": (max_seconds is not None, "max_seconds", max_seconds, ("fsss",)),
+        "--value-range": (value_range is not None, "value_range", value_range, ("fsss",)),
+        "--first-guess": (first_guess is not None, "first_guess", first_guess, ("mtdf",)),
+        "--storage": (storage is not None, "storage", storage, ("fsss", "mtd-inf", "mtdf")),
+    }
+    for flag, (present, key, value, algorithms) in given.items():
+        if present:
+            if algorithm not in algorithms:
+                raise UserError(f"{flag} applies to --algorithm {' or '.join(algorithms)} only")
+            options[key] = value
     t0 = time.perf_counter()
     result = solve_tree(tree, algorithm, **options)
     seconds = time.perf_counter() - t0
@@ -218,6 +263,54 @@ def bench_throughput(
         _emit_json(result)
         return
     print_throughput_table(result, stdout)
+
+
+@bench_app.command("fsss-paper")
+def bench_fsss_paper(
+    out: Annotated[Path, typer.Option("--out", help="Directory for CSV, JSON, markdown and PNG.")] = Path(
+        "bench/results/fsss_paper"
+    ),
+    heights: Annotated[str, typer.Option("--heights", help="Experiment 1 heights (4-24:1).")] = "4-24:1",
+    trees: Annotated[int, typer.Option("--trees", help="Experiment 1 trees per height.")] = 500,
+    exp2_heights: Annotated[str, typer.Option("--exp2-heights", help="Experiment 2 heights.")] = "4-20:1",
+    exp2_trees: Annotated[int, typer.Option("--exp2-trees", help="Experiment 2 trees per height.")] = 500,
+    cost: Annotated[bool, typer.Option("--cost/--no-cost", help="Also run the cost measurements.")] = True,
+    cost_heights: Annotated[str, typer.Option("--cost-heights", help="Heights for the cost table.")] = "16,20,22",
+    resume: Annotated[bool, typer.Option("--resume", help="Continue from the CSV files in --out.")] = False,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="Processes (default: all cores).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
+):
+    """Reproduce section 4 of the FSSS paper (Figure 4.1 a/b) and measure the cost."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..benchmarks.fsss_paper import run_fsss_paper
+
+    if workers is not None and workers < 1:
+        raise UserError("--workers must be >= 1")
+    hs, hs2, chs = _parse_heights(heights), _parse_heights(exp2_heights), _parse_heights(cost_heights)
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=stderr, transient=True,
+    ) as bar:
+        task = bar.add_task("starting", total=None)
+
+        def progress(desc, done, total):
+            bar.update(task, description=desc, completed=done, total=total or None)
+
+        result = run_fsss_paper(
+            out, heights=hs, trees=trees, exp2_heights=hs2, exp2_trees=exp2_trees, cost=cost,
+            cost_heights=chs, resume=resume, workers=workers, progress=progress,
+            command=(
+                f"jitsearch bench fsss-paper --heights {heights} --trees {trees} --exp2-heights {exp2_heights} "
+                f"--exp2-trees {exp2_trees} --cost-heights {cost_heights}" + ("" if cost else " --no-cost")
+            ),
+        )
+    if as_json:
+        _emit_json(result)
+        return
+    sys.stdout.write((out / "summary.md").read_text())
+    stdout.print(f"written to {out}/ (experiment1_trees.csv, experiment2_trees.csv, summary.json, summary.md, "
+                 f"{', '.join(result['plots']) or 'no plots: install the bench extra for matplotlib'})")
 
 
 def print_throughput_table(result: dict, console: Console) -> None:

@@ -8,8 +8,10 @@ Every solver takes an :class:`~jitsearch.trees.ExplicitTree` or
 from __future__ import annotations
 
 from .depth_first import alphabeta, and_or, minimax
+from .fsss_minimax import fsss
+from .mtd import mtd_inf, mtdf
 from .result import SearchResult
-from .two_agent import two_agent
+from .loss_search import two_agent
 
 #: Algorithm names accepted by :func:`solve` and ``jitsearch solve --algorithm``.
 ALGORITHMS = {
@@ -17,6 +19,9 @@ ALGORITHMS = {
     "alphabeta": alphabeta,
     "andor": and_or,
     "two-agent": two_agent,
+    "fsss": fsss,
+    "mtd-inf": mtd_inf,
+    "mtdf": mtdf,
 }
 
 
@@ -34,4 +39,15 @@ def solve(tree, algorithm: str = "alphabeta", **options) -> SearchResult:
     return fn(tree, **options)
 
 
-__all__ = ["ALGORITHMS", "SearchResult", "alphabeta", "and_or", "minimax", "solve", "two_agent"]
+__all__ = [
+    "ALGORITHMS",
+    "SearchResult",
+    "alphabeta",
+    "and_or",
+    "fsss",
+    "minimax",
+    "mtd_inf",
+    "mtdf",
+    "solve",
+    "two_agent",
+]

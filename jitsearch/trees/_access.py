@@ -63,6 +63,8 @@ class TreeData(NamedTuple):
         ``float_lo + u * float_width`` with ``u`` in [0, 1).
     root_to_move : int -- +1 or -1; levels alternate below the root (uniform).
     first_leaf_node : int64 -- index of the leftmost leaf (uniform).
+    leaf_cost : int -- extra hashing rounds per leaf read (uniform; a
+        benchmark knob that makes leaves expensive without changing them).
     """
 
     kind: int
@@ -84,6 +86,7 @@ class TreeData(NamedTuple):
     float_width: float
     root_to_move: int
     first_leaf_node: int
+    leaf_cost: int
 
 
 @njit(cache=True, inline="always")
@@ -109,6 +112,15 @@ def leaf_hash(key, leaf):
 @njit(cache=True, inline="always")
 def hashed_leaf_value(t, leaf):
     h = leaf_hash(t.hash_key, leaf)
+    if t.leaf_cost > 0:
+        # ``leaf_cost`` more rounds the compiler cannot drop; they change the
+        # value only if the chain lands exactly on 0, i.e. for one hash value
+        # in 2**64 (mix64 is a bijection), so the tree is the same tree.
+        z = h
+        for _ in range(t.leaf_cost):
+            z = mix64(z)
+        if z == np.uint64(0):
+            h = h ^ np.uint64(1)
     if t.value_kind == VALUES_INT:
         return np.float64(t.int_lo + np.int64(h % t.int_span))
     if t.value_kind == VALUES_BINARY:

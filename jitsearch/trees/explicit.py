@@ -229,6 +229,7 @@ class ExplicitTree:
             1.0,
             self.root_to_move,
             0,
+            0,
         )
 
     # -- constructors ---------------------------------------------------------

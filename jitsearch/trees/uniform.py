@@ -93,6 +93,9 @@ class UniformTree:
         [lo, hi) (default [0, 1)).
     lo, hi : bounds of the value range (ignored for binary).
     root : "max" | "min" -- who moves at the root; levels alternate.
+    leaf_cost : int >= 0 -- extra hash rounds each time a kernel reads a
+        leaf: a benchmark knob for expensive leaf evaluations. It does not
+        change the leaves (see ``_access.hashed_leaf_value``).
     """
 
     branching: int
@@ -102,6 +105,7 @@ class UniformTree:
     lo: float | None = None
     hi: float | None = None
     root: str = "max"
+    leaf_cost: int = 0
 
     def __post_init__(self):
         b, h = self.branching, self.height
@@ -116,6 +120,8 @@ class UniformTree:
                 f"values must be one of {', '.join(VALUE_KIND_NAMES)}, got {self.values!r}"
             )
         _parse_root(self.root)
+        if not _is_int(self.leaf_cost) or not 0 <= self.leaf_cost <= 10**7:
+            raise ValueError(f"leaf_cost must be an integer in [0, 10**7], got {self.leaf_cost!r}")
         n = uniform_num_nodes(b, h)
         if n > MAX_IMPLICIT_NODES:
             raise ValueError(
@@ -218,6 +224,7 @@ class UniformTree:
             float(float_width),
             int(self.root_to_move),
             int(self.first_leaf_node),
+            int(self.leaf_cost),
         )
 
     # -- materialising -------------------------------------------------------

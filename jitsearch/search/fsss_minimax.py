@@ -1,0 +1,587 @@
+"""FSSS-Minimax (Weinstein, Littman & Goschin, seed 000, Algorithm 2).
+
+Rollouts go from the root to an unexpanded leaf while ``L(root) != U(root)``.
+At a node with window (alpha, beta), Traverse clips the children's bounds,
+``U'_i = min(beta, U_i)`` and ``L'_i = max(alpha, L_i)``, and picks
+``i* = argmax U'`` at MAX nodes (``argmin L'`` at MIN nodes), ties to the
+lowest index. The child gets ``alpha' = max(alpha, max_{i != i*} U'_i)`` at
+MAX nodes (``beta' = min(beta, min_{i != i*} L'_i)`` at MIN nodes), and when
+``alpha' == U'_{i*}`` the paper lowers alpha' by an epsilon "smaller than
+the possible differences in leaf values" (raises beta' at MIN nodes).
+
+Exact epsilon
+-------------
+No fixed epsilon is used. alpha and beta are carried as pairs ``(x, k)``
+meaning ``x + k*eps`` for an infinitesimal ``eps > 0`` and compared
+lexicographically; node bounds L, U are always leaf values, the initial
+bounds or +-inf (k = 0). The epsilon step is then ``k -= 1`` (or ``+= 1``),
+which is below every real value above ``x`` however close, so the search is
+exact for any float64 leaves, ties included; ``nextafter`` would not be,
+since two epsilon steps can meet when two leaves are two ulps apart.
+
+Counting: each rollout expands exactly one new leaf (Theorem 1), so
+``leaves_expanded`` = rollouts; ``nodes_visited`` counts node entries over
+all rollouts (a node is counted once per rollout through it).
+
+Refinements (section 6 and 7 of the paper), each optional:
+(a) ``restart_deepest``: backups stop at, and the next rollout starts from,
+    the deepest node of the last trajectory whose (L, U) did not change, with
+    the (alpha, beta) it had; the root-to-node path would be the same, so
+    the same leaves are expanded in the same order.
+(b) ``stop_when_proven``: stop once a root child's L is >= every other
+    child's U (<= every other L at a MIN root) and return it.
+(c) ``max_leaves`` / ``max_seconds``: anytime budget; returns the current
+    root bounds and the best action by lower bound (by upper bound at a MIN
+    root).
+(d) ``value_range=(lo, hi)``: admissible initial bounds instead of +-inf.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from numba import njit
+
+from ..trees import ExplicitTree
+from ..trees._access import child, is_leaf, leaf_number, leaf_value, num_children, player_to_move
+from ..trees.memory import DEFAULT_MAX_BYTES
+from ._table import (
+    DEFAULT_DENSE_MAX_BYTES,
+    make_table,
+    max_hash_slots,
+    out_of_memory_message,
+    table_bounds,
+    table_grow,
+    table_insert,
+    table_needs_room,
+)
+from .depth_first import trace_buffer, tree_data
+from .result import SearchResult
+
+SOLVED = 0
+PROVEN = 1
+BUDGET = 2
+OUT_OF_MEMORY = 3
+
+# state array fields (persist across kernel calls)
+_USED, _LEAVES, _NODES, _ROLLOUTS = 0, 1, 2, 3
+
+
+@njit(cache=True, inline="always")
+def _gt(x1, k1, x2, k2):
+    """(x1 + k1*eps) > (x2 + k2*eps) for an infinitesimal eps.
+
+    Bitwise operators instead of ``or``/``and`` keep it branch-free.
+    """
+    return (x1 > x2) | ((x1 == x2) & (k1 > k2))
+
+
+@njit(cache=True, inline="always")
+def _select_child(maximize, bounds, c0, n, ax, ak, bx, bk):
+    """Traverse of Algorithm 2 at one node.
+
+    ``bounds[c0:c0+n, 0]`` and ``bounds[c0:c0+n, 1]`` are the children's L
+    and U (an offset, not a slice: a slice inside a Numba loop costs
+    reference counting); the window is
+    (ax + ak*eps, bx + bk*eps). Returns (i*, alpha', beta') as
+    (i, ax', ak', bx', bk').
+    """
+    best_i = -1
+    if maximize:
+        # i* = argmax U' with U' = min(beta, U); second = max over the others
+        best_x = -math.inf
+        best_k = 0
+        sec_x = -math.inf
+        sec_k = 0
+        for i in range(n):
+            ux = bounds[c0 + i, 1]
+            uk = 0
+            if _gt(ux, uk, bx, bk):
+                ux = bx
+                uk = bk
+            if best_i < 0 or _gt(ux, uk, best_x, best_k):
+                if best_i >= 0 and _gt(best_x, best_k, sec_x, sec_k):
+                    sec_x = best_x
+                    sec_k = best_k
+                best_x = ux
+                best_k = uk
+                best_i = i
+            elif _gt(ux, uk, sec_x, sec_k):
+                sec_x = ux
+                sec_k = uk
+        # alpha' = max(alpha, second); the epsilon step when it meets U'(i*)
+        nax = ax
+        nak = ak
+        if _gt(sec_x, sec_k, nax, nak):
+            nax = sec_x
+            nak = sec_k
+        if nax == best_x and nak == best_k:
+            nak -= 1
+        return best_i, nax, nak, bx, bk
+    # i* = argmin L' with L' = max(alpha, L); second = min over the others
+    best_x = math.inf
+    best_k = 0
+    sec_x = math.inf
+    sec_k = 0
+    for i in range(n):
+        lx = bounds[c0 + i, 0]
+        lk = 0
+        if _gt(ax, ak, lx, lk):
+            lx = ax
+            lk = ak
+        if best_i < 0 or _gt(best_x, best_k, lx, lk):
+            if best_i >= 0 and _gt(sec_x, sec_k, best_x, best_k):
+                sec_x = best_x
+                sec_k = best_k
+            best_x = lx
+            best_k = lk
+            best_i = i
+        elif _gt(sec_x, sec_k, lx, lk):
+            sec_x = lx
+            sec_k = lk
+    nbx = bx
+    nbk = bk
+    if _gt(nbx, nbk, sec_x, sec_k):
+        nbx = sec_x
+        nbk = sec_k
+    if nbx == best_x and nbk == best_k:
+        nbk += 1
+    return best_i, ax, ak, nbx, nbk
+
+
+@njit(cache=True, inline="always")
+def _combine(maximize, bounds, c0, n):
+    """Backup of Algorithm 2: (L, U) = (f_i L_i, f_i U_i) over rows ``[c0, c0+n)``."""
+    lo = bounds[c0, 0]
+    up = bounds[c0, 1]
+    for i in range(c0 + 1, c0 + n):
+        if maximize:
+            lo = max(lo, bounds[i, 0])
+            up = max(up, bounds[i, 1])
+        else:
+            lo = min(lo, bounds[i, 0])
+            up = min(up, bounds[i, 1])
+    return lo, up
+
+
+@njit(cache=True)
+def proven_child(maximize, child_lo, child_up):
+    """Lowest child whose L >= every other U (MAX; MIN: U <= every other L), else -1."""
+    n = child_lo.shape[0]
+    top1 = -math.inf
+    top1_i = -1
+    top2 = -math.inf
+    for i in range(n):
+        key = child_up[i] if maximize else -child_lo[i]
+        if top1_i < 0 or key > top1:
+            top2 = top1
+            top1 = key
+            top1_i = i
+        elif key > top2:
+            top2 = key
+    for i in range(n):
+        others = top2 if i == top1_i else top1
+        mine = child_lo[i] if maximize else -child_up[i]
+        if mine >= others:
+            return i
+    return -1
+
+
+# -- storage 1: a pool of node entries, children allocated together ---------------
+# ``pool``: int64[cap, 3], one row per entry: (L, U) stored as float64 bit
+# patterns in columns 0-1 (read through ``pool.view(float64)``) and the index
+# of the first child entry in column 2 (UNEXPANDED until the node is first
+# traversed). Entry 0 is the root. Children of an entry are contiguous rows,
+# so Traverse reads them from one or two cache lines, one row holds all of
+# an entry, and the pool only grows with the visited nodes and their
+# siblings (node ids are recomputed along the path, not stored).
+
+UNEXPANDED = -1
+POOL_ENTRY_BYTES = 24
+_LO, _UP, _FIRST = 0, 1, 2
+
+
+def new_pool(capacity: int, lo0: float, hi0: float) -> np.ndarray:
+    """A pool of ``capacity`` unexpanded entries with bounds (lo0, hi0)."""
+    pool = np.empty((capacity, 3), dtype=np.int64)
+    bounds = pool.view(np.float64)
+    bounds[:, _LO] = lo0
+    bounds[:, _UP] = hi0
+    pool[:, _FIRST] = UNEXPANDED
+    return pool
+
+
+@njit(cache=True)
+def _pool_grow(pool, cap):
+    new = np.empty((cap, 3), dtype=np.int64)
+    new[: pool.shape[0]] = pool
+    return new
+
+
+@njit(cache=True, nogil=True)
+def _fsss_pool_kernel(t, pool, state, lo0, hi0, restart_deepest, stop_when_proven, leaf_budget,
+                      max_entries, trace):
+    """FSSS rollouts over a node pool; returns (status, pool).
+
+    ``state`` (int64[4]: pool entries used, leaves, node visits, rollouts)
+    persists across calls, as does the pool. A call stops when the root is
+    solved (SOLVED), the best root move is proven (PROVEN), ``leaf_budget``
+    new leaves were expanded (BUDGET) or the pool would pass
+    ``max_entries`` (OUT_OF_MEMORY). Each call starts at the root, which
+    follows the same policy as continuing.
+    """
+    height = t.height
+    bounds = pool.view(np.float64)
+    path_entry = np.empty(height + 1, dtype=np.int64)
+    path_node = np.empty(height + 1, dtype=np.int64)
+    path_n = np.empty(height + 1, dtype=np.int64)
+    path_max = np.empty(height + 1, dtype=np.bool_)
+    path_ax = np.empty(height + 1, dtype=np.float64)
+    path_ak = np.empty(height + 1, dtype=np.int64)
+    path_bx = np.empty(height + 1, dtype=np.float64)
+    path_bk = np.empty(height + 1, dtype=np.int64)
+    record = trace.shape[0] > 0
+    path_entry[0] = 0
+    path_node[0] = 0
+    path_ax[0] = -math.inf
+    path_ak[0] = 0
+    path_bx[0] = math.inf
+    path_bk[0] = 0
+    start = 0
+    expanded = 0
+    while True:
+        if start == 0 and bounds[0, _LO] == bounds[0, _UP]:
+            return SOLVED, pool
+        if expanded >= leaf_budget:
+            return BUDGET, pool
+        # ---- descend from ``start`` to an unexpanded leaf ----
+        d = start
+        while True:
+            e = path_entry[d]
+            node = path_node[d]
+            state[_NODES] += 1
+            if is_leaf(t, node, d):
+                v = leaf_value(t, node)
+                bounds[e, _LO] = v
+                bounds[e, _UP] = v
+                if record:
+                    trace[state[_LEAVES]] = leaf_number(t, node)
+                state[_LEAVES] += 1
+                expanded += 1
+                break
+            n = num_children(t, node, d)
+            c0 = pool[e, _FIRST]
+            if c0 == UNEXPANDED:
+                c0 = state[_USED]
+                if c0 + n > pool.shape[0]:
+                    cap = pool.shape[0]
+                    while c0 + n > cap:
+                        cap *= 2
+                    if cap > max_entries:
+                        return OUT_OF_MEMORY, pool
+                    pool = _pool_grow(pool, cap)
+                    bounds = pool.view(np.float64)
+                for i in range(c0, c0 + n):
+                    bounds[i, _LO] = lo0
+                    bounds[i, _UP] = hi0
+                    pool[i, _FIRST] = UNEXPANDED
+                pool[e, _FIRST] = c0
+                state[_USED] = c0 + n
+            maximize = player_to_move(t, node, d) > 0
+            path_n[d] = n
+            path_max[d] = maximize
+            best_i, nax, nak, nbx, nbk = _select_child(
+                maximize, bounds, c0, n,
+                path_ax[d], path_ak[d], path_bx[d], path_bk[d],
+            )
+            d += 1
+            path_entry[d] = c0 + best_i
+            path_node[d] = child(t, node, best_i)
+            path_ax[d] = nax
+            path_ak[d] = nak
+            path_bx[d] = nbx
+            path_bk[d] = nbk
+        state[_ROLLOUTS] += 1
+        # ---- back the bounds up the path ----
+        start = 0
+        for level in range(d - 1, -1, -1):
+            e = path_entry[level]
+            c0 = pool[e, _FIRST]
+            lo, up = _combine(path_max[level], bounds, c0, path_n[level])
+            if restart_deepest and bounds[e, _LO] == lo and bounds[e, _UP] == up:
+                start = level
+                break
+            bounds[e, _LO] = lo
+            bounds[e, _UP] = up
+        if stop_when_proven and start == 0:
+            c0 = pool[0, _FIRST]
+            n = path_n[0]
+            if proven_child(path_max[0], bounds[c0:c0 + n, _LO], bounds[c0:c0 + n, _UP]) >= 0:
+                return PROVEN, pool
+
+
+# -- storage 2: per-node bounds in a dense array or a hash table (see _table) -----
+
+@njit(cache=True, nogil=True)
+def _fsss_table_kernel(t, keys, lower, upper, state, lo0, hi0, restart_deepest, stop_when_proven,
+                       leaf_budget, max_slots, trace):
+    """FSSS rollouts with bounds keyed by node index; returns (status, keys, lower, upper).
+
+    Same policy, statuses and ``state`` layout as :func:`_fsss_pool_kernel`
+    (``state[0]`` counts table slots).
+    """
+    height = t.height
+    width = max(t.max_branching, 1)
+    child_bounds = np.empty((width, 2), dtype=np.float64)  # (L, U) of one node's children
+    path_node = np.empty(height + 1, dtype=np.int64)
+    path_ax = np.empty(height + 1, dtype=np.float64)
+    path_ak = np.empty(height + 1, dtype=np.int64)
+    path_bx = np.empty(height + 1, dtype=np.float64)
+    path_bk = np.empty(height + 1, dtype=np.int64)
+    used = state[_USED:_USED + 1]
+    record = trace.shape[0] > 0
+    path_node[0] = 0
+    path_ax[0] = -math.inf
+    path_ak[0] = 0
+    path_bx[0] = math.inf
+    path_bk[0] = 0
+    start = 0
+    expanded = 0
+    while True:
+        if start == 0:
+            root_lo, root_up = table_bounds(keys, lower, upper, 0, lo0, hi0)
+            if root_lo == root_up:
+                return SOLVED, keys, lower, upper
+        if expanded >= leaf_budget:
+            return BUDGET, keys, lower, upper
+        if table_needs_room(keys, used, height + 1):
+            if 2 * keys.shape[0] > max_slots:
+                return OUT_OF_MEMORY, keys, lower, upper
+            keys, lower, upper = table_grow(keys, lower, upper)
+        d = start
+        while True:
+            node = path_node[d]
+            state[_NODES] += 1
+            if is_leaf(t, node, d):
+                v = leaf_value(t, node)
+                slot = table_insert(keys, lower, upper, node, used, lo0, hi0)
+                lower[slot] = v
+                upper[slot] = v
+                if record:
+                    trace[state[_LEAVES]] = leaf_number(t, node)
+                state[_LEAVES] += 1
+                expanded += 1
+                break
+            n = num_children(t, node, d)
+            for i in range(n):
+                child_bounds[i, 0], child_bounds[i, 1] = table_bounds(
+                    keys, lower, upper, child(t, node, i), lo0, hi0
+                )
+            best_i, nax, nak, nbx, nbk = _select_child(
+                player_to_move(t, node, d) > 0, child_bounds, 0, n,
+                path_ax[d], path_ak[d], path_bx[d], path_bk[d],
+            )
+            d += 1
+            path_node[d] = child(t, node, best_i)
+            path_ax[d] = nax
+            path_ak[d] = nak
+            path_bx[d] = nbx
+            path_bk[d] = nbk
+        state[_ROLLOUTS] += 1
+        start = 0
+        for level in range(d - 1, -1, -1):
+            node = path_node[level]
+            n = num_children(t, node, level)
+            for i in range(n):
+                child_bounds[i, 0], child_bounds[i, 1] = table_bounds(
+                    keys, lower, upper, child(t, node, i), lo0, hi0
+                )
+            lo, up = _combine(player_to_move(t, node, level) > 0, child_bounds, 0, n)
+            slot = table_insert(keys, lower, upper, node, used, lo0, hi0)
+            if restart_deepest and lower[slot] == lo and upper[slot] == up:
+                start = level
+                break
+            lower[slot] = lo
+            upper[slot] = up
+        if stop_when_proven and start == 0:
+            n = num_children(t, 0, 0)
+            for i in range(n):
+                child_bounds[i, 0], child_bounds[i, 1] = table_bounds(keys, lower, upper, child(t, 0, i), lo0, hi0)
+            if proven_child(player_to_move(t, 0, 0) > 0, child_bounds[:n, 0], child_bounds[:n, 1]) >= 0:
+                return PROVEN, keys, lower, upper
+
+
+def _value_range(tree, value_range):
+    if value_range is None:
+        return -math.inf, math.inf
+    try:
+        lo, hi = (float(v) for v in value_range)
+    except Exception:  # noqa: BLE001
+        raise ValueError(f"value_range must be a pair (lo, hi), got {value_range!r}") from None
+    if math.isnan(lo) or math.isnan(hi) or lo > hi:
+        raise ValueError(f"value_range needs lo <= hi, got ({lo}, {hi})")
+    if isinstance(tree, ExplicitTree):
+        lv = tree.leaf_value[tree.is_leaf]
+        if lv.min() < lo or lv.max() > hi:
+            raise ValueError(
+                f"value_range ({lo}, {hi}) is not admissible: leaf values span [{lv.min()}, {lv.max()}]"
+            )
+    else:
+        tlo, thi = tree.value_range
+        if tlo < lo or thi > hi:
+            raise ValueError(
+                f"value_range ({lo}, {hi}) is not admissible: this tree's leaves lie in [{tlo}, {thi}]"
+            )
+    return lo, hi
+
+
+def _root_num_children(tree) -> int:
+    if isinstance(tree, ExplicitTree):
+        return int(tree.num_children[0])
+    return tree.branching if tree.height > 0 else 0
+
+
+def fsss(
+    tree,
+    *,
+    restart_deepest: bool = False,
+    stop_when_proven: bool = False,
+    max_leaves: int | None = None,
+    max_seconds: float | None = None,
+    value_range=None,
+    storage: str = "pool",
+    trace: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    dense_max_bytes: int = DEFAULT_DENSE_MAX_BYTES,
+) -> SearchResult:
+    """FSSS-Minimax over an explicit or uniform tree (see module docstring).
+
+    Parameters
+    ----------
+    restart_deepest, stop_when_proven, max_leaves, max_seconds, value_range :
+        refinements (a)-(d) of the module docstring.
+    storage : "pool" (default), "auto", "dense" or "hash"
+        Where the per-node (L, U) bounds live. ``pool``: entries for the
+        visited nodes and their siblings, children contiguous (fastest, and
+        memory grows with the search, not the tree). ``dense``: one entry per
+        tree node, indexed by node. ``hash``: a hash table keyed by node
+        index. ``auto``: dense for explicit trees and implicit trees whose
+        dense table fits ``dense_max_bytes``, else hash. All expand the same
+        leaves in the same order.
+    trace : record leaf numbers in expansion order.
+    max_bytes : refuse (ValueError) to let the bound storage grow past this.
+
+    Returns
+    -------
+    SearchResult. When the root is solved, ``value`` is its minimax value and
+    ``best_move`` the lowest root child whose bounds prove it attains that
+    value. When stopped early (refinements b and c), ``value`` is the bound
+    the root's player is guaranteed (L at a MAX root, U at a MIN root) and
+    ``extra["exact"]`` is False. ``extra`` also holds ``lower``, ``upper``
+    (root bounds), ``rollouts``, ``stopped`` ("solved", "proven",
+    "max_leaves" or "max_seconds"), ``storage`` and ``peak_bytes`` (bound
+    storage plus path arrays at their largest).
+    """
+    t = tree_data(tree)
+    lo0, hi0 = _value_range(tree, value_range)
+    if max_leaves is not None and (
+        isinstance(max_leaves, bool) or not isinstance(max_leaves, (int, np.integer)) or max_leaves < 0
+    ):
+        raise ValueError(f"max_leaves must be an integer >= 0, got {max_leaves!r}")
+    if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
+        raise ValueError(f"max_seconds must be a number > 0, got {max_seconds!r}")
+    if storage not in ("pool", "auto", "dense", "hash"):
+        raise ValueError(f"storage must be pool, auto, dense or hash, got {storage!r}")
+    buf = trace_buffer(tree, trace, max_bytes)
+    state = np.zeros(4, dtype=np.int64)
+    if storage == "pool":
+        arrays = (new_pool(1024, lo0, hi0),)
+        state[_USED] = 1  # entry 0: the root, node 0
+        kind = "pool"
+        limit = max(1024, max_bytes // POOL_ENTRY_BYTES)
+        kernel = _fsss_pool_kernel
+    else:
+        keys, lower, upper, kind = make_table(tree, storage, lo0, hi0, max_bytes, dense_max_bytes)
+        arrays = (keys, lower, upper)
+        limit = max_hash_slots(max_bytes)
+        kernel = _fsss_table_kernel
+    peak = sum(a.nbytes for a in arrays)
+    t0 = time.perf_counter()
+    unlimited = np.iinfo(np.int64).max
+    while True:
+        budget = unlimited if max_leaves is None else max_leaves - int(state[_LEAVES])
+        if max_seconds is not None:
+            budget = min(budget, 4096)
+        status, *arrays = kernel(
+            t, *arrays, state, lo0, hi0, restart_deepest, stop_when_proven, budget, limit, buf
+        )
+        peak = max(peak, sum(a.nbytes for a in arrays))
+        if status == OUT_OF_MEMORY:
+            raise ValueError(out_of_memory_message("FSSS on this tree", max_bytes))
+        if status == SOLVED:
+            stopped = "solved"
+            break
+        if status == PROVEN:
+            stopped = "proven"
+            break
+        if max_leaves is not None and state[_LEAVES] >= max_leaves:
+            stopped = "max_leaves"
+            break
+        if max_seconds is not None and time.perf_counter() - t0 >= max_seconds:
+            stopped = "max_seconds"
+            break
+    peak += 7 * 8 * (tree.height + 1)
+    n = _root_num_children(tree)
+    if kind == "pool":
+        bounds = arrays[0].view(np.float64)
+        root_lo, root_up = float(bounds[0, _LO]), float(bounds[0, _UP])
+        c0 = int(arrays[0][0, _FIRST])
+        if c0 == UNEXPANDED:
+            los, ups = np.full(n, lo0), np.full(n, hi0)
+        else:
+            los, ups = bounds[c0:c0 + n, _LO].copy(), bounds[c0:c0 + n, _UP].copy()
+    else:
+        root_lo, root_up, los, ups = _table_root_bounds(t, *arrays, lo0, hi0)
+    maximize = tree.root_to_move > 0
+    exact = root_lo == root_up
+    if n == 0:
+        best = -1
+    elif exact:
+        best = int(np.flatnonzero(los == root_lo)[0] if maximize else np.flatnonzero(ups == root_up)[0])
+    elif stopped == "proven":
+        best = int(proven_child(maximize, los, ups))
+    else:  # anytime: the best action by the bound its mover is guaranteed
+        best = int(np.argmax(los)) if maximize else int(np.argmin(ups))
+    leaves = int(state[_LEAVES])
+    value = root_lo if (exact or maximize) else root_up
+    return SearchResult(
+        algorithm="fsss",
+        value=float(value),
+        best_move=best,
+        leaves_expanded=leaves,
+        nodes_visited=int(state[_NODES]),
+        trace=buf[:leaves].copy() if trace else None,
+        extra={
+            "exact": bool(exact),
+            "lower": float(root_lo),
+            "upper": float(root_up),
+            "rollouts": int(state[_ROLLOUTS]),
+            "stopped": stopped,
+            "storage": kind,
+            "peak_bytes": int(peak),
+        },
+    )
+
+
+@njit(cache=True)
+def _table_root_bounds(t, keys, lower, upper, lo0, hi0):
+    """Root (L, U) and the root children's (L, U) arrays from a table."""
+    root_lo, root_up = table_bounds(keys, lower, upper, 0, lo0, hi0)
+    n = num_children(t, 0, 0)
+    los = np.empty(n, dtype=np.float64)
+    ups = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        los[i], ups[i] = table_bounds(keys, lower, upper, child(t, 0, i), lo0, hi0)
+    return root_lo, root_up, los, ups
