@@ -13,11 +13,29 @@ point of view, leaves are numbered left to right from 0.
 """
 
 from ._version import __version__
-from .search import ALGORITHMS, SearchResult, alphabeta, and_or, fsss, minimax, mtd_inf, mtdf, solve, two_agent
-from .trees import ExplicitTree, UniformTree, load_tree
+from .search import (
+    ALGORITHMS,
+    EdgeBounds,
+    SearchResult,
+    alphabeta,
+    and_or,
+    forward_estimation,
+    fsss,
+    minimax,
+    mtd_inf,
+    mtdf,
+    perfect_ordering_generations,
+    solve,
+    two_agent,
+)
+from .trees import ExplicitTree, IncrementalTree, UniformTree, load_tree
 
 __all__ = [
     "ALGORITHMS",
+    "EdgeBounds",
+    "IncrementalTree",
+    "forward_estimation",
+    "perfect_ordering_generations",
     "ExplicitTree",
     "SearchResult",
     "UniformTree",

@@ -179,3 +179,62 @@ def test_bench_fsss_paper_small(capsys, tmp_path):
                           "--trees", "4", "--exp2-heights", "4-5:1", "--exp2-trees", "4", "--no-cost",
                           "--workers", "1", "--json", "--resume")
     assert code == 0 and json.loads(out2)["experiment1"] == obj["experiment1"]
+
+
+def test_solve_incremental_fe(capsys, tmp_path):
+    base = ["solve", "--random", "incremental", "--branching", "4", "--depth", "6", "--seed", "2", "--json"]
+    code, out, err = run(capsys, *base, "--algorithm", "alphabeta")
+    assert code == 0, err
+    ab = json.loads(out)
+    assert ab["node_generations"] > 0 and ab["tree"]["kind"] == "incremental"
+    code, out, err = run(capsys, *base, "--algorithm", "fe", "--delta", "1", "--bounds", "exact")
+    fe = json.loads(out)
+    assert code == 0 and fe["value"] == ab["value"] and fe["node_generations"] <= ab["node_generations"]
+    code, out, err = run(capsys, *base, "--algorithm", "fe", "--delta", "0.5", "--bounds", "online",
+                         "--search-depth", "4")
+    assert code == 0 and json.loads(out)["search_depth"] == 4
+    from jitsearch import EdgeBounds
+    EdgeBounds.learn(4, trees=3).save(tmp_path / "b.json")
+    code, out, err = run(capsys, *base, "-a", "fe", "--bounds", "offline", "--bounds-file", str(tmp_path / "b.json"),
+                         "--likely", "0.9")
+    assert code == 0, err
+    assert json.loads(out)["bounds"] == "given"
+    code, out, err = run(capsys, *base, "-a", "minimax")
+    assert code == 0 and json.loads(out)["value"] == ab["value"]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--random", "uniform", "-a", "fe"], "incremental"),
+    (["--random", "incremental", "-a", "fe", "--delta", "1.5"], "delta"),
+    (["--random", "incremental", "-a", "fe", "--bounds", "psychic"], "--bounds"),
+    (["--random", "incremental", "-a", "fe", "--bounds-file", "x.json"], "offline only"),
+    (["--random", "incremental", "-a", "fe", "--bounds", "offline", "--bounds-file", "missing.json"], "not found"),
+    (["--random", "incremental", "-a", "alphabeta", "--delta", "0.5"], "apply to --algorithm fe only"),
+    (["--random", "uniform", "--random-branching"], "incremental only"),
+    (["--random", "incremental", "--depth", "99"], "depth"),
+])
+def test_incremental_errors(capsys, args, words):
+    code, out, err = run(capsys, "solve", *args)
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_tournament_cli(capsys, tmp_path):
+    games = tmp_path / "g.jsonl"
+    args = ["tournament", "--game", "random-tree", "--a", "fe:depth=2,delta=0.5", "--b", "alphabeta:depth=2",
+            "--pairs", "8", "--tree-depth", "6", "--out", str(games), "--json"]
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    obj = json.loads(out)
+    assert obj["pairs"] == 8 and obj["a_wins"] + obj["b_wins"] + obj["ties"] == 8
+    assert len(games.read_text().splitlines()) == 8
+    code, out, err = run(capsys, *args)
+    assert code == 2 and "--resume" in err
+    code, out, err = run(capsys, *args, "--resume")
+    assert code == 0 and json.loads(out) == obj
+    code, out, err = run(capsys, "tournament", "--depth-increment", "--max-horizon", "2", "--pairs", "4",
+                         "--tree-depth", "5", "--json")
+    assert code == 0 and json.loads(out)["rounds"][0]["horizon_a"] == 1
+    code, out, err = run(capsys, "tournament", "--game", "chess")
+    assert code == 2 and "random-tree" in err
+    code, out, err = run(capsys, "tournament", "--a", "fe:depth=x")
+    assert code == 2 and err.startswith("error:")

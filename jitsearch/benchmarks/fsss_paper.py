@@ -21,21 +21,20 @@ interrupted run continues with ``resume=True``.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
 import platform
 import statistics
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
+from ._rows import run_rows
+
 PAPER_FITS = {"alphabeta": (1.74, 1.68), "fsss": (1.46, 1.65)}
 EXP1_FIELDS = ["height", "seed", "value", "alphabeta", "fsss", "mtd_inf"]
-EXP2_FIELDS = ["height", "seed", "value", "alphabeta", "fsss", "mtd_inf"]
 ALGOS = ("alphabeta", "fsss", "mtd_inf")
 
 
@@ -65,60 +64,19 @@ def _count_tree(args):
     }
 
 
-def _read_rows(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    with open(path, newline="") as fh:
-        rows = []
-        for r in csv.DictReader(fh):
-            try:
-                rows.append({k: (float(v) if k == "value" else int(v)) for k, v in r.items()})
-            except (TypeError, ValueError):
-                continue  # a line cut by an interruption
-        return rows
-
-
 def _run_counts(experiment, heights, trees, path: Path, resume, workers, progress):
     """Fill ``path`` (CSV) with one row per (height, tree); returns all rows."""
-    rows = _read_rows(path) if resume else []
-    done = {(r["height"], r["seed"]) for r in rows}
-    tasks = [
-        (experiment, h, i)
-        for h in heights
-        for i in range(trees)
-        if (h, _seed(experiment, h, i)) not in done
-    ]
-    # the largest trees first so the workers finish together
-    tasks.sort(key=lambda a: -a[1])
-    new_file = not (resume and path.exists())
-    if new_file:
-        with open(path, "w", newline="") as fh:
-            csv.DictWriter(fh, EXP1_FIELDS).writeheader()
-    total = len(tasks)
-    if progress:
-        progress(f"experiment {experiment}: {total} trees to solve ({len(rows)} already done)", 0, total)
-    with open(path, "a", newline="") as fh:
-        writer = csv.DictWriter(fh, EXP1_FIELDS)
-        finished = 0
-        if workers > 1 and total > 1:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                for row in pool.map(_count_tree, tasks, chunksize=4):
-                    writer.writerow(row)
-                    fh.flush()
-                    rows.append(row)
-                    finished += 1
-                    if progress:
-                        progress(f"experiment {experiment}", finished, total)
-        else:
-            for task in tasks:
-                row = _count_tree(task)
-                writer.writerow(row)
-                fh.flush()
-                rows.append(row)
-                finished += 1
-                if progress:
-                    progress(f"experiment {experiment}", finished, total)
-    return rows
+    tasks = [(experiment, h, i) for h in heights for i in range(trees)]
+    tasks.sort(key=lambda a: -a[1])  # the largest trees first so the workers finish together
+
+    def key(item):
+        if isinstance(item, dict):
+            return (item["height"], item["seed"])
+        return (item[1], _seed(*item))
+
+    return run_rows(_count_tree, tasks, path, EXP1_FIELDS, key, resume=resume, workers=workers,
+                    progress=progress, label=f"experiment {experiment}",
+                    numeric=lambda k, v: float(v) if k == "value" else int(v))
 
 
 def _fit(heights, means):

@@ -97,7 +97,9 @@ def solve(
     tree_file: Annotated[
         Optional[Path], typer.Argument(help="Tree as .json (nested lists or uniform form) or .npz.", show_default=False)
     ] = None,
-    random: Annotated[Optional[str], typer.Option("--random", help="Generate a tree instead: 'uniform'.")] = None,
+    random: Annotated[
+        Optional[str], typer.Option("--random", help="Generate a tree instead: 'uniform' or 'incremental'.")
+    ] = None,
     branching: Annotated[int, typer.Option("--branching", "-b", help="Branching factor of a random tree.")] = 2,
     height: Annotated[int, typer.Option("--height", help="Height of a random tree (0 = a single leaf).")] = 10,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the random tree's leaf hash.")] = 0,
@@ -111,7 +113,29 @@ def solve(
     ] = "alphabeta",
     trace: Annotated[bool, typer.Option("--trace", help="Also report leaf numbers in expansion order.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
-    depth: Annotated[Optional[int], typer.Option("--depth", help="two-agent: search depth in moves.")] = None,
+    depth: Annotated[
+        Optional[int],
+        typer.Option("--depth", help="incremental trees: tree depth (default 10); two-agent: search depth."),
+    ] = None,
+    random_branching: Annotated[
+        bool, typer.Option("--random-branching", help="incremental: branching uniform on 1..2B-1 (mean B).")
+    ] = False,
+    edge_lo: Annotated[Optional[int], typer.Option("--edge-lo", help="incremental: lowest edge cost.")] = None,
+    edge_hi: Annotated[Optional[int], typer.Option("--edge-hi", help="incremental: highest edge cost.")] = None,
+    search_depth: Annotated[
+        Optional[int], typer.Option("--search-depth", help="fe/alphabeta on incremental trees: horizon.")
+    ] = None,
+    delta: Annotated[Optional[float], typer.Option("--delta", help="fe: selectivity delta in (0, 1].")] = None,
+    bounds: Annotated[
+        Optional[str], typer.Option("--bounds", help="fe: edge-cost bounds exact, online or offline.")
+    ] = None,
+    bounds_file: Annotated[
+        Optional[Path], typer.Option("--bounds-file", help="fe --bounds offline: learned bounds (JSON).")
+    ] = None,
+    likely: Annotated[
+        Optional[float],
+        typer.Option("--likely", help="fe --bounds offline: use the Q and 1-Q quantiles (conditions 2)."),
+    ] = None,
     loss_threshold: Annotated[
         Optional[float], typer.Option("--loss-threshold", help="two-agent: section 3.3.1's loss threshold.")
     ] = None,
@@ -151,9 +175,20 @@ def solve(
         raise UserError("give either a TREE_FILE or --random, not both")
     if tree_file is None and random is None:
         raise UserError("give a TREE_FILE or --random uniform")
-    if random is not None:
-        if random != "uniform":
-            raise UserError(f"--random must be 'uniform', got {random!r}")
+    incremental = random == "incremental"
+    if random is not None and random not in ("uniform", "incremental"):
+        raise UserError(f"--random must be 'uniform' or 'incremental', got {random!r}")
+    if incremental:
+        from ..trees import IncrementalTree
+
+        kw = {}
+        if edge_lo is not None:
+            kw["edge_lo"] = edge_lo
+        if edge_hi is not None:
+            kw["edge_hi"] = edge_hi
+        tree = IncrementalTree(branching, 10 if depth is None else depth, seed=seed,
+                               random_branching=random_branching, **kw)
+    elif random is not None:
         ints = values == "int"
         tree = UniformTree(
             branching,
@@ -167,6 +202,21 @@ def solve(
     else:
         tree = load_tree(tree_file, max_bytes=max_bytes)
     options = {"trace": trace, "max_bytes": max_bytes}
+    if incremental and algorithm in ("fe", "alphabeta"):
+        options.pop("max_bytes")
+        if search_depth is not None:
+            options["depth"] = search_depth
+    elif search_depth is not None:
+        raise UserError("--search-depth applies to --algorithm fe or alphabeta on --random incremental trees")
+    if not incremental and (random_branching or edge_lo is not None or edge_hi is not None):
+        raise UserError("--random-branching, --edge-lo and --edge-hi apply to --random incremental only")
+    if algorithm == "fe":
+        options["delta"] = 1.0 if delta is None else delta
+        options["bounds"] = _fe_bounds(tree, bounds or "exact", bounds_file, likely)
+    elif delta is not None or bounds is not None or bounds_file is not None or likely is not None:
+        raise UserError("--delta, --bounds, --bounds-file and --likely apply to --algorithm fe only")
+    if incremental:
+        depth = None  # consumed as the tree depth
     given = {
         "--depth": (depth is not None, "depth", depth, ("two-agent",)),
         "--loss-threshold": (loss_threshold is not None, "loss_threshold", loss_threshold, ("two-agent",)),
@@ -199,7 +249,8 @@ def solve(
     table.add_column("key", style="bold")
     table.add_column("value")
     for key in ("value", "best_move", "leaves_expanded", "nodes_visited"):
-        table.add_row(key, str(out[key]))
+        if out[key] != -1 or key != "leaves_expanded":
+            table.add_row(key, str(out[key]))
     for key, val in result.extra.items():
         table.add_row(key, str(val))
     table.add_row("seconds", f"{seconds:.6f}")
@@ -208,7 +259,97 @@ def solve(
         stdout.print("trace: " + " ".join(str(x) for x in out["trace"]))
 
 
+@app.command()
+def tournament(
+    game: Annotated[str, typer.Option("--game", help="Game: random-tree.")] = "random-tree",
+    a: Annotated[str, typer.Option("--a", help="Player A, e.g. fe:depth=3,delta=0.5,bounds=online.")] = "fe",
+    b: Annotated[str, typer.Option("--b", help="Player B, e.g. alphabeta:depth=3.")] = "alphabeta",
+    pairs: Annotated[int, typer.Option("--pairs", help="Pairs of games (seats swapped) per tournament.")] = 100,
+    branching: Annotated[int, typer.Option("--branching", "-b", help="Random tree: (mean) branching.")] = 5,
+    fixed_branching: Annotated[
+        bool, typer.Option("--fixed-branching", help="Random tree: fixed instead of random branching.")
+    ] = False,
+    tree_depth: Annotated[int, typer.Option("--tree-depth", help="Random tree: total depth of a game.")] = 10,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the game trees.")] = 0,
+    depth_increment: Annotated[
+        bool, typer.Option("--depth-increment", help="Run the depth-increment protocol (horizons start at 1).")
+    ] = False,
+    max_horizon: Annotated[int, typer.Option("--max-horizon", help="Protocol: stop past this horizon.")] = 6,
+    out: Annotated[Optional[Path], typer.Option("--out", help="JSONL file of game records (appended).")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the games already in --out.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+):
+    """Play paired games between two searchers and report who wins."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..games.random_tree_game import GameConfig, PlayerSpec, depth_increment_protocol, run_tournament
+
+    if game != "random-tree":
+        raise UserError(f"--game must be random-tree (kalah comes with the Kalah engine), got {game!r}")
+    if resume and out is None:
+        raise UserError("--resume needs --out")
+    spec_a, spec_b = PlayerSpec.parse(a), PlayerSpec.parse(b)
+    config = GameConfig(branching=branching, random_branching=not fixed_branching, depth=tree_depth, seed=seed)
+    config.tree(0)  # validates the tree parameters
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=stderr, transient=True) as bar:
+        task = bar.add_task("pairs", total=pairs)
+        if depth_increment:
+            def progress(r, done, total):
+                bar.update(task, description=f"tournament {r + 1}", completed=done, total=total)
+
+            rounds = depth_increment_protocol(spec_a, spec_b, config, pairs, max_horizon=max_horizon, out=out,
+                                              resume=resume, progress=progress)
+            result = {"game": game, "protocol": "depth-increment", "rounds": rounds}
+        else:
+            result = run_tournament(spec_a, spec_b, config, pairs, out=out, resume=resume,
+                                    progress=lambda done, total: bar.update(task, completed=done))
+            result["game"] = game
+            rounds = [result]
+    if as_json:
+        _emit_json(result)
+        return
+    table = Table(title=f"{game}: A = {rounds[-1]['a']} vs B = {rounds[-1]['b']}")
+    for col in ("#", "h A", "h B", "pairs", "A", "tie", "B", "A win% (95% CI)", "nodes A", "nodes B"):
+        table.add_column(col, justify="right")
+    for i, r in enumerate(rounds):
+        lo, hi = r["a_win_rate_ci95"]
+        table.add_row(str(i + 1), str(r.get("horizon_a", spec_a.horizon)), str(r.get("horizon_b", spec_b.horizon)),
+                      str(r["pairs"]), str(r["a_wins"]), str(r["ties"]), str(r["b_wins"]),
+                      f"{100 * r['a_win_rate']:.0f} ({100 * lo:.0f}-{100 * hi:.0f})", str(r["nodes_a"]),
+                      str(r["nodes_b"]))
+    stdout.print(table)
+
+
+def _fe_bounds(tree, mode: str, bounds_file, likely):
+    """The ``bounds`` argument of forward estimation from the CLI options."""
+    from ..search import EdgeBounds
+
+    if mode in ("exact", "online"):
+        if bounds_file is not None or likely is not None:
+            raise UserError("--bounds-file and --likely apply to --bounds offline only")
+        return mode
+    if mode != "offline":
+        raise UserError(f"--bounds must be exact, online or offline, got {mode!r}")
+    if bounds_file is not None:
+        learned = EdgeBounds.load(bounds_file)
+    else:
+        learned = EdgeBounds.learn(tree.branching, random_branching=tree.random_branching,
+                                   edge_lo=tree.edge_lo, edge_hi=tree.edge_hi)
+    if likely is not None:
+        try:
+            return learned.likely(likely)
+        except ValueError as exc:
+            raise UserError(f"--likely: {exc}") from None
+    return learned
+
+
 def _tree_title(desc: dict) -> str:
+    if desc["kind"] == "incremental":
+        return (
+            f"incremental tree b={desc['branching']}{' (random)' if desc['random_branching'] else ''} "
+            f"d={desc['depth']} seed={desc['seed']}"
+        )
     if desc["kind"] == "uniform":
         return (
             f"uniform tree b={desc['branching']} h={desc['height']} seed={desc['seed']} "
@@ -311,6 +452,47 @@ def bench_fsss_paper(
     sys.stdout.write((out / "summary.md").read_text())
     stdout.print(f"written to {out}/ (experiment1_trees.csv, experiment2_trees.csv, summary.json, summary.md, "
                  f"{', '.join(result['plots']) or 'no plots: install the bench extra for matplotlib'})")
+
+
+@bench_app.command("fe-paper")
+def bench_fe_paper(
+    out: Annotated[Path, typer.Option("--out", help="Directory for CSV, JSONL, JSON, markdown and PNG.")] = Path(
+        "bench/results/fe_paper"
+    ),
+    fig1_trees: Annotated[int, typer.Option("--fig1-trees", help="Figure 1 trees per point (fewer when deep).")] = 1000,
+    fig2_trees: Annotated[int, typer.Option("--fig2-trees", help="Figure 2 trees.")] = 1000,
+    fig3: Annotated[bool, typer.Option("--fig3/--no-fig3", help="Also play figure 3(a)'s tournaments.")] = True,
+    fig3_pairs: Annotated[int, typer.Option("--fig3-pairs", help="Pairs per tournament.")] = 100,
+    fig3_max_horizon: Annotated[int, typer.Option("--fig3-max-horizon", help="Protocol: largest horizon.")] = 6,
+    quick: Annotated[bool, typer.Option("--quick", help="Small depths only (a smoke run in seconds).")] = False,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue from the files in --out.")] = False,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="Processes (default: all cores).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
+):
+    """Reproduce Zhang's forward-estimation figures 1, 2 and 3(a)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..benchmarks.fe_paper import run_fe_paper
+
+    if workers is not None and workers < 1:
+        raise UserError("--workers must be >= 1")
+    depths = {2: [2, 4, 6], 5: [2, 3, 4], 10: [2, 3]} if quick else None
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=stderr, transient=True) as bar:
+        task = bar.add_task("starting", total=None)
+        result = run_fe_paper(
+            out, fig1_trees=fig1_trees, fig1_depths=depths, fig2_trees=fig2_trees, fig3=fig3,
+            fig3_pairs=fig3_pairs, fig3_max_horizon=3 if quick else fig3_max_horizon, resume=resume,
+            workers=workers,
+            progress=lambda desc, done, total: bar.update(task, description=desc, completed=done, total=total or None),
+            command=f"jitsearch bench fe-paper --fig1-trees {fig1_trees} --fig2-trees {fig2_trees} "
+                    f"--fig3-pairs {fig3_pairs} --fig3-max-horizon {fig3_max_horizon}" + (" --quick" if quick else ""),
+        )
+    if as_json:
+        _emit_json(result)
+        return
+    sys.stdout.write((out / "summary.md").read_text())
+    stdout.print(f"written to {out}/ ({', '.join(result['plots']) or 'no plots: install the bench extra'})")
 
 
 def print_throughput_table(result: dict, console: Console) -> None:

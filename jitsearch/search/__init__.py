@@ -7,7 +7,9 @@ Every solver takes an :class:`~jitsearch.trees.ExplicitTree` or
 
 from __future__ import annotations
 
+from ..trees.memory import DEFAULT_MAX_BYTES
 from .depth_first import alphabeta, and_or, minimax
+from .forward_estimation import EdgeBounds, forward_estimation, incremental_alphabeta, perfect_ordering_generations
 from .fsss_minimax import fsss
 from .mtd import mtd_inf, mtdf
 from .result import SearchResult
@@ -22,25 +24,42 @@ ALGORITHMS = {
     "fsss": fsss,
     "mtd-inf": mtd_inf,
     "mtdf": mtdf,
+    "fe": forward_estimation,
 }
 
 
 def solve(tree, algorithm: str = "alphabeta", **options) -> SearchResult:
     """Solve ``tree`` with the named algorithm (see :data:`ALGORITHMS`).
 
-    ``options`` go to the solver (``trace``, ``window``, ``depth``, ...).
+    ``options`` go to the solver (``trace``, ``window``, ``depth``, ...). On
+    an :class:`~jitsearch.trees.IncrementalTree`, ``fe`` and ``alphabeta``
+    run on the implicit tree and report ``node_generations``; the other
+    solvers run on its materialised copy (memory-checked).
     """
+    from ..trees.incremental import IncrementalTree
+
     try:
         fn = ALGORITHMS[algorithm]
     except (KeyError, TypeError):
         raise ValueError(
             f"unknown algorithm {algorithm!r}; choose one of: {', '.join(ALGORITHMS)}"
         ) from None
+    if isinstance(tree, IncrementalTree):
+        if algorithm == "alphabeta":
+            return incremental_alphabeta(tree, **options)
+        if algorithm != "fe":
+            tree = tree.to_explicit(max_bytes=options.get("max_bytes", DEFAULT_MAX_BYTES))
+    elif algorithm == "fe":
+        raise ValueError("forward estimation needs edge costs: use an incremental tree (--random incremental)")
     return fn(tree, **options)
 
 
 __all__ = [
     "ALGORITHMS",
+    "EdgeBounds",
+    "forward_estimation",
+    "incremental_alphabeta",
+    "perfect_ordering_generations",
     "SearchResult",
     "alphabeta",
     "and_or",

@@ -7,6 +7,7 @@ view, and leaves are numbered left to right from 0.
 
 from ._access import MAX_PLAYER, MIN_PLAYER, TreeData
 from .explicit import ExplicitTree, load_tree, tree_from_json_obj
+from .incremental import IncrementalTree
 from .memory import DEFAULT_MAX_BYTES
 from .uniform import UniformTree, leaf_hash_py
 
@@ -15,6 +16,7 @@ Tree = ExplicitTree | UniformTree
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "ExplicitTree",
+    "IncrementalTree",
     "MAX_PLAYER",
     "MIN_PLAYER",
     "Tree",

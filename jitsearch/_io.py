@@ -1,0 +1,16 @@
+"""Small file helpers shared by long runs that append records as they go."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def drop_partial_line(path: Path) -> None:
+    """Cut a last line left without its newline by an interruption."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return
+    with open(path, "r+b") as fh:
+        fh.truncate(data.rfind(b"\n") + 1)

@@ -1,0 +1,62 @@
+"""Resumable per-item benchmark runs: one CSV row per finished item."""
+
+from __future__ import annotations
+
+import csv
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from .._io import drop_partial_line
+
+
+def read_rows(path: Path, numeric) -> list[dict]:
+    """Rows of a CSV written by :func:`run_rows`; ``numeric`` converts a cell."""
+    if not path.exists():
+        return []
+    rows = []
+    with open(path, newline="") as fh:
+        for r in csv.DictReader(fh):
+            try:
+                rows.append({k: numeric(k, v) for k, v in r.items()})
+            except (TypeError, ValueError):
+                continue  # a line cut by an interruption
+    return rows
+
+
+def run_rows(fn, tasks, path: Path, fields, key, *, resume: bool, workers: int, progress=None,
+             label: str = "", numeric=None) -> list[dict]:
+    """Run ``fn(task) -> row`` for every task whose ``key(task)`` is not yet in ``path``.
+
+    Rows are appended (and flushed) as they finish, so an interrupted run
+    loses nothing and ``resume=True`` continues it. ``key(row)`` must equal
+    ``key(task)`` for the same item. Returns all rows, old and new.
+    """
+    numeric = numeric or (lambda k, v: float(v) if "." in v or "e" in v or "inf" in v else int(v))
+    if resume:
+        drop_partial_line(path)
+    rows = read_rows(path, numeric) if resume else []
+    done = {key(r) for r in rows}
+    todo = [t for t in tasks if key(t) not in done]
+    if not (resume and path.exists()):
+        with open(path, "w", newline="") as fh:
+            csv.DictWriter(fh, fields).writeheader()
+    total = len(todo)
+    if progress:
+        progress(f"{label}: {total} to run ({len(rows)} done before)", 0, total)
+    with open(path, "a", newline="") as fh:
+        writer = csv.DictWriter(fh, fields)
+
+        def consume(results):
+            for i, row in enumerate(results, 1):
+                writer.writerow(row)
+                fh.flush()
+                rows.append(row)
+                if progress:
+                    progress(label, i, total)
+
+        if workers > 1 and total > 1:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                consume(pool.map(fn, todo, chunksize=2))
+        else:
+            consume(map(fn, todo))
+    return rows
