@@ -29,6 +29,24 @@ def random_nested(rng: np.random.Generator, max_depth: int, values: str = "ties"
 VALUE_KINDS = ("ties", "binary", "float", "wide")
 
 
+def incremental_costs_py(tree) -> list[float]:
+    """Cost of every node of ``tree`` (an IncrementalTree) in plain Python,
+    breadth first from (seed, path): the twin of ``tree.to_explicit()``'s order."""
+    from jitsearch.trees.incremental import child_key_py
+
+    keys, costs, level = [tree.root_key], [0.0], [0]
+    i = 0
+    while i < len(keys):
+        if level[i] < tree.depth:
+            for j in range(tree.num_children_py(keys[i])):
+                k = child_key_py(keys[i], j)
+                keys.append(k)
+                costs.append(costs[i] + tree.edge_cost_py(k))
+                level.append(level[i] + 1)
+        i += 1
+    return costs
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)

@@ -7,7 +7,8 @@ import pytest
 
 from jitsearch import EdgeBounds, IncrementalTree, alphabeta, forward_estimation, naive, perfect_ordering_generations, solve
 from jitsearch.search import incremental_alphabeta
-from jitsearch.trees.incremental import child_key_py
+
+from conftest import incremental_costs_py
 
 
 def _trees(count, b=3, d=5, seed0=0):
@@ -18,19 +19,8 @@ def _trees(count, b=3, d=5, seed0=0):
 def test_tree_matches_its_pure_python_twin():
     for tree in _trees(20, b=3, d=4):
         e = tree.to_explicit()
-        # rebuild breadth-first in plain Python from (seed, path)
-        keys, costs = [tree.root_key], [0.0]
-        level = [0]
-        i = 0
-        while i < len(keys):
-            if level[i] < tree.depth:
-                for j in range(tree.num_children_py(keys[i])):
-                    k = child_key_py(keys[i], j)
-                    keys.append(k)
-                    costs.append(costs[i] + tree.edge_cost_py(k))
-                    level.append(level[i] + 1)
-            i += 1
-        assert e.num_nodes == len(keys)
+        costs = incremental_costs_py(tree)
+        assert e.num_nodes == len(costs)
         leaves = e.is_leaf
         assert np.array_equal(e.leaf_value[leaves], np.array(costs)[leaves])
         nc = e.num_children[~leaves]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import incremental_costs_py
 
 from jitsearch import IncrementalTree, naive
 from jitsearch.games.random_tree_game import (
@@ -39,22 +40,10 @@ def test_pair_winner_and_tally_on_hand_made_outcomes():
 
 
 def test_engine_matches_a_plain_python_walk():
-    from jitsearch.trees.incremental import child_key_py
-
     for s in range(15):
         tree = IncrementalTree(3, 5, seed=s, random_branching=True)
         e = tree.to_explicit()
-        # costs of every node of the materialised tree, breadth first
-        keys, costs, i = [tree.root_key], [0.0], 0
-        lv = [0]
-        while i < len(keys):
-            if lv[i] < tree.depth:
-                for j in range(tree.num_children_py(keys[i])):
-                    k = child_key_py(keys[i], j)
-                    keys.append(k)
-                    costs.append(costs[i] + tree.edge_cost_py(k))
-                    lv.append(lv[i] + 1)
-            i += 1
+        costs = incremental_costs_py(tree)
         for ha, hb in ((1, 1), (2, 1), (1, 3), (3, 2)):
             a, b = PlayerSpec("alphabeta", ha), PlayerSpec("alphabeta", hb)
             expected = (_naive_game(e, costs, tree.depth, ha, hb), _naive_game(e, costs, tree.depth, hb, ha))

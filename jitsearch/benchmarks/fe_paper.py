@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._plot import pyplot
 from ._rows import run_rows
 
 FIG1_FIELDS = ["branching", "depth", "seed", "alphabeta", "fe", "fe_online", "lb", "value"]
@@ -150,12 +151,8 @@ def run_fig3(out: Path, pairs: int, max_horizon: int, tree_depth: int, resume: b
 
 
 def _plots(out: Path, fig1: dict, fig2: dict, fig3: dict | None) -> list[str]:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return []
     written = []
     bs = sorted({e["branching"] for e in fig1["by_depth"]})

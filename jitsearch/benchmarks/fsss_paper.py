@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._plot import pyplot
 from ._rows import run_rows
 
 PAPER_FITS = {"alphabeta": (1.74, 1.68), "fsss": (1.46, 1.65)}
@@ -236,12 +237,8 @@ def _crossover(sweep, name):
 
 
 def _plots(out: Path, exp1: dict, exp2: dict, cost: dict | None) -> list[str]:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return []
     written = []
     t = exp1["by_height"]
