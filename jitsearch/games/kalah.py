@@ -23,6 +23,11 @@ from .kalah_rules import GAME_OVER
 
 #: Rules compiled for the CPU (cached); the CUDA twin uses kalah_rules.build too.
 RULES = kalah_rules.build(njit(cache=True))
+# module-level names: Numba resolves compiled callees as globals, not attributes
+apply_move = RULES.apply_move
+legal_moves = RULES.legal_moves
+margin_of = RULES.margin
+heuristic_of = RULES.heuristic
 MAX_HOUSES = 16
 BOARD_DTYPE = np.int32
 
@@ -146,7 +151,7 @@ class KalahState:
         if self.board[pit] == 0:
             raise ValueError(f"house {pit} is empty")
         board = self.board.copy()
-        nxt = RULES.apply_move(board, self.houses, self.player, int(pit), self.empty_capture)
+        nxt = apply_move(board, self.houses, self.player, int(pit), self.empty_capture)
         return KalahState(board, int(nxt), self.houses, self.empty_capture, self.seeds_total)
 
     def house_number_to_pit(self, number: int) -> int:

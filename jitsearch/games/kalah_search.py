@@ -1,0 +1,465 @@
+"""Depth-limited alpha-beta on Kalah, iterative deepening, and an exact solver.
+
+Conventions: a ply is one move (an extra-turn move is a ply too); the
+player to move decides whether a node is MAX (the root player) or MIN, never
+the depth's parity. Values are from the root player's point of view:
+``eval="store"`` is the store difference (its final margin at the end of the
+game), ``eval="heuristic"`` the weighted H1..H5 of seed 003 computed for the
+root player. Finished games are always scored by the store difference.
+
+Move ordering (seed 004 section 3.4.1, seed 002): the transposition table's
+move first, then moves that give an extra turn, then by the store difference
+one ply later, best first for the mover; ties keep house order.
+
+Transposition table (seed 004 section 3.3.1): ``capacity`` slots (a power of
+two) indexed by a 64-bit hash of (board, player to move); each slot keeps
+the key, the searched depth, the bound type (exact / lower / upper), the
+value and the best move. Replacement: a slot is overwritten by a search of
+equal or greater depth of any position, or by any search of the same
+position (depth-preferred), so deep results survive shallow ones.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from numba import njit
+
+from ..trees._access import mix64
+from .kalah import KalahState, apply_move, heuristic_of, legal_moves, margin_of
+
+EVAL_STORE = 0
+EVAL_HEURISTIC = 1
+EXACT, LOWER, UPPER = 0, 1, 2
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True, inline="always")
+def board_hash(board, player):
+    h = mix64(np.uint64(player + 7))
+    for i in range(board.shape[0]):
+        h = mix64(h ^ (np.uint64(board[i]) + np.uint64(i + 1) * _GOLDEN))
+    return h
+
+
+@njit(cache=True, inline="always")
+def evaluate(board, m, root_player, eval_kind, over):
+    """Value from the root player's point of view (see module docstring)."""
+    margin = np.float64(margin_of(board, m))
+    if root_player == 1:
+        margin = -margin
+    if over or eval_kind == EVAL_STORE:
+        return margin
+    return heuristic_of(board, m, root_player)
+
+
+@njit(cache=True, inline="always")
+def _order_moves(board, m, player, empty_capture, moves, count, scratch, keys, tt_move):
+    """Sort ``moves[:count]`` best first (see module docstring)."""
+    sign = 1.0 if player == 0 else -1.0
+    for j in range(count):
+        scratch[:] = board
+        nxt = apply_move(scratch, m, player, moves[j], empty_capture)
+        key = sign * np.float64(margin_of(scratch, m))
+        if nxt == player:
+            key += 1e6
+        if moves[j] == tt_move:
+            key += 1e9
+        keys[j] = key
+    # insertion sort, stable, descending
+    for j in range(1, count):
+        mv = moves[j]
+        kv = keys[j]
+        i = j - 1
+        while i >= 0 and keys[i] < kv:
+            moves[i + 1] = moves[i]
+            keys[i + 1] = keys[i]
+            i -= 1
+        moves[i + 1] = mv
+        keys[i + 1] = kv
+
+
+@njit(cache=True, nogil=True)
+def kalah_alphabeta(root_board, m, root_player, depth, eval_kind, empty_capture, ordering,
+                    tt_keys, tt_depth, tt_flag, tt_value, tt_move, counters):
+    """Depth-limited fail-soft alpha-beta from ``root_board`` (root player to move).
+
+    ``tt_keys`` of size 0 disables the table. ``counters``: int64[2] gets
+    (nodes visited, frontier evaluations) added. Returns (value, best move pit, -1 if none).
+    """
+    n = 2 * m + 2
+    cap = tt_keys.shape[0]
+    mask = np.uint64(cap - 1) if cap > 0 else np.uint64(0)
+    boards = np.empty((depth + 1, n), dtype=root_board.dtype)
+    movers = np.empty(depth + 1, dtype=np.int64)
+    moves = np.empty((depth + 1, m), dtype=np.int64)
+    keys = np.empty(m, dtype=np.float64)
+    scratch = np.empty(n, dtype=root_board.dtype)
+    nmoves = np.empty(depth + 1, dtype=np.int64)
+    kidx = np.empty(depth + 1, dtype=np.int64)
+    alpha = np.empty(depth + 1, dtype=np.float64)
+    beta = np.empty(depth + 1, dtype=np.float64)
+    alpha0 = np.empty(depth + 1, dtype=np.float64)
+    beta0 = np.empty(depth + 1, dtype=np.float64)
+    value = np.empty(depth + 1, dtype=np.float64)
+    best = np.empty(depth + 1, dtype=np.int64)
+    hashes = np.empty(depth + 1, dtype=np.uint64)
+    boards[0] = root_board
+    movers[0] = root_player
+    alpha[0] = -math.inf
+    beta[0] = math.inf
+    sp = 0
+    entering = True
+    ret = 0.0
+    while True:
+        if entering:
+            counters[0] += 1
+            mover = movers[sp]
+            board = boards[sp]
+            done = False
+            if mover < 0 or sp == depth:
+                ret = evaluate(board, m, root_player, eval_kind, mover < 0)
+                counters[1] += 1
+                done = True
+            tt_best = -1
+            if not done and cap > 0:
+                h = board_hash(board, mover)
+                hashes[sp] = h
+                slot = np.int64(h & mask)
+                if tt_keys[slot] == h:
+                    tt_best = tt_move[slot]
+                    if sp > 0 and tt_depth[slot] >= depth - sp:  # the root is always searched
+                        v = tt_value[slot]
+                        f = tt_flag[slot]
+                        if f == EXACT or (f == LOWER and v >= beta[sp]) or (f == UPPER and v <= alpha[sp]):
+                            ret = v
+                            done = True
+            if done:
+                if sp == 0:
+                    return ret, np.int64(-1)
+                sp -= 1
+                entering = False
+                continue
+            count = legal_moves(board, m, mover, moves[sp])
+            if ordering:
+                _order_moves(board, m, mover, empty_capture, moves[sp], count, scratch, keys, tt_best)
+            nmoves[sp] = count
+            kidx[sp] = 0
+            alpha0[sp] = alpha[sp]
+            beta0[sp] = beta[sp]
+            value[sp] = -math.inf if mover == root_player else math.inf
+            best[sp] = -1
+        else:
+            # child kidx[sp] returned ret
+            mv = moves[sp, kidx[sp]]
+            if movers[sp] == root_player:
+                if ret > value[sp]:
+                    value[sp] = ret
+                    best[sp] = mv
+                if ret > alpha[sp]:
+                    alpha[sp] = ret
+            else:
+                if ret < value[sp]:
+                    value[sp] = ret
+                    best[sp] = mv
+                if ret < beta[sp]:
+                    beta[sp] = ret
+            kidx[sp] += 1
+        k = kidx[sp]
+        if k < nmoves[sp] and alpha[sp] < beta[sp]:
+            boards[sp + 1] = boards[sp]
+            movers[sp + 1] = apply_move(boards[sp + 1], m, movers[sp], moves[sp, k], empty_capture)
+            alpha[sp + 1] = alpha[sp]
+            beta[sp + 1] = beta[sp]
+            sp += 1
+            entering = True
+            continue
+        ret = value[sp]
+        if cap > 0:
+            slot = np.int64(hashes[sp] & mask)
+            d = depth - sp
+            if tt_keys[slot] == hashes[sp] or d >= tt_depth[slot]:
+                tt_keys[slot] = hashes[sp]
+                tt_depth[slot] = d
+                tt_value[slot] = ret
+                tt_move[slot] = best[sp]
+                tt_flag[slot] = UPPER if ret <= alpha0[sp] else (LOWER if ret >= beta0[sp] else EXACT)
+        if sp == 0:
+            return ret, best[0]
+        sp -= 1
+
+
+def new_table(capacity: int):
+    """A transposition table of ``capacity`` slots (rounded up to a power of two; 0: none)."""
+    if capacity <= 0:
+        cap = 0
+    else:
+        cap = 1 << max(0, int(capacity - 1).bit_length())
+    return (np.zeros(cap, dtype=np.uint64), np.full(cap, -1, dtype=np.int64), np.zeros(cap, dtype=np.int8),
+            np.zeros(cap, dtype=np.float64), np.full(cap, -1, dtype=np.int64))
+
+
+TABLE_SLOT_BYTES = 8 + 8 + 1 + 8 + 8
+
+
+def search(state: KalahState, depth: int, *, eval: str = "store", ordering: bool = True,
+           tt_capacity: int = 1 << 16, table=None) -> dict:
+    """Depth-limited alpha-beta from ``state``; returns value, move, nodes, PV."""
+    if state.is_over:
+        raise ValueError("the game is over: nothing to search")
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
+        raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
+    if eval not in ("store", "heuristic"):
+        raise ValueError(f"eval must be store or heuristic, got {eval!r}")
+    table = table if table is not None else new_table(tt_capacity)
+    counters = np.zeros(2, dtype=np.int64)
+    value, move = kalah_alphabeta(state.board, state.houses, state.player, int(depth),
+                                  EVAL_STORE if eval == "store" else EVAL_HEURISTIC, state.empty_capture,
+                                  ordering, *table, counters)
+    move = int(move)
+    return {"value": float(value), "move": move, "nodes": int(counters[0]), "evaluations": int(counters[1]),
+            "depth": int(depth), "pv": principal_variation(state, table, depth, first=move)}
+
+
+def principal_variation(state: KalahState, table, depth: int, first: int) -> list[int]:
+    """Moves from the root following the table's best moves (validated)."""
+    keys, _, _, _, moves = table
+    pv = [first]
+    s = state.play(first)
+    cap = keys.shape[0]
+    while cap and not s.is_over and len(pv) < depth:
+        h = int(_hash(s.board, s.player))
+        slot = h & (cap - 1)
+        if int(keys[slot]) != h or int(moves[slot]) not in s.legal_moves():
+            break
+        pv.append(int(moves[slot]))
+        s = s.play(int(moves[slot]))
+    return pv
+
+
+@njit(cache=True)
+def _hash(board, player):
+    return board_hash(board, player)
+
+
+def iterative_deepening(state: KalahState, *, max_depth: int = 64, time_limit: float | None = None,
+                        eval: str = "store", tt_capacity: int = 1 << 18) -> dict:
+    """Deepen one ply at a time, reusing the table, until ``max_depth`` or the
+    time limit; returns the result of the deepest completed iteration.
+
+    A search cannot be interrupted, so the next iteration is started only if
+    its predicted time (the last one's times its growth factor) fits the
+    remaining time.
+    """
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
+    table = new_table(tt_capacity)
+    start = time.perf_counter()
+    result = None
+    last = None
+    growth = 4.0
+    nodes = 0
+    for d in range(1, max_depth + 1):
+        t0 = time.perf_counter()
+        r = search(state, d, eval=eval, table=table)
+        dt = time.perf_counter() - t0
+        nodes += r["nodes"]
+        result = r
+        if last:
+            growth = min(max(dt / max(last, 1e-6), 1.5), 20.0)
+        last = dt
+        if time_limit is not None and (time.perf_counter() - start) + dt * growth > time_limit:
+            break
+    result = dict(result)
+    result["total_nodes"] = nodes
+    result["seconds"] = time.perf_counter() - start
+    return result
+
+
+# -- exact solving: MTD(f) with a transposition table of bounds ---------------------
+
+SOLVED, ABORTED, TABLE_FULL = 0, 1, 2
+
+
+@njit(cache=True, nogil=True)
+def _kalah_mt(root_board, m, root_player, gamma, empty_capture, tt_keys, tt_lower, tt_upper, tt_move,
+              tt_work, counters, node_limit):
+    """Null-window test "margin >= gamma?" to the end of the game.
+
+    Values are player 0's final margin; player 0 maximises. Fail-soft:
+    returns (status, g) with g >= gamma meaning margin >= g, else margin <= g.
+    The table keeps, per position, a lower and an upper bound and the best
+    move; on a collision the entry of the position with more seeds left in
+    the houses (the bigger subtree) stays.
+    """
+    n = 2 * m + 2
+    total = 0
+    for i in range(n):
+        total += root_board[i]
+    depth_cap = 4 * total + 8  # every ply moves at least one seed forward; a safe bound on game length
+    cap = tt_keys.shape[0]
+    mask = np.uint64(cap - 1)
+    boards = np.empty((depth_cap + 1, n), dtype=root_board.dtype)
+    movers = np.empty(depth_cap + 1, dtype=np.int64)
+    moves = np.empty((depth_cap + 1, m), dtype=np.int64)
+    keys = np.empty(m, dtype=np.float64)
+    scratch = np.empty(n, dtype=root_board.dtype)
+    nmoves = np.empty(depth_cap + 1, dtype=np.int64)
+    kidx = np.empty(depth_cap + 1, dtype=np.int64)
+    value = np.empty(depth_cap + 1, dtype=np.float64)
+    best = np.empty(depth_cap + 1, dtype=np.int64)
+    hashes = np.empty(depth_cap + 1, dtype=np.uint64)
+    boards[0] = root_board
+    movers[0] = root_player
+    sp = 0
+    entering = True
+    ret = 0.0
+    while True:
+        if entering:
+            counters[0] += 1
+            if counters[0] > node_limit:
+                return ABORTED, 0.0
+            mover = movers[sp]
+            board = boards[sp]
+            done = False
+            tt_best = -1
+            if mover < 0:
+                ret = np.float64(margin_of(board, m))
+                done = True
+            else:
+                h = board_hash(board, mover)
+                hashes[sp] = h
+                slot = np.int64(h & mask)
+                if tt_keys[slot] == h:
+                    tt_best = tt_move[slot]
+                    if tt_lower[slot] >= gamma:
+                        ret = tt_lower[slot]
+                        done = True
+                    elif tt_upper[slot] < gamma:
+                        ret = tt_upper[slot]
+                        done = True
+            if done:
+                if sp == 0:
+                    return SOLVED, ret
+                sp -= 1
+                entering = False
+                continue
+            count = legal_moves(board, m, mover, moves[sp])
+            _order_moves(board, m, mover, empty_capture, moves[sp], count, scratch, keys, tt_best)
+            nmoves[sp] = count
+            kidx[sp] = 0
+            value[sp] = -math.inf if mover == 0 else math.inf
+            best[sp] = moves[sp, 0]
+        else:
+            mv = moves[sp, kidx[sp]]
+            if movers[sp] == 0:
+                if ret > value[sp]:
+                    value[sp] = ret
+                    best[sp] = mv
+            else:
+                if ret < value[sp]:
+                    value[sp] = ret
+                    best[sp] = mv
+            kidx[sp] += 1
+        k = kidx[sp]
+        g = value[sp]
+        more = g < gamma if movers[sp] == 0 else g >= gamma
+        if k < nmoves[sp] and more:
+            if sp + 1 > depth_cap:
+                return TABLE_FULL, 0.0
+            boards[sp + 1] = boards[sp]
+            movers[sp + 1] = apply_move(boards[sp + 1], m, movers[sp], moves[sp, k], empty_capture)
+            sp += 1
+            entering = True
+            continue
+        # store the bound learnt and return g
+        h = hashes[sp]
+        slot = np.int64(h & mask)
+        work = 0
+        b = boards[sp]
+        for i in range(1, m + 1):
+            work += b[i]
+        for i in range(m + 2, n):
+            work += b[i]
+        if tt_keys[slot] != h:
+            if work >= tt_work[slot] or tt_keys[slot] == 0:
+                tt_keys[slot] = h
+                tt_lower[slot] = -math.inf
+                tt_upper[slot] = math.inf
+                tt_work[slot] = work
+            else:
+                slot = -1
+        if slot >= 0:
+            if g >= gamma:
+                tt_lower[slot] = max(tt_lower[slot], g)
+            else:
+                tt_upper[slot] = min(tt_upper[slot], g)
+            tt_move[slot] = best[sp]
+        ret = g
+        if sp == 0:
+            return SOLVED, ret
+        sp -= 1
+        entering = False
+
+
+def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 22, time_limit: float | None = None,
+                first_guess: int = 0, progress=None, max_bytes: int = 4 * 1024**3) -> dict:
+    """Game-theoretic value (player 0's final margin under perfect play) and
+    the best move, by MTD(f) with a transposition table.
+
+    Returns a dict: ``margin`` (player 0's view), ``best_move``, ``nodes``,
+    ``iterations``, ``seconds``, ``complete`` (False when the time limit
+    stopped it: then ``lower``/``upper`` bound the margin).
+    """
+    from ..trees.memory import check_bytes
+
+    if state.is_over:
+        return {"margin": state.margin, "best_move": -1, "nodes": 0, "iterations": 0, "seconds": 0.0,
+                "complete": True, "lower": state.margin, "upper": state.margin}
+    cap = 1 << max(4, int(tt_capacity - 1).bit_length())
+    check_bytes(cap * 40, max_bytes, f"a transposition table of {cap} slots",
+                "lower the table size (--table-size) or raise --max-memory")
+    keys = np.zeros(cap, dtype=np.uint64)
+    lower = np.full(cap, -math.inf)
+    upper = np.full(cap, math.inf)
+    moves = np.full(cap, -1, dtype=np.int64)
+    work = np.zeros(cap, dtype=np.int64)
+    counters = np.zeros(1, dtype=np.int64)
+    lo, up = -math.inf, math.inf
+    g = float(first_guess)
+    start = time.perf_counter()
+    iterations = 0
+    complete = True
+    while lo < up:
+        gamma = g + 1 if g == lo else g
+        limit = np.iinfo(np.int64).max
+        if time_limit is not None:
+            elapsed = time.perf_counter() - start
+            if elapsed >= time_limit:
+                complete = False
+                break
+            rate = counters[0] / elapsed if elapsed > 0.5 else 2e6
+            limit = int(counters[0] + max(rate * (time_limit - elapsed), 1e5))
+        status, g = _kalah_mt(state.board, state.houses, state.player, float(gamma), state.empty_capture,
+                              keys, lower, upper, moves, work, counters, limit)
+        iterations += 1
+        if status != SOLVED:
+            complete = False
+            break
+        if g >= gamma:
+            lo = g
+        else:
+            up = g
+        if progress:
+            progress(iterations, lo, up, int(counters[0]), time.perf_counter() - start)
+    h = int(_hash(state.board, state.player))
+    slot = h & (cap - 1)
+    best = int(moves[slot]) if int(keys[slot]) == h else -1
+    if best not in state.legal_moves():
+        best = -1
+    margin = lo if complete else None
+    return {"margin": None if margin is None else int(margin), "best_move": best, "nodes": int(counters[0]),
+            "iterations": iterations, "seconds": time.perf_counter() - start, "complete": complete,
+            "lower": None if lo == -math.inf else int(lo), "upper": None if up == math.inf else int(up)}
