@@ -163,8 +163,27 @@ def solve(
     max_memory: Annotated[
         str, typer.Option("--max-memory", help="Refuse to allocate more than this (e.g. 2GiB).")
     ] = "2GiB",
+    game: Annotated[Optional[str], typer.Option("--game", help="Solve a game instead of a tree: kalah.")] = None,
+    houses: Annotated[int, typer.Option("--houses", help="kalah: houses per side (m).")] = 6,
+    seeds: Annotated[int, typer.Option("--seeds", help="kalah: seeds per house (n).")] = 4,
+    empty_capture: Annotated[
+        bool, typer.Option("--empty-capture", help="kalah: capture even when the opposite house is empty.")
+    ] = False,
+    position: Annotated[
+        Optional[str], typer.Option("--position", help="kalah: start from this position (text form).")
+    ] = None,
+    time_limit: Annotated[
+        Optional[float], typer.Option("--time-limit", help="kalah: stop after this many seconds.")
+    ] = None,
+    table_size: Annotated[
+        int, typer.Option("--table-size", help="kalah: transposition-table slots (power of two).")
+    ] = 1 << 22,
 ):
-    """Solve a game tree exactly and report value, best move and leaves expanded."""
+    """Solve a game tree (or Kalah) exactly and report value, best move and work done."""
+    if game is not None:
+        _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, as_json,
+                    _parse_bytes(max_memory))
+        return
     from ..search import ALGORITHMS, solve as solve_tree
     from ..trees import UniformTree, load_tree
 
@@ -319,6 +338,109 @@ def tournament(
                       f"{100 * r['a_win_rate']:.0f} ({100 * lo:.0f}-{100 * hi:.0f})", str(r["nodes_a"]),
                       str(r["nodes_b"]))
     stdout.print(table)
+
+
+def _kalah_state(houses, seeds, empty_capture, position):
+    from ..games.kalah import KalahState
+
+    if position is not None:
+        return KalahState.from_text(position, empty_capture=empty_capture)
+    return KalahState.initial(houses, seeds, empty_capture=empty_capture)
+
+
+def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, as_json, max_bytes):
+    from ..games.kalah_search import solve_exact
+
+    if game != "kalah":
+        raise UserError(f"--game must be kalah, got {game!r}")
+    if time_limit is not None and not time_limit > 0:
+        raise UserError("--time-limit must be > 0")
+    if table_size < 16:
+        raise UserError("--table-size must be >= 16")
+    state = _kalah_state(houses, seeds, empty_capture, position)
+
+    def progress(iteration, lo, up, nodes, seconds):
+        stderr.print(f"iteration {iteration}: margin in [{lo:g}, {up:g}], {nodes:,} nodes, {seconds:.1f} s")
+
+    result = solve_exact(state, tt_capacity=table_size, time_limit=time_limit, progress=progress,
+                         max_bytes=max_bytes)
+    result.update(game="kalah", houses=state.houses, empty_capture=state.empty_capture, position=state.to_text(),
+                  player_to_move=state.player)
+    if as_json:
+        _emit_json(result)
+        return
+    table = Table(title=f"Kalah({state.houses}, {seeds if position is None else '?'}) "
+                        f"{'empty-capture' if empty_capture else 'standard'} rules", show_header=False)
+    table.add_column("key", style="bold")
+    table.add_column("value")
+    for key in ("position", "margin", "best_move", "complete", "lower", "upper", "nodes", "iterations"):
+        table.add_row(key, str(result[key]))
+    table.add_row("seconds", f"{result['seconds']:.2f}")
+    stdout.print(table)
+
+
+@app.command()
+def play(
+    p0: Annotated[str, typer.Option("--p0", help="Player 0: human, random, alphabeta:depth=8, fsss:depth=5, ...")]
+    = "human",
+    p1: Annotated[str, typer.Option("--p1", help="Player 1 (same specs).")] = "alphabeta:depth=8",
+    houses: Annotated[int, typer.Option("--houses", help="Houses per side (m).")] = 6,
+    seeds: Annotated[int, typer.Option("--seeds", help="Seeds per house (n).")] = 4,
+    empty_capture: Annotated[bool, typer.Option("--empty-capture", help="The empty-capture rule variant.")] = False,
+    position: Annotated[Optional[str], typer.Option("--position", help="Start from this position.")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed for random agents.")] = None,
+    max_plies: Annotated[int, typer.Option("--max-plies", help="Stop after this many plies.")] = 300,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (moves, final_board, margin).")]
+    = False,
+):
+    """Play Kalah in the terminal: people against engines, or engines against each other."""
+    from ..games.agents import parse_agent, play_game
+
+    agents = [parse_agent(p0, seed=seed), parse_agent(p1, seed=None if seed is None else seed + 1)]
+    if as_json and any(a.kind == "human" for a in agents):
+        raise UserError("--json needs two engine players (no human)")
+    state = _kalah_state(houses, seeds, empty_capture, position)
+    if state.is_over:
+        raise UserError("the position is already finished")
+
+    def human(st):
+        stdout.print(st.ascii())
+        while True:
+            try:
+                text = input(f"player {st.player}, house 1-{st.houses} (q quits): ").strip()
+            except EOFError:
+                raise UserError("input ended before the game did") from None
+            if text.lower() in ("q", "quit", "exit"):
+                raise typer.Exit(0)
+            try:
+                pit = st.house_number_to_pit(int(text))
+            except ValueError:
+                stdout.print(f"  type a number from 1 to {st.houses}")
+                continue
+            if pit not in st.legal_moves():
+                stdout.print("  that house is empty")
+                continue
+            return pit
+
+    for i, a in enumerate(agents):
+        if a.kind == "human":
+            agents[i] = human
+
+    def on_move(before, pit, after, agent):
+        if as_json:
+            return
+        number = pit if before.player == 0 else pit - before.houses - 1
+        extra = f" ({agent.last.get('depth', '')} plies, value {agent.last.get('value')})" \
+            if getattr(agent, "last", None) and "value" in agent.last else ""
+        stdout.print(f"player {before.player} sows house {number} (pit {pit}){extra}")
+        if not any(getattr(x, "kind", "human") == "human" for x in agents) or after.is_over:
+            stdout.print(after.ascii())
+
+    result = play_game(state, agents, max_plies=max_plies, on_move=on_move)
+    if as_json:
+        _emit_json(result)
+        return
+    stdout.print(f"result: {result['result'] or 'unfinished'}, margin {result['margin']:+d} after {result['plies']} plies")
 
 
 def _fe_bounds(tree, mode: str, bounds_file, likely):

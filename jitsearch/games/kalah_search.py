@@ -27,6 +27,8 @@ import time
 import numpy as np
 from numba import njit
 
+from ..search.fsss_minimax import _combine as combine
+from ..search.fsss_minimax import _select_child as select_child
 from ..trees._access import mix64
 from .kalah import KalahState, apply_move, heuristic_of, legal_moves, margin_of
 
@@ -42,6 +44,12 @@ def board_hash(board, player):
     for i in range(board.shape[0]):
         h = mix64(h ^ (np.uint64(board[i]) + np.uint64(i + 1) * _GOLDEN))
     return h
+
+
+@njit(cache=True, inline="always")
+def path_hash(parent, move):
+    """Identity of a node by the moves leading to it (for expansion traces)."""
+    return mix64(parent ^ (np.uint64(move + 1) * _GOLDEN))
 
 
 @njit(cache=True, inline="always")
@@ -83,11 +91,14 @@ def _order_moves(board, m, player, empty_capture, moves, count, scratch, keys, t
 
 @njit(cache=True, nogil=True)
 def kalah_alphabeta(root_board, m, root_player, depth, eval_kind, empty_capture, ordering,
-                    tt_keys, tt_depth, tt_flag, tt_value, tt_move, counters):
+                    tt_keys, tt_depth, tt_flag, tt_value, tt_move, counters, trace):
     """Depth-limited fail-soft alpha-beta from ``root_board`` (root player to move).
 
     ``tt_keys`` of size 0 disables the table. ``counters``: int64[2] gets
-    (nodes visited, frontier evaluations) added. Returns (value, best move pit, -1 if none).
+    (nodes visited, frontier evaluations) added. ``trace`` (uint64[K], K > 0
+    to record) receives the path hash (:func:`path_hash` of the moves from
+    the root) of each frontier state evaluated. Returns (value, best move
+    pit, or -1 when the root is decided by the table).
     """
     n = 2 * m + 2
     cap = tt_keys.shape[0]
@@ -106,6 +117,9 @@ def kalah_alphabeta(root_board, m, root_player, depth, eval_kind, empty_capture,
     value = np.empty(depth + 1, dtype=np.float64)
     best = np.empty(depth + 1, dtype=np.int64)
     hashes = np.empty(depth + 1, dtype=np.uint64)
+    paths = np.empty(depth + 1, dtype=np.uint64)
+    record = trace.shape[0] > 0
+    paths[0] = np.uint64(0)
     boards[0] = root_board
     movers[0] = root_player
     alpha[0] = -math.inf
@@ -121,6 +135,8 @@ def kalah_alphabeta(root_board, m, root_player, depth, eval_kind, empty_capture,
             done = False
             if mover < 0 or sp == depth:
                 ret = evaluate(board, m, root_player, eval_kind, mover < 0)
+                if record and counters[1] < trace.shape[0]:
+                    trace[counters[1]] = paths[sp]
                 counters[1] += 1
                 done = True
             tt_best = -1
@@ -171,6 +187,7 @@ def kalah_alphabeta(root_board, m, root_player, depth, eval_kind, empty_capture,
         if k < nmoves[sp] and alpha[sp] < beta[sp]:
             boards[sp + 1] = boards[sp]
             movers[sp + 1] = apply_move(boards[sp + 1], m, movers[sp], moves[sp, k], empty_capture)
+            paths[sp + 1] = path_hash(paths[sp], moves[sp, k])
             alpha[sp + 1] = alpha[sp]
             beta[sp + 1] = beta[sp]
             sp += 1
@@ -205,22 +222,38 @@ TABLE_SLOT_BYTES = 8 + 8 + 1 + 8 + 8
 
 
 def search(state: KalahState, depth: int, *, eval: str = "store", ordering: bool = True,
-           tt_capacity: int = 1 << 16, table=None) -> dict:
+           tt_capacity: int = 1 << 16, table=None, trace: bool = False) -> dict:
     """Depth-limited alpha-beta from ``state``; returns value, move, nodes, PV."""
+    _check_depth(state, depth, eval)
+    table = table if table is not None else new_table(tt_capacity)
+    counters = np.zeros(2, dtype=np.int64)
+    buf = np.zeros(_trace_capacity(state, depth) if trace else 0, dtype=np.uint64)
+    value, move = kalah_alphabeta(state.board, state.houses, state.player, int(depth),
+                                  EVAL_STORE if eval == "store" else EVAL_HEURISTIC, state.empty_capture,
+                                  ordering, *table, counters, buf)
+    move = int(move)
+    out = {"value": float(value), "move": move, "nodes": int(counters[0]), "evaluations": int(counters[1]),
+           "depth": int(depth), "pv": principal_variation(state, table, depth, first=move)}
+    if trace:
+        out["frontier"] = buf[:min(int(counters[1]), buf.size)].copy()
+    return out
+
+
+def _trace_capacity(state: KalahState, depth: int) -> int:
+    from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
+
+    cap = min(state.houses ** depth, 1 << 26)
+    check_bytes(cap * 8, DEFAULT_MAX_BYTES, f"a frontier trace of up to {cap} states", "lower the depth")
+    return cap
+
+
+def _check_depth(state, depth, evaluation):
     if state.is_over:
         raise ValueError("the game is over: nothing to search")
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
         raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
-    if eval not in ("store", "heuristic"):
-        raise ValueError(f"eval must be store or heuristic, got {eval!r}")
-    table = table if table is not None else new_table(tt_capacity)
-    counters = np.zeros(2, dtype=np.int64)
-    value, move = kalah_alphabeta(state.board, state.houses, state.player, int(depth),
-                                  EVAL_STORE if eval == "store" else EVAL_HEURISTIC, state.empty_capture,
-                                  ordering, *table, counters)
-    move = int(move)
-    return {"value": float(value), "move": move, "nodes": int(counters[0]), "evaluations": int(counters[1]),
-            "depth": int(depth), "pv": principal_variation(state, table, depth, first=move)}
+    if evaluation not in ("store", "heuristic"):
+        raise ValueError(f"eval must be store or heuristic, got {evaluation!r}")
 
 
 def principal_variation(state: KalahState, table, depth: int, first: int) -> list[int]:
@@ -463,3 +496,138 @@ def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 22, time_limit: fl
     return {"margin": None if margin is None else int(margin), "best_move": best, "nodes": int(counters[0]),
             "iterations": iterations, "seconds": time.perf_counter() - start, "complete": complete,
             "lower": None if lo == -math.inf else int(lo), "upper": None if up == math.inf else int(up)}
+
+
+# -- depth-limited FSSS-Minimax on the game --------------------------------------------
+
+@njit(cache=True, nogil=True)
+def kalah_fsss(root_board, m, root_player, depth, eval_kind, empty_capture, counters, trace):
+    """FSSS-Minimax (seed 000, Algorithm 2) to ``depth`` plies on Kalah.
+
+    A preallocated, growing node pool holds each visited state's (L, U)
+    bounds; children of an entry are allocated together, in the same order
+    alpha-beta uses without a table (:func:`_order_moves`), with the move
+    that leads to each. Boards are recomputed along the rollout path. Exact
+    epsilon steps as in :mod:`jitsearch.search.fsss_minimax`. ``counters``:
+    (node visits, frontier expansions); ``trace`` receives frontier path
+    hashes. Returns (value, best move).
+    """
+    n = 2 * m + 2
+    cap = 1024
+    bounds = np.empty((cap, 2), dtype=np.float64)
+    first = np.empty(cap, dtype=np.int64)
+    move_of = np.empty(cap, dtype=np.int64)
+    bounds[0, 0] = -math.inf
+    bounds[0, 1] = math.inf
+    first[0] = -1
+    used = 1
+    boards = np.empty((depth + 1, n), dtype=root_board.dtype)
+    movers = np.empty(depth + 1, dtype=np.int64)
+    path_entry = np.empty(depth + 1, dtype=np.int64)
+    path_hash_ = np.empty(depth + 1, dtype=np.uint64)
+    path_ax = np.empty(depth + 1, dtype=np.float64)
+    path_ak = np.empty(depth + 1, dtype=np.int64)
+    path_bx = np.empty(depth + 1, dtype=np.float64)
+    path_bk = np.empty(depth + 1, dtype=np.int64)
+    nchild = np.empty(depth + 1, dtype=np.int64)
+    moves = np.empty(m, dtype=np.int64)
+    keys = np.empty(m, dtype=np.float64)
+    scratch = np.empty(n, dtype=root_board.dtype)
+    record = trace.shape[0] > 0
+    boards[0] = root_board
+    movers[0] = root_player
+    path_entry[0] = 0
+    path_hash_[0] = np.uint64(0)
+    path_ax[0] = -math.inf
+    path_ak[0] = 0
+    path_bx[0] = math.inf
+    path_bk[0] = 0
+    while bounds[0, 0] != bounds[0, 1]:
+        d = 0
+        while True:
+            e = path_entry[d]
+            mover = movers[d]
+            counters[0] += 1
+            if mover < 0 or d == depth:
+                v = evaluate(boards[d], m, root_player, eval_kind, mover < 0)
+                bounds[e, 0] = v
+                bounds[e, 1] = v
+                if record and counters[1] < trace.shape[0]:
+                    trace[counters[1]] = path_hash_[d]
+                counters[1] += 1
+                break
+            c0 = first[e]
+            if c0 < 0:
+                count = legal_moves(boards[d], m, mover, moves)
+                _order_moves(boards[d], m, mover, empty_capture, moves, count, scratch, keys, -1)
+                if used + count > bounds.shape[0]:
+                    new_cap = bounds.shape[0] * 2
+                    nb = np.empty((new_cap, 2), dtype=np.float64)
+                    nf = np.empty(new_cap, dtype=np.int64)
+                    nm = np.empty(new_cap, dtype=np.int64)
+                    nb[:used] = bounds[:used]
+                    nf[:used] = first[:used]
+                    nm[:used] = move_of[:used]
+                    bounds, first, move_of = nb, nf, nm
+                c0 = used
+                for i in range(count):
+                    bounds[c0 + i, 0] = -math.inf
+                    bounds[c0 + i, 1] = math.inf
+                    first[c0 + i] = -1
+                    move_of[c0 + i] = moves[i]
+                first[e] = c0
+                used += count
+                nchild[d] = count
+            else:
+                nchild[d] = legal_count(boards[d], m, mover)
+            best_i, nax, nak, nbx, nbk = select_child(
+                mover == root_player, bounds, c0, nchild[d], path_ax[d], path_ak[d], path_bx[d], path_bk[d]
+            )
+            ce = c0 + best_i
+            boards[d + 1] = boards[d]
+            movers[d + 1] = apply_move(boards[d + 1], m, mover, move_of[ce], empty_capture)
+            path_hash_[d + 1] = path_hash(path_hash_[d], move_of[ce])
+            d += 1
+            path_entry[d] = ce
+            path_ax[d] = nax
+            path_ak[d] = nak
+            path_bx[d] = nbx
+            path_bk[d] = nbk
+        for level in range(d - 1, -1, -1):
+            e = path_entry[level]
+            lo, up = combine(movers[level] == root_player, bounds, first[e], nchild[level])
+            bounds[e, 0] = lo
+            bounds[e, 1] = up
+    # best move: the lowest-ordered child proven to attain the value
+    c0 = first[0]
+    best = np.int64(-1)
+    if c0 >= 0:
+        for i in range(nchild[0] if depth > 0 else 0):
+            if root_player == movers[0] and bounds[c0 + i, 0] == bounds[0, 0]:
+                best = move_of[c0 + i]
+                break
+    return bounds[0, 0], best
+
+
+@njit(cache=True, inline="always")
+def legal_count(board, m, player):
+    first = 1 if player == 0 else m + 2
+    count = 0
+    for i in range(first, first + m):
+        if board[i] > 0:
+            count += 1
+    return count
+
+
+def fsss_search(state: KalahState, depth: int, *, eval: str = "store", trace: bool = False) -> dict:
+    """Depth-limited FSSS on ``state``; same value as :func:`search` without a table."""
+    _check_depth(state, depth, eval)
+    counters = np.zeros(2, dtype=np.int64)
+    buf = np.zeros(_trace_capacity(state, depth) if trace else 0, dtype=np.uint64)
+    value, move = kalah_fsss(state.board, state.houses, state.player, int(depth),
+                             EVAL_STORE if eval == "store" else EVAL_HEURISTIC, state.empty_capture, counters, buf)
+    out = {"value": float(value), "move": int(move), "nodes": int(counters[0]), "evaluations": int(counters[1]),
+           "depth": int(depth), "pv": [int(move)]}
+    if trace:
+        out["frontier"] = buf[:min(int(counters[1]), buf.size)].copy()
+    return out
