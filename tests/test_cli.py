@@ -238,3 +238,53 @@ def test_tournament_cli(capsys, tmp_path):
     assert code == 2 and "random-tree" in err
     code, out, err = run(capsys, "tournament", "--a", "fe:depth=x")
     assert code == 2 and err.startswith("error:")
+
+
+def test_play_engines_json_is_reproducible(capsys):
+    args = ["play", "--p0", "alphabeta:depth=3", "--p1", "random", "--houses", "4", "--seeds", "3",
+            "--seed", "5", "--json"]
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    game = json.loads(out)
+    assert {"moves", "final_board", "margin"} <= set(game)
+    assert sum(game["final_board"]) == 24 and game["margin"] == game["final_board"][5] - game["final_board"][0]
+    code, out2, err = run(capsys, *args)
+    assert json.loads(out2) == game
+    from jitsearch.games.kalah import KalahState
+    s = KalahState.initial(4, 3)
+    for pit in game["moves"]:
+        s = s.play(pit)
+    assert s.board.tolist() == game["final_board"]
+
+
+def test_play_human_reprompts_on_bad_input(capsys, monkeypatch):
+    answers = iter(["x", "9", "1", "q"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    code, out, err = run(capsys, "play", "--p0", "human", "--p1", "random", "--houses", "3", "--seeds", "2",
+                         "--seed", "1")
+    assert code == 0
+    assert out.count("type a number from 1 to 3") == 2 and "sows house 1" in out
+
+
+def test_solve_kalah_cli(capsys):
+    code, out, err = run(capsys, "solve", "--game", "kalah", "--houses", "3", "--seeds", "3", "--json")
+    assert code == 0, err
+    obj = json.loads(out)
+    assert obj["complete"] and obj["margin"] == 2 and "iteration" in err
+    code, out, err = run(capsys, "solve", "--game", "kalah", "--position", "1,0,0/0/0,0,1/16 p0", "--json")
+    assert code == 0 and json.loads(out)["margin"] is not None
+
+
+@pytest.mark.parametrize("args, words", [
+    (["play", "--p0", "minimax"], "unknown agent"),
+    (["play", "--p0", "alphabeta:depth=0", "--json", "--p1", "random"], "depth"),
+    (["play", "--p0", "human", "--json"], "two engine players"),
+    (["play", "--position", "4,4/0/4/0 p0"], "same number of houses"),
+    (["play", "--houses", "0"], "houses"),
+    (["solve", "--game", "chess"], "kalah"),
+    (["solve", "--game", "kalah", "--position", "4,4,4/0/4,4,4/0 p7"], "p0, p1 or end"),
+    (["solve", "--game", "kalah", "--table-size", "2"], "table-size"),
+])
+def test_kalah_cli_errors(capsys, args, words):
+    code, out, err = run(capsys, *args)
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err

@@ -6,9 +6,9 @@ import functools
 import random
 
 import pytest
-from kalah_reference import move as ref_move
 
 from jitsearch.games.kalah import KalahState
+from jitsearch.games.kalah_naive import move as ref_move
 from jitsearch.games.kalah_rules import W1, W2, W3, W4, W5
 from jitsearch.games.kalah_search import iterative_deepening, search, solve_exact
 

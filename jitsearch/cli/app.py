@@ -617,6 +617,52 @@ def bench_fe_paper(
     stdout.print(f"written to {out}/ ({', '.join(result['plots']) or 'no plots: install the bench extra'})")
 
 
+@bench_app.command("kalah")
+def bench_kalah(
+    depths: Annotated[str, typer.Option("--depths", help="Search depths (4-9:1).")] = "4-9:1",
+    python_max_depth: Annotated[
+        int, typer.Option("--python-max-depth", help="Deepest search timed in Python / OpenSpiel.")
+    ] = 7,
+    solve: Annotated[bool, typer.Option("--solve/--no-solve", help="Also time exact solves of small boards.")] = True,
+    time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds per exact solve.")] = 60.0,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the JSON result here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+):
+    """Kalah: alpha-beta nodes/s vs plain Python and OpenSpiel; exact solve times."""
+    from ..benchmarks.kalah_bench import run_kalah_bench
+
+    with stderr.status("benchmarking") as status:
+        result = run_kalah_bench(_parse_heights(depths), python_max_depth, solve, time_limit,
+                                 progress=lambda msg: status.update(f"benchmarking: {msg}"))
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(_json_safe(result), indent=2) + "\n")
+    if as_json:
+        _emit_json(result)
+        return
+    table = Table(title="Kalah(6,4) alpha-beta from the start, store difference, no ordering, no table")
+    for col in ("depth", "nodes", "numba nodes/s", "python nodes/s", "x python", "OpenSpiel nodes/s", "x OpenSpiel",
+                "ordered+TT nodes"):
+        table.add_column(col, justify="right")
+    for r in result["nodes_per_second"]["rows"]:
+        table.add_row(str(r["depth"]), f"{r['nodes']:,}", f"{r['numba_nodes_per_second'] / 1e6:.2f} M",
+                      f"{r['python_nodes_per_second'] / 1e6:.3f} M" if "python_nodes_per_second" in r else "-",
+                      f"{r['speedup_vs_python']:.0f}x" if "speedup_vs_python" in r else "-",
+                      f"{r['openspiel_nodes_per_second'] / 1e6:.3f} M" if "openspiel_nodes_per_second" in r else "-",
+                      f"{r['speedup_vs_openspiel']:.0f}x" if "speedup_vs_openspiel" in r else "-",
+                      f"{r['numba_ordered_tt_nodes']:,}")
+    stdout.print(table)
+    if result.get("solve"):
+        st = Table(title="exact solves (MTD(f) + table)")
+        for col in ("m", "n", "rules", "margin", "best move", "nodes", "seconds"):
+            st.add_column(col, justify="right")
+        for r in result["solve"]:
+            margin = r["margin"] if r["complete"] else f"[{r['lower']}, {r['upper']}] (time limit)"
+            st.add_row(str(r["houses"]), str(r["seeds"]), r["rules"], str(margin), str(r["best_move"]),
+                       f"{r['nodes']:,}", f"{r['seconds']:.2f}")
+        stdout.print(st)
+
+
 def print_throughput_table(result: dict, console: Console) -> None:
     table = Table(title="alpha-beta throughput: Numba vs plain Python (binary trees, median)")
     for col in ("height", "mean leaves", "numba leaves/s", "python leaves/s", "speed-up"):

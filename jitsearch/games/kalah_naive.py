@@ -1,5 +1,6 @@
 """A deliberately plain Kalah implementation, written independently of
-jitsearch.games.kalah_rules: the source of the golden transition file.
+jitsearch.games.kalah_rules: the source of the golden transition file
+(tests/data/kalah_golden.jsonl) and the baseline of the Kalah benchmark.
 
 Positions are (houses0, store0, houses1, store1, player) with each side's
 houses listed from its left (away from its store) to its right.
@@ -78,5 +79,33 @@ def generate(path, games_per_config=10, seed=2024):
                         player = nxt
 
 
-if __name__ == "__main__":
+def alphabeta(h0, s0, h1, s1, player, depth, root, alpha=float("-inf"), beta=float("inf"), counter=None,
+              empty_capture=False):
+    """Plain recursive depth-limited alpha-beta, store-difference evaluation
+    from ``root``'s view, houses in order, no table. ``counter`` (a one-item
+    list) counts nodes visited."""
+    if counter is not None:
+        counter[0] += 1
+    if player == -1 or depth == 0:
+        return float((s0 - s1) if root == 0 else (s1 - s0))
+    side = h0 if player == 0 else h1
+    maximize = player == root
+    best = float("-inf") if maximize else float("inf")
+    for i in range(len(side)):
+        if not side[i]:
+            continue
+        v = alphabeta(*move(h0, s0, h1, s1, player, i, empty_capture), depth - 1, root, alpha, beta, counter,
+                      empty_capture)
+        if maximize:
+            best = max(best, v)
+            alpha = max(alpha, v)
+        else:
+            best = min(best, v)
+            beta = min(beta, v)
+        if alpha >= beta:
+            break
+    return best
+
+
+if __name__ == "__main__":  # regenerate the golden file (from the repository root)
     generate("tests/data/kalah_golden.jsonl")
