@@ -313,27 +313,57 @@ def iterative_deepening(state: KalahState, *, max_depth: int = 64, time_limit: f
 
 # -- exact solving: MTD(f) with a transposition table of bounds ---------------------
 
+@njit(cache=True, inline="always")
+def _order_moves_cheap(board, m, player, moves, count, keys, tt_move):
+    """Solver ordering without trying the moves: the table's move, then moves
+    whose last seed reaches the store (an extra turn, found arithmetically),
+    then the rest, each group from the house nearest the store."""
+    cycle = 2 * m + 1  # pits a sowing visits: all but the opponent's store
+    for j in range(count):
+        pit = moves[j]
+        dist = (m + 1 - pit) if player == 0 else (2 * m + 2 - pit)
+        seeds = board[pit]
+        key = np.float64(-dist)
+        if seeds % cycle == dist % cycle:
+            key += 1e3
+        if pit == tt_move:
+            key += 1e6
+        keys[j] = key
+    for j in range(1, count):
+        mv = moves[j]
+        kv = keys[j]
+        i = j - 1
+        while i >= 0 and keys[i] < kv:
+            moves[i + 1] = moves[i]
+            keys[i + 1] = keys[i]
+            i -= 1
+        moves[i + 1] = mv
+        keys[i + 1] = kv
+
+
 SOLVED, ABORTED, TABLE_FULL = 0, 1, 2
 
 
 @njit(cache=True, nogil=True)
-def _kalah_mt(root_board, m, root_player, gamma, empty_capture, tt_keys, tt_lower, tt_upper, tt_move,
-              tt_work, counters, node_limit):
+def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters, node_limit):
     """Null-window test "margin >= gamma?" to the end of the game.
 
     Values are player 0's final margin; player 0 maximises. Fail-soft:
     returns (status, g) with g >= gamma meaning margin >= g, else margin <= g.
-    The table keeps, per position, a lower and an upper bound and the best
-    move; on a collision the entry of the position with more seeds left in
-    the houses (the bigger subtree) stays.
+    ``table`` is int64[cap, 4], one row (one cache line's half) per slot:
+    the 64-bit key, the lower and the upper bound (float64 bit patterns, read
+    through a float view) and ``best move + 256 * seeds left in the houses``.
+    On a collision the entry of the position with more seeds left (the
+    bigger subtree) stays.
     """
     n = 2 * m + 2
     total = 0
     for i in range(n):
         total += root_board[i]
     depth_cap = 4 * total + 8  # every ply moves at least one seed forward; a safe bound on game length
-    cap = tt_keys.shape[0]
+    cap = table.shape[0]
     mask = np.uint64(cap - 1)
+    tt_f = table.view(np.float64)
     boards = np.empty((depth_cap + 1, n), dtype=root_board.dtype)
     movers = np.empty(depth_cap + 1, dtype=np.int64)
     moves = np.empty((depth_cap + 1, m), dtype=np.int64)
@@ -365,13 +395,13 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, tt_keys, tt_lowe
                 h = board_hash(board, mover)
                 hashes[sp] = h
                 slot = np.int64(h & mask)
-                if tt_keys[slot] == h:
-                    tt_best = tt_move[slot]
-                    if tt_lower[slot] >= gamma:
-                        ret = tt_lower[slot]
+                if np.uint64(table[slot, 0]) == h:
+                    tt_best = table[slot, 3] & 255
+                    if tt_f[slot, 1] >= gamma:
+                        ret = tt_f[slot, 1]
                         done = True
-                    elif tt_upper[slot] < gamma:
-                        ret = tt_upper[slot]
+                    elif tt_f[slot, 2] < gamma:
+                        ret = tt_f[slot, 2]
                         done = True
             if done:
                 if sp == 0:
@@ -380,7 +410,7 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, tt_keys, tt_lowe
                 entering = False
                 continue
             count = legal_moves(board, m, mover, moves[sp])
-            _order_moves(board, m, mover, empty_capture, moves[sp], count, scratch, keys, tt_best)
+            _order_moves_cheap(board, m, mover, moves[sp], count, keys, tt_best)
             nmoves[sp] = count
             kidx[sp] = 0
             value[sp] = -math.inf if mover == 0 else math.inf
@@ -416,20 +446,19 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, tt_keys, tt_lowe
             work += b[i]
         for i in range(m + 2, n):
             work += b[i]
-        if tt_keys[slot] != h:
-            if work >= tt_work[slot] or tt_keys[slot] == 0:
-                tt_keys[slot] = h
-                tt_lower[slot] = -math.inf
-                tt_upper[slot] = math.inf
-                tt_work[slot] = work
+        if np.uint64(table[slot, 0]) != h:
+            if work >= (table[slot, 3] >> 8) or table[slot, 0] == 0:
+                table[slot, 0] = np.int64(h)
+                tt_f[slot, 1] = -math.inf
+                tt_f[slot, 2] = math.inf
             else:
                 slot = -1
         if slot >= 0:
             if g >= gamma:
-                tt_lower[slot] = max(tt_lower[slot], g)
+                tt_f[slot, 1] = max(tt_f[slot, 1], g)
             else:
-                tt_upper[slot] = min(tt_upper[slot], g)
-            tt_move[slot] = best[sp]
+                tt_f[slot, 2] = min(tt_f[slot, 2], g)
+            table[slot, 3] = best[sp] + 256 * work
         ret = g
         if sp == 0:
             return SOLVED, ret
@@ -452,13 +481,9 @@ def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 22, time_limit: fl
         return {"margin": state.margin, "best_move": -1, "nodes": 0, "iterations": 0, "seconds": 0.0,
                 "complete": True, "lower": state.margin, "upper": state.margin}
     cap = 1 << max(4, int(tt_capacity - 1).bit_length())
-    check_bytes(cap * 40, max_bytes, f"a transposition table of {cap} slots",
+    check_bytes(cap * 32, max_bytes, f"a transposition table of {cap} slots",
                 "lower the table size (--table-size) or raise --max-memory")
-    keys = np.zeros(cap, dtype=np.uint64)
-    lower = np.full(cap, -math.inf)
-    upper = np.full(cap, math.inf)
-    moves = np.full(cap, -1, dtype=np.int64)
-    work = np.zeros(cap, dtype=np.int64)
+    table = np.zeros((cap, 4), dtype=np.int64)
     counters = np.zeros(1, dtype=np.int64)
     lo, up = -math.inf, math.inf
     g = float(first_guess)
@@ -476,7 +501,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 22, time_limit: fl
             rate = counters[0] / elapsed if elapsed > 0.5 else 2e6
             limit = int(counters[0] + max(rate * (time_limit - elapsed), 1e5))
         status, g = _kalah_mt(state.board, state.houses, state.player, float(gamma), state.empty_capture,
-                              keys, lower, upper, moves, work, counters, limit)
+                              table, counters, limit)
         iterations += 1
         if status != SOLVED:
             complete = False
@@ -489,7 +514,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 22, time_limit: fl
             progress(iterations, lo, up, int(counters[0]), time.perf_counter() - start)
     h = int(_hash(state.board, state.player))
     slot = h & (cap - 1)
-    best = int(moves[slot]) if int(keys[slot]) == h else -1
+    best = int(table[slot, 3] & 255) if int(table[slot, 0]) & ((1 << 64) - 1) == h else -1
     if best not in state.legal_moves():
         best = -1
     margin = lo if complete else None
