@@ -490,22 +490,30 @@ def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 22, time_limit: fl
     start = time.perf_counter()
     iterations = 0
     complete = True
+    g_new = g
     while lo < up:
         gamma = g + 1 if g == lo else g
-        limit = np.iinfo(np.int64).max
-        if time_limit is not None:
-            elapsed = time.perf_counter() - start
-            if elapsed >= time_limit:
-                complete = False
+        # a test cannot be interrupted from Python: give it a node budget from
+        # the measured rate, and when it runs out early retry (the table keeps
+        # what was learnt) until the time is really spent
+        status = ABORTED
+        while True:
+            limit = np.iinfo(np.int64).max
+            if time_limit is not None:
+                elapsed = time.perf_counter() - start
+                if elapsed >= time_limit:
+                    break
+                rate = counters[0] / elapsed if elapsed > 0.5 else 1e6
+                limit = int(counters[0] + max(rate * (time_limit - elapsed), 1e5))
+            status, g_new = _kalah_mt(state.board, state.houses, state.player, float(gamma), state.empty_capture,
+                                      table, counters, limit)
+            if status != ABORTED or time_limit is None:
                 break
-            rate = counters[0] / elapsed if elapsed > 0.5 else 2e6
-            limit = int(counters[0] + max(rate * (time_limit - elapsed), 1e5))
-        status, g = _kalah_mt(state.board, state.houses, state.player, float(gamma), state.empty_capture,
-                              table, counters, limit)
         iterations += 1
         if status != SOLVED:
             complete = False
             break
+        g = g_new
         if g >= gamma:
             lo = g
         else:
