@@ -64,6 +64,21 @@ def evaluate(board, m, root_player, eval_kind, over):
 
 
 @njit(cache=True, inline="always")
+def sort_by_key(moves, keys, count):
+    """Stable insertion sort of ``moves[:count]`` by descending ``keys``."""
+    for j in range(1, count):
+        mv = moves[j]
+        kv = keys[j]
+        i = j - 1
+        while i >= 0 and keys[i] < kv:
+            moves[i + 1] = moves[i]
+            keys[i + 1] = keys[i]
+            i -= 1
+        moves[i + 1] = mv
+        keys[i + 1] = kv
+
+
+@njit(cache=True, inline="always")
 def _order_moves(board, m, player, empty_capture, moves, count, scratch, keys, tt_move):
     """Sort ``moves[:count]`` best first (see module docstring)."""
     sign = 1.0 if player == 0 else -1.0
@@ -76,17 +91,7 @@ def _order_moves(board, m, player, empty_capture, moves, count, scratch, keys, t
         if moves[j] == tt_move:
             key += 1e9
         keys[j] = key
-    # insertion sort, stable, descending
-    for j in range(1, count):
-        mv = moves[j]
-        kv = keys[j]
-        i = j - 1
-        while i >= 0 and keys[i] < kv:
-            moves[i + 1] = moves[i]
-            keys[i + 1] = keys[i]
-            i -= 1
-        moves[i + 1] = mv
-        keys[i + 1] = kv
+    sort_by_key(moves, keys, count)
 
 
 @njit(cache=True, nogil=True)
@@ -329,16 +334,7 @@ def _order_moves_cheap(board, m, player, moves, count, keys, tt_move):
         if pit == tt_move:
             key += 1e6
         keys[j] = key
-    for j in range(1, count):
-        mv = moves[j]
-        kv = keys[j]
-        i = j - 1
-        while i >= 0 and keys[i] < kv:
-            moves[i + 1] = moves[i]
-            keys[i + 1] = keys[i]
-            i -= 1
-        moves[i + 1] = mv
-        keys[i + 1] = kv
+    sort_by_key(moves, keys, count)
 
 
 SOLVED, ABORTED, TABLE_FULL = 0, 1, 2
