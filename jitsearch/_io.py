@@ -1,4 +1,4 @@
-"""Small file helpers shared by long runs that append records as they go."""
+"""Small helpers shared by long runs that append records as they go."""
 
 from __future__ import annotations
 
@@ -14,3 +14,11 @@ def drop_partial_line(path: Path) -> None:
         return
     with open(path, "r+b") as fh:
         fh.truncate(data.rfind(b"\n") + 1)
+
+
+def grouped(rows, key: str) -> list[tuple]:
+    """[(value, rows with that value of ``key``)], sorted by value."""
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault(r[key], []).append(r)
+    return sorted(groups.items())

@@ -6,7 +6,7 @@ import csv
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from .._io import drop_partial_line
+from .._io import drop_partial_line, grouped  # noqa: F401  (grouped re-exported)
 
 
 def read_rows(path: Path, numeric) -> list[dict]:

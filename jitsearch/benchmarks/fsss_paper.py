@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ._plot import pyplot
-from ._rows import run_rows
+from ._rows import grouped, run_rows
 
 PAPER_FITS = {"alphabeta": (1.74, 1.68), "fsss": (1.46, 1.65)}
 EXP1_FIELDS = ["height", "seed", "value", "alphabeta", "fsss", "mtd_inf"]
@@ -89,12 +89,8 @@ def _fit(heights, means):
 
 
 def summarize_experiment1(rows) -> dict:
-    by_h: dict[int, list[dict]] = {}
-    for r in rows:
-        by_h.setdefault(r["height"], []).append(r)
     table = []
-    for h in sorted(by_h):
-        rs = by_h[h]
+    for h, rs in grouped(rows, "height"):
         entry = {"height": h, "trees": len(rs)}
         for a in ALGOS:
             x = np.array([r[a] for r in rs], dtype=float)
@@ -126,12 +122,8 @@ def summarize_experiment1(rows) -> dict:
 
 
 def summarize_experiment2(rows) -> dict:
-    by_h: dict[int, list[dict]] = {}
-    for r in rows:
-        by_h.setdefault(r["height"], []).append(r)
     table = []
-    for h in sorted(by_h):
-        rs = by_h[h]
+    for h, rs in grouped(rows, "height"):
         ab = np.array([r["alphabeta"] for r in rs])
         f = np.array([r["fsss"] for r in rs])
         m = np.array([r["mtd_inf"] for r in rs])

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from .._io import drop_partial_line
+from .._io import drop_partial_line, grouped
 from ..search.forward_estimation import BOUNDS_FIXED, BOUNDS_ONLINE, incremental_search
 from ..trees.incremental import (
     DEFAULT_EDGE_RANGE,
@@ -312,11 +312,8 @@ def more_less_points(rounds: list[dict]) -> list[dict]:
     nodes than b (after which b gained a ply); LESS: the tournament just
     before it at the same b horizon (a one ply shallower), if any.
     """
-    by_h: dict[int, list[dict]] = {}
-    for r in rounds:
-        by_h.setdefault(r["horizon_b"], []).append(r)
     points = []
-    for h, rs in sorted(by_h.items()):
+    for h, rs in grouped(rounds, "horizon_b"):
         more = next((r for r in rs if r["nodes_a"] > r["nodes_b"]), None)
         less = None
         if more is not None:
