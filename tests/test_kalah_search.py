@@ -137,6 +137,30 @@ def test_exact_solve_equals_brute_force(m, n, empty_capture):
         assert solve_exact(pos, tt_capacity=1 << 8, first_guess=3)["margin"] == brute_force_margin(pos)
 
 
+@pytest.mark.parametrize("empty_capture", [False, True])
+def test_solver_options_agree_with_brute_force(empty_capture):
+    """Enhanced transposition cutoffs, a tiny table (constant replacement in
+    the two-slot buckets) and any first guess change the work, never the
+    margin; positions with unequal stores check the table's relative bounds."""
+    positions = _random_positions(12, m=3, n=3, seed=5 + empty_capture, empty_capture=empty_capture)
+    for pos in positions:
+        want = brute_force_margin(pos)
+        for kw in ({}, {"etc_min_seeds": 0}, {"tt_capacity": 64, "first_guess": -20},
+                   {"tt_capacity": 1 << 10, "first_guess": 21, "etc_min_seeds": 4}):
+            r = solve_exact(pos, **kw)
+            assert r["margin"] == want, (pos.to_text(), kw)
+            if not pos.is_over:
+                assert brute_force_margin(pos.play(r["best_move"])) == want
+
+
+def test_estimate_margin_has_the_parity_of_the_seed_total():
+    from jitsearch.games.kalah_search import estimate_margin
+
+    for m, n in ((4, 3), (5, 3), (6, 4)):
+        s = KalahState.initial(m, n)
+        assert (estimate_margin(s, budget_seconds=0.05) - 2 * m * n) % 2 == 0
+
+
 def test_solver_time_limit_reports_bounds():
     r = solve_exact(KalahState.initial(6, 6), time_limit=0.5)
     assert not r["complete"] and r["margin"] is None

@@ -96,7 +96,7 @@ def _openspiel_store_difference(state) -> float:
 
 
 def solve_times(boards=((1, 1), (2, 2), (3, 3), (4, 3), (4, 4), (5, 3), (5, 4), (6, 3), (6, 4)),
-                time_limit: float = 60.0, table_size: int = 1 << 22, progress=None) -> list[dict]:
+                time_limit: float = 60.0, table_size: int = 1 << 24, progress=None) -> list[dict]:
     from ..games.kalah import KalahState
     from ..games.kalah_search import solve_exact
 

@@ -176,8 +176,8 @@ def solve(
         Optional[float], typer.Option("--time-limit", help="kalah: stop after this many seconds.")
     ] = None,
     table_size: Annotated[
-        int, typer.Option("--table-size", help="kalah: transposition-table slots (power of two).")
-    ] = 1 << 22,
+        int, typer.Option("--table-size", help="kalah: transposition-table slots (power of two; 32 bytes each).")
+    ] = 1 << 24,
 ):
     """Solve a game tree (or Kalah) exactly and report value, best move and work done."""
     if game is not None:

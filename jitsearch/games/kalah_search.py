@@ -282,6 +282,11 @@ def _hash(board, player):
     return board_hash(board, player)
 
 
+@njit(cache=True)
+def _houses_hash(board, m, player):
+    return houses_hash(board, m, player)
+
+
 def iterative_deepening(state: KalahState, *, max_depth: int = 64, time_limit: float | None = None,
                         eval: str = "store", tt_capacity: int = 1 << 18) -> dict:
     """Deepen one ply at a time, reusing the table, until ``max_depth`` or the
@@ -319,11 +324,14 @@ def iterative_deepening(state: KalahState, *, max_depth: int = 64, time_limit: f
 # -- exact solving: MTD(f) with a transposition table of bounds ---------------------
 
 @njit(cache=True, inline="always")
-def _order_moves_cheap(board, m, player, moves, count, keys, tt_move):
+def _order_moves_cheap(board, m, player, moves, count, keys, tt_move, empty_capture):
     """Solver ordering without trying the moves: the table's move, then moves
-    whose last seed reaches the store (an extra turn, found arithmetically),
-    then the rest, each group from the house nearest the store."""
+    whose last seed reaches the store (an extra turn, found arithmetically;
+    the one nearest the store first, so it leaves the others' extra turns
+    standing), then captures (biggest first), then the rest from the house
+    nearest the store."""
     cycle = 2 * m + 1  # pits a sowing visits: all but the opponent's store
+    n = 2 * m + 2
     for j in range(count):
         pit = moves[j]
         dist = (m + 1 - pit) if player == 0 else (2 * m + 2 - pit)
@@ -331,6 +339,12 @@ def _order_moves_cheap(board, m, player, moves, count, keys, tt_move):
         key = np.float64(-dist)
         if seeds % cycle == dist % cycle:
             key += 1e3
+        elif seeds < dist:
+            land = pit + seeds  # an own house, reached without a lap
+            if board[land] == 0 and (empty_capture or board[n - land] > 0):
+                key += 100.0 + board[n - land]
+        elif seeds == cycle:
+            key += 100.0 + board[n - pit] + 1  # a full lap ends in the emptied start house
         if pit == tt_move:
             key += 1e6
         keys[j] = key
@@ -340,17 +354,46 @@ def _order_moves_cheap(board, m, player, moves, count, keys, tt_move):
 SOLVED, ABORTED, TABLE_FULL = 0, 1, 2
 
 
+_POLY = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime
+
+
+@njit(cache=True, inline="always")
+def houses_hash(board, m, player):
+    """64-bit key of (the houses, the player to move), stores left out: the
+    rest of the game depends on nothing else. A polynomial over the houses
+    (one multiply per house) finished by one SplitMix64 round."""
+    h = np.uint64(player + 1) * _GOLDEN  # high bits: never confused with a house count
+    for i in range(1, m + 1):
+        h = (h ^ np.uint64(board[i])) * _POLY
+    for i in range(m + 2, 2 * m + 2):
+        h = (h ^ np.uint64(board[i])) * _POLY
+    return mix64(h)
+
+
 @njit(cache=True, nogil=True)
-def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters, node_limit):
+def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters, node_limit, etc_min_seeds):
     """Null-window test "margin >= gamma?" to the end of the game.
 
     Values are player 0's final margin; player 0 maximises. Fail-soft:
-    returns (status, g) with g >= gamma meaning margin >= g, else margin <= g.
-    ``table`` is int64[cap, 4], one row (one cache line's half) per slot:
-    the 64-bit key, the lower and the upper bound (float64 bit patterns, read
-    through a float view) and ``best move + 256 * seeds left in the houses``.
-    On a collision the entry of the position with more seeds left (the
-    bigger subtree) stays.
+    returns (status, g, root move) with g >= gamma meaning margin >= g, else
+    margin <= g; the root is always expanded (no cutoff from the table or the
+    seed counts there) so the move is the one its own search found.
+
+    Two things make it fast (both from the literature on solving Kalah):
+
+    * seed-count bounds: with stores s0, s1 and r seeds left in the houses the
+      final margin lies in [s0 - s1 - r, s0 - s1 + r], so a node whose whole
+      range is on one side of gamma is answered without a move;
+    * the table is keyed on the houses and the player to move only, and keeps
+      bounds on the *rest* of the game (final margin minus s0 - s1), so
+      positions that differ only in how the stores split share one entry.
+
+    ``table`` is int64[cap, 4], one row per slot: the 64-bit key, the lower
+    and the upper bound on the rest (float64 bit patterns, read through a
+    float view) and ``best move + 256 * seeds left in the houses``. Slots
+    pair into buckets (two-tier replacement): the even slot keeps the entry
+    with the most seeds left (the biggest subtree), the odd one the most
+    recent other entry; a new entry that beats the even slot's demotes it.
     """
     n = 2 * m + 2
     total = 0
@@ -358,18 +401,20 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
         total += root_board[i]
     depth_cap = 4 * total + 8  # every ply moves at least one seed forward; a safe bound on game length
     cap = table.shape[0]
-    mask = np.uint64(cap - 1)
+    mask = np.uint64(cap - 2)  # buckets of two slots: an even index
     tt_f = table.view(np.float64)
     boards = np.empty((depth_cap + 1, n), dtype=root_board.dtype)
     movers = np.empty(depth_cap + 1, dtype=np.int64)
     moves = np.empty((depth_cap + 1, m), dtype=np.int64)
     keys = np.empty(m, dtype=np.float64)
-    scratch = np.empty(n, dtype=root_board.dtype)
+    child = np.empty(n, dtype=root_board.dtype)
     nmoves = np.empty(depth_cap + 1, dtype=np.int64)
     kidx = np.empty(depth_cap + 1, dtype=np.int64)
     value = np.empty(depth_cap + 1, dtype=np.float64)
     best = np.empty(depth_cap + 1, dtype=np.int64)
     hashes = np.empty(depth_cap + 1, dtype=np.uint64)
+    diffs = np.empty(depth_cap + 1, dtype=np.float64)
+    seeds_left = np.empty(depth_cap + 1, dtype=np.int64)
     boards[0] = root_board
     movers[0] = root_player
     sp = 0
@@ -379,7 +424,7 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
         if entering:
             counters[0] += 1
             if counters[0] > node_limit:
-                return ABORTED, 0.0
+                return ABORTED, 0.0, -1
             mover = movers[sp]
             board = boards[sp]
             done = False
@@ -388,25 +433,72 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
                 ret = np.float64(margin_of(board, m))
                 done = True
             else:
-                h = board_hash(board, mover)
-                hashes[sp] = h
-                slot = np.int64(h & mask)
-                if np.uint64(table[slot, 0]) == h:
-                    tt_best = table[slot, 3] & 255
-                    if tt_f[slot, 1] >= gamma:
-                        ret = tt_f[slot, 1]
-                        done = True
-                    elif tt_f[slot, 2] < gamma:
-                        ret = tt_f[slot, 2]
-                        done = True
+                d = np.float64(board[m + 1] - board[0])
+                r = total - board[m + 1] - board[0]
+                if sp > 0 and d + r < gamma:
+                    ret = d + r
+                    done = True
+                elif sp > 0 and d - r >= gamma:
+                    ret = d - r
+                    done = True
+                else:
+                    diffs[sp] = d
+                    seeds_left[sp] = r
+                    h = houses_hash(board, m, mover)
+                    hashes[sp] = h
+                    slot = np.int64(h & mask)
+                    if np.uint64(table[slot, 0]) != h:
+                        slot ^= 1
+                    if np.uint64(table[slot, 0]) == h:
+                        tt_best = table[slot, 3] & 255
+                        if sp == 0:
+                            pass  # the root is always searched, so that it names its best move
+                        elif tt_f[slot, 1] + d >= gamma:
+                            ret = tt_f[slot, 1] + d
+                            done = True
+                        elif tt_f[slot, 2] + d < gamma:
+                            ret = tt_f[slot, 2] + d
+                            done = True
+            count = 0
+            if not done:
+                count = legal_moves(board, m, mover, moves[sp])
+                if sp > 0 and seeds_left[sp] >= etc_min_seeds:
+                    # enhanced transposition cutoff: a child whose bounds
+                    # (game over, seed counts, table) already decide the test
+                    for j in range(count):
+                        for i in range(n):
+                            child[i] = board[i]
+                        cm = apply_move(child, m, mover, moves[sp, j], empty_capture)
+                        cd = np.float64(child[m + 1] - child[0])
+                        if cm < 0:
+                            c_lo = cd
+                            c_up = cd
+                        else:
+                            cr = total - child[m + 1] - child[0]
+                            c_lo = cd - cr
+                            c_up = cd + cr
+                            ch = houses_hash(child, m, cm)
+                            cs = np.int64(ch & mask)
+                            if np.uint64(table[cs, 0]) != ch:
+                                cs ^= 1
+                            if np.uint64(table[cs, 0]) == ch:
+                                c_lo = max(c_lo, tt_f[cs, 1] + cd)
+                                c_up = min(c_up, tt_f[cs, 2] + cd)
+                        if mover == 0 and c_lo >= gamma:
+                            ret = c_lo
+                            done = True
+                            break
+                        if mover == 1 and c_up < gamma:
+                            ret = c_up
+                            done = True
+                            break
             if done:
                 if sp == 0:
-                    return SOLVED, ret
+                    return SOLVED, ret, -1  # the root is over
                 sp -= 1
                 entering = False
                 continue
-            count = legal_moves(board, m, mover, moves[sp])
-            _order_moves_cheap(board, m, mover, moves[sp], count, keys, tt_best)
+            _order_moves_cheap(board, m, mover, moves[sp], count, keys, tt_best, empty_capture)
             nmoves[sp] = count
             kidx[sp] = 0
             value[sp] = -math.inf if mover == 0 else math.inf
@@ -427,43 +519,69 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
         more = g < gamma if movers[sp] == 0 else g >= gamma
         if k < nmoves[sp] and more:
             if sp + 1 > depth_cap:
-                return TABLE_FULL, 0.0
+                return TABLE_FULL, 0.0, -1
             boards[sp + 1] = boards[sp]
             movers[sp + 1] = apply_move(boards[sp + 1], m, movers[sp], moves[sp, k], empty_capture)
             sp += 1
             entering = True
             continue
-        # store the bound learnt and return g
+        # store the bound learnt (on the rest of the game) and return g
         h = hashes[sp]
-        slot = np.int64(h & mask)
-        work = 0
-        b = boards[sp]
-        for i in range(1, m + 1):
-            work += b[i]
-        for i in range(m + 2, n):
-            work += b[i]
+        slot = np.int64(h & mask)  # even: the bucket's deep slot
+        work = seeds_left[sp]
+        fresh = False
         if np.uint64(table[slot, 0]) != h:
-            if work >= (table[slot, 3] >> 8) or table[slot, 0] == 0:
+            if np.uint64(table[slot + 1, 0]) == h:
+                slot += 1
+            else:
+                fresh = True
+                if work >= (table[slot, 3] >> 8):
+                    # demote the deep slot's entry to the recent slot
+                    for c in range(4):
+                        table[slot + 1, c] = table[slot, c]
+                else:
+                    slot += 1
                 table[slot, 0] = np.int64(h)
                 tt_f[slot, 1] = -math.inf
                 tt_f[slot, 2] = math.inf
-            else:
-                slot = -1
-        if slot >= 0:
+        if True:
+            rest = g - diffs[sp]
             if g >= gamma:
-                tt_f[slot, 1] = max(tt_f[slot, 1], g)
+                tt_f[slot, 1] = max(tt_f[slot, 1], rest)
             else:
-                tt_f[slot, 2] = min(tt_f[slot, 2], g)
-            table[slot, 3] = best[sp] + 256 * work
+                tt_f[slot, 2] = min(tt_f[slot, 2], rest)
+            # the move is kept from a fail-high (the move that proved the
+            # lower bound); a fail-low only names one for a fresh entry
+            if fresh or g >= gamma:
+                table[slot, 3] = best[sp] + 256 * work
         ret = g
         if sp == 0:
-            return SOLVED, ret
+            return SOLVED, ret, best[0]
         sp -= 1
         entering = False
 
 
-def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 22, time_limit: float | None = None,
-                first_guess: int = 0, progress=None, max_bytes: int = 4 * 1024**3) -> dict:
+def estimate_margin(state: KalahState, budget_seconds: float = 0.5) -> int:
+    """MTD(f)'s first guess: depth-limited alpha-beta with the store
+    difference, deepened while an iteration takes under ``budget_seconds``
+    (about 16 plies on Kalah(6,4)), as player 0's margin with the parity of
+    the seed total (every final margin has it)."""
+    table = new_table(1 << 16)
+    value = 0.0
+    for depth in range(2, 41, 2):
+        t0 = time.perf_counter()
+        value = search(state, depth, table=table)["value"]
+        if time.perf_counter() - t0 > budget_seconds / 4:
+            break
+    guess = int(round(value if state.player == 0 else -value))
+    if (guess - int(state.board.sum())) % 2:
+        guess += 1
+    return guess
+
+
+def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 24, time_limit: float | None = None,
+                first_guess: int | None = None, progress=None, max_bytes: int = 4 * 1024**3,
+                etc_min_seeds: int = 1 << 30) -> dict:
     """Game-theoretic value (player 0's final margin under perfect play) and
     the best move, by MTD(f) with a transposition table.
 
@@ -481,12 +599,15 @@ def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 22, time_limit: fl
                 "lower the table size (--table-size) or raise --max-memory")
     table = np.zeros((cap, 4), dtype=np.int64)
     counters = np.zeros(1, dtype=np.int64)
+    start = time.perf_counter()
+    if first_guess is None:
+        first_guess = estimate_margin(state)
     lo, up = -math.inf, math.inf
     g = float(first_guess)
-    start = time.perf_counter()
     iterations = 0
     complete = True
     g_new = g
+    best = -1
     while lo < up:
         gamma = g + 1 if g == lo else g
         # a test cannot be interrupted from Python: give it a node budget from
@@ -501,8 +622,8 @@ def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 22, time_limit: fl
                     break
                 rate = counters[0] / elapsed if elapsed > 0.5 else 1e6
                 limit = int(counters[0] + max(rate * (time_limit - elapsed), 1e5))
-            status, g_new = _kalah_mt(state.board, state.houses, state.player, float(gamma), state.empty_capture,
-                                      table, counters, limit)
+            status, g_new, root_move = _kalah_mt(state.board, state.houses, state.player, float(gamma),
+                                                 state.empty_capture, table, counters, limit, etc_min_seeds)
             if status != ABORTED or time_limit is None:
                 break
         iterations += 1
@@ -514,11 +635,17 @@ def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 22, time_limit: fl
             lo = g
         else:
             up = g
+        # the test that moved the mover's own bound names its best move: a
+        # fail-high for player 0 (margin >= g via that move), a fail-low for 1
+        if (g >= gamma) == (state.player == 0) and root_move >= 0:
+            best = int(root_move)
         if progress:
             progress(iterations, lo, up, int(counters[0]), time.perf_counter() - start)
-    h = int(_hash(state.board, state.player))
-    slot = h & (cap - 1)
-    best = int(table[slot, 3] & 255) if int(table[slot, 0]) & ((1 << 64) - 1) == h else -1
+    if best < 0:  # stopped before the first informative test: the table's move, if any
+        h = int(_houses_hash(state.board, state.houses, state.player))
+        for slot in ((h & (cap - 2)), (h & (cap - 2)) + 1):
+            if int(table[slot, 0]) & ((1 << 64) - 1) == h:
+                best = int(table[slot, 3] & 255)
     if best not in state.legal_moves():
         best = -1
     margin = lo if complete else None

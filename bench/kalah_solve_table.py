@@ -1,0 +1,104 @@
+#!/usr/bin/env python
+"""Solve Kalah(m, n) from the start for every board that fits a time limit,
+under both rule variants; writes bench/results/kalah_solve/solve_table.csv
+(one row per board as it finishes; ``--resume`` continues) and
+solve_table.md.
+
+A board is skipped (``skipped``) when a smaller board of the same rules (one
+house or one seed fewer) already ran out of time.
+
+    python bench/kalah_solve_table.py --max-houses 6 --max-seeds 6 --time-limit 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import platform
+import sys
+from pathlib import Path
+
+from jitsearch.benchmarks._rows import drop_partial_line
+from jitsearch.games.kalah import KalahState
+from jitsearch.games.kalah_search import solve_exact
+
+FIELDS = ["houses", "seeds", "rules", "status", "margin", "best_move", "nodes", "seconds", "lower", "upper",
+          "table_slots"]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--max-houses", type=int, default=6)
+    ap.add_argument("--max-seeds", type=int, default=6)
+    ap.add_argument("--time-limit", type=float, default=200.0, help="seconds per board")
+    ap.add_argument("--table-size", type=int, default=1 << 24, help="transposition-table slots")
+    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "kalah_solve")
+    ap.add_argument("--resume", action="store_true")
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / "solve_table.csv"
+    rows = []
+    if args.resume and path.exists():
+        drop_partial_line(path)
+        with open(path, newline="") as fh:
+            rows = list(csv.DictReader(fh))
+    else:
+        with open(path, "w", newline="") as fh:
+            csv.DictWriter(fh, FIELDS).writeheader()
+    done = {(int(r["houses"]), int(r["seeds"]), r["rules"]): r for r in rows}
+    solve_exact(KalahState.initial(2, 2), tt_capacity=1 << 8)  # compile outside the timings
+    with open(path, "a", newline="") as fh:
+        writer = csv.DictWriter(fh, FIELDS)
+        for rules in ("empty-capture", "standard"):
+            for m in range(1, args.max_houses + 1):
+                for n in range(1, args.max_seeds + 1):
+                    if (m, n, rules) in done:
+                        continue
+                    smaller = [done.get((m - 1, n, rules)), done.get((m, n - 1, rules))]
+                    if any(r is not None and r["status"] != "solved" for r in smaller):
+                        row = {"houses": m, "seeds": n, "rules": rules, "status": "skipped"}
+                    else:
+                        state = KalahState.initial(m, n, empty_capture=rules == "empty-capture")
+                        r = solve_exact(state, tt_capacity=args.table_size, time_limit=args.time_limit)
+                        row = {"houses": m, "seeds": n, "rules": rules,
+                               "status": "solved" if r["complete"] else "time limit",
+                               "margin": r["margin"], "best_move": r["best_move"], "nodes": r["nodes"],
+                               "seconds": f"{r['seconds']:.2f}", "lower": r["lower"], "upper": r["upper"],
+                               "table_slots": args.table_size}
+                        print(f"Kalah({m},{n}) {rules}: {row['status']} margin {r['margin']} "
+                              f"[{r['lower']}, {r['upper']}] move {r['best_move']} {r['nodes']:,} nodes "
+                              f"{r['seconds']:.1f} s", file=sys.stderr, flush=True)
+                    writer.writerow(row)
+                    fh.flush()
+                    done[(m, n, rules)] = {k: str(v) for k, v in row.items()}
+    write_markdown(done, args)
+    return 0
+
+
+def write_markdown(done, args):
+    def cell(r):
+        if r is None or r["status"] == "skipped":
+            return "-", "-"
+        if r["status"] != "solved":
+            lo = r["lower"] or "-inf"
+            up = r["upper"] or "+inf"
+            return f"in [{lo}, {up}]", f">{float(args.time_limit):.0f}"
+        margin = int(r["margin"])
+        return f"{margin:+d} (pit {r['best_move']})", f"{float(r['seconds']):.2f} s, {int(r['nodes']):,} nodes"
+
+    lines = [f"Kalah(m, n) from the start: player 0's margin under perfect play (best first move as a pit "
+             f"index), time and nodes; {args.time_limit:.0f} s per board, {args.table_size} table slots; "
+             f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, one core.", "",
+             "| m | n | empty-capture | time, nodes | standard | time, nodes |", "|---|---|---|---|---|---|"]
+    for m in range(1, args.max_houses + 1):
+        for n in range(1, args.max_seeds + 1):
+            a = cell(done.get((m, n, "empty-capture")))
+            b = cell(done.get((m, n, "standard")))
+            if a == ("-", "-") and b == ("-", "-"):
+                continue
+            lines.append(f"| {m} | {n} | {a[0]} | {a[1]} | {b[0]} | {b[1]} |")
+    (args.out / "solve_table.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
