@@ -280,10 +280,18 @@ def solve(
 
 @app.command()
 def tournament(
-    game: Annotated[str, typer.Option("--game", help="Game: random-tree.")] = "random-tree",
-    a: Annotated[str, typer.Option("--a", help="Player A, e.g. fe:depth=3,delta=0.5,bounds=online.")] = "fe",
-    b: Annotated[str, typer.Option("--b", help="Player B, e.g. alphabeta:depth=3.")] = "alphabeta",
+    game: Annotated[str, typer.Option("--game", help="Game: random-tree or kalah.")] = "random-tree",
+    a: Annotated[str, typer.Option("--a", help="Player A, e.g. fe:depth=3,delta=0.5 or alphabeta:depth=5.")] = "fe",
+    b: Annotated[str, typer.Option("--b", help="Player B, e.g. alphabeta:depth=3 or mcts:iterations=100.")]
+    = "alphabeta",
     pairs: Annotated[int, typer.Option("--pairs", help="Pairs of games (seats swapped) per tournament.")] = 100,
+    houses: Annotated[int, typer.Option("--houses", help="Kalah: houses per side.")] = 6,
+    seeds: Annotated[int, typer.Option("--seeds", help="Kalah: seeds per house.")] = 4,
+    empty_capture: Annotated[bool, typer.Option("--empty-capture", help="Kalah: the empty-capture variant.")]
+    = False,
+    openings: Annotated[int, typer.Option("--openings", help="Kalah: seeded random opening plies per pair.")] = 0,
+    max_plies: Annotated[int, typer.Option("--max-plies", help="Kalah: ply cap (scored by stores).")] = 300,
+    workers: Annotated[int, typer.Option("--workers", help="Kalah: games played in parallel processes.")] = 1,
     branching: Annotated[int, typer.Option("--branching", "-b", help="Random tree: (mean) branching.")] = 5,
     fixed_branching: Annotated[
         bool, typer.Option("--fixed-branching", help="Random tree: fixed instead of random branching.")
@@ -303,10 +311,14 @@ def tournament(
 
     from ..games.random_tree_game import GameConfig, PlayerSpec, depth_increment_protocol, run_tournament
 
-    if game != "random-tree":
-        raise UserError(f"--game must be random-tree (kalah comes with the Kalah engine), got {game!r}")
+    if game not in ("random-tree", "kalah"):
+        raise UserError(f"--game must be random-tree or kalah, got {game!r}")
     if resume and out is None:
         raise UserError("--resume needs --out")
+    if game == "kalah":
+        _kalah_tournament(a, b, pairs, houses, seeds, empty_capture, openings, max_plies, seed, workers, out,
+                          resume, as_json)
+        return
     spec_a, spec_b = PlayerSpec.parse(a), PlayerSpec.parse(b)
     config = GameConfig(branching=branching, random_branching=not fixed_branching, depth=tree_depth, seed=seed)
     config.tree(0)  # validates the tree parameters
@@ -337,6 +349,33 @@ def tournament(
                       str(r["pairs"]), str(r["a_wins"]), str(r["ties"]), str(r["b_wins"]),
                       f"{100 * r['a_win_rate']:.0f} ({100 * lo:.0f}-{100 * hi:.0f})", str(r["nodes_a"]),
                       str(r["nodes_b"]))
+    stdout.print(table)
+
+
+def _kalah_tournament(a, b, pairs, houses, seeds, empty_capture, openings, max_plies, seed, workers, out, resume,
+                      as_json):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..games.kalah_tournament import KalahMatch, run_kalah_tournament
+
+    match = KalahMatch(houses, seeds, empty_capture, max_plies, openings, seed)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=stderr, transient=True) as bar:
+        task = bar.add_task("games", total=2 * pairs)
+        r = run_kalah_tournament(a, b, match, pairs, out=out, resume=resume, workers=workers,
+                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
+    r["game"] = "kalah"
+    if as_json:
+        _emit_json(r)
+        return
+    table = Table(title=f"Kalah({houses},{seeds}): A = {a} vs B = {b}, {pairs} pairs")
+    for col in ("games", "A wins", "draws", "B wins", "A score (95% CI)", "Elo A-B (95% CI)", "mean plies"):
+        table.add_column(col, justify="right")
+    lo, hi = r["a_score_ci95"]
+    elo_lo, elo_hi = r["elo_ci95"]
+    table.add_row(str(r["games"]), str(r["a_wins"]), str(r["draws"]), str(r["b_wins"]),
+                  f"{r['a_score']:.3f} ({lo:.3f}-{hi:.3f})", f"{r['elo_diff']:+.0f} ({elo_lo:+.0f}, {elo_hi:+.0f})",
+                  f"{r['mean_plies']:.1f}")
     stdout.print(table)
 
 

@@ -7,6 +7,16 @@ Specs (command line and API): ``random``, ``alphabeta:depth=8``,
 and falls back to the deepest alpha-beta iteration), ``human`` (the CLI
 asks). ``eval`` is ``store`` (store difference, the default) or
 ``heuristic`` (seed 003's weighted H1..H5).
+
+Monte Carlo agents (:mod:`jitsearch.mcts.search`): ``mcts:iterations=100``
+or ``mcts:time=1`` with ``c=`` (default sqrt 2), ``formula=ucb1|sqrt|sqrtlog``,
+``pb=`` (progressive bias weight), ``reward=win|heuristic``,
+``playout_depth=`` (cut playouts, score by the heuristic), ``solver=1``
+(MCTS-Solver), ``playouts=`` (per leaf), ``final=visits|value``,
+``workers=`` (root parallelism); ``hmcts:...`` is ``mcts`` with
+``reward=heuristic`` (seed 003's HMCTS); ``mc:playouts=1000`` (or
+``time=``) is pure Monte Carlo. Their random streams come from the agent's
+seed and the number of moves it has made, so a game replays exactly.
 """
 
 from __future__ import annotations
@@ -17,7 +27,9 @@ from dataclasses import dataclass, field
 from .kalah import KalahState
 from .kalah_search import fsss_search, iterative_deepening, search, solve_exact
 
-KINDS = ("random", "human", "alphabeta", "fsss", "mtdf")
+KINDS = ("random", "human", "alphabeta", "fsss", "mtdf", "mcts", "hmcts", "mc")
+MCTS_OPTIONS = {"iterations": int, "time": float, "c": float, "formula": str, "pb": float, "reward": str,
+                "playout_depth": int, "solver": int, "playouts": int, "final": str, "workers": int}
 
 
 @dataclass
@@ -30,9 +42,11 @@ class Agent:
     eval: str = "store"
     seed: int | None = None
     last: dict = field(default_factory=dict)
+    options: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self._rng = random.Random(self.seed)
+        self._moves_made = 0
 
     def __call__(self, state: KalahState) -> int:
         if state.is_over:
@@ -57,6 +71,21 @@ class Agent:
             if r["complete"] and r["best_move"] >= 0:
                 return r["best_move"]
             return iterative_deepening(state, time_limit=self.time or 1.0)["move"]
+        if self.kind in ("mcts", "hmcts", "mc"):
+            from ..kernels.rng import mix64_py
+            from ..mcts.search import mcts_search, monte_carlo_search
+
+            seed = mix64_py((self.seed or 0) * 1_000_003 + self._moves_made)
+            self._moves_made += 1
+            if self.kind == "mc":
+                self.last = monte_carlo_search(state, playouts=self.options.get("playouts", 1000),
+                                               time_limit=self.options.get("time"), seed=seed)
+            else:
+                opts = dict(self.options)
+                if opts.get("solver") is not None:
+                    opts["solver"] = bool(opts["solver"])
+                self.last = mcts_search(state, seed=seed, **opts)
+            return self.last["move"]
         raise ValueError(f"agent {self.kind!r} cannot choose moves by itself")
 
     def __str__(self) -> str:
@@ -67,6 +96,7 @@ class Agent:
             opts.append(f"time={self.time:g}")
         if self.eval != "store":
             opts.append(f"eval={self.eval}")
+        opts += [f"{k}={v}" for k, v in self.options.items() if not (self.kind == "hmcts" and k == "reward")]
         return self.kind + (":" + ",".join(opts) if opts else "")
 
 
@@ -81,6 +111,8 @@ def parse_agent(spec: str, *, seed: int | None = None) -> Agent:
         if not eq:
             raise ValueError(f"agent option {item!r} must look like name=value")
         fields[name.strip()] = value.strip()
+    if kind in ("mcts", "hmcts", "mc"):
+        return _parse_monte_carlo(kind, fields, spec, seed)
     allowed = {"random": set(), "human": set(), "alphabeta": {"depth", "time", "eval"},
                "fsss": {"depth", "eval"}, "mtdf": {"time"}}[kind]
     unknown = set(fields) - allowed
@@ -103,6 +135,36 @@ def parse_agent(spec: str, *, seed: int | None = None) -> Agent:
     if kind == "fsss" and depth is None:
         raise ValueError("fsss needs depth=")
     return Agent(kind, depth, limit, evaluation, seed)
+
+
+def _parse_monte_carlo(kind, fields, spec, seed):
+    allowed = {"playouts", "time"} if kind == "mc" else set(MCTS_OPTIONS)
+    unknown = set(fields) - allowed
+    if unknown:
+        raise ValueError(f"unknown option(s) {sorted(unknown)} for {kind}; known: {sorted(allowed)}")
+    options = {}
+    for name, value in fields.items():
+        try:
+            options[name] = MCTS_OPTIONS[name](value)
+        except ValueError:
+            raise ValueError(f"bad value {value!r} for {name} in agent spec {spec!r}") from None
+    if kind == "hmcts":
+        options.setdefault("reward", "heuristic")
+    if kind == "mc":
+        if options.get("playouts", 1) < 1:
+            raise ValueError("playouts must be >= 1")
+        if "time" in options and not options["time"] > 0:
+            raise ValueError("time must be > 0")
+    else:
+        from ..mcts.search import MCTSConfig
+
+        probe = dict(options)
+        if "time" in probe and "iterations" not in probe:
+            probe["iterations"] = None
+        if "solver" in probe:
+            probe["solver"] = bool(probe["solver"])
+        MCTSConfig(**probe).validate()  # the same errors as the API, before any game starts
+    return Agent(kind, None, options.get("time"), "store", seed, options=options)
 
 
 def play_game(state: KalahState, agents, *, max_plies: int = 300, on_move=None) -> dict:

@@ -50,15 +50,22 @@ def _apply_move(board, m, player, pit, empty_capture):
     opp_store = 0 if player == 0 else m + 1
     seeds = board[pit]
     board[pit] = 0
-    pos = pit
-    while seeds > 0:
-        pos += 1
-        if pos == n:
-            pos = 0
-        if pos == opp_store:
-            continue
-        board[pos] += 1
-        seeds -= 1
+    end = pit + seeds
+    if end <= n - 1:
+        # the common case: no wrap past the last index, so no store is skipped
+        for i in range(pit + 1, end + 1):
+            board[i] += 1
+        pos = end
+    else:
+        pos = pit
+        while seeds > 0:
+            pos += 1
+            if pos == n:
+                pos = 0
+            if pos == opp_store:
+                continue
+            board[pos] += 1
+            seeds -= 1
     nxt = 1 - player
     if pos == own_store:
         nxt = player
@@ -71,16 +78,25 @@ def _apply_move(board, m, player, pit, empty_capture):
                 board[opposite] = 0
                 board[pos] = 0
     # end of game: either side empty -> each side's seeds to its owner
-    s0 = 0
-    s1 = 0
+    # (checked with early exits: a side usually has a seed in its first house)
+    empty0 = True
     for i in range(1, m + 1):
-        s0 += board[i]
+        if board[i] > 0:
+            empty0 = False
+            break
+    empty1 = True
     for i in range(m + 2, n):
-        s1 += board[i]
-    if s0 == 0 or s1 == 0:
+        if board[i] > 0:
+            empty1 = False
+            break
+    if empty0 or empty1:
+        s0 = 0
+        s1 = 0
         for i in range(1, m + 1):
+            s0 += board[i]
             board[i] = 0
         for i in range(m + 2, n):
+            s1 += board[i]
             board[i] = 0
         board[m + 1] += s0
         board[0] += s1
@@ -93,8 +109,8 @@ def _legal_moves(board, m, player, out):
     first = 1 if player == 0 else m + 2
     count = 0
     for i in range(first, first + m):
+        out[count] = i  # branch-free: overwritten unless the house has seeds
         if board[i] > 0:
-            out[count] = i
             count += 1
     return count
 

@@ -1,0 +1,309 @@
+"""An array-based MCTS tree for Kalah and the Numba kernel that grows it.
+
+Struct of arrays, every node preallocated (``capacity`` of them):
+
+* ``parent``, ``first_child``, ``num_children`` (children of a node are
+  contiguous), ``move`` (the pit that led to the node);
+* ``to_move`` (player to move at the node, ``TERMINAL`` = -1 once the game is
+  over) and ``mover_in`` (the player who moved *into* the node);
+* ``visits`` and ``value``: the rewards are credited to the player who moved
+  into the node, so a Kalah extra turn (same player moving twice) needs no
+  special case and no sign flips: the parent chooses among its children by
+  their own ``value / visits``, since every child was moved into by the
+  parent's player to move;
+* ``prior`` (progressive bias), ``proven`` (MCTS-Solver: ``UNKNOWN``, or
+  ``WIN`` / ``DRAW`` / ``LOSS`` for ``mover_in`` under perfect play);
+* ``boards[capacity, 2m+2]``: each node's position.
+
+Rewards are 1 / 0.5 / 0 for a win / draw / loss of the player they are
+credited to; the heuristic reward (HMCTS) maps seed 003's weighted H1..H5
+difference linearly into [0, 1] (see :func:`heuristic_reward`).
+
+Named sentinels: ``NO_NODE`` (-1, no parent / not expanded), ``TERMINAL``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..games.kalah import apply_move, heuristic_of, legal_moves
+from ..games.kalah_rules import W1, W2, W3, W4, W5
+from ..kernels.playouts import playout, stream_key
+
+NO_NODE = -1
+TERMINAL = -1
+UNKNOWN, WIN, DRAW, LOSS = 0, 1, 2, 3
+
+# params vector (float64) indices
+P_C, P_FORMULA, P_PB, P_REWARD, P_PLAYOUT_DEPTH, P_SOLVER, P_PLAYOUTS, P_EMPTY_CAPTURE = range(8)
+N_PARAMS = 8
+FORMULA_UCB1, FORMULA_SQRT, FORMULA_SQRTLOG = 0, 1, 2
+REWARD_WIN, REWARD_HEURISTIC = 0, 1
+FORMULAS = {"ucb1": FORMULA_UCB1, "sqrt": FORMULA_SQRT, "sqrtlog": FORMULA_SQRTLOG}
+REWARDS = {"win": REWARD_WIN, "heuristic": REWARD_HEURISTIC}
+
+
+class MCTSTree:
+    """Preallocated node arrays (see the module docstring)."""
+
+    def __init__(self, capacity: int, houses: int):
+        self.capacity = int(capacity)
+        self.houses = int(houses)
+        c = self.capacity
+        self.parent = np.full(c, NO_NODE, dtype=np.int32)
+        self.first_child = np.full(c, NO_NODE, dtype=np.int32)
+        self.num_children = np.zeros(c, dtype=np.int32)
+        self.move = np.full(c, -1, dtype=np.int32)
+        self.to_move = np.zeros(c, dtype=np.int8)
+        self.mover_in = np.zeros(c, dtype=np.int8)
+        self.visits = np.zeros(c, dtype=np.float64)
+        self.value = np.zeros(c, dtype=np.float64)
+        self.prior = np.zeros(c, dtype=np.float64)
+        self.proven = np.zeros(c, dtype=np.int8)
+        self.boards = np.zeros((c, 2 * houses + 2), dtype=np.int32)
+        self.size = np.zeros(1, dtype=np.int64)
+
+    @staticmethod
+    def bytes_per_node(houses: int) -> int:
+        return 4 * 4 + 1 + 1 + 8 * 3 + 1 + 4 * (2 * houses + 2)
+
+    def arrays(self):
+        return (self.parent, self.first_child, self.num_children, self.move, self.to_move, self.mover_in,
+                self.visits, self.value, self.prior, self.proven, self.boards, self.size)
+
+    def set_root(self, board, player: int):
+        self.size[0] = 1
+        self.parent[0] = NO_NODE
+        self.first_child[0] = NO_NODE
+        self.num_children[0] = 0
+        self.boards[0] = board
+        self.to_move[0] = player
+        self.mover_in[0] = 1 - player if player >= 0 else 0
+        self.visits[0] = 0.0
+        self.value[0] = 0.0
+        self.proven[0] = UNKNOWN
+
+    def children(self, node: int = 0) -> range:
+        f = int(self.first_child[node])
+        return range(f, f + int(self.num_children[node])) if f >= 0 else range(0)
+
+
+@njit(cache=True, inline="always")
+def heuristic_reward(board, m, player, total):
+    """HMCTS reward for ``player`` in [0, 1]: 0.5 + 0.5 * (H(player) -
+    H(opponent)) / bound, H the weighted H1..H5 of seed 003 and bound the
+    largest possible difference for ``total`` seeds on ``m`` houses."""
+    bound = (W1 + W2 + W4 + W5) * total + W3 * m
+    d = heuristic_of(board, m, player) - heuristic_of(board, m, 1 - player)
+    r = 0.5 + 0.5 * d / bound
+    return min(1.0, max(0.0, r))
+
+
+@njit(cache=True, inline="always")
+def outcome_reward(board, m, player):
+    """1 / 0.5 / 0 for a win / draw / loss of ``player`` by the store difference."""
+    d = board[m + 1] - board[0]
+    if player == 1:
+        d = -d
+    if d > 0:
+        return 1.0
+    if d < 0:
+        return 0.0
+    return 0.5
+
+
+@njit(cache=True, inline="always")
+def child_score(visits, value, prior, child, parent_visits, c, formula, pb):
+    """Selection score of a visited child (exploitation + exploration [+ bias])."""
+    n = visits[child]
+    q = value[child] / n
+    if formula == FORMULA_UCB1:
+        u = c * math.sqrt(math.log(parent_visits) / n)
+    elif formula == FORMULA_SQRT:
+        u = c * math.sqrt(parent_visits) / n
+    else:
+        u = c * math.sqrt(math.log(parent_visits)) / math.sqrt(n)
+    if pb != 0.0:
+        u += pb * prior[child] * math.sqrt(parent_visits) / n
+    return q + u
+
+
+@njit(cache=True)
+def select_child(first_child, num_children, visits, value, prior, proven, node, c, formula, pb, solver):
+    """The child to descend into: the first unvisited one (house order), else
+    the best score; with the solver, proven children are never chosen.
+    Returns NO_NODE if every child is proven."""
+    f = first_child[node]
+    best = NO_NODE
+    best_score = -math.inf
+    parent_visits = max(visits[node], 1.0)
+    for ch in range(f, f + num_children[node]):
+        if solver and proven[ch] != UNKNOWN:
+            continue
+        if visits[ch] == 0.0:
+            return ch
+        s = child_score(visits, value, prior, ch, parent_visits, c, formula, pb)
+        if s > best_score:
+            best_score = s
+            best = ch
+    return best
+
+
+@njit(cache=True)
+def backup(parent, mover_in, visits, value, node, count, reward_p0_sum):
+    """Add ``count`` visits and the rewards (summed, from player 0's view) to
+    ``node`` and its ancestors, each credited to the player who moved into it."""
+    while node != NO_NODE:
+        visits[node] += count
+        if mover_in[node] == 0:
+            value[node] += reward_p0_sum
+        else:
+            value[node] += count - reward_p0_sum
+        node = parent[node]
+
+
+@njit(cache=True)
+def solver_update(parent, first_child, num_children, to_move, mover_in, proven, node):
+    """MCTS-Solver: from a newly proven ``node`` upwards, prove each parent
+    whose value is now decided. A parent is a win for its player to move p if
+    some child (all moved into by p) is a WIN; when every child is proven its
+    value for p is the best of theirs. Stored from the parent's ``mover_in``
+    view: the same for an extra turn (mover_in == p), flipped otherwise."""
+    while True:
+        par = parent[node]
+        if par == NO_NODE or proven[par] != UNKNOWN:
+            return
+        p = to_move[par]
+        f = first_child[par]
+        result_for_p = UNKNOWN
+        all_proven = True
+        best = LOSS
+        for ch in range(f, f + num_children[par]):
+            st = proven[ch]
+            if st == WIN:
+                result_for_p = WIN
+                break
+            if st == UNKNOWN:
+                all_proven = False
+            elif st == DRAW:
+                best = DRAW
+        if result_for_p == UNKNOWN:
+            if not all_proven:
+                return
+            result_for_p = best
+        if mover_in[par] == p or result_for_p == DRAW:
+            proven[par] = result_for_p
+        else:
+            proven[par] = LOSS if result_for_p == WIN else WIN
+        node = par
+
+
+@njit(cache=True)
+def expand(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven, boards, size,
+           node, m, empty_capture, pb, moves):
+    """Create every child of ``node``; returns how many (0 if the pool is full)."""
+    player = to_move[node]
+    count = legal_moves(boards[node], m, player, moves)
+    start = size[0]
+    if start + count > parent.shape[0]:
+        return 0
+    n = boards.shape[1]
+    top = -math.inf
+    for j in range(count):
+        ch = start + j
+        for i in range(n):
+            boards[ch, i] = boards[node, i]
+        to_move[ch] = apply_move(boards[ch], m, player, moves[j], empty_capture)
+        parent[ch] = node
+        first_child[ch] = NO_NODE
+        num_children[ch] = 0
+        move[ch] = moves[j]
+        mover_in[ch] = player
+        visits[ch] = 0.0
+        value[ch] = 0.0
+        proven[ch] = UNKNOWN
+        if pb != 0.0:
+            prior[ch] = heuristic_of(boards[ch], m, player)
+            top = max(top, prior[ch])
+        else:
+            prior[ch] = 0.0
+    if pb != 0.0:  # softmax of the one-step heuristic
+        total = 0.0
+        for j in range(count):
+            prior[start + j] = math.exp(prior[start + j] - top)
+            total += prior[start + j]
+        for j in range(count):
+            prior[start + j] /= total
+    first_child[node] = start
+    num_children[node] = count
+    size[0] = start + count
+    return count
+
+
+@njit(cache=True, nogil=True)
+def mcts_iterate(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven, boards,
+                 size, m, params, seed, first_iteration, iterations):
+    """Run ``iterations`` MCTS iterations on the tree (root = node 0).
+
+    Iteration ``i`` (counted from ``first_iteration``) draws its playouts
+    from the streams (seed, i, k), k < playouts per leaf, so a search is a
+    pure function of its seed and budget. Returns the iterations done (fewer
+    when the solver proves the root).
+    """
+    c = params[P_C]
+    formula = np.int64(params[P_FORMULA])
+    pb = params[P_PB]
+    reward_kind = np.int64(params[P_REWARD])
+    cut = np.int64(params[P_PLAYOUT_DEPTH])
+    solver = params[P_SOLVER] != 0.0
+    k_playouts = np.int64(params[P_PLAYOUTS])
+    empty_capture = params[P_EMPTY_CAPTURE] != 0.0
+    max_plies = cut if cut > 0 else (1 << 30)
+    n = boards.shape[1]
+    total = 0
+    for i in range(n):
+        total += boards[0, i]
+    moves = np.empty(m, dtype=np.int64)
+    board = np.empty(n, dtype=boards.dtype)
+    done = 0
+    for it in range(iterations):
+        if solver and proven[0] != UNKNOWN:
+            break
+        node = 0
+        # selection
+        while first_child[node] != NO_NODE and to_move[node] != TERMINAL:
+            ch = select_child(first_child, num_children, visits, value, prior, proven, node, c, formula, pb, solver)
+            if ch == NO_NODE:
+                break
+            node = ch
+        # expansion
+        if to_move[node] != TERMINAL and first_child[node] == NO_NODE:
+            if expand(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven,
+                      boards, size, node, m, empty_capture, pb, moves) > 0:
+                node = first_child[node]
+        # evaluation
+        reward0 = 0.0
+        if to_move[node] == TERMINAL:
+            r = outcome_reward(boards[node], m, 0)
+            reward0 = r * k_playouts
+            if solver and proven[node] == UNKNOWN:
+                mine = r if mover_in[node] == 0 else 1.0 - r
+                proven[node] = WIN if mine == 1.0 else (LOSS if mine == 0.0 else DRAW)
+                solver_update(parent, first_child, num_children, to_move, mover_in, proven, node)
+        else:
+            key_index = first_iteration + it
+            for k in range(k_playouts):
+                for i in range(n):
+                    board[i] = boards[node, i]
+                key = stream_key(seed, key_index, k)
+                _, end_player = playout(board, m, to_move[node], empty_capture, key, max_plies, moves)
+                if reward_kind == REWARD_WIN and end_player == TERMINAL:
+                    reward0 += outcome_reward(board, m, 0)
+                else:  # HMCTS, or a playout cut at its depth
+                    reward0 += heuristic_reward(board, m, 0, total)
+        backup(parent, mover_in, visits, value, node, np.float64(k_playouts), reward0)
+        done += 1
+    return done
