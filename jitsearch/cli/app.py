@@ -656,6 +656,91 @@ def bench_fe_paper(
     stdout.print(f"written to {out}/ ({', '.join(result['plots']) or 'no plots: install the bench extra'})")
 
 
+@bench_app.command("mancala-paper")
+def bench_mancala_paper(
+    out: Annotated[Path, typer.Option("--out", help="Directory for JSONL, JSON, markdown and PNG.")] = Path(
+        "bench/results/mancala_paper"
+    ),
+    pairs: Annotated[int, typer.Option("--pairs", help="Pairs per cell in the full phase.")] = 200,
+    paper_games: Annotated[int, typer.Option("--paper-games", help="Games per cell in the paper phase.")] = 50,
+    iterations: Annotated[str, typer.Option("--iterations", help="Extension: MCTS/HMCTS iterations.")]
+    = "1000,10000,100000",
+    ext_pairs: Annotated[str, typer.Option("--ext-pairs", help="Extension: pairs per iteration count.")]
+    = "100,100,25",
+    workers: Annotated[int, typer.Option("--workers", help="Games played in parallel processes.")] = 2,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
+):
+    """Reproduce seed 003's four Kalah tables (and MCTS at more iterations); resumes by itself."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..benchmarks.mancala_paper import run_mancala_paper
+
+    try:
+        iters = [int(x) for x in iterations.split(",") if x.strip()]
+        ext = [int(x) for x in ext_pairs.split(",") if x.strip()]
+    except ValueError:
+        raise UserError("--iterations and --ext-pairs take comma-separated integers") from None
+    if len(iters) != len(ext):
+        raise UserError("--iterations and --ext-pairs need the same number of entries")
+    if pairs < 1 or paper_games < 2 or workers < 1 or any(x < 1 for x in iters + ext):
+        raise UserError("--pairs, --ext-pairs, --iterations and --workers must be >= 1, --paper-games >= 2")
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=stderr, transient=True) as bar:
+        task = bar.add_task("starting", total=None)
+        result = run_mancala_paper(
+            out, pairs=pairs, paper_games=paper_games, ext_iterations=tuple(iters), ext_pairs=tuple(ext),
+            workers=workers,
+            progress=lambda desc, done, total: bar.update(task, description=desc, completed=done, total=total),
+            command=f"jitsearch bench mancala-paper --pairs {pairs} --paper-games {paper_games} "
+                    f"--iterations {iterations} --ext-pairs {ext_pairs}",
+        )
+    if as_json:
+        _emit_json(result)
+        return
+    sys.stdout.write((out / "summary.md").read_text())
+    stdout.print(f"written to {out}/ ({', '.join(result['plots']) or 'no plots: install the bench extra'})")
+
+
+@bench_app.command("mcts")
+def bench_mcts(
+    simulations: Annotated[int, typer.Option("--simulations", help="MCTS simulations per timed search.")] = 20000,
+    repeats: Annotated[int, typer.Option("--repeats", help="Timed runs per figure (median).")] = 5,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="Threads for the parallel figures.")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the JSON result here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+):
+    """MCTS simulations/s and random playouts/s on Kalah(6,4), vs OpenSpiel's MCTSBot if installed."""
+    from ..benchmarks.mcts_bench import run_mcts_bench
+
+    if simulations < 1 or repeats < 1 or (workers is not None and workers < 1):
+        raise UserError("--simulations, --repeats and --workers must be >= 1")
+    with stderr.status("benchmarking") as status:
+        r = run_mcts_bench(simulations=simulations, repeats=repeats, workers=workers,
+                           progress=lambda msg: status.update(f"benchmarking: {msg}"))
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(_json_safe(r), indent=2) + "\n")
+    if as_json:
+        _emit_json(r)
+        return
+    table = Table(title=f"Kalah(6,4) from the start; median of {repeats} runs; {r['machine']}")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_column("ratio", justify="right")
+    os_rate = (r.get("openspiel") or {}).get("mcts_sims_per_second")
+    table.add_row("random playouts/s, one core", f"{r['playouts_per_second_1core']:,.0f}", "")
+    table.add_row(f"random playouts/s, {r['workers']} threads", f"{r['playouts_per_second_all_cores']:,.0f}",
+                  f"{r['playouts_per_second_all_cores'] / r['playouts_per_second_1core']:.2f}x one core")
+    table.add_row("MCTS sims/s, one core", f"{r['mcts_sims_per_second_1core']:,.0f}",
+                  f"{r['mcts_sims_per_second_1core'] / os_rate:.2f}x OpenSpiel" if os_rate else "")
+    table.add_row(f"MCTS sims/s, root parallel ({r['workers']} threads)",
+                  f"{r['mcts_sims_per_second_root_parallel']:,.0f}",
+                  f"{r['root_parallel_speedup']:.2f}x one core")
+    if os_rate:
+        table.add_row("OpenSpiel MCTSBot sims/s (C++)", f"{os_rate:,.0f}", "1.00x")
+    stdout.print(table)
+
+
 @bench_app.command("kalah")
 def bench_kalah(
     depths: Annotated[str, typer.Option("--depths", help="Search depths (4-9:1).")] = "4-9:1",
