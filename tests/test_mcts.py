@@ -295,3 +295,38 @@ def test_tournament_summary_numbers():
     lo, hi = s["a_score_ci95"]
     assert lo < 0.7 < hi and s["elo_ci95"][0] < s["elo_diff"] < s["elo_ci95"][1]
     assert s["mean_plies"] == 10 and s["games"] == 10
+
+
+# -- command line ------------------------------------------------------------------------
+
+def _cli(capsys, *args):
+    from jitsearch.cli.app import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_kalah_tournament_json_and_errors(capsys, tmp_path):
+    code, out, _ = _cli(capsys, "tournament", "--game", "kalah", "--houses", "4", "--seeds", "3", "--a",
+                        "alphabeta:depth=2", "--b", "mcts:iterations=50", "--pairs", "2", "--openings", "1",
+                        "--out", str(tmp_path / "g.jsonl"), "--json")
+    assert code == 0
+    r = json.loads(out)
+    for key in ("games", "a_wins", "draws", "b_wins", "a_score", "a_score_ci95", "elo_diff", "elo_ci95",
+                "mean_plies"):
+        assert key in r
+    assert r["games"] == 4 == r["a_wins"] + r["draws"] + r["b_wins"]
+    for bad in (["--b", "mcts:iterations=0"], ["--b", "mcts:bogus=1"], ["--a", "human"], ["--pairs", "0"],
+                ["--houses", "0"]):
+        args = ["tournament", "--game", "kalah", "--a", "alphabeta:depth=2", "--b", "random", "--pairs", "1"]
+        code, out, err = _cli(capsys, *args, *bad)
+        assert code == 2 and err.startswith("error:") and len(err.strip().splitlines()) == 1, (bad, err)
+
+
+def test_cli_play_with_mcts_agents(capsys):
+    code, out, _ = _cli(capsys, "play", "--houses", "3", "--seeds", "2", "--p0", "mcts:iterations=40,solver=1",
+                        "--p1", "mc:playouts=30", "--seed", "3", "--json")
+    assert code == 0
+    r = json.loads(out)
+    assert r["moves"] and isinstance(r["margin"], int)

@@ -358,7 +358,15 @@ def _kalah_tournament(a, b, pairs, houses, seeds, empty_capture, openings, max_p
 
     from ..games.kalah_tournament import KalahMatch, run_kalah_tournament
 
+    from ..games.agents import parse_agent
+
     match = KalahMatch(houses, seeds, empty_capture, max_plies, openings, seed)
+    match.check()
+    for spec in (a, b):  # every user error before the progress bar starts
+        if parse_agent(spec).kind == "human":
+            raise UserError("a tournament needs engines, not human players")
+    if pairs < 1 or workers < 1:
+        raise UserError("--pairs and --workers must be >= 1")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=stderr, transient=True) as bar:
         task = bar.add_task("games", total=2 * pairs)
@@ -699,6 +707,40 @@ def bench_mancala_paper(
         return
     sys.stdout.write((out / "summary.md").read_text())
     stdout.print(f"written to {out}/ ({', '.join(result['plots']) or 'no plots: install the bench extra'})")
+
+
+@bench_app.command("playouts")
+def bench_playouts(
+    backend: Annotated[str, typer.Option("--backend", help="cpu, cuda or auto.")] = "auto",
+    houses: Annotated[int, typer.Option("--houses", help="Houses per side (m).")] = 6,
+    seeds: Annotated[int, typer.Option("--seeds", help="Seeds per house (n).")] = 4,
+    states: Annotated[int, typer.Option("--states", help="States per launch (N).")] = 1024,
+    playouts: Annotated[int, typer.Option("--playouts", help="Playouts per state (P).")] = 64,
+    repeats: Annotated[int, typer.Option("--repeats", help="Timed launches (median).")] = 5,
+    threads: Annotated[int, typer.Option("--threads", help="CPU threads (cpu backend).")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the playouts.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+):
+    """Random Kalah playouts per second on the CPU twin or the CUDA kernel."""
+    from ..benchmarks.playouts_bench import measure_playouts
+    from ..games.kalah import KalahState
+    from ..kernels.backend import BackendError
+
+    KalahState.initial(houses, seeds)  # validates the board
+    if states < 1 or playouts < 1 or repeats < 1 or threads < 1:
+        raise UserError("--states, --playouts, --repeats and --threads must be >= 1")
+    if not 0 <= seed < 2**64:
+        raise UserError("--seed must lie in [0, 2**64)")
+    try:
+        r = measure_playouts(backend, houses, seeds, states, playouts, repeats, threads, seed)
+    except BackendError as exc:
+        raise UserError(str(exc)) from None
+    if as_json:
+        _emit_json(r)
+        return
+    stdout.print(f"{r['backend']} ({r['device']}): {r['playouts_per_second']:,.0f} playouts/s, "
+                 f"{r['plies_per_second']:,.0f} plies/s  [Kalah({houses},{seeds}), {states} states x "
+                 f"{playouts} playouts, median of {repeats}]")
 
 
 @bench_app.command("mcts")

@@ -13,7 +13,8 @@ or ``mcts:time=1`` with ``c=`` (default sqrt 2), ``formula=ucb1|sqrt|sqrtlog``,
 ``pb=`` (progressive bias weight), ``reward=win|heuristic``,
 ``playout_depth=`` (cut playouts, score by the heuristic), ``solver=1``
 (MCTS-Solver), ``playouts=`` (per leaf), ``final=visits|value``,
-``workers=`` (root parallelism); ``hmcts:...`` is ``mcts`` with
+``workers=`` (root parallelism), ``backend=cpu|cuda|auto`` with ``batch=``
+(leaves per launch, chosen with virtual loss); ``hmcts:...`` is ``mcts`` with
 ``reward=heuristic`` (seed 003's HMCTS); ``mc:playouts=1000`` (or
 ``time=``) is pure Monte Carlo. Their random streams come from the agent's
 seed and the number of moves it has made, so a game replays exactly.
@@ -29,7 +30,8 @@ from .kalah_search import fsss_search, iterative_deepening, search, solve_exact
 
 KINDS = ("random", "human", "alphabeta", "fsss", "mtdf", "mcts", "hmcts", "mc")
 MCTS_OPTIONS = {"iterations": int, "time": float, "c": float, "formula": str, "pb": float, "reward": str,
-                "playout_depth": int, "solver": int, "playouts": int, "final": str, "workers": int}
+                "playout_depth": int, "solver": int, "playouts": int, "final": str, "workers": int,
+                "backend": str, "batch": int, "virtual_loss": float}
 
 
 @dataclass
@@ -164,6 +166,10 @@ def _parse_monte_carlo(kind, fields, spec, seed):
         if "solver" in probe:
             probe["solver"] = bool(probe["solver"])
         MCTSConfig(**probe).validate()  # the same errors as the API, before any game starts
+        if "backend" in options:
+            from ..kernels.backend import resolve
+
+            resolve(options["backend"])  # a CUDA request without a GPU fails here, in one line
     return Agent(kind, None, options.get("time"), "store", seed, options=options)
 
 

@@ -43,6 +43,9 @@ class MCTSConfig:
     final: str = "visits"
     workers: int = 1
     capacity: int | None = None
+    backend: str | None = None
+    batch: int = 64
+    virtual_loss: float = 1.0
 
     def validate(self):
         if self.iterations is None and self.time is None:
@@ -67,6 +70,19 @@ class MCTSConfig:
             raise ValueError(f"playouts must be >= 1, got {self.playouts}")
         if self.workers < 1:
             raise ValueError(f"workers must be >= 1, got {self.workers}")
+        if self.backend is not None:
+            from ..kernels.backend import BACKENDS
+
+            if self.backend not in BACKENDS:
+                raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+            if self.batch < 1:
+                raise ValueError(f"batch must be >= 1, got {self.batch}")
+            if not self.virtual_loss > 0:
+                raise ValueError(f"virtual_loss must be > 0, got {self.virtual_loss}")
+            if self.solver:
+                raise ValueError("the solver runs with the in-kernel playouts only (leave backend unset)")
+            if self.reward != "win" or self.playout_depth:
+                raise ValueError("batched leaf evaluation plays random playouts to the end (reward=win)")
 
     def params(self, empty_capture: bool) -> np.ndarray:
         p = np.zeros(N_PARAMS, dtype=np.float64)
@@ -101,6 +117,8 @@ def _grow(state: KalahState, cfg: MCTSConfig, seed: int, iterations: int | None,
     tree = MCTSTree(capacity, m)
     tree.set_root(state.board, state.player)
     params = cfg.params(state.empty_capture)
+    if cfg.backend is not None:
+        return _grow_batched(tree, state, cfg, params, seed, iterations, deadline)
     args = (*tree.arrays(), m, params, np.uint64(seed))
     done = 0
     if iterations is not None and deadline is None:
@@ -121,6 +139,38 @@ def _grow(state: KalahState, cfg: MCTSConfig, seed: int, iterations: int | None,
     return tree, done
 
 
+def _grow_batched(tree, state, cfg, params, seed, iterations, deadline):
+    """MCTS whose leaves are evaluated in batches: ``batch`` leaves chosen
+    with virtual loss, ``playouts`` playouts each, one backend launch per
+    step (:func:`jitsearch.kernels.backend.evaluate`); an iteration = a leaf."""
+    from ..kernels.backend import evaluate, resolve
+    from .tree import backup_batch, select_batch
+
+    backend = resolve(cfg.backend)
+    leaves = np.empty(cfg.batch, dtype=np.int64)
+    m = state.houses
+    done = 0
+    step = 0
+    while True:
+        want = cfg.batch if iterations is None else min(cfg.batch, iterations - done)
+        if want <= 0 or (deadline is not None and time.perf_counter() >= deadline):
+            break
+        count = int(select_batch(*tree.arrays(), m, params, want, float(cfg.virtual_loss), leaves))
+        live = [int(x) for x in leaves[:count] if tree.to_move[x] >= 0]
+        wins = np.zeros(max(len(live), 1), dtype=np.int64)
+        draws = np.zeros_like(wins)
+        if live:
+            r = evaluate(tree.boards[live], tree.to_move[live].astype(np.int64), cfg.playouts,
+                         mix64_py(seed * 0x9E3779B97F4A7C15 + step), empty_capture=state.empty_capture,
+                         backend=backend)
+            wins, draws = r["wins"], r["draws"]
+        backup_batch(tree.parent, tree.mover_in, tree.to_move, tree.visits, tree.value, tree.boards, m, leaves, count,
+                     float(cfg.virtual_loss), wins, draws, float(cfg.playouts))
+        done += count
+        step += 1
+    return tree, done
+
+
 def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: int = 0,
                 max_bytes: int = DEFAULT_MAX_BYTES, **options) -> dict:
     """Monte Carlo tree search from ``state`` for its player to move.
@@ -135,7 +185,10 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     the heuristic; 0 = play to the end), ``solver`` (MCTS-Solver),
     ``playouts`` (per expanded leaf), ``final`` (``visits`` or ``value``),
     ``workers`` (root parallelism: independent trees on threads, their root
-    statistics summed; the iteration budget is split among them).
+    statistics summed; the iteration budget is split among them),
+    ``backend`` (``cpu`` / ``cuda`` / ``auto``: evaluate leaves in batches of
+    ``batch`` chosen with ``virtual_loss``, ``playouts`` each, one launch per
+    batch; unset = playouts inside the CPU kernel, one leaf at a time).
 
     Returns ``move``, ``children`` (move, visits, value = mean reward of the
     root player, proven), ``iterations``, ``simulations``, ``nodes``,
@@ -182,9 +235,14 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     children = [{"move": mv, "visits": visits[mv], "value": value[mv] / visits[mv] if visits[mv] else None,
                  "proven": PROVEN_NAMES[proven[mv]]} for mv in moves]
     move = choose_final_move(children, cfg.final)
-    return {"move": move, "children": children, "iterations": iterations,
-            "simulations": iterations * cfg.playouts, "nodes": nodes, "seconds": time.perf_counter() - start,
-            "proven": PROVEN_NAMES[root_proven]}
+    out = {"move": move, "children": children, "iterations": iterations,
+           "simulations": iterations * cfg.playouts, "nodes": nodes, "seconds": time.perf_counter() - start,
+           "proven": PROVEN_NAMES[root_proven]}
+    if cfg.backend is not None:
+        from ..kernels.backend import resolve
+
+        out["backend"] = resolve(cfg.backend)
+    return out
 
 
 def _flip(status: int) -> int:

@@ -307,3 +307,66 @@ def mcts_iterate(parent, first_child, num_children, move, to_move, mover_in, vis
         backup(parent, mover_in, visits, value, node, np.float64(k_playouts), reward0)
         done += 1
     return done
+
+
+# -- batched leaf evaluation (virtual loss) -----------------------------------------------
+
+@njit(cache=True, nogil=True)
+def select_batch(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven, boards,
+                 size, m, params, batch, virtual_loss, leaves):
+    """Select up to ``batch`` leaves for one evaluation launch.
+
+    Each descent adds ``virtual_loss`` visits with no reward to every node
+    on its path (a virtual loss for the player credited there), so the next
+    descent prefers other branches; a leaf reached unexpanded is expanded
+    and its first child taken. Distinct leaves come out unless the tree is
+    smaller than the batch (then a finished position may repeat). Returns
+    how many leaves were written to ``leaves``; undo with
+    :func:`backup_batch`.
+    """
+    c = params[P_C]
+    formula = np.int64(params[P_FORMULA])
+    pb = params[P_PB]
+    empty_capture = params[P_EMPTY_CAPTURE] != 0.0
+    moves = np.empty(m, dtype=np.int64)
+    count = 0
+    for j in range(batch):
+        node = 0
+        while first_child[node] != NO_NODE and to_move[node] != TERMINAL:
+            ch = select_child(first_child, num_children, visits, value, prior, proven, node, c, formula, pb, False)
+            if ch == NO_NODE:
+                break
+            node = ch
+        if to_move[node] != TERMINAL and first_child[node] == NO_NODE:
+            if expand(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven,
+                      boards, size, node, m, empty_capture, pb, moves) > 0:
+                node = first_child[node]
+        leaves[count] = node
+        count += 1
+        x = node
+        while x != NO_NODE:
+            visits[x] += virtual_loss
+            x = parent[x]
+    return count
+
+
+@njit(cache=True, nogil=True)
+def backup_batch(parent, mover_in, to_move, visits, value, boards, m, leaves, count, virtual_loss, wins, draws,
+                 playouts):
+    """Take the virtual losses back and add each leaf's results: ``wins`` /
+    ``draws`` for the leaf's player to move over ``playouts`` playouts
+    (finished leaves are scored exactly, ``playouts`` times)."""
+    j_eval = 0
+    for j in range(count):
+        leaf = leaves[j]
+        x = leaf
+        while x != NO_NODE:
+            visits[x] -= virtual_loss
+            x = parent[x]
+        if to_move[leaf] == TERMINAL:
+            reward0 = outcome_reward(boards[leaf], m, 0) * playouts
+        else:
+            mine = wins[j_eval] + 0.5 * draws[j_eval]
+            reward0 = mine if to_move[leaf] == 0 else playouts - mine
+            j_eval += 1
+        backup(parent, mover_in, visits, value, leaf, np.float64(playouts), reward0)

@@ -1,0 +1,88 @@
+"""Backend selection for the batched playouts: ``auto`` | ``cpu`` | ``cuda``.
+
+``auto`` uses CUDA when ``numba.cuda.is_available()`` (a driver and a device,
+or the simulator under ``NUMBA_ENABLE_CUDASIM=1``), else the CPU, silently;
+results say which backend ran. ``cuda`` fails with one clear line when the
+``gpu`` extra is missing or no device is found. The GPU module is imported
+only when it is used.
+"""
+
+from __future__ import annotations
+
+BACKENDS = ("auto", "cpu", "cuda")
+GPU_EXTRA_HINT = "install the gpu extra: pip install 'jitsearch[gpu]'"
+
+
+class BackendError(ValueError):
+    """The requested backend cannot run here."""
+
+
+def cuda_status() -> tuple[bool, str]:
+    """(usable, reason if not)."""
+    try:
+        from numba import cuda
+    except ImportError:
+        return False, f"numba's CUDA target is not installed ({GPU_EXTRA_HINT})"
+    try:
+        ok = cuda.is_available()
+    except Exception as exc:  # pragma: no cover - driver-specific failures
+        return False, f"the CUDA driver failed to load: {exc}"
+    if not ok:
+        return False, ("no CUDA driver or device found (numba.cuda.is_available() is False); "
+                       f"use --backend cpu, or on a GPU machine {GPU_EXTRA_HINT}")
+    return True, ""
+
+
+def resolve(backend: str) -> str:
+    """``cpu`` or ``cuda`` for a requested backend (raises BackendError)."""
+    if backend not in BACKENDS:
+        raise BackendError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if backend == "cpu":
+        return "cpu"
+    ok, why = cuda_status()
+    if backend == "cuda" and not ok:
+        raise BackendError(f"CUDA backend requested but {why}")
+    return "cuda" if ok else "cpu"
+
+
+def device_name(backend: str) -> str:
+    import os
+    import platform
+
+    if backend == "cuda":
+        from numba import cuda
+
+        if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+            return "CUDA simulator"
+        dev = cuda.get_current_device()
+        name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+        return f"{name} (compute capability {dev.compute_capability[0]}.{dev.compute_capability[1]})"
+    return f"{platform.processor() or platform.machine()} CPU"
+
+
+_EVALUATORS: dict = {}
+
+
+def evaluator(threads_per_block: int = 128):
+    """A cached :class:`CudaEvaluator` (its buffers are reused across calls)."""
+    from .cuda_playouts import CudaEvaluator
+
+    ev = _EVALUATORS.get(threads_per_block)
+    if ev is None:
+        ev = _EVALUATORS[threads_per_block] = CudaEvaluator(threads_per_block)
+    return ev
+
+
+def evaluate(boards, players, playouts_per_state: int, seed: int, *, empty_capture: bool = False,
+             backend: str = "auto", threads: int = 1, threads_per_block: int = 128) -> dict:
+    """Batched leaf evaluation on the chosen backend; the result has ``backend``."""
+    which = resolve(backend)
+    if which == "cuda":
+        out = evaluator(threads_per_block).evaluate(boards, players, playouts_per_state, seed,
+                                                    empty_capture=empty_capture)
+    else:
+        from .playouts import evaluate_cpu
+
+        out = evaluate_cpu(boards, players, playouts_per_state, seed, empty_capture=empty_capture, threads=threads)
+    out["backend"] = which
+    return out

@@ -1,0 +1,187 @@
+"""CUDA playout kernel: the GPU twin of :mod:`jitsearch.kernels.playouts`.
+
+Imported lazily (only when the CUDA backend is asked for). The rules, the
+generator and the playout body are compiled from the same source as the CPU
+engine (``kalah_rules.build``, ``rng.build``, ``make_playout``) with
+``numba.cuda.jit(device=True)``.
+
+Mapping: one thread per playout, a grid-stride loop over the N·P (state,
+playout) pairs, the board in a per-thread local array; each thread adds its
+outcome to its state's counters with integer atomics, so the per-state sums
+are exact and independent of the launch shape and of the order in which
+threads finish: bit-identical to the CPU twin for the same (seed, state
+index, playout index).
+
+:class:`CudaEvaluator` keeps device buffers (grown on demand), pinned host
+buffers and a stream between calls; inputs already on the device (CuPy
+arrays, anything with ``__cuda_array_interface__``) are used without copies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda, int32, int64
+
+from ..games import kalah_rules
+from ..games.kalah import MAX_HOUSES
+from . import rng
+from .playouts import make_playout
+
+MAX_PITS = 2 * MAX_HOUSES + 2
+NO_PLY_CAP = 1 << 30
+
+
+def make_kernel(device):
+    """The kernel's Python function, its rules, generator and playout
+    compiled with ``device`` (``cuda.jit(device=True)`` on a GPU;
+    ``numba.extending.register_jitable`` for a compile check without one)."""
+    rules = kalah_rules.build(device)
+    gen = rng.build(device)
+    playout = make_playout(device, rules, gen)
+    stream_key = gen.stream_key
+
+    def _playout_kernel(boards, players, m, empty_capture, playouts_per_state, seed, wins, draws, losses,
+                        margin_sum, plies):
+        n = 2 * m + 2
+        board = cuda.local.array(MAX_PITS, int32)
+        moves = cuda.local.array(MAX_HOUSES, int64)
+        total = boards.shape[0] * playouts_per_state
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        for job in range(start, total, stride):
+            s = job // playouts_per_state
+            p = job - s * playouts_per_state
+            for i in range(n):
+                board[i] = boards[s, i]
+            mover = players[s]
+            key = stream_key(seed, s, p)
+            k, _ = playout(board, m, mover, empty_capture, key, NO_PLY_CAP, moves)
+            margin = board[m + 1] - board[0]
+            mine = margin if mover == 0 else -margin
+            if mine > 0:
+                cuda.atomic.add(wins, s, 1)
+            elif mine < 0:
+                cuda.atomic.add(losses, s, 1)
+            else:
+                cuda.atomic.add(draws, s, 1)
+            cuda.atomic.add(margin_sum, s, margin)
+            cuda.atomic.add(plies, s, k)
+
+    return _playout_kernel
+
+
+playout_kernel = cuda.jit(make_kernel(cuda.jit(device=True)))
+
+
+def kernel():
+    """(numba.cuda, the kernel, compiled on first launch)."""
+    return cuda, playout_kernel
+
+
+def compile_ptx(cc=(9, 0)) -> str:
+    """PTX of the kernel for compute capability ``cc`` without a device
+    (needs NVVM only): catches code the simulator accepts but a GPU rejects.
+
+    numba-cuda asks the current device for its compute capability when it
+    compiles a device function; with no driver we answer ``cc`` for the
+    duration of the call.
+    """
+    import types
+    from unittest import mock
+
+    from numba.cuda import dispatcher
+
+    fake = types.SimpleNamespace(compute_capability=tuple(cc))
+    with mock.patch.object(dispatcher, "get_current_device", lambda: fake):
+        ptx, _ = cuda.compile_ptx(make_kernel(cuda.jit(device=True)), KERNEL_SIGNATURE, cc=tuple(cc))
+    return ptx
+
+
+KERNEL_SIGNATURE = ("void(int32[:, :], int64[:], int64, boolean, int64, uint64, int64[:], int64[:], int64[:], "
+                    "int64[:], int64[:])")
+
+OUTPUTS = ("wins", "draws", "losses", "margin_sum", "plies")
+
+
+class CudaEvaluator:
+    """Batched playouts on the GPU with reusable buffers and a stream.
+
+    ``evaluate(boards, players, playouts_per_state, seed)`` returns the same
+    dict as :func:`jitsearch.kernels.playouts.evaluate_cpu` (NumPy arrays),
+    or device arrays with ``to_host=False``.
+    """
+
+    def __init__(self, threads_per_block: int = 128, blocks: int | None = None):
+        cuda, self._kernel = kernel()
+        self._cuda = cuda
+        if not 1 <= threads_per_block <= 1024:
+            raise ValueError(f"threads_per_block must lie in 1..1024, got {threads_per_block}")
+        self.threads_per_block = int(threads_per_block)
+        self.blocks = blocks
+        self.stream = cuda.stream()
+        self._cap = 0
+        self._dev = {}
+        self._host = {}
+        self._dev_boards = None
+        self._dev_players = None
+
+    def _ensure(self, k: int, n: int):
+        cuda = self._cuda
+        if k > self._cap or self._dev_boards is None or self._dev_boards.shape[1] != n:
+            cap = max(k, 2 * self._cap)
+            self._dev = {name: cuda.device_array(cap, dtype=np.int64, stream=self.stream) for name in OUTPUTS}
+            self._host = {name: cuda.pinned_array(cap, dtype=np.int64) for name in OUTPUTS}
+            self._dev_boards = cuda.device_array((cap, n), dtype=np.int32, stream=self.stream)
+            self._dev_players = cuda.device_array(cap, dtype=np.int64, stream=self.stream)
+            self._cap = cap
+
+    def evaluate(self, boards, players, playouts_per_state: int, seed: int, *, empty_capture: bool = False,
+                 to_host: bool = True) -> dict:
+        from .playouts import validate_batch
+
+        cuda = self._cuda
+        on_device = hasattr(boards, "__cuda_array_interface__")
+        if on_device:
+            d_boards = cuda.as_cuda_array(boards)
+            if d_boards.ndim != 2 or d_boards.shape[1] % 2 or d_boards.dtype != np.int32:
+                raise ValueError("device boards must be int32[K, 2m+2]")
+            k, n = d_boards.shape
+            m = n // 2 - 1
+            if not 1 <= m <= MAX_HOUSES:
+                raise ValueError(f"boards must be [K, 2m+2] with 1 <= m <= {MAX_HOUSES}")
+            if hasattr(players, "__cuda_array_interface__"):
+                d_players = cuda.as_cuda_array(players)
+            else:
+                p = np.asarray(players, dtype=np.int64)
+                p = np.full(k, int(p)) if p.ndim == 0 else p
+                d_players = cuda.to_device(np.ascontiguousarray(p, dtype=np.int64), stream=self.stream)
+            if int(playouts_per_state) < 1:
+                raise ValueError(f"playouts_per_state must be >= 1, got {playouts_per_state}")
+        else:
+            b, p, m = validate_batch(boards, players, playouts_per_state, seed)
+            k, n = b.shape
+        self._ensure(max(k, 1), n)
+        if not on_device:
+            d_boards = self._dev_boards[:k]
+            d_players = self._dev_players[:k]
+            d_boards.copy_to_device(b, stream=self.stream)
+            d_players.copy_to_device(p, stream=self.stream)
+        outs = {name: self._dev[name][:k] for name in OUTPUTS}
+        for arr in outs.values():
+            arr.copy_to_device(np.zeros(k, dtype=np.int64), stream=self.stream)
+        jobs = k * int(playouts_per_state)
+        tpb = self.threads_per_block
+        blocks = self.blocks or max(1, min((jobs + tpb - 1) // tpb, 65535))
+        if jobs:
+            self._kernel[blocks, tpb, self.stream](d_boards, d_players, m, bool(empty_capture),
+                                                    int(playouts_per_state), np.uint64(seed),
+                                                    *(outs[name] for name in OUTPUTS))
+        if not to_host:
+            return outs
+        result = {}
+        for name in OUTPUTS:
+            host = self._host[name][:k]
+            outs[name].copy_to_host(host, stream=self.stream)
+            result[name] = host
+        self.stream.synchronize()
+        return {name: np.array(v) for name, v in result.items()}
