@@ -77,6 +77,10 @@ def test_cuda_without_a_device_is_one_clear_error(capsys):
     assert main(["bench", "playouts", "--backend", "auto", "--states", "4", "--playouts", "2", "--repeats", "1",
                  "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["backend"] == "cpu"
+    assert main(["play", "--houses", "3", "--seeds", "2", "--p0", "mcts:iterations=10,backend=cuda", "--p1",
+                 "random", "--json"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "CUDA backend requested" in err[0]
 
 
 # -- the kernel against the CPU twin ----------------------------------------------------

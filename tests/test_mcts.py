@@ -226,6 +226,19 @@ def test_same_seed_same_search_and_workers_merge_their_roots():
     assert sum(ch["visits"] for ch in w["children"]) == 2000
 
 
+def test_batched_leaf_evaluation_on_the_cpu_backend():
+    """Virtual losses are all taken back: every visit is a real playout, and
+    the search is a pure function of its seed."""
+    s = KalahState.initial(5, 3)
+    a = mcts_search(s, iterations=600, backend="cpu", batch=16, playouts=4, seed=2)
+    b = mcts_search(s, iterations=600, backend="cpu", batch=16, playouts=4, seed=2)
+    assert a["children"] == b["children"] and a["backend"] == "cpu"
+    assert sum(c["visits"] for c in a["children"]) == 600 * 4 and a["simulations"] == 2400
+    assert all(0.0 <= c["value"] <= 1.0 for c in a["children"] if c["value"] is not None)
+    with pytest.raises(ValueError, match="solver"):
+        mcts_search(s, iterations=10, backend="cpu", solver=True)
+
+
 def test_time_budget_and_options_are_validated():
     s = KalahState.initial(4, 3)
     r = mcts_search(s, time=0.2, seed=1)
