@@ -145,6 +145,29 @@ def test_selection_unvisited_first_then_the_formula():
     assert _select(t, c=0.0, solver=True) == 1  # a proven child is never chosen again
 
 
+def test_expansion_creates_every_child_with_its_position_and_movers():
+    # player 0 to move: pit 3 (1 seed, straight into the store) is an extra turn
+    s = KalahState.from_text("1,1,1/0/3,0,1/1 p0")
+    t = T.MCTSTree(16, 3)
+    t.set_root(s.board, s.player)
+    moves = np.empty(3, dtype=np.int64)
+    count = T.expand(t.first_child, t.num_children, t.parent, t.move, t.to_move, t.mover_in, t.visits, t.value,
+                     t.prior, t.proven, t.boards, t.size, 0, 3, False, 1.0, moves)
+    assert count == len(s.legal_moves()) == 3 and t.size[0] == 4
+    for ch in t.children(0):
+        after = s.play(int(t.move[ch]))
+        assert list(t.boards[ch]) == list(after.board)
+        assert t.mover_in[ch] == 0 and t.to_move[ch] == after.player and t.parent[ch] == 0
+    extra = [ch for ch in t.children(0) if t.move[ch] == 3]
+    assert t.to_move[extra[0]] == 0  # the extra turn keeps player 0 to move
+    assert abs(t.prior[1:4].sum() - 1.0) < 1e-12  # the progressive-bias priors are a softmax
+    full = T.MCTSTree(3, 3)
+    full.set_root(s.board, s.player)
+    assert T.expand(full.first_child, full.num_children, full.parent, full.move, full.to_move, full.mover_in,
+                    full.visits, full.value, full.prior, full.proven, full.boards, full.size, 0, 3, False, 0.0,
+                    moves) == 0  # a full pool refuses instead of writing past its end
+
+
 def test_solver_update_proves_parents_from_the_right_side():
     # a WIN for the player to move in one child proves the parent; the parent
     # was moved into by the opponent (mover_in 1), so it is a LOSS for it
