@@ -243,6 +243,25 @@ def expand(first_child, num_children, parent, move, to_move, mover_in, visits, v
     return count
 
 
+@njit(cache=True, inline="always")
+def descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven, boards, size,
+            m, c, formula, pb, solver, empty_capture, moves):
+    """Selection from the root to a leaf, then expansion: a non-terminal leaf
+    gets all its children and the first one is returned (the leaf itself if
+    the pool is full)."""
+    node = 0
+    while first_child[node] != NO_NODE and to_move[node] != TERMINAL:
+        ch = select_child(first_child, num_children, visits, value, prior, proven, node, c, formula, pb, solver)
+        if ch == NO_NODE:
+            break
+        node = ch
+    if to_move[node] != TERMINAL and first_child[node] == NO_NODE:
+        if expand(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven,
+                  boards, size, node, m, empty_capture, pb, moves) > 0:
+            node = first_child[node]
+    return node
+
+
 @njit(cache=True, nogil=True)
 def mcts_iterate(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven, boards,
                  size, m, params, seed, first_iteration, iterations):
@@ -272,18 +291,8 @@ def mcts_iterate(parent, first_child, num_children, move, to_move, mover_in, vis
     for it in range(iterations):
         if solver and proven[0] != UNKNOWN:
             break
-        node = 0
-        # selection
-        while first_child[node] != NO_NODE and to_move[node] != TERMINAL:
-            ch = select_child(first_child, num_children, visits, value, prior, proven, node, c, formula, pb, solver)
-            if ch == NO_NODE:
-                break
-            node = ch
-        # expansion
-        if to_move[node] != TERMINAL and first_child[node] == NO_NODE:
-            if expand(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven,
-                      boards, size, node, m, empty_capture, pb, moves) > 0:
-                node = first_child[node]
+        node = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven,
+                       boards, size, m, c, formula, pb, solver, empty_capture, moves)
         # evaluation
         reward0 = 0.0
         if to_move[node] == TERMINAL:
@@ -331,16 +340,8 @@ def select_batch(parent, first_child, num_children, move, to_move, mover_in, vis
     moves = np.empty(m, dtype=np.int64)
     count = 0
     for j in range(batch):
-        node = 0
-        while first_child[node] != NO_NODE and to_move[node] != TERMINAL:
-            ch = select_child(first_child, num_children, visits, value, prior, proven, node, c, formula, pb, False)
-            if ch == NO_NODE:
-                break
-            node = ch
-        if to_move[node] != TERMINAL and first_child[node] == NO_NODE:
-            if expand(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven,
-                      boards, size, node, m, empty_capture, pb, moves) > 0:
-                node = first_child[node]
+        node = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven,
+                       boards, size, m, c, formula, pb, False, empty_capture, moves)
         leaves[count] = node
         count += 1
         x = node
