@@ -178,10 +178,13 @@ def solve(
     table_size: Annotated[
         int, typer.Option("--table-size", help="kalah: transposition-table slots (power of two; 32 bytes each).")
     ] = 1 << 24,
+    endgame_seeds: Annotated[
+        int, typer.Option("--endgame-seeds", help="kalah: build an endgame database up to this many seeds (0: none).")
+    ] = 0,
 ):
     """Solve a game tree (or Kalah) exactly and report value, best move and work done."""
     if game is not None:
-        _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, as_json,
+        _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
                     _parse_bytes(max_memory))
         return
     from ..search import ALGORITHMS, solve as solve_tree
@@ -395,7 +398,8 @@ def _kalah_state(houses, seeds, empty_capture, position):
     return KalahState.initial(houses, seeds, empty_capture=empty_capture)
 
 
-def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, as_json, max_bytes):
+def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
+                max_bytes):
     from ..games.kalah_search import solve_exact
 
     if game != "kalah":
@@ -404,13 +408,17 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
         raise UserError("--time-limit must be > 0")
     if table_size < 16:
         raise UserError("--table-size must be >= 16")
+    if not 0 <= endgame_seeds <= 127:
+        raise UserError("--endgame-seeds must lie in 0..127")
     state = _kalah_state(houses, seeds, empty_capture, position)
 
     def progress(iteration, lo, up, nodes, seconds):
         stderr.print(f"iteration {iteration}: margin in [{lo:g}, {up:g}], {nodes:,} nodes, {seconds:.1f} s")
 
+    if endgame_seeds:
+        stderr.print(f"building the endgame database (<= {endgame_seeds} seeds in the houses)")
     result = solve_exact(state, tt_capacity=table_size, time_limit=time_limit, progress=progress,
-                         max_bytes=max_bytes)
+                         max_bytes=max_bytes, endgame_seeds=endgame_seeds)
     result.update(game="kalah", houses=state.houses, empty_capture=state.empty_capture, position=state.to_text(),
                   player_to_move=state.player)
     if as_json:
@@ -420,7 +428,8 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
                         f"{'empty-capture' if empty_capture else 'standard'} rules", show_header=False)
     table.add_column("key", style="bold")
     table.add_column("value")
-    for key in ("position", "margin", "best_move", "complete", "lower", "upper", "nodes", "iterations"):
+    for key in ("position", "margin", "best_move", "complete", "lower", "upper", "nodes", "iterations",
+                "endgame_seeds"):
         table.add_row(key, str(result[key]))
     table.add_row("seconds", f"{result['seconds']:.2f}")
     stdout.print(table)

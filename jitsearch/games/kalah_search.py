@@ -31,6 +31,7 @@ from ..search.fsss_minimax import _combine as combine
 from ..search.fsss_minimax import _select_child as select_child
 from ..trees._access import mix64
 from .kalah import KalahState, apply_move, heuristic_of, legal_moves, margin_of
+from .kalah_endgame import rank_houses
 
 EVAL_STORE = 0
 EVAL_HEURISTIC = 1
@@ -371,7 +372,8 @@ def houses_hash(board, m, player):
 
 
 @njit(cache=True, nogil=True)
-def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters, node_limit, etc_min_seeds):
+def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters, node_limit, etc_min_seeds,
+              db_values, db_binom, db_seeds):
     """Null-window test "margin >= gamma?" to the end of the game.
 
     Values are player 0's final margin; player 0 maximises. Fail-soft:
@@ -387,6 +389,10 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
     * the table is keyed on the houses and the player to move only, and keeps
       bounds on the *rest* of the game (final margin minus s0 - s1), so
       positions that differ only in how the stores split share one entry.
+
+    With an endgame database (``db_seeds`` >= 0, see
+    :mod:`jitsearch.games.kalah_endgame`) a node with at most ``db_seeds``
+    seeds left in the houses takes its exact value from it.
 
     ``table`` is int64[cap, 4], one row per slot: the 64-bit key, the lower
     and the upper bound on the rest (float64 bit patterns, read through a
@@ -440,6 +446,9 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
                     done = True
                 elif sp > 0 and d - r >= gamma:
                     ret = d - r
+                    done = True
+                elif sp > 0 and r <= db_seeds:
+                    ret = d + db_values[mover, rank_houses(board, m, db_binom)]
                     done = True
                 else:
                     diffs[sp] = d
@@ -581,7 +590,7 @@ def estimate_margin(state: KalahState, budget_seconds: float = 0.5) -> int:
 
 def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 24, time_limit: float | None = None,
                 first_guess: int | None = None, progress=None, max_bytes: int = 4 * 1024**3,
-                etc_min_seeds: int = 1 << 30) -> dict:
+                etc_min_seeds: int = 1 << 30, endgame_seeds: int = 0, endgame_db: dict | None = None) -> dict:
     """Game-theoretic value (player 0's final margin under perfect play) and
     the best move, by MTD(f) with a transposition table.
 
@@ -600,6 +609,18 @@ def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 24, time_limit: fl
     table = np.zeros((cap, 4), dtype=np.int64)
     counters = np.zeros(1, dtype=np.int64)
     start = time.perf_counter()
+    db_seconds = 0.0
+    if endgame_db is None and endgame_seeds > 0:
+        from .kalah_endgame import build_endgame_database
+
+        endgame_db = build_endgame_database(state.houses, endgame_seeds, state.empty_capture, max_bytes=max_bytes)
+        db_seconds = time.perf_counter() - start
+    if endgame_db is not None:
+        if endgame_db["houses"] != state.houses or endgame_db["empty_capture"] != state.empty_capture:
+            raise ValueError("the endgame database is for another board size or rule variant")
+        db_values, db_binom, db_seeds = endgame_db["values"], endgame_db["binom"], endgame_db["max_seeds"]
+    else:
+        db_values, db_binom, db_seeds = np.zeros((2, 1), dtype=np.int8), np.zeros((1, 1), dtype=np.int64), -1
     if first_guess is None:
         first_guess = estimate_margin(state)
     lo, up = -math.inf, math.inf
@@ -623,7 +644,8 @@ def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 24, time_limit: fl
                 rate = counters[0] / elapsed if elapsed > 0.5 else 1e6
                 limit = int(counters[0] + max(rate * (time_limit - elapsed), 1e5))
             status, g_new, root_move = _kalah_mt(state.board, state.houses, state.player, float(gamma),
-                                                 state.empty_capture, table, counters, limit, etc_min_seeds)
+                                                 state.empty_capture, table, counters, limit, etc_min_seeds,
+                                                 db_values, db_binom, db_seeds)
             if status != ABORTED or time_limit is None:
                 break
         iterations += 1
@@ -651,6 +673,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 24, time_limit: fl
     margin = lo if complete else None
     return {"margin": None if margin is None else int(margin), "best_move": best, "nodes": int(counters[0]),
             "iterations": iterations, "seconds": time.perf_counter() - start, "complete": complete,
+            "endgame_seeds": max(db_seeds, 0), "endgame_seconds": db_seconds,
             "lower": None if lo == -math.inf else int(lo), "upper": None if up == math.inf else int(up)}
 
 
