@@ -52,3 +52,12 @@ def test_solver_with_a_database_agrees_with_brute_force(ec):
         assert brute_force_margin(pos.play(r["best_move"])) == want
     with pytest.raises(ValueError, match="another board size"):
         solve_exact(KalahState.initial(4, 2), endgame_db=db)
+
+
+def test_database_cache_round_trips(tmp_path):
+    a = build_endgame_database(2, 5, True, cache_dir=tmp_path)
+    b = build_endgame_database(2, 5, True, cache_dir=tmp_path)
+    assert not a["loaded"] and b["loaded"] and (a["values"] == b["values"]).all()
+    (next(tmp_path.glob("*.npy"))).write_bytes(b"garbage")  # a damaged file is rebuilt, not trusted
+    c = build_endgame_database(2, 5, True, cache_dir=tmp_path)
+    assert not c["loaded"] and (c["values"] == a["values"]).all()

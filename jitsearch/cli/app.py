@@ -181,11 +181,15 @@ def solve(
     endgame_seeds: Annotated[
         int, typer.Option("--endgame-seeds", help="kalah: build an endgame database up to this many seeds (0: none).")
     ] = 0,
+    endgame_cache: Annotated[
+        bool, typer.Option("--endgame-cache/--no-endgame-cache",
+                           help="kalah: keep built endgame databases in ~/.cache/jitsearch (or $XDG_CACHE_HOME).")
+    ] = True,
 ):
     """Solve a game tree (or Kalah) exactly and report value, best move and work done."""
     if game is not None:
         _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
-                    _parse_bytes(max_memory))
+                    _parse_bytes(max_memory), endgame_cache)
         return
     from ..search import ALGORITHMS, solve as solve_tree
     from ..trees import UniformTree, load_tree
@@ -399,7 +403,7 @@ def _kalah_state(houses, seeds, empty_capture, position):
 
 
 def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
-                max_bytes):
+                max_bytes, endgame_cache=True):
     from ..games.kalah_search import solve_exact
 
     if game != "kalah":
@@ -416,9 +420,13 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
         stderr.print(f"iteration {iteration}: margin in [{lo:g}, {up:g}], {nodes:,} nodes, {seconds:.1f} s")
 
     if endgame_seeds:
-        stderr.print(f"building the endgame database (<= {endgame_seeds} seeds in the houses)")
+        stderr.print(f"endgame database: <= {endgame_seeds} seeds in the houses (built once, then cached)"
+                     if endgame_cache else f"building the endgame database (<= {endgame_seeds} seeds in the houses)")
+    from ..games.kalah_endgame import default_cache_dir
+
     result = solve_exact(state, tt_capacity=table_size, time_limit=time_limit, progress=progress,
-                         max_bytes=max_bytes, endgame_seeds=endgame_seeds)
+                         max_bytes=max_bytes, endgame_seeds=endgame_seeds,
+                         endgame_cache_dir=default_cache_dir() if endgame_cache else None)
     result.update(game="kalah", houses=state.houses, empty_capture=state.empty_capture, position=state.to_text(),
                   player_to_move=state.player)
     if as_json:

@@ -114,11 +114,24 @@ def _build(m, max_seeds, empty_capture, binom, values):
                 values[player, idx] = best
 
 
+def default_cache_dir():
+    """``$XDG_CACHE_HOME/jitsearch/kalah-endgame`` (``~/.cache`` when unset)."""
+    import os
+    from pathlib import Path
+
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "jitsearch" / "kalah-endgame"
+
+
 def build_endgame_database(houses: int, max_seeds: int, empty_capture: bool = False, *,
-                           max_bytes: int = 1 << 30) -> dict:
+                           max_bytes: int = 1 << 30, cache_dir=None) -> dict:
     """Values (int8[2, size]: player to move, house ranking) of the rest of
     the game for every position with at most ``max_seeds`` seeds in the
-    houses; see the module docstring."""
+    houses; see the module docstring. With ``cache_dir`` the values are
+    loaded from there when present (``loaded`` is then True) and saved
+    there after a build."""
+    from pathlib import Path
+
     from ..trees.memory import check_bytes
 
     if houses < 1 or max_seeds < 0:
@@ -129,7 +142,23 @@ def build_endgame_database(houses: int, max_seeds: int, empty_capture: bool = Fa
     check_bytes(2 * size, max_bytes, f"an endgame database of {size:,} positions per player",
                 "lower the endgame seeds (--endgame-seeds) or raise --max-memory")
     binom = binomial_table(max_seeds + 2 * houses, 2 * houses)
+    path = None
+    if cache_dir is not None:
+        path = Path(cache_dir) / f"kalah-m{houses}-s{max_seeds}-{'empty' if empty_capture else 'standard'}-v1.npy"
+        if path.exists():
+            try:
+                values = np.load(path)
+            except (OSError, ValueError):
+                values = None  # a damaged file: build again
+            if values is not None and values.shape == (2, size) and values.dtype == np.int8:
+                return {"houses": houses, "max_seeds": max_seeds, "empty_capture": bool(empty_capture),
+                        "binom": binom, "values": values, "loaded": True}
     values = np.zeros((2, size), dtype=np.int8)
     _build(houses, max_seeds, bool(empty_capture), binom, values)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.npy")
+        np.save(tmp, values)
+        tmp.replace(path)  # atomic: an interrupted save leaves no half file
     return {"houses": houses, "max_seeds": max_seeds, "empty_capture": bool(empty_capture), "binom": binom,
-            "values": values}
+            "values": values, "loaded": False}

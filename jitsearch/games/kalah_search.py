@@ -590,7 +590,8 @@ def estimate_margin(state: KalahState, budget_seconds: float = 0.5) -> int:
 
 def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 24, time_limit: float | None = None,
                 first_guess: int | None = None, progress=None, max_bytes: int = 4 * 1024**3,
-                etc_min_seeds: int = 1 << 30, endgame_seeds: int = 0, endgame_db: dict | None = None) -> dict:
+                etc_min_seeds: int = 1 << 30, endgame_seeds: int = 0, endgame_db: dict | None = None,
+                endgame_cache_dir=None) -> dict:
     """Game-theoretic value (player 0's final margin under perfect play) and
     the best move, by MTD(f) with a transposition table.
 
@@ -613,7 +614,8 @@ def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 24, time_limit: fl
     if endgame_db is None and endgame_seeds > 0:
         from .kalah_endgame import build_endgame_database
 
-        endgame_db = build_endgame_database(state.houses, endgame_seeds, state.empty_capture, max_bytes=max_bytes)
+        endgame_db = build_endgame_database(state.houses, endgame_seeds, state.empty_capture, max_bytes=max_bytes,
+                                            cache_dir=endgame_cache_dir)
         db_seconds = time.perf_counter() - start
     if endgame_db is not None:
         if endgame_db["houses"] != state.houses or endgame_db["empty_capture"] != state.empty_capture:
