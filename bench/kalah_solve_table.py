@@ -33,6 +33,7 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=float, default=200.0, help="seconds per board")
     ap.add_argument("--table-size", type=int, default=1 << 24, help="transposition-table slots")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "kalah_solve")
+    ap.add_argument("--endgame-seeds", type=int, default=0, help="endgame database size (0: none)")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--redo", default="", help="boards to solve again, e.g. '6,4,standard;6,4,empty-capture'")
     args = ap.parse_args(argv)
@@ -71,7 +72,8 @@ def main(argv=None) -> int:
                         row = {"houses": m, "seeds": n, "rules": rules, "status": "skipped"}
                     else:
                         state = KalahState.initial(m, n, empty_capture=rules == "empty-capture")
-                        r = solve_exact(state, tt_capacity=args.table_size, time_limit=args.time_limit)
+                        r = solve_exact(state, tt_capacity=args.table_size, time_limit=args.time_limit,
+                                        endgame_seeds=args.endgame_seeds)
                         row = {"houses": m, "seeds": n, "rules": rules,
                                "status": "solved" if r["complete"] else "time limit",
                                "margin": r["margin"], "best_move": r["best_move"], "nodes": r["nodes"],

@@ -158,7 +158,8 @@ def test_estimate_margin_has_the_parity_of_the_seed_total():
 
     for m, n in ((4, 3), (5, 3), (6, 4)):
         s = KalahState.initial(m, n)
-        assert (estimate_margin(s, budget_seconds=0.05) - 2 * m * n) % 2 == 0
+        assert (estimate_margin(s, node_budget=20_000) - 2 * m * n) % 2 == 0
+        assert estimate_margin(s, node_budget=20_000) == estimate_margin(s, node_budget=20_000)
 
 
 def test_solver_time_limit_reports_bounds():

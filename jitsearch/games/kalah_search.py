@@ -570,17 +570,19 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
         entering = False
 
 
-def estimate_margin(state: KalahState, budget_seconds: float = 0.5) -> int:
+def estimate_margin(state: KalahState, node_budget: int = 2_000_000) -> int:
     """MTD(f)'s first guess: depth-limited alpha-beta with the store
-    difference, deepened while an iteration takes under ``budget_seconds``
-    (about 16 plies on Kalah(6,4)), as player 0's margin with the parity of
-    the seed total (every final margin has it)."""
+    difference, deepened two plies at a time while an iteration takes under
+    a quarter of ``node_budget`` nodes (about 16 plies on Kalah(6,4)), as
+    player 0's margin with the parity of the seed total (every final margin
+    has it). Counted in nodes, not seconds, so the guess (and the solve's
+    node count) is the same on every run."""
     table = new_table(1 << 16)
     value = 0.0
     for depth in range(2, 41, 2):
-        t0 = time.perf_counter()
-        value = search(state, depth, table=table)["value"]
-        if time.perf_counter() - t0 > budget_seconds / 4:
+        r = search(state, depth, table=table)
+        value = r["value"]
+        if r["nodes"] > node_budget // 4:
             break
     guess = int(round(value if state.player == 0 else -value))
     if (guess - int(state.board.sum())) % 2:
