@@ -83,10 +83,7 @@ class Agent:
                 self.last = monte_carlo_search(state, playouts=self.options.get("playouts", 1000),
                                                time_limit=self.options.get("time"), seed=seed)
             else:
-                opts = dict(self.options)
-                if opts.get("solver") is not None:
-                    opts["solver"] = bool(opts["solver"])
-                self.last = mcts_search(state, seed=seed, **opts)
+                self.last = mcts_search(state, seed=seed, **self.options)
             return self.last["move"]
         raise ValueError(f"agent {self.kind!r} cannot choose moves by itself")
 
@@ -160,12 +157,7 @@ def _parse_monte_carlo(kind, fields, spec, seed):
     else:
         from ..mcts.search import MCTSConfig
 
-        probe = dict(options)
-        if "time" in probe and "iterations" not in probe:
-            probe["iterations"] = None
-        if "solver" in probe:
-            probe["solver"] = bool(probe["solver"])
-        MCTSConfig(**probe).validate()  # the same errors as the API, before any game starts
+        MCTSConfig.from_options(**options).validate()  # the same errors as the API, before any game starts
         if "backend" in options:
             from ..kernels.backend import resolve
 

@@ -553,16 +553,15 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
                 table[slot, 0] = np.int64(h)
                 tt_f[slot, 1] = -math.inf
                 tt_f[slot, 2] = math.inf
-        if True:
-            rest = g - diffs[sp]
-            if g >= gamma:
-                tt_f[slot, 1] = max(tt_f[slot, 1], rest)
-            else:
-                tt_f[slot, 2] = min(tt_f[slot, 2], rest)
-            # the move is kept from a fail-high (the move that proved the
-            # lower bound); a fail-low only names one for a fresh entry
-            if fresh or g >= gamma:
-                table[slot, 3] = best[sp] + 256 * work
+        rest = g - diffs[sp]
+        if g >= gamma:
+            tt_f[slot, 1] = max(tt_f[slot, 1], rest)
+        else:
+            tt_f[slot, 2] = min(tt_f[slot, 2], rest)
+        # the move is kept from a fail-high (the move that proved the
+        # lower bound); a fail-low only names one for a fresh entry
+        if fresh or g >= gamma:
+            table[slot, 3] = best[sp] + 256 * work
         ret = g
         if sp == 0:
             return SOLVED, ret, best[0]

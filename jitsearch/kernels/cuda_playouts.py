@@ -131,6 +131,8 @@ class CudaEvaluator:
             cap = max(k, 2 * self._cap)
             self._dev = {name: cuda.device_array(cap, dtype=np.int64, stream=self.stream) for name in OUTPUTS}
             self._host = {name: cuda.pinned_array(cap, dtype=np.int64) for name in OUTPUTS}
+            self._zeros = cuda.pinned_array(cap, dtype=np.int64)  # the counters' reset, copied asynchronously
+            self._zeros[:] = 0
             self._dev_boards = cuda.device_array((cap, n), dtype=np.int32, stream=self.stream)
             self._dev_players = cuda.device_array(cap, dtype=np.int64, stream=self.stream)
             self._cap = cap
@@ -168,7 +170,7 @@ class CudaEvaluator:
             d_players.copy_to_device(p, stream=self.stream)
         outs = {name: self._dev[name][:k] for name in OUTPUTS}
         for arr in outs.values():
-            arr.copy_to_device(np.zeros(k, dtype=np.int64), stream=self.stream)
+            arr.copy_to_device(self._zeros[:k], stream=self.stream)
         jobs = k * int(playouts_per_state)
         tpb = self.threads_per_block
         blocks = self.blocks or max(1, min((jobs + tpb - 1) // tpb, 65535))

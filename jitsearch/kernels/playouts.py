@@ -127,7 +127,7 @@ def validate_batch(boards, players, playouts_per_state, seed):
         raise ValueError(f"playouts_per_state must be >= 1, got {playouts_per_state}")
     if not 0 <= int(seed) < 1 << 64:
         raise ValueError(f"seed must lie in [0, 2**64), got {seed}")
-    # every house must not be empty on both... a side with no seeds means a finished game
+    # a side with no seeds left means the game is over: nothing to play out
     side0 = b[:, 1:m + 1].sum(axis=1)
     side1 = b[:, m + 2:].sum(axis=1)
     if b.shape[0] and ((side0 == 0) | (side1 == 0)).any():

@@ -84,6 +84,15 @@ class MCTSConfig:
             if self.reward != "win" or self.playout_depth:
                 raise ValueError("batched leaf evaluation plays random playouts to the end (reward=win)")
 
+    @classmethod
+    def from_options(cls, **options) -> "MCTSConfig":
+        """A config from keyword options; ``time`` alone means no iteration cap."""
+        if "time" in options and "iterations" not in options:
+            options["iterations"] = None
+        if "solver" in options:
+            options["solver"] = bool(options["solver"])
+        return cls(**options)
+
     def params(self, empty_capture: bool) -> np.ndarray:
         p = np.zeros(N_PARAMS, dtype=np.float64)
         p[P_C] = self.c
@@ -196,9 +205,7 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     """
     if config is not None and options:
         raise ValueError("give either a config or options, not both")
-    if config is None and "time" in options and "iterations" not in options:
-        options["iterations"] = None  # a time budget alone
-    cfg = config if config is not None else MCTSConfig(**options)
+    cfg = config if config is not None else MCTSConfig.from_options(**options)
     cfg.validate()
     if state.is_over:
         raise ValueError("the game is over: no move to search")
