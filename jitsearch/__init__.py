@@ -13,22 +13,32 @@ point of view, leaves are numbered left to right from 0.
 """
 
 from ._version import __version__
-from .search import (
-    ALGORITHMS,
-    EdgeBounds,
-    SearchResult,
-    alphabeta,
-    and_or,
-    forward_estimation,
-    fsss,
-    minimax,
-    mtd_inf,
-    mtdf,
-    perfect_ordering_generations,
-    solve,
-    two_agent,
-)
-from .trees import ExplicitTree, IncrementalTree, UniformTree, load_tree
+
+# The public names load lazily (PEP 562): ``import jitsearch`` and
+# ``jitsearch --version`` / ``--help`` do not import Numba; the first use of a
+# solver or tree does.
+_LAZY = {
+    **{name: ".search" for name in ("ALGORITHMS", "EdgeBounds", "SearchResult", "alphabeta", "and_or",
+                                     "forward_estimation", "fsss", "minimax", "mtd_inf", "mtdf",
+                                     "perfect_ordering_generations", "solve", "two_agent")},
+    **{name: ".trees" for name in ("ExplicitTree", "IncrementalTree", "UniformTree", "load_tree")},
+}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'jitsearch' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "ALGORITHMS",

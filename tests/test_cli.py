@@ -114,7 +114,8 @@ def test_console_script_subprocess(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "jitsearch", "solve", "--random", "uniform", "--branching", "0"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stdout == ""
-    assert bad.stderr.strip().splitlines() == ["error: branching must be an integer >= 1, got 0"]
+    lines = bad.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: branching must be an integer") and "got 0" in lines[0]
 
 
 def test_bench_throughput_json_small(capsys, tmp_path):
@@ -270,7 +271,7 @@ def test_solve_kalah_cli(capsys):
     code, out, err = run(capsys, "solve", "--game", "kalah", "--houses", "3", "--seeds", "3", "--json")
     assert code == 0, err
     obj = json.loads(out)
-    assert obj["complete"] and obj["margin"] == 2 and "iteration" in err
+    assert obj["complete"] and obj["margin"] == 2 and "test 1: margin in" in err
     code, out, err = run(capsys, "solve", "--game", "kalah", "--position", "1,0,0/0/0,0,1/16 p0", "--json")
     assert code == 0 and json.loads(out)["margin"] is not None
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from jitsearch.games.kalah import KalahState
-from jitsearch.games.kalah_endgame import build_endgame_database, database_size, rank_houses
+from jitsearch.games.kalah_endgame import EndgameCacheWarning, build_endgame_database, database_size, rank_houses
 from jitsearch.games.kalah_search import solve_exact
 
 from test_kalah_search import _random_positions, brute_force_margin
@@ -58,6 +58,128 @@ def test_database_cache_round_trips(tmp_path):
     a = build_endgame_database(2, 5, True, cache_dir=tmp_path)
     b = build_endgame_database(2, 5, True, cache_dir=tmp_path)
     assert not a["loaded"] and b["loaded"] and (a["values"] == b["values"]).all()
-    (next(tmp_path.glob("*.npy"))).write_bytes(b"garbage")  # a damaged file is rebuilt, not trusted
-    c = build_endgame_database(2, 5, True, cache_dir=tmp_path)
+    (next(tmp_path.glob("*.npz"))).write_bytes(b"garbage")  # a damaged file is rebuilt, not trusted
+    with pytest.warns(EndgameCacheWarning, match="rebuilding"):
+        c = build_endgame_database(2, 5, True, cache_dir=tmp_path)
     assert not c["loaded"] and (c["values"] == a["values"]).all()
+
+
+# -- cache files: verified on load, rebuilt when damaged, written atomically ------------
+
+def _cache_file(directory):
+    (path,) = directory.glob("*.npz")
+    return path
+
+
+def _flip_value_bytes(path):
+    """Flip bytes inside the stored values, leaving every header intact."""
+    data = bytearray(path.read_bytes())
+    start = data.index(b"\x93NUMPY")  # the values member comes first
+    data_start = start + 10 + int.from_bytes(data[start + 8:start + 10], "little")
+    for i in range(data_start + 100, data_start + 110):
+        data[i] ^= 0x55
+    path.write_bytes(bytes(data))
+
+
+def _overwrite_values_keep_meta(path):
+    """The issue's damage: a well-formed file whose values changed, header and meta kept."""
+    with np.load(path) as f:
+        meta, values = f["meta"], f["values"].copy()
+    values[:] = 20
+    with open(path, "wb") as fh:
+        np.savez(fh, values=values, meta=meta)
+
+
+@pytest.mark.parametrize("damage", [
+    _flip_value_bytes,
+    _overwrite_values_keep_meta,
+    lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),  # truncated
+    lambda p: p.write_bytes(b""),  # 0 bytes
+    lambda p: p.write_bytes(b"\x93NUMPY\x01\x00" + b"x" * 50),  # an .npy header, not an archive
+])
+def test_a_damaged_cache_file_is_detected_and_rebuilt(tmp_path, damage):
+    pos = _random_positions(1, m=3, n=3, seed=44)[0]
+    want = brute_force_margin(pos)
+    fresh = build_endgame_database(3, 8, False)
+    first = solve_exact(pos, endgame_seeds=8, endgame_cache_dir=tmp_path)
+    assert first["margin"] == want and build_endgame_database(3, 8, cache_dir=tmp_path)["loaded"]
+    wrong = dict(fresh, values=np.full_like(fresh["values"], 20))
+    assert solve_exact(pos, endgame_db=wrong)["margin"] != want  # damaged values would change the answer
+    damage(_cache_file(tmp_path))
+    with pytest.warns(EndgameCacheWarning, match="not usable.*rebuilding"):
+        r = solve_exact(pos, endgame_seeds=8, endgame_cache_dir=tmp_path)
+    assert r["complete"] and r["margin"] == want and r["endgame_seeds"] == 8
+    again = build_endgame_database(3, 8, cache_dir=tmp_path)  # the rebuilt file is trusted again
+    assert again["loaded"] and np.array_equal(again["values"], fresh["values"])
+    assert [p.name for p in tmp_path.iterdir()] == [_cache_file(tmp_path).name]  # no temporary left
+
+
+def test_a_file_for_other_parameters_is_not_trusted(tmp_path):
+    from jitsearch.games.kalah_endgame import cache_path
+
+    other = tmp_path / "other"
+    build_endgame_database(2, 5, True, cache_dir=other)
+    _cache_file(other).replace(cache_path(tmp_path, 2, 5, False))  # the empty-capture values, renamed
+    with pytest.warns(EndgameCacheWarning, match="other parameters"):
+        r = build_endgame_database(2, 5, False, cache_dir=tmp_path)
+    assert not r["loaded"] and np.array_equal(r["values"], build_endgame_database(2, 5, False)["values"])
+
+
+@pytest.mark.parametrize("under_a_file", [True, False])
+def test_an_unusable_cache_dir_fails_before_the_build(tmp_path, monkeypatch, under_a_file):
+    import jitsearch.games.kalah_endgame as eg
+
+    a_file = tmp_path / "a-file"
+    a_file.write_bytes(b"x")
+    bad = a_file / "cache" if under_a_file else a_file  # cannot be created / is not a directory
+
+    def no_build(*args):
+        raise AssertionError("the build started")
+
+    monkeypatch.setattr(eg, "_build_chunk", no_build)
+    with pytest.raises(ValueError, match="cannot write the endgame cache directory.*--no-endgame-cache") as info:
+        build_endgame_database(2, 5, cache_dir=bad)
+    assert str(bad) in str(info.value) and "\n" not in str(info.value)
+    with pytest.raises(ValueError, match="--no-endgame-cache"):
+        solve_exact(KalahState.initial(3, 3), endgame_seeds=6, endgame_cache_dir=bad)
+
+
+def test_the_build_in_chunks_equals_one_build_and_honours_a_deadline():
+    import time
+
+    one = build_endgame_database(3, 8, True)["values"]
+    calls = []
+    tiny = build_endgame_database(3, 8, True, chunk_positions=7, progress=lambda *a: calls.append(a))
+    assert np.array_equal(tiny["values"], one)
+    assert calls[-1][0] == calls[-1][1] == database_size(3, 8)  # the last call: everything done
+    assert build_endgame_database(3, 8, True, deadline=time.perf_counter() - 1) is None
+    with pytest.raises(ValueError, match="max_seeds"):
+        build_endgame_database(3, -1)
+    with pytest.raises(ValueError, match="houses"):
+        build_endgame_database(True, 3)
+
+
+def test_two_builders_of_one_database_do_not_collide(tmp_path, monkeypatch):
+    import os
+    import threading
+
+    renamed = []
+    real_replace = os.replace
+
+    def replace(src, dst):
+        renamed.append(os.path.basename(src))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    out = []
+    threads = [threading.Thread(target=lambda: out.append(build_endgame_database(3, 8, cache_dir=tmp_path,
+                                                                               chunk_positions=500)))
+               for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(out) == 2 and np.array_equal(out[0]["values"], out[1]["values"])
+    assert len(renamed) == 2 and renamed[0] != renamed[1]  # each builder its own temporary file
+    assert build_endgame_database(3, 8, cache_dir=tmp_path)["loaded"]
+    assert len(list(tmp_path.iterdir())) == 1  # one file, no temporary left behind

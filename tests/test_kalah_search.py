@@ -154,17 +154,24 @@ def test_solver_options_agree_with_brute_force(empty_capture):
 
 
 def test_estimate_margin_has_the_parity_of_the_seed_total():
-    from jitsearch.games.kalah_search import estimate_margin
+    from jitsearch.games.kalah_search import estimate_margin, estimate_position
 
     for m, n in ((4, 3), (5, 3), (6, 4)):
         s = KalahState.initial(m, n)
         assert (estimate_margin(s, node_budget=20_000) - 2 * m * n) % 2 == 0
         assert estimate_margin(s, node_budget=20_000) == estimate_margin(s, node_budget=20_000)
+        e = estimate_position(s, node_budget=20_000)
+        # the move and value of the deepest finished iteration: a plain search to that depth agrees
+        r = search(s, e["depth"], tt_capacity=1 << 16)
+        assert e["move"] == r["move"] and e["margin"] - r["value"] in (0, 1)
+        assert e["nodes"] <= 20_000 * 2  # an iteration past the budget is abandoned
 
 
 def test_solver_time_limit_reports_bounds():
-    r = solve_exact(KalahState.initial(6, 6), time_limit=0.5)
-    assert not r["complete"] and r["margin"] is None
+    s = KalahState.initial(6, 6)
+    r = solve_exact(s, time_limit=0.5, tt_capacity=1 << 16)
+    assert not r["complete"] and r["margin"] is None and r["stop_reason"] == "time_limit"
+    assert -72 <= r["lower"] <= r["upper"] <= 72 and r["best_move"] in s.legal_moves()
 
 
 @pytest.mark.parametrize("evaluation", ["store", "heuristic"])

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import csv
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .._io import drop_partial_line, grouped  # noqa: F401  (grouped re-exported)
+
+
+def refuse_existing(paths, option: str = "--out") -> None:
+    """Before a long run without ``--resume``: refuse to overwrite results
+    already on disk (one line naming the first file found)."""
+    for path in paths:
+        path = Path(path)
+        if path.exists() and path.stat().st_size > 0:
+            raise ValueError(f"{path} already holds results: add --resume to continue them, or choose another "
+                             f"{option} (or delete the file)")
 
 
 def read_rows(path: Path, numeric) -> list[dict]:
@@ -43,20 +52,21 @@ def run_rows(fn, tasks, path: Path, fields, key, *, resume: bool, workers: int, 
     total = len(todo)
     if progress:
         progress(f"{label}: {total} to run ({len(rows)} done before)", 0, total)
+    from ..games.random_tree_game import run_tasks  # worker processes that stop with Ctrl-C or their parent
+
     with open(path, "a", newline="") as fh:
         writer = csv.DictWriter(fh, fields)
+        done_now = [0]
 
-        def consume(results):
-            for i, row in enumerate(results, 1):
-                writer.writerow(row)
-                fh.flush()
-                rows.append(row)
-                if progress:
-                    progress(label, i, total)
+        def consume(row):
+            writer.writerow(row)
+            fh.flush()
+            rows.append(row)
+            done_now[0] += 1
+            if progress:
+                progress(label, done_now[0], total)
 
-        if workers > 1 and total > 1:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                consume(pool.map(fn, todo, chunksize=2))
-        else:
-            consume(map(fn, todo))
+        interrupted = run_tasks(fn, todo, workers, consume)
+    if interrupted:  # every finished row is on disk: resume continues
+        raise KeyboardInterrupt
     return rows

@@ -146,6 +146,8 @@ def run_fig3(out: Path, pairs: int, max_horizon: int, tree_depth: int, resume: b
             PlayerSpec("fe", 1, delta, "online"), PlayerSpec("alphabeta"), config, pairs,
             max_horizon=max_horizon, out=out / f"fig3_{label}_games.jsonl", resume=resume, progress=prog,
         )
+        if rounds and rounds[-1].get("interrupted"):  # the games are on disk: --resume continues
+            raise KeyboardInterrupt
         result[label] = {"rounds": rounds, "points": more_less_points(rounds)}
     return result
 
@@ -311,11 +313,16 @@ def run_fe_paper(out_dir, *, fig1_trees: int = 1000, fig1_depths=None, fig2_tree
                  resume: bool = False, workers: int | None = None, progress=None,
                  command: str = "jitsearch bench fe-paper") -> dict:
     """Run figures 1, 2 and 3(a); write CSV/JSONL/JSON/markdown/PNG into ``out_dir``."""
+    from ._rows import refuse_existing
+
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     workers = workers or max(1, os.cpu_count() or 1)
     if fig1_trees < 1 or fig2_trees < 1 or fig3_pairs < 1:
         raise ValueError("tree and pair counts must be >= 1")
+    if not resume:  # checked first, not after minutes of recomputation
+        refuse_existing([out / "figure1_trees.csv", out / "figure2_trees.csv"]
+                        + ([out / f"fig3_fe_{d}_games.jsonl" for d in (1.0, 0.5)] if fig3 else []))
+    out.mkdir(parents=True, exist_ok=True)
     depths = fig1_depths or {2: list(range(2, 21, 2)), 5: list(range(2, 13)), 10: list(range(2, 12))}
     tasks = []
     for b, ds in depths.items():

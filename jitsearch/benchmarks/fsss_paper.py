@@ -311,10 +311,8 @@ def _markdown(result: dict) -> str:
     for a, label in (("alphabeta", "alpha-beta"), ("fsss", "FSSS"), ("mtd_inf", "MTD(+inf)")):
         ours = e1["fits"].get(a)
         paper = e1["paper_fits"].get(a)
-        lines.append(
-            f"| {label} | {ours['a']:.2f}·{ours['c']:.3f}^h | "
-            + (f"{paper['a']}·{paper['c']}^h |" if paper else "(not given) |")
-        )
+        fit_text = f"{ours['a']:.2f}·{ours['c']:.3f}^h" if ours else "(a fit needs two heights or more)"
+        lines.append(f"| {label} | {fit_text} | " + (f"{paper['a']}·{paper['c']}^h |" if paper else "(not given) |"))
     lines += ["", f"Over all {e1['trees']} trees FSSS expanded strictly fewer leaves than MTD(+inf) on "
               f"{e1['fsss_beats_mtd_overall']:.1%} of them and MTD(+inf) fewer than FSSS on "
               f"{e1['mtd_beats_fsss_overall']:.1%}.", ""]
@@ -361,6 +359,10 @@ def run_fsss_paper(
 ) -> dict:
     """Run everything, write CSV/JSON/markdown/PNG into ``out_dir``; return the summary."""
     out = Path(out_dir)
+    if not resume:  # checked first, not after minutes of recomputation
+        from ._rows import refuse_existing
+
+        refuse_existing([out / "experiment1_trees.csv", out / "experiment2_trees.csv"])
     out.mkdir(parents=True, exist_ok=True)
     if trees < 1 or exp2_trees < 1:
         raise ValueError("trees per height must be >= 1")

@@ -87,6 +87,8 @@ def run_mancala_paper(out: Path, *, pairs: int = 200, paper_games: int = 50, ext
         res = run_kalah_tournament(a, b, KalahMatch(6, 4, False, 300, openings, seed=1000 * t + 10 * r + c),
                                    n_pairs, out=games_dir / f"{phase}_t{t}_{r}_{c}.jsonl", resume=True,
                                    workers=workers)
+        if res.get("interrupted"):  # every finished game is on disk: the next run resumes
+            raise KeyboardInterrupt
         rows.append({"phase": phase, "table": t, "row": r, "col": c, **res})
     ext = []
     for j, (iters, n_pairs) in enumerate(zip(ext_iterations, ext_pairs)):
@@ -97,6 +99,8 @@ def run_mancala_paper(out: Path, *, pairs: int = 200, paper_games: int = 50, ext
                          len(jobs) + len(ext_iterations) * 2)
             res = run_kalah_tournament(a, b, KalahMatch(6, 4, False, 300, 2, seed=77), n_pairs,
                                        out=games_dir / f"ext_{kind}_{iters}.jsonl", resume=True, workers=workers)
+            if res.get("interrupted"):
+                raise KeyboardInterrupt
             ext.append({"kind": kind, "iterations": iters, **res})
     summary = {"benchmark": "mancala-paper", "command": command,
                "machine": f"{platform.processor() or platform.machine()}, Python {platform.python_version()}",

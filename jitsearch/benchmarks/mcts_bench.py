@@ -31,13 +31,39 @@ def _median_rate(fn, work: float, repeats: int) -> float:
     return statistics.median(rates)
 
 
+#: Timed runs per figure.
+MAX_REPEATS = 100
+#: MCTS simulations of the whole benchmark (warm-ups and repeats, one core and parallel).
+MAX_BENCH_SIMULATIONS = 10**9
+
+
 def run_mcts_bench(*, simulations: int = 20000, playout_states: int = 256, playouts_per_state: int = 200,
                    repeats: int = 5, workers: int | None = None, progress=None) -> dict:
-    from ..games.kalah import KalahState
-    from ..kernels.playouts import evaluate_cpu
-    from ..mcts.search import mcts_search
+    """Run the benchmark; every argument is checked and the work and the
+    trees' memory are estimated before anything runs (``ValueError``)."""
+    from ..games.kalah import KalahState, check_int, max_threads
+    from ..kernels.playouts import check_work, evaluate_cpu
+    from ..mcts.search import MAX_ITERATIONS, MCTSConfig, mcts_search, tree_capacity
+    from ..trees.memory import DEFAULT_MAX_BYTES
 
+    simulations = check_int("simulations", simulations, 1, MAX_ITERATIONS)
+    repeats = check_int("repeats", repeats, 1, MAX_REPEATS)
+    if workers is not None:
+        workers = check_int("workers", workers, 1, max_threads())
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress must be a callable or None, got {type(progress).__name__}")
+    check_work(playout_states, playouts_per_state, "the playout figure")
     workers = workers or os.cpu_count() or 1
+    if simulations * workers > MAX_ITERATIONS:
+        raise ValueError(f"simulations x workers = {simulations * workers:,} is above the limit of "
+                         f"{MAX_ITERATIONS:,} MCTS iterations: lower --simulations or --workers")
+    total = (repeats + 1) * simulations * (1 + workers)
+    if total > MAX_BENCH_SIMULATIONS:
+        raise ValueError(f"the benchmark would run {total:,} MCTS simulations ((repeats + 1) x simulations x "
+                         f"(1 + workers)), above the limit of {MAX_BENCH_SIMULATIONS:,}: lower --simulations, "
+                         f"--repeats or --workers")
+    for iterations, w in ((simulations, 1), (simulations * workers, workers)):  # the trees fit, before any run
+        tree_capacity(MCTSConfig(iterations=iterations, workers=w), 6, -(-iterations // w), DEFAULT_MAX_BYTES // w)
     s = KalahState.initial(6, 4)
     boards = np.repeat(s.board[None, :], playout_states, axis=0)
     n_playouts = playout_states * playouts_per_state

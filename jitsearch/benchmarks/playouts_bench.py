@@ -14,14 +14,48 @@ import time
 
 import numpy as np
 
+from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
+
+
+#: Timed launches of one benchmark.
+MAX_REPEATS = 100
+#: Playouts of a whole benchmark (the warm-up and every repeat together), per
+#: backend: about an hour of all cores of a small CPU, about a minute of a GPU.
+MAX_BENCH_PLAYOUTS = {"cpu": 1 << 32, "cuda": 1 << 36}
+
 
 def measure_playouts(backend: str = "cpu", houses: int = 6, seeds: int = 4, states: int = 1024,
-                     playouts: int = 64, repeats: int = 5, threads: int = 1, seed: int = 0) -> dict:
-    from ..games.kalah import KalahState
+                     playouts: int = 64, repeats: int = 5, threads: int = 1, seed: int = 0, *,
+                     max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
+    """Measure (see the module docstring). Every argument is checked, and
+    the memory (``states`` boards, players and five counters, twice on a GPU
+    for its pinned and device buffers) and the work ((repeats + 1) x states
+    x playouts) are estimated and refused above ``max_bytes`` / the limits
+    before anything is allocated or run."""
+    from ..games.kalah import KalahState, check_int, check_max_bytes, check_seed, max_threads
     from ..kernels.backend import device_name, evaluate, resolve
+    from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE, MAX_STATES, OUTPUT_BYTES_PER_STATE, check_work
 
-    which = resolve(backend)
+    states = check_int("states", states, 1, MAX_STATES)
+    playouts = check_int("playouts", playouts, 1, MAX_PLAYOUTS_PER_STATE)
+    repeats = check_int("repeats", repeats, 1, MAX_REPEATS)
+    threads = check_int("threads", threads, 1, max_threads())
+    seed = check_seed("seed", seed)
+    if seed + repeats >= 1 << 64:
+        raise ValueError(f"seed must leave room for the {repeats} repeats' seeds (seed + repeats < 2**64)")
+    max_bytes = check_max_bytes(max_bytes)
     start = KalahState.initial(houses, seeds)
+    check_work(states, playouts, "a launch")
+    which = resolve(backend)
+    total = (repeats + 1) * states * playouts
+    if total > MAX_BENCH_PLAYOUTS[which]:
+        raise ValueError(f"the benchmark would play {total:,} playouts ((repeats + 1) x states x playouts), above "
+                         f"the limit of {MAX_BENCH_PLAYOUTS[which]:,} on the {which} backend: lower --states, "
+                         f"--playouts or --repeats")
+    per_state = 4 * start.board.size + OUTPUT_BYTES_PER_STATE
+    copies = 2 if which == "cpu" else 3  # the boards, their checked copy; on a GPU pinned + device buffers
+    check_bytes(states * per_state * copies, max_bytes, f"{states:,} states of Kalah({houses},{seeds})",
+                "lower --states")
     boards = np.repeat(start.board[None, :], states, axis=0)
     players = np.zeros(states, dtype=np.int64)
     evaluate(boards, players, playouts, seed, backend=which, threads=threads)  # warm-up / compile

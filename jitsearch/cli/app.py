@@ -21,6 +21,19 @@ from rich.console import Console
 from rich.table import Table
 
 from .._version import __version__
+from ._support import (
+    Interrupted,
+    UserError,
+    check_output_dir,
+    check_output_file,
+    check_positive,
+    check_seconds,
+    given_options,
+    refuse_options,
+    run_interruptibly,
+    timed,
+    write_text_atomic,
+)
 
 app = typer.Typer(
     name="jitsearch",
@@ -43,10 +56,6 @@ stdout = Console(highlight=False)
 stderr = Console(stderr=True, highlight=False)
 
 
-class UserError(Exception):
-    """A problem with what the user asked for: one line, exit status 2."""
-
-
 def _version(value: bool):
     if value:
         print(f"jitsearch {__version__}")
@@ -64,15 +73,16 @@ def _main(
 
 def _parse_bytes(text: str) -> int:
     units = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2,
-             "mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3}
+             "mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3, "t": 1024**4, "tb": 1024**4,
+             "tib": 1024**4}
     t = text.strip().lower()
-    num = t.rstrip("abgikm ")
+    num = t.rstrip("abgikmt ")
     unit = t[len(num):].strip()
     try:
         value = float(num)
     except ValueError:
         raise UserError(f"--max-memory must look like 512MiB or 4GiB, got {text!r}") from None
-    if unit not in units or not value > 0 or not math.isfinite(value):
+    if unit not in units or not value > 0 or not math.isfinite(value) or value * units[unit] > 2**62:
         raise UserError(f"--max-memory must look like 512MiB or 4GiB, got {text!r}")
     return int(value * units[unit])
 
@@ -92,8 +102,17 @@ def _emit_json(obj) -> None:
     sys.stdout.write(json.dumps(_json_safe(obj), allow_nan=False) + "\n")
 
 
+_TREE_OPTIONS = ("tree_file", "random", "branching", "height", "seed", "values", "lo", "hi", "root", "algorithm",
+                 "trace", "depth", "random_branching", "edge_lo", "edge_hi", "search_depth", "delta", "bounds",
+                 "bounds_file", "likely", "loss_threshold", "restart_deepest", "stop_when_proven", "max_leaves",
+                 "max_seconds", "value_range", "first_guess", "storage")
+_KALAH_SOLVE_OPTIONS = ("houses", "seeds", "empty_capture", "position", "time_limit", "table_size", "endgame_seeds",
+                        "endgame_cache")
+
+
 @app.command()
 def solve(
+    ctx: typer.Context,
     tree_file: Annotated[
         Optional[Path], typer.Argument(help="Tree as .json (nested lists or uniform form) or .npz.", show_default=False)
     ] = None,
@@ -109,7 +128,8 @@ def solve(
     root: Annotated[str, typer.Option("--root", help="Who moves at the root of a random tree: max or min.")] = "max",
     algorithm: Annotated[
         str,
-        typer.Option("--algorithm", "-a", help="minimax, alphabeta, andor, two-agent, fsss, mtd-inf or mtdf."),
+        typer.Option("--algorithm", "-a",
+                     help="minimax, alphabeta, andor, two-agent, fsss, mtd-inf, mtdf or fe (incremental trees)."),
     ] = "alphabeta",
     trace: Annotated[bool, typer.Option("--trace", help="Also report leaf numbers in expansion order.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
@@ -176,8 +196,10 @@ def solve(
         Optional[float], typer.Option("--time-limit", help="kalah: stop after this many seconds.")
     ] = None,
     table_size: Annotated[
-        int, typer.Option("--table-size", help="kalah: transposition-table slots (power of two; 32 bytes each).")
-    ] = 1 << 24,
+        Optional[int],
+        typer.Option("--table-size", help="kalah: transposition-table slots (power of two; 32 bytes each; "
+                                          "default: sized from the board, at most 2**24).", show_default=False),
+    ] = None,
     endgame_seeds: Annotated[
         int, typer.Option("--endgame-seeds", help="kalah: build an endgame database up to this many seeds (0: none).")
     ] = 0,
@@ -186,24 +208,41 @@ def solve(
                            help="kalah: keep built endgame databases in ~/.cache/jitsearch (or $XDG_CACHE_HOME).")
     ] = True,
 ):
-    """Solve a game tree (or Kalah) exactly and report value, best move and work done."""
+    """Solve a game tree (or Kalah) exactly and report value, best move and work done.
+
+    Ctrl-C stops a solve within a second or two with exit status 130; a Kalah
+    solve first prints the bounds and move found so far.
+    """
+    given = given_options(ctx)
+    max_bytes = _parse_bytes(max_memory)
     if game is not None:
+        refuse_options(given, _TREE_OPTIONS, "does not apply to --game kalah (it solves the game, not a tree)")
+        if position is not None:
+            refuse_options(given, ("houses", "seeds"), "does not apply with --position (the position sets the board)")
+        check_seconds(time_limit, "--time-limit")
         _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
-                    _parse_bytes(max_memory), endgame_cache)
+                    max_bytes, endgame_cache)
         return
+    refuse_options(given, _KALAH_SOLVE_OPTIONS, "applies to --game kalah only")
     from ..search import ALGORITHMS, solve as solve_tree
     from ..trees import UniformTree, load_tree
 
-    max_bytes = _parse_bytes(max_memory)
     if algorithm not in ALGORITHMS:
         raise UserError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
     if tree_file is not None and random is not None:
         raise UserError("give either a TREE_FILE or --random, not both")
     if tree_file is None and random is None:
         raise UserError("give a TREE_FILE or --random uniform")
-    incremental = random == "incremental"
     if random is not None and random not in ("uniform", "incremental"):
         raise UserError(f"--random must be 'uniform' or 'incremental', got {random!r}")
+    if tree_file is not None:
+        refuse_options(given, ("branching", "height", "seed", "values", "lo", "hi", "root"),
+                       "applies to --random trees only, not to a TREE_FILE")
+    elif random == "incremental":
+        refuse_options(given, ("height", "values", "lo", "hi", "root"),
+                       "applies to --random uniform only (incremental trees take --depth, --edge-lo, --edge-hi)")
+    check_seconds(max_seconds, "--max-seconds")
+    incremental = random == "incremental"
     if incremental:
         from ..trees import IncrementalTree
 
@@ -229,7 +268,6 @@ def solve(
         tree = load_tree(tree_file, max_bytes=max_bytes)
     options = {"trace": trace, "max_bytes": max_bytes}
     if incremental and algorithm in ("fe", "alphabeta"):
-        options.pop("max_bytes")
         if search_depth is not None:
             options["depth"] = search_depth
     elif search_depth is not None:
@@ -243,7 +281,7 @@ def solve(
         raise UserError("--delta, --bounds, --bounds-file and --likely apply to --algorithm fe only")
     if incremental:
         depth = None  # consumed as the tree depth
-    given = {
+    per_algorithm = {
         "--depth": (depth is not None, "depth", depth, ("two-agent",)),
         "--loss-threshold": (loss_threshold is not None, "loss_threshold", loss_threshold, ("two-agent",)),
         "--restart-deepest": (restart_deepest, "restart_deepest", True, ("fsss",)),
@@ -254,22 +292,34 @@ def solve(
         "--first-guess": (first_guess is not None, "first_guess", first_guess, ("mtdf",)),
         "--storage": (storage is not None, "storage", storage, ("fsss", "mtd-inf", "mtdf")),
     }
-    for flag, (present, key, value, algorithms) in given.items():
+    for flag, (present, key, value, algorithms) in per_algorithm.items():
         if present:
             if algorithm not in algorithms:
                 raise UserError(f"{flag} applies to --algorithm {' or '.join(algorithms)} only")
             options[key] = value
-    t0 = time.perf_counter()
-    result = solve_tree(tree, algorithm, **options)
-    seconds = time.perf_counter() - t0
+    cancel = None
+    if algorithm in ("fsss", "mtd-inf", "mtdf"):  # anytime: Ctrl-C returns the bounds found so far
+        import threading
+
+        cancel = threading.Event()
+        options["cancel"] = cancel
+    try:
+        result, seconds, jit_seconds = timed(run_interruptibly, solve_tree, tree, algorithm, stop_event=cancel,
+                                             **options)
+    except Interrupted:
+        _stop_interrupted(f"{algorithm} keeps no partial result on a tree; for an anytime answer use "
+                          "--algorithm fsss (or mtdf) and press Ctrl-C, or give fsss --max-seconds N")
     desc = tree.describe()
     if tree_file is not None:
         desc["file"] = str(tree_file)
     out = result.to_dict(integral=tree.integral)
-    out["seconds"] = seconds
+    out["seconds"] = seconds  # the search itself: JIT compilation and cache loading are in compile_seconds
+    out["compile_seconds"] = jit_seconds
     out["tree"] = desc
     if as_json:
         _emit_json(out)
+        if result.extra.get("interrupted"):
+            _stop_interrupted(f"{algorithm} stopped early; the JSON holds the bounds found so far")
         return
     table = Table(title=f"{algorithm} on {_tree_title(desc)}", show_header=False)
     table.add_column("key", style="bold")
@@ -283,10 +333,24 @@ def solve(
     stdout.print(table)
     if trace:
         stdout.print("trace: " + " ".join(str(x) for x in out["trace"]))
+    if result.extra.get("interrupted"):
+        _stop_interrupted(f"{algorithm} stopped early: the value lies in [{_bound_text(result.extra.get('lower'))}, "
+                          f"{_bound_text(result.extra.get('upper'))}]")
+
+
+def _bound_text(x) -> str:
+    if x is None or (isinstance(x, float) and math.isinf(x)):
+        return "-inf" if x is not None and x < 0 else "+inf" if x is not None else "?"
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+_KALAH_TOURNAMENT_OPTIONS = ("houses", "seeds", "empty_capture", "openings", "max_plies", "workers")
+_TREE_GAME_OPTIONS = ("branching", "fixed_branching", "tree_depth", "depth_increment", "max_horizon")
 
 
 @app.command()
 def tournament(
+    ctx: typer.Context,
     game: Annotated[str, typer.Option("--game", help="Game: random-tree or kalah.")] = "random-tree",
     a: Annotated[str, typer.Option("--a", help="Player A, e.g. fe:depth=3,delta=0.5 or alphabeta:depth=5.")] = "fe",
     b: Annotated[str, typer.Option("--b", help="Player B, e.g. alphabeta:depth=3 or mcts:iterations=100.")]
@@ -313,15 +377,32 @@ def tournament(
     resume: Annotated[bool, typer.Option("--resume", help="Continue the games already in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ):
-    """Play paired games between two searchers and report who wins."""
+    """Play paired games between two searchers and report who wins.
+
+    Every finished game is appended to --out as it ends; Ctrl-C stops the
+    tournament within a second or two, prints the games played so far and
+    exits with status 130, and --resume continues it.
+    """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..games.random_tree_game import GameConfig, PlayerSpec, depth_increment_protocol, run_tournament
 
+    given = given_options(ctx)
     if game not in ("random-tree", "kalah"):
         raise UserError(f"--game must be random-tree or kalah, got {game!r}")
     if resume and out is None:
         raise UserError("--resume needs --out")
+    check_positive({"--pairs": pairs, "--workers": workers, "--max-plies": max_plies, "--max-horizon": max_horizon})
+    if openings < 0:
+        raise UserError(f"--openings must be >= 0, got {openings}")
+    if out is not None:
+        check_output_file(out)
+    if game == "kalah":
+        refuse_options(given, _TREE_GAME_OPTIONS, "applies to --game random-tree only")
+    else:
+        refuse_options(given, _KALAH_TOURNAMENT_OPTIONS, "applies to --game kalah only")
+    if not depth_increment:
+        refuse_options(given, ("max_horizon",), "applies with --depth-increment only")
     if game == "kalah":
         _kalah_tournament(a, b, pairs, houses, seeds, empty_capture, openings, max_plies, seed, workers, out,
                           resume, as_json)
@@ -344,9 +425,19 @@ def tournament(
                                     progress=lambda done, total: bar.update(task, completed=done))
             result["game"] = game
             rounds = [result]
+    interrupted = bool(result.get("interrupted")) or any(r.get("interrupted") for r in rounds)
+    for note in [n for r in [result, *rounds] for n in (r.get("notes") or [])]:
+        stderr.print(f"note: {note}")
     if as_json:
         _emit_json(result)
-        return
+    elif rounds:
+        _print_tree_rounds(game, rounds, spec_a, spec_b)
+    if interrupted:
+        _stop_interrupted("the games above were played" + (f" and saved in {out}; add --resume to continue"
+                                                            if out is not None else "; use --out to keep them"))
+
+
+def _print_tree_rounds(game, rounds, spec_a, spec_b):
     table = Table(title=f"{game}: A = {rounds[-1]['a']} vs B = {rounds[-1]['b']}")
     for col in ("#", "h A", "h B", "pairs", "A", "tie", "B", "A win% (95% CI)", "nodes A", "nodes B"):
         table.add_column(col, justify="right")
@@ -372,26 +463,40 @@ def _kalah_tournament(a, b, pairs, houses, seeds, empty_capture, openings, max_p
     for spec in (a, b):  # every user error before the progress bar starts
         if parse_agent(spec).kind == "human":
             raise UserError("a tournament needs engines, not human players")
-    if pairs < 1 or workers < 1:
-        raise UserError("--pairs and --workers must be >= 1")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=stderr, transient=True) as bar:
         task = bar.add_task("games", total=2 * pairs)
         r = run_kalah_tournament(a, b, match, pairs, out=out, resume=resume, workers=workers,
                                  progress=lambda done, total: bar.update(task, completed=done, total=total))
     r["game"] = "kalah"
+    for note in r.get("notes") or []:
+        stderr.print(f"note: {note}")
     if as_json:
         _emit_json(r)
-        return
+    else:
+        _print_kalah_summary(r, a, b, houses, seeds, pairs)
+    if r.get("interrupted"):
+        _stop_interrupted(f"{r['games']} games were played" + (f" and saved in {out}; add --resume to continue"
+                                                                if out is not None else "; use --out to keep them"))
+
+
+def _print_kalah_summary(r, a, b, houses, seeds, pairs):
     table = Table(title=f"Kalah({houses},{seeds}): A = {a} vs B = {b}, {pairs} pairs")
     for col in ("games", "A wins", "draws", "B wins", "A score (95% CI)", "Elo A-B (95% CI)", "mean plies"):
         table.add_column(col, justify="right")
     lo, hi = r["a_score_ci95"]
     elo_lo, elo_hi = r["elo_ci95"]
-    table.add_row(str(r["games"]), str(r["a_wins"]), str(r["draws"]), str(r["b_wins"]),
-                  f"{r['a_score']:.3f} ({lo:.3f}-{hi:.3f})", f"{r['elo_diff']:+.0f} ({elo_lo:+.0f}, {elo_hi:+.0f})",
-                  f"{r['mean_plies']:.1f}")
+    if r.get("elo_diff") is None:
+        elo = "n/a: sample too small"
+    else:
+        elo = (f"{r['elo_diff']:+.0f} ({'-inf' if elo_lo is None else f'{elo_lo:+.0f}'}, "
+               f"{'+inf' if elo_hi is None else f'{elo_hi:+.0f}'})")
+    score = "-" if r.get("a_score") is None else f"{r['a_score']:.3f} ({lo:.3f}-{hi:.3f})"
+    mean_plies = "-" if r.get("mean_plies") is None else f"{r['mean_plies']:.1f}"
+    table.add_row(str(r["games"]), str(r["a_wins"]), str(r["draws"]), str(r["b_wins"]), score, elo, mean_plies)
     stdout.print(table)
+    if r.get("elo_note"):
+        stderr.print(f"note: {r['elo_note']}")
 
 
 def _kalah_state(houses, seeds, empty_capture, position):
@@ -408,39 +513,57 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
 
     if game != "kalah":
         raise UserError(f"--game must be kalah, got {game!r}")
-    if time_limit is not None and not time_limit > 0:
-        raise UserError("--time-limit must be > 0")
-    if table_size < 16:
-        raise UserError("--table-size must be >= 16")
-    if not 0 <= endgame_seeds <= 127:
-        raise UserError("--endgame-seeds must lie in 0..127")
+    if table_size is not None and not 16 <= table_size <= 2**40:
+        raise UserError(f"--table-size must lie in 16..2**40 slots, got {table_size}")
     state = _kalah_state(houses, seeds, empty_capture, position)
+    shown = {"iteration": -1}
 
     def progress(iteration, lo, up, nodes, seconds):
-        stderr.print(f"iteration {iteration}: margin in [{lo:g}, {up:g}], {nodes:,} nodes, {seconds:.1f} s")
+        # after each finished null-window test, and about every second while one runs
+        if iteration != shown["iteration"]:
+            shown["iteration"] = iteration
+            label = f"test {iteration}" if iteration else "first test"
+        else:
+            label = "  running"
+        stderr.print(f"{label}: margin in [{lo}, {up}], {nodes:,} nodes, {seconds:.1f} s")
+
+    def endgame_progress(done, total, seconds):
+        stderr.print(f"endgame database: {done:,} of {total:,} positions, {seconds:.1f} s")
 
     if endgame_seeds:
         stderr.print(f"endgame database: <= {endgame_seeds} seeds in the houses (built once, then cached)"
                      if endgame_cache else f"building the endgame database (<= {endgame_seeds} seeds in the houses)")
     from ..games.kalah_endgame import default_cache_dir
 
-    result = solve_exact(state, tt_capacity=table_size, time_limit=time_limit, progress=progress,
-                         max_bytes=max_bytes, endgame_seeds=endgame_seeds,
-                         endgame_cache_dir=default_cache_dir() if endgame_cache else None)
+    result, _, jit_seconds = timed(
+        solve_exact, state, tt_capacity=table_size, time_limit=time_limit, progress=progress, max_bytes=max_bytes,
+        endgame_seeds=endgame_seeds, endgame_cache_dir=default_cache_dir() if endgame_cache else None,
+        endgame_progress=endgame_progress)
+    # the solver's own clock, less the time Numba spent compiling or loading kernels
+    result["compile_seconds"] = jit_seconds
+    result["seconds"] = max(result["seconds"] - jit_seconds, 0.0)
     result.update(game="kalah", houses=state.houses, empty_capture=state.empty_capture, position=state.to_text(),
                   player_to_move=state.player)
+    interrupted = bool(result.get("interrupted"))
     if as_json:
         _emit_json(result)
-        return
-    table = Table(title=f"Kalah({state.houses}, {seeds if position is None else '?'}) "
-                        f"{'empty-capture' if empty_capture else 'standard'} rules", show_header=False)
-    table.add_column("key", style="bold")
-    table.add_column("value")
-    for key in ("position", "margin", "best_move", "complete", "lower", "upper", "nodes", "iterations",
-                "endgame_seeds"):
-        table.add_row(key, str(result[key]))
-    table.add_row("seconds", f"{result['seconds']:.2f}")
-    stdout.print(table)
+    else:
+        table = Table(title=f"Kalah({state.houses}, {seeds if position is None else '?'}) "
+                            f"{'empty-capture' if state.empty_capture else 'standard'} rules", show_header=False)
+        table.add_column("key", style="bold")
+        table.add_column("value")
+        for key in ("position", "margin", "best_move", "best_move_source", "complete", "lower", "upper", "nodes",
+                    "iterations", "table_slots", "endgame_seeds"):
+            if key in result:
+                table.add_row(key, str(result[key]))
+        table.add_row("seconds", f"{result['seconds']:.2f}")
+        stdout.print(table)
+    if interrupted:
+        _stop_interrupted(f"the margin lies in [{result.get('lower')}, {result.get('upper')}] "
+                          f"(best move so far: pit {result.get('best_move')}, {result.get('best_move_source')}); "
+                          "run again to solve it")
+    elif not result.get("complete") and result.get("stop_reason") == "time_limit" and not as_json:
+        stderr.print(f"time limit reached: the margin lies in [{result.get('lower')}, {result.get('upper')}]")
 
 
 @app.command()
@@ -460,6 +583,7 @@ def play(
     """Play Kalah in the terminal: people against engines, or engines against each other."""
     from ..games.agents import parse_agent, play_game
 
+    check_positive({"--max-plies": max_plies})
     agents = [parse_agent(p0, seed=seed), parse_agent(p1, seed=None if seed is None else seed + 1)]
     if as_json and any(a.kind == "human" for a in agents):
         raise UserError("--json needs two engine players (no human)")
@@ -544,16 +668,32 @@ def _tree_title(desc: dict) -> str:
     return f"{desc.get('file', 'tree')} ({desc['num_nodes']} nodes, {desc['num_leaves']} leaves)"
 
 
-def _parse_heights(text: str) -> list[int]:
-    """'10-24' (step 2), '10-24:1', or '10,12,16'."""
+def _announce_out_dir(out: Path) -> None:
+    """Check an output directory before a long run and say where results go."""
+    check_output_dir(out)
+    stderr.print(f"writing results to {out.resolve()}")
+
+
+def _parse_heights(text: str, option: str = "--heights", most: int = 64) -> list[int]:
+    """'10-24' (step 2), '10-24:1', or '10,12,16'; each in 0..most."""
     try:
         if "-" in text:
             rng, _, step = text.partition(":")
             a, b = (int(x) for x in rng.split("-"))
-            return list(range(a, b + 1, int(step) if step else 2))
-        return [int(x) for x in text.split(",") if x.strip()]
+            step = int(step) if step else 2
+            if step < 1:
+                raise ValueError
+            values = list(range(a, min(b, most + 1) + 1, step)) if a <= most else [a]
+        else:
+            values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise UserError(f"--heights must look like 10-24, 10-24:1 or 10,12,16; got {text!r}") from None
+        raise UserError(f"{option} must look like 10-24, 10-24:1 or 10,12,16; got {text!r}") from None
+    if not values:
+        raise UserError(f"{option} {text!r} names no value")
+    bad = [v for v in values if not 0 <= v <= most]
+    if bad or (("-" in text) and int(text.partition(":")[0].split("-")[1]) > most):
+        raise UserError(f"{option} values must lie in 0..{most}; got {text!r}")
+    return values
 
 
 @bench_app.command("throughput")
@@ -573,6 +713,9 @@ def bench_throughput(
     from ..benchmarks.throughput import run_throughput
 
     hs = _parse_heights(heights)
+    check_positive({"--trees": trees, "--repeats": repeats, "--python-trees": python_trees})
+    if out is not None:
+        check_output_file(out)
     with stderr.status("benchmarking") as status:
         result = run_throughput(
             heights=hs,
@@ -584,8 +727,7 @@ def bench_throughput(
             progress=lambda msg: status.update(f"benchmarking: {msg}"),
         )
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n")
+        write_text_atomic(out, json.dumps(_json_safe(result), indent=2) + "\n")
     if as_json:
         _emit_json(result)
         return
@@ -594,9 +736,7 @@ def bench_throughput(
 
 @bench_app.command("fsss-paper")
 def bench_fsss_paper(
-    out: Annotated[Path, typer.Option("--out", help="Directory for CSV, JSON, markdown and PNG.")] = Path(
-        "bench/results/fsss_paper"
-    ),
+    out: Annotated[Path, typer.Option("--out", help="Directory for CSV, JSON, markdown and PNG.")] = Path("jitsearch-results/fsss_paper"),
     heights: Annotated[str, typer.Option("--heights", help="Experiment 1 heights (4-24:1).")] = "4-24:1",
     trees: Annotated[int, typer.Option("--trees", help="Experiment 1 trees per height.")] = 500,
     exp2_heights: Annotated[str, typer.Option("--exp2-heights", help="Experiment 2 heights.")] = "4-20:1",
@@ -614,7 +754,10 @@ def bench_fsss_paper(
 
     if workers is not None and workers < 1:
         raise UserError("--workers must be >= 1")
-    hs, hs2, chs = _parse_heights(heights), _parse_heights(exp2_heights), _parse_heights(cost_heights)
+    hs, hs2 = _parse_heights(heights), _parse_heights(exp2_heights, "--exp2-heights")
+    chs = _parse_heights(cost_heights, "--cost-heights")
+    check_positive({"--trees": trees, "--exp2-trees": exp2_trees})
+    _announce_out_dir(out)
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=stderr, transient=True,
@@ -624,14 +767,18 @@ def bench_fsss_paper(
         def progress(desc, done, total):
             bar.update(task, description=desc, completed=done, total=total or None)
 
-        result = run_fsss_paper(
-            out, heights=hs, trees=trees, exp2_heights=hs2, exp2_trees=exp2_trees, cost=cost,
-            cost_heights=chs, resume=resume, workers=workers, progress=progress,
-            command=(
-                f"jitsearch bench fsss-paper --heights {heights} --trees {trees} --exp2-heights {exp2_heights} "
-                f"--exp2-trees {exp2_trees} --cost-heights {cost_heights}" + ("" if cost else " --no-cost")
-            ),
-        )
+        try:
+            result = run_fsss_paper(
+                out, heights=hs, trees=trees, exp2_heights=hs2, exp2_trees=exp2_trees, cost=cost,
+                cost_heights=chs, resume=resume, workers=workers, progress=progress,
+                command=(
+                    f"jitsearch bench fsss-paper --heights {heights} --trees {trees} --exp2-heights {exp2_heights} "
+                    f"--exp2-trees {exp2_trees} --cost-heights {cost_heights}" + ("" if cost else " --no-cost")
+                ),
+            )
+        except KeyboardInterrupt:
+            bar.stop()
+            _stop_interrupted(f"the finished rows and games are in {out}; rerun with --resume to continue")
     if as_json:
         _emit_json(result)
         return
@@ -642,9 +789,7 @@ def bench_fsss_paper(
 
 @bench_app.command("fe-paper")
 def bench_fe_paper(
-    out: Annotated[Path, typer.Option("--out", help="Directory for CSV, JSONL, JSON, markdown and PNG.")] = Path(
-        "bench/results/fe_paper"
-    ),
+    out: Annotated[Path, typer.Option("--out", help="Directory for CSV, JSONL, JSON, markdown and PNG.")] = Path("jitsearch-results/fe_paper"),
     fig1_trees: Annotated[int, typer.Option("--fig1-trees", help="Figure 1 trees per point (fewer when deep).")] = 1000,
     fig2_trees: Annotated[int, typer.Option("--fig2-trees", help="Figure 2 trees.")] = 1000,
     fig3: Annotated[bool, typer.Option("--fig3/--no-fig3", help="Also play figure 3(a)'s tournaments.")] = True,
@@ -662,18 +807,25 @@ def bench_fe_paper(
 
     if workers is not None and workers < 1:
         raise UserError("--workers must be >= 1")
+    check_positive({"--fig1-trees": fig1_trees, "--fig2-trees": fig2_trees, "--fig3-pairs": fig3_pairs,
+                    "--fig3-max-horizon": fig3_max_horizon})
     depths = {2: [2, 4, 6], 5: [2, 3, 4], 10: [2, 3]} if quick else None
+    _announce_out_dir(out)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=stderr, transient=True) as bar:
         task = bar.add_task("starting", total=None)
-        result = run_fe_paper(
-            out, fig1_trees=fig1_trees, fig1_depths=depths, fig2_trees=fig2_trees, fig3=fig3,
-            fig3_pairs=fig3_pairs, fig3_max_horizon=3 if quick else fig3_max_horizon, resume=resume,
-            workers=workers,
-            progress=lambda desc, done, total: bar.update(task, description=desc, completed=done, total=total or None),
-            command=f"jitsearch bench fe-paper --fig1-trees {fig1_trees} --fig2-trees {fig2_trees} "
-                    f"--fig3-pairs {fig3_pairs} --fig3-max-horizon {fig3_max_horizon}" + (" --quick" if quick else ""),
-        )
+        try:
+            result = run_fe_paper(
+                out, fig1_trees=fig1_trees, fig1_depths=depths, fig2_trees=fig2_trees, fig3=fig3,
+                fig3_pairs=fig3_pairs, fig3_max_horizon=3 if quick else fig3_max_horizon, resume=resume,
+                workers=workers,
+                progress=lambda desc, done, total: bar.update(task, description=desc, completed=done, total=total or None),
+                command=f"jitsearch bench fe-paper --fig1-trees {fig1_trees} --fig2-trees {fig2_trees} "
+                        f"--fig3-pairs {fig3_pairs} --fig3-max-horizon {fig3_max_horizon}" + (" --quick" if quick else ""),
+            )
+        except KeyboardInterrupt:
+            bar.stop()
+            _stop_interrupted(f"the finished rows and games are in {out}; rerun with --resume to continue")
     if as_json:
         _emit_json(result)
         return
@@ -683,9 +835,7 @@ def bench_fe_paper(
 
 @bench_app.command("mancala-paper")
 def bench_mancala_paper(
-    out: Annotated[Path, typer.Option("--out", help="Directory for JSONL, JSON, markdown and PNG.")] = Path(
-        "bench/results/mancala_paper"
-    ),
+    out: Annotated[Path, typer.Option("--out", help="Directory for JSONL, JSON, markdown and PNG.")] = Path("jitsearch-results/mancala_paper"),
     pairs: Annotated[int, typer.Option("--pairs", help="Pairs per cell in the full phase.")] = 200,
     paper_games: Annotated[int, typer.Option("--paper-games", help="Games per cell in the paper phase.")] = 50,
     iterations: Annotated[str, typer.Option("--iterations", help="Extension: MCTS/HMCTS iterations.")]
@@ -709,16 +859,21 @@ def bench_mancala_paper(
         raise UserError("--iterations and --ext-pairs need the same number of entries")
     if pairs < 1 or paper_games < 2 or workers < 1 or any(x < 1 for x in iters + ext):
         raise UserError("--pairs, --ext-pairs, --iterations and --workers must be >= 1, --paper-games >= 2")
+    _announce_out_dir(out)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=stderr, transient=True) as bar:
         task = bar.add_task("starting", total=None)
-        result = run_mancala_paper(
-            out, pairs=pairs, paper_games=paper_games, ext_iterations=tuple(iters), ext_pairs=tuple(ext),
-            workers=workers,
-            progress=lambda desc, done, total: bar.update(task, description=desc, completed=done, total=total),
-            command=f"jitsearch bench mancala-paper --pairs {pairs} --paper-games {paper_games} "
-                    f"--iterations {iterations} --ext-pairs {ext_pairs}",
-        )
+        try:
+            result = run_mancala_paper(
+                out, pairs=pairs, paper_games=paper_games, ext_iterations=tuple(iters), ext_pairs=tuple(ext),
+                workers=workers,
+                progress=lambda desc, done, total: bar.update(task, description=desc, completed=done, total=total),
+                command=f"jitsearch bench mancala-paper --pairs {pairs} --paper-games {paper_games} "
+                        f"--iterations {iterations} --ext-pairs {ext_pairs}",
+            )
+        except KeyboardInterrupt:
+            bar.stop()
+            _stop_interrupted(f"the finished rows and games are in {out}; rerun the same command to continue")
     if as_json:
         _emit_json(result)
         return
@@ -773,12 +928,13 @@ def bench_mcts(
 
     if simulations < 1 or repeats < 1 or (workers is not None and workers < 1):
         raise UserError("--simulations, --repeats and --workers must be >= 1")
+    if out is not None:
+        check_output_file(out)
     with stderr.status("benchmarking") as status:
         r = run_mcts_bench(simulations=simulations, repeats=repeats, workers=workers,
                            progress=lambda msg: status.update(f"benchmarking: {msg}"))
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(_json_safe(r), indent=2) + "\n")
+        write_text_atomic(out, json.dumps(_json_safe(r), indent=2) + "\n")
     if as_json:
         _emit_json(r)
         return
@@ -814,12 +970,15 @@ def bench_kalah(
     """Kalah: alpha-beta nodes/s vs plain Python and OpenSpiel; exact solve times."""
     from ..benchmarks.kalah_bench import run_kalah_bench
 
+    check_seconds(time_limit, "--time-limit")
+    if out is not None:
+        check_output_file(out)
+
     with stderr.status("benchmarking") as status:
-        result = run_kalah_bench(_parse_heights(depths), python_max_depth, solve, time_limit,
+        result = run_kalah_bench(_parse_heights(depths, "--depths"), python_max_depth, solve, time_limit,
                                  progress=lambda msg: status.update(f"benchmarking: {msg}"))
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(_json_safe(result), indent=2) + "\n")
+        write_text_atomic(out, json.dumps(_json_safe(result), indent=2) + "\n")
     if as_json:
         _emit_json(result)
         return
@@ -877,13 +1036,17 @@ def print_throughput_table(result: dict, console: Console) -> None:
 def main(argv: Optional[List[str]] = None) -> int:
     """Console-script entry point; returns the exit status.
 
-    Usage errors (unknown option, bad option type) and domain errors
-    (``ValueError`` from the library) become one ``error:`` line and status 2.
+    0: done. 2: a usage error (unknown option, bad option type) or a domain
+    error (``ValueError`` from the library, a file that cannot be read or
+    written, too much memory asked for): one ``error:`` line, no traceback.
+    130: interrupted (Ctrl-C); commands print what they had found first.
     """
+    global _INTERRUPT_REPORTED
+    _INTERRUPT_REPORTED = False
     command = typer.main.get_command(app)
     args = sys.argv[1:] if argv is None else list(argv)
     try:
-        command.main(args=args, prog_name="jitsearch", standalone_mode=False)
+        rv = command.main(args=args, prog_name="jitsearch", standalone_mode=False)
     except _EXIT as exc:
         return int(getattr(exc, "exit_code", 0) or 0)
     except _ABORT:
@@ -898,12 +1061,44 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (UserError, ValueError) as exc:
         _error(str(exc))
         return 2
+    except Interrupted:
+        _error("interrupted")
+        return 130
     except KeyboardInterrupt:
         _error("interrupted")
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError:
+        _error("out of memory: ask for a smaller problem (or lower --max-memory / the sizes given)")
+        return 2
+    except OverflowError as exc:
+        _error(f"a number is too large: {exc}")
+        return 2
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        _error(f"{exc.filename}: {exc.strerror or exc}")
+        return 2
+    # typer turns a KeyboardInterrupt (and typer.Exit(code)) into a returned code
+    if isinstance(rv, int) and not isinstance(rv, bool) and rv:
+        if rv == 130 and not _INTERRUPT_REPORTED:
+            _error("interrupted")
+        return rv
     return 0
+
+
+_INTERRUPT_REPORTED = False
+
+
+def _stop_interrupted(message: str):
+    """Print ``interrupted: message`` on stderr and exit with status 130."""
+    global _INTERRUPT_REPORTED
+    _INTERRUPT_REPORTED = True
+    sys.stderr.write("interrupted: " + " ".join(message.split()) + "\n")
+    sys.stderr.flush()
+    raise typer.Exit(130)
+
 
 def _error(message: str) -> None:
     line = " ".join(str(message).split())

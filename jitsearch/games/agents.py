@@ -12,12 +12,16 @@ Monte Carlo agents (:mod:`jitsearch.mcts.search`): ``mcts:iterations=100``
 or ``mcts:time=1`` with ``c=`` (default sqrt 2), ``formula=ucb1|sqrt|sqrtlog``,
 ``pb=`` (progressive bias weight), ``reward=win|heuristic``,
 ``playout_depth=`` (cut playouts, score by the heuristic), ``solver=1``
-(MCTS-Solver), ``playouts=`` (per leaf), ``final=visits|value``,
+(MCTS-Solver; 0, 1, true or false), ``playouts=`` (per leaf), ``final=visits|value``,
 ``workers=`` (root parallelism), ``backend=cpu|cuda|auto`` with ``batch=``
 (leaves per launch, chosen with virtual loss); ``hmcts:...`` is ``mcts`` with
 ``reward=heuristic`` (seed 003's HMCTS); ``mc:playouts=1000`` (or
 ``time=``) is pure Monte Carlo. Their random streams come from the agent's
 seed and the number of moves it has made, so a game replays exactly.
+
+Each option may be given once; values are checked against the same limits
+as the API (:mod:`jitsearch.mcts.search`: iterations, playouts, workers,
+batch, time), and an option that does not apply to the agent is refused.
 """
 
 from __future__ import annotations
@@ -25,13 +29,28 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from .kalah import KalahState
+from .kalah import KalahState, check_choice, check_float, check_int
 from .kalah_search import fsss_search, iterative_deepening, search, solve_exact
 
 KINDS = ("random", "human", "alphabeta", "fsss", "mtdf", "mcts", "hmcts", "mc")
+#: Value type of each MCTS option in a spec (``bool``: 0, 1, true or false).
 MCTS_OPTIONS = {"iterations": int, "time": float, "c": float, "formula": str, "pb": float, "reward": str,
-                "playout_depth": int, "solver": int, "playouts": int, "final": str, "workers": int,
+                "playout_depth": int, "solver": bool, "playouts": int, "final": str, "workers": int,
                 "backend": str, "batch": int, "virtual_loss": float}
+#: Options of each agent kind and their value types.
+AGENT_OPTIONS = {"random": {}, "human": {}, "alphabeta": {"depth": int, "time": float, "eval": str},
+                 "fsss": {"depth": int, "eval": str}, "mtdf": {"time": float},
+                 "mcts": MCTS_OPTIONS, "hmcts": {k: v for k, v in MCTS_OPTIONS.items() if k != "reward"},
+                 "mc": {"playouts": int, "time": float}}
+EVALS = ("store", "heuristic")
+#: Deepest alpha-beta / FSSS search an agent may ask for, in plies.
+MAX_DEPTH = 64
+#: Longest time limit of an agent's move, in seconds (one day).
+MAX_MOVE_TIME = 86_400.0
+#: Longest agent spec, in characters.
+MAX_SPEC = 1000
+#: Most plies :func:`play_game` may be asked to play.
+MAX_PLIES = 1_000_000
 
 
 @dataclass
@@ -47,10 +66,62 @@ class Agent:
     options: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        self._check()
         self._rng = random.Random(self.seed)
         self._moves_made = 0
 
+    def _check(self):
+        """Validate the fields (what :func:`parse_agent` checks, for direct construction too)."""
+        self.kind = check_choice("agent kind", self.kind, KINDS)
+        allowed = AGENT_OPTIONS[self.kind]
+        monte_carlo = self.kind in ("mcts", "hmcts", "mc")
+        if self.depth is not None:
+            if "depth" not in allowed:
+                raise ValueError(f"depth does not apply to a {self.kind} agent")
+            self.depth = check_int("depth", self.depth, 1, MAX_DEPTH)
+        if self.time is not None:
+            if "time" not in allowed:
+                raise ValueError(f"time does not apply to a {self.kind} agent")
+            self.time = check_float("time", self.time, 0.0, MAX_MOVE_TIME, lo_open=True)
+        self.eval = check_choice("eval", self.eval, EVALS)
+        if self.eval != "store" and "eval" not in allowed:
+            raise ValueError(f"eval does not apply to a {self.kind} agent")
+        if self.seed is not None:  # any integer: it is hashed before use
+            self.seed = check_int("seed", self.seed)
+        if not isinstance(self.options, dict):
+            raise ValueError(f"options must be a dict, got {type(self.options).__name__}")
+        if self.options and not monte_carlo:
+            raise ValueError(f"a {self.kind} agent takes no options, got {sorted(self.options)}")
+        if not monte_carlo:
+            return
+        unknown = sorted(set(self.options) - set(AGENT_OPTIONS[self.kind]) - ({"reward"} if self.kind == "hmcts"
+                                                                             else set()))
+        if unknown:
+            raise ValueError(f"unknown option(s) {unknown} for {self.kind}; known: {sorted(allowed)}")
+        if self.time is not None and self.options.get("time") != self.time:
+            raise ValueError(f"a {self.kind} agent's time goes in its options (time=)")
+        if self.kind == "mc":
+            from ..mcts.search import MAX_TIME
+            from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
+
+            if "playouts" in self.options:
+                check_int("playouts", self.options["playouts"], 1, MAX_PLAYOUTS_PER_STATE)
+            if "time" in self.options:
+                check_float("time", self.options["time"], 0.0, MAX_TIME, lo_open=True)
+            return
+        if self.kind == "hmcts" and self.options.setdefault("reward", "heuristic") != "heuristic":
+            raise ValueError("hmcts is mcts with reward=heuristic: drop reward= (or use mcts:reward=...)")
+        from ..mcts.search import MCTSConfig
+
+        MCTSConfig.from_options(**self.options).validate()  # the same errors as the API, before any game starts
+        if self.options.get("backend") is not None:
+            from ..kernels.backend import resolve
+
+            resolve(self.options["backend"])  # a CUDA request without a GPU fails here, in one line
+
     def __call__(self, state: KalahState) -> int:
+        if not isinstance(state, KalahState):
+            raise ValueError(f"an agent plays a KalahState, got {type(state).__name__}")
         if state.is_over:
             raise ValueError("the game is over")
         if self.kind == "random":
@@ -100,73 +171,86 @@ class Agent:
 
 
 def parse_agent(spec: str, *, seed: int | None = None) -> Agent:
-    """Build an :class:`Agent` from a spec string (see module docstring)."""
-    kind, _, rest = spec.strip().partition(":")
+    """Build an :class:`Agent` from a spec string (see module docstring).
+
+    ``kind`` or ``kind:name=value,...``. Refused with ``ValueError`` naming
+    the spec: an unknown kind or option, an option given twice, an empty
+    value, a value of the wrong type (integers for counts, finite numbers,
+    0/1/true/false for ``solver``) or out of its range, ``reward=`` with
+    ``hmcts`` (it means reward=heuristic), ``batch`` / ``virtual_loss``
+    without ``backend``.
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"an agent spec is a string such as 'alphabeta:depth=6', got {type(spec).__name__}")
+    if len(spec) > MAX_SPEC:
+        raise ValueError(f"an agent spec has at most {MAX_SPEC} characters, got {len(spec)}")
+    kind, colon, rest = spec.strip().partition(":")
+    kind = kind.strip()
     if kind not in KINDS:
-        raise ValueError(f"unknown agent {kind!r}; choose one of: {', '.join(KINDS)}")
+        raise ValueError(f"unknown agent {kind!r} in agent spec {spec!r}; choose one of: {', '.join(KINDS)}")
+    allowed = AGENT_OPTIONS[kind]
     fields = {}
-    for item in filter(None, (x.strip() for x in rest.split(","))):
+    items = [x.strip() for x in rest.split(",")] if rest.strip() else []
+    for item in items:
         name, eq, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not item:
+            raise ValueError(f"empty option (a stray comma) in agent spec {spec!r}")
         if not eq:
-            raise ValueError(f"agent option {item!r} must look like name=value")
-        fields[name.strip()] = value.strip()
-    if kind in ("mcts", "hmcts", "mc"):
-        return _parse_monte_carlo(kind, fields, spec, seed)
-    allowed = {"random": set(), "human": set(), "alphabeta": {"depth", "time", "eval"},
-               "fsss": {"depth", "eval"}, "mtdf": {"time"}}[kind]
-    unknown = set(fields) - allowed
-    if unknown:
-        raise ValueError(f"unknown option(s) {sorted(unknown)} for {kind}; known: {sorted(allowed) or 'none'}")
+            raise ValueError(f"agent option {item!r} must look like name=value in agent spec {spec!r}")
+        if kind == "hmcts" and name == "reward":
+            raise ValueError(f"hmcts is mcts with reward=heuristic: drop reward= (or use mcts:reward=...) "
+                             f"in agent spec {spec!r}")
+        if name not in allowed:
+            raise ValueError(f"unknown option {name!r} for {kind} in agent spec {spec!r}; known: "
+                             f"{', '.join(sorted(allowed)) or 'none'}")
+        if name in fields:
+            raise ValueError(f"option {name} is given twice in agent spec {spec!r}")
+        if not value:
+            raise ValueError(f"option {name} has an empty value in agent spec {spec!r}")
+        fields[name] = _parse_value(allowed[name], name, value, spec)
     try:
-        depth = int(fields["depth"]) if "depth" in fields else None
-        limit = float(fields["time"]) if "time" in fields else None
+        if kind in ("mcts", "hmcts", "mc"):
+            return Agent(kind, None, fields.get("time"), "store", seed, options=fields)
+        depth = fields.get("depth")
+        limit = fields.get("time")
+        if kind in ("alphabeta", "fsss") and depth is None and limit is None:
+            depth = 5
+        return Agent(kind, depth, limit, fields.get("eval", "store"), seed)
+    except ValueError as exc:
+        raise ValueError(f"{exc} (agent spec {spec!r})") from None
+
+
+def _parse_value(kind, name, value, spec):
+    """One option value of a spec, parsed as ``kind`` (int, float, bool or str)."""
+    try:
+        if kind is bool:
+            lowered = value.lower()
+            if lowered not in ("0", "1", "true", "false"):
+                raise ValueError
+            return lowered in ("1", "true")
+        if kind is int:
+            return int(value, 10)
+        if kind is float:
+            return float(value)
+        return value
     except ValueError:
-        raise ValueError(f"bad number in agent spec {spec!r}") from None
-    evaluation = fields.get("eval", "store")
-    if evaluation not in ("store", "heuristic"):
-        raise ValueError(f"eval must be store or heuristic, got {evaluation!r}")
-    if depth is not None and not 1 <= depth <= 64:
-        raise ValueError(f"depth must lie in 1..64, got {depth}")
-    if limit is not None and not limit > 0:
-        raise ValueError(f"time must be > 0, got {limit}")
-    if kind in ("alphabeta", "fsss") and depth is None and limit is None:
-        depth = 5
-    if kind == "fsss" and depth is None:
-        raise ValueError("fsss needs depth=")
-    return Agent(kind, depth, limit, evaluation, seed)
-
-
-def _parse_monte_carlo(kind, fields, spec, seed):
-    allowed = {"playouts", "time"} if kind == "mc" else set(MCTS_OPTIONS)
-    unknown = set(fields) - allowed
-    if unknown:
-        raise ValueError(f"unknown option(s) {sorted(unknown)} for {kind}; known: {sorted(allowed)}")
-    options = {}
-    for name, value in fields.items():
-        try:
-            options[name] = MCTS_OPTIONS[name](value)
-        except ValueError:
-            raise ValueError(f"bad value {value!r} for {name} in agent spec {spec!r}") from None
-    if kind == "hmcts":
-        options.setdefault("reward", "heuristic")
-    if kind == "mc":
-        if options.get("playouts", 1) < 1:
-            raise ValueError("playouts must be >= 1")
-        if "time" in options and not options["time"] > 0:
-            raise ValueError("time must be > 0")
-    else:
-        from ..mcts.search import MCTSConfig
-
-        MCTSConfig.from_options(**options).validate()  # the same errors as the API, before any game starts
-        if "backend" in options:
-            from ..kernels.backend import resolve
-
-            resolve(options["backend"])  # a CUDA request without a GPU fails here, in one line
-    return Agent(kind, None, options.get("time"), "store", seed, options=options)
+        what = {bool: "0, 1, true or false", int: "an integer", float: "a number"}[kind]
+        raise ValueError(f"bad value {value!r} for {name} in agent spec {spec!r}: {what} is needed") from None
 
 
 def play_game(state: KalahState, agents, *, max_plies: int = 300, on_move=None) -> dict:
-    """Play to the end (or ``max_plies``); returns moves, final board and margin."""
+    """Play to the end (or ``max_plies``, 1..MAX_PLIES); returns moves,
+    final board and margin. ``agents``: two callables state -> pit (player
+    0's first); ``on_move(before, pit, after, agent)`` is called after each
+    move when given."""
+    if not isinstance(state, KalahState):
+        raise ValueError(f"state must be a KalahState, got {type(state).__name__}")
+    if not isinstance(agents, (list, tuple)) or len(agents) != 2 or not all(callable(a) for a in agents):
+        raise ValueError("agents must be two callables (player 0's first), such as parse_agent(...) results")
+    max_plies = check_int("max_plies", max_plies, 1, MAX_PLIES)
+    if on_move is not None and not callable(on_move):
+        raise ValueError(f"on_move must be a callable or None, got {type(on_move).__name__}")
     moves = []
     while not state.is_over and len(moves) < max_plies:
         agent = agents[state.player]

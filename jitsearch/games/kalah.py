@@ -13,6 +13,8 @@ m+2..2m+1), player 1's store, then the player to move: ``p0``, ``p1``, or
 from __future__ import annotations
 
 import json
+import math
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,7 +30,19 @@ apply_move = RULES.apply_move
 legal_moves = RULES.legal_moves
 margin_of = RULES.margin
 heuristic_of = RULES.heuristic
+#: Houses per side: 1..MAX_HOUSES (the CUDA kernel's per-thread arrays are sized from it).
 MAX_HOUSES = 16
+#: Seeds on a board (houses and stores together): at most MAX_SEEDS. This keeps
+#: every kernel far inside its integer types (int32 boards, the exact search's
+#: ``best move + 256 * seeds`` table field), the exact search's stack
+#: (``4 * total + 8`` plies) under 4,008 frames, and a random playout short
+#: (about 300 plies measured at 1,000 seeds, 44 at Kalah(6,4)), so the work of
+#: a search is bounded by its own budget (iterations, playouts, depth, time).
+MAX_SEEDS = 1000
+#: Seeds per house of a start position: 1..MAX_SEEDS_PER_HOUSE (and 2mn <= MAX_SEEDS).
+MAX_SEEDS_PER_HOUSE = 100
+#: Characters of a position's text form (a longer string is refused before parsing).
+MAX_TEXT = 4096
 BOARD_DTYPE = np.int32
 
 
@@ -36,9 +50,11 @@ BOARD_DTYPE = np.int32
 class KalahState:
     """An immutable Kalah position.
 
-    Attributes: ``board`` (int32[2m+2], layout in :mod:`kalah_rules`),
-    ``player`` (0 or 1 to move, or -1 when the game is over), ``houses`` m,
-    ``empty_capture`` (the rule variant), ``seeds_total``.
+    Attributes: ``board`` (int32[2m+2], read-only, layout in
+    :mod:`kalah_rules`), ``player`` (0 or 1 to move, or -1 when the game is
+    over), ``houses`` m (1..MAX_HOUSES), ``empty_capture`` (the rule
+    variant), ``seeds_total`` (at most MAX_SEEDS). Every constructor
+    validates; a bad argument raises ``ValueError``.
     """
 
     board: np.ndarray
@@ -47,10 +63,46 @@ class KalahState:
     empty_capture: bool = False
     seeds_total: int = field(default=-1)
 
+    def __post_init__(self):
+        """Validate and freeze: the board is copied into a read-only int32
+        array, so a state cannot be changed after it was checked (``play``
+        returns a new state; copy ``board`` to experiment on it)."""
+        houses = check_int("houses", self.houses, 1, MAX_HOUSES)
+        if not isinstance(self.board, np.ndarray):
+            raise ValueError(f"board must be a NumPy array (use KalahState.from_board for lists), "
+                             f"got {type(self.board).__name__}")
+        if self.board.dtype.kind not in "iu" or self.board.shape != (2 * houses + 2,):
+            raise ValueError(f"board must be an integer array of 2m+2 = {2 * houses + 2} pits, "
+                             f"got {self.board.dtype} {self.board.shape}")
+        if self.board.min() < 0 or self.board.max() > MAX_SEEDS:
+            raise ValueError(f"seed counts must lie in 0..{MAX_SEEDS}")
+        board = np.array(self.board, dtype=BOARD_DTYPE)  # always a copy the state owns
+        total = int(board.sum(dtype=np.int64))
+        if total > MAX_SEEDS:
+            raise ValueError(f"a board holds at most {MAX_SEEDS} seeds, got {total}")
+        seeds_total = check_int("seeds_total", self.seeds_total, -1, MAX_SEEDS)
+        if seeds_total not in (-1, total):
+            raise ValueError(f"the board holds {total} seeds, expected seeds_total={seeds_total}")
+        player = check_int("player", self.player, -1, 1)
+        over = not board[1:houses + 1].any() or not board[houses + 2:].any()
+        if over and (board[1:houses + 1].any() or board[houses + 2:].any()):
+            raise ValueError("a finished game has all its seeds in the stores")
+        if over != (player == GAME_OVER):
+            raise ValueError(f"player must be -1 exactly when the game is over (one side's houses empty), "
+                             f"got {player}")
+        board.flags.writeable = False
+        board = board.view()  # a view of a read-only base: its flag cannot be set back to writable
+        object.__setattr__(self, "board", board)
+        object.__setattr__(self, "player", player)
+        object.__setattr__(self, "houses", houses)
+        object.__setattr__(self, "empty_capture", check_bool("empty_capture", self.empty_capture))
+        object.__setattr__(self, "seeds_total", total)
+
     # -- construction -----------------------------------------------------------
     @classmethod
     def initial(cls, houses: int = 6, seeds: int = 4, *, empty_capture: bool = False) -> "KalahState":
         _check_size(houses, seeds)
+        empty_capture = check_bool("empty_capture", empty_capture)
         board = np.zeros(2 * houses + 2, dtype=BOARD_DTYPE)
         board[1:houses + 1] = seeds
         board[houses + 2:] = seeds
@@ -58,38 +110,54 @@ class KalahState:
 
     @classmethod
     def from_board(cls, board, player: int, *, empty_capture: bool = False, seeds_total: int | None = None):
-        """Validate a raw board (length 2m+2, counts >= 0) and the player to move."""
+        """Validate a raw board (length 2m+2, counts >= 0, at most MAX_SEEDS
+        seeds) and the player to move (ignored, -1, once the game is over)."""
+        if isinstance(board, (str, bytes)):
+            raise ValueError(f"board must be a list of seed counts, got {type(board).__name__}")
         try:
             arr = np.asarray(board)
         except Exception:  # noqa: BLE001
             raise ValueError("board must be a list of seed counts") from None
         if arr.ndim != 1 or arr.size < 4 or arr.size % 2:
-            raise ValueError(f"a board has 2m+2 pits (m >= 1 houses a side), got {arr.size}")
-        if arr.dtype.kind not in "iu" and not (arr.dtype.kind == "f" and np.all(arr == np.round(arr))):
-            raise ValueError("seed counts must be integers")
-        arr = arr.astype(np.int64)
-        if np.any(arr < 0):
+            raise ValueError(f"a board has 2m+2 pits (m >= 1 houses a side), got shape {arr.shape}")
+        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+            if arr.size and (arr.min() < 0 or arr.max() > MAX_SEEDS):
+                raise ValueError(f"seed counts must lie in 0..{MAX_SEEDS}")
+            arr = arr.astype(np.int64)
+        if arr.dtype.kind not in "iu":
+            raise ValueError(f"seed counts must be integers in 0..{MAX_SEEDS}, got {arr.dtype} values")
+        if arr.min() < 0:
             raise ValueError("seed counts must be >= 0")
+        if arr.max() > MAX_SEEDS:
+            raise ValueError(f"seed counts must lie in 0..{MAX_SEEDS}, got {int(arr.max())}")
         m = arr.size // 2 - 1
         if m > MAX_HOUSES:
             raise ValueError(f"at most {MAX_HOUSES} houses a side, got {m}")
+        arr = arr.astype(np.int64)
         total = int(arr.sum())
-        if seeds_total is not None and total != seeds_total:
-            raise ValueError(f"the board holds {total} seeds, expected {seeds_total}")
-        if total > 10_000:
-            raise ValueError("at most 10000 seeds")
+        if seeds_total is not None:
+            seeds_total = check_int("seeds_total", seeds_total, 0, MAX_SEEDS)
+            if total != seeds_total:
+                raise ValueError(f"the board holds {total} seeds, expected {seeds_total}")
+        if total > MAX_SEEDS:
+            raise ValueError(f"at most {MAX_SEEDS} seeds on a board, got {total}")
         over = arr[1:m + 1].sum() == 0 or arr[m + 2:].sum() == 0
         if over:
             if arr[1:m + 1].sum() or arr[m + 2:].sum():
                 raise ValueError("a finished game has all its seeds in the stores")
-            player = -1
-        elif player not in (0, 1):
-            raise ValueError(f"player to move must be 0 or 1, got {player!r}")
-        return cls(arr.astype(BOARD_DTYPE), int(player), m, bool(empty_capture), total)
+            player = GAME_OVER
+        else:
+            player = check_int("player", player, 0, 1, what="player to move")
+        return cls(arr.astype(BOARD_DTYPE), player, m, check_bool("empty_capture", empty_capture), total)
 
     @classmethod
     def from_text(cls, text: str, *, empty_capture: bool = False, seeds_total: int | None = None):
         """Parse the text form (see module docstring)."""
+        if not isinstance(text, str):
+            raise ValueError(f"position must be a string like '4,4,4,4,4,4/0/4,4,4,4,4,4/0 p0', "
+                             f"got {type(text).__name__}")
+        if len(text) > MAX_TEXT:
+            raise ValueError(f"a position's text has at most {MAX_TEXT} characters, got {len(text)}")
         try:
             body, who = text.strip().rsplit(" ", 1)
             parts = body.split("/")
@@ -108,7 +176,8 @@ class KalahState:
         if who not in ("p0", "p1", "end"):
             raise ValueError(f"player to move must be p0, p1 or end, got {who!r}")
         board = [s1] + h0 + [s0] + h1
-        state = cls.from_board(board, {"p0": 0, "p1": 1, "end": -1}[who], empty_capture=empty_capture,
+        # 'end' is checked against the board below, once the board is known to be valid
+        state = cls.from_board(board, {"p0": 0, "p1": 1, "end": 0}[who], empty_capture=empty_capture,
                                seeds_total=seeds_total)
         if (who == "end") != state.is_over:
             raise ValueError("'end' must be given exactly when one side's houses are empty")
@@ -132,6 +201,8 @@ class KalahState:
         return "draw" if self.margin == 0 else ("p0" if self.margin > 0 else "p1")
 
     def houses_of(self, player: int) -> range:
+        """Pit indices of ``player``'s houses (0 or 1)."""
+        player = check_int("player", player, 0, 1)
         m = self.houses
         return range(1, m + 1) if player == 0 else range(m + 2, 2 * m + 2)
 
@@ -157,8 +228,9 @@ class KalahState:
     def house_number_to_pit(self, number: int) -> int:
         """Map a player's house number 1..m (counted from its left, away from
         its store) to the pit index."""
-        if not 1 <= number <= self.houses:
-            raise ValueError(f"house number must be 1..{self.houses}")
+        if self.is_over:
+            raise ValueError("the game is over: no player to move")
+        number = check_int("house number", number, 1, self.houses)
         return number if self.player == 0 else self.houses + 1 + number
 
     # -- forms -----------------------------------------------------------------------
@@ -202,10 +274,98 @@ class KalahState:
 
 
 def _check_size(houses, seeds):
-    if isinstance(houses, bool) or not isinstance(houses, (int, np.integer)) or not 1 <= houses <= MAX_HOUSES:
-        raise ValueError(f"houses must be an integer in 1..{MAX_HOUSES}, got {houses!r}")
-    if isinstance(seeds, bool) or not isinstance(seeds, (int, np.integer)) or not 1 <= seeds <= 100:
-        raise ValueError(f"seeds must be an integer in 1..100, got {seeds!r}")
+    houses = check_int("houses", houses, 1, MAX_HOUSES)
+    seeds = check_int("seeds", seeds, 1, MAX_SEEDS_PER_HOUSE, what="seeds per house")
+    if 2 * houses * seeds > MAX_SEEDS:
+        raise ValueError(f"Kalah({houses},{seeds}) has {2 * houses * seeds} seeds, above the limit of "
+                         f"{MAX_SEEDS} seeds on a board: lower --houses or --seeds")
+
+
+# -- argument checks (shared by the agents, MCTS and the playout kernels) --------------
+
+def check_int(name: str, value, lo: int | None = None, hi: int | None = None, *, what: str | None = None) -> int:
+    """``value`` as an int in ``lo..hi`` (Python or NumPy integers; no bool,
+    no float, no string), else ``ValueError`` naming ``name``."""
+    label = what or name
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{label} must be an integer{_range_words(lo, hi)}, got {value!r} "
+                         f"({type(value).__name__})")
+    v = int(value)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise ValueError(f"{label} must be an integer{_range_words(lo, hi)}, got {v}")
+    return v
+
+
+def check_float(name: str, value, lo: float | None = None, hi: float | None = None, *,
+                lo_open: bool = False) -> float:
+    """``value`` as a finite float in ``[lo, hi]`` (``(lo, hi]`` with
+    ``lo_open``); ints and NumPy numbers are accepted, bool and strings not."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
+    v = float(value)
+    low = "" if lo is None else (f" > {lo:g}" if lo_open else f" >= {lo:g}")
+    high = "" if hi is None else f"{',' if low else ''} <= {hi:g}"
+    if not math.isfinite(v) or (lo is not None and (v <= lo if lo_open else v < lo)) \
+            or (hi is not None and v > hi):
+        raise ValueError(f"{name} must be a finite number{low}{high}, got {value!r}")
+    return v
+
+
+def check_bool(name: str, value) -> bool:
+    """``value`` as a bool: True / False (Python or NumPy) or the integers 0 / 1."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False (or 0 / 1), got {value!r}")
+
+
+def check_choice(name: str, value, choices) -> str:
+    """``value`` if it is one of the strings ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def check_seed(name: str, value) -> int:
+    """A seed: an integer in [0, 2**64)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer in [0, 2**64), got {value!r} ({type(value).__name__})")
+    v = int(value)
+    if not 0 <= v < 1 << 64:
+        raise ValueError(f"{name} must lie in [0, 2**64), got {v}")
+    return v
+
+
+def max_threads() -> int:
+    """The most threads (MCTS workers, playout threads) a call may ask for: 4 per core."""
+    return 4 * (os.cpu_count() or 1)
+
+
+def physical_memory() -> int | None:
+    """Bytes of physical memory, or None where the OS does not say."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return None
+
+
+def check_max_bytes(max_bytes) -> int:
+    """A memory ceiling given by a caller: an integer >= 1 (bytes), capped
+    by the machine's physical memory."""
+    v = check_int("max_bytes", max_bytes, 1)
+    phys = physical_memory()
+    return min(v, phys) if phys else v
+
+
+def _range_words(lo, hi) -> str:
+    if lo is not None and hi is not None:
+        return f" in {lo}..{hi}"
+    if lo is not None:
+        return f" >= {lo}"
+    if hi is not None:
+        return f" <= {hi}"
+    return ""
 
 
 def dumps(state: KalahState) -> str:

@@ -36,6 +36,8 @@ from .kalah_endgame import rank_houses
 EVAL_STORE = 0
 EVAL_HEURISTIC = 1
 EXACT, LOWER, UPPER = 0, 1, 2
+ABORTED_MOVE = -2  # kalah_alphabeta's move when its node limit stopped it
+NO_LIMIT = np.iinfo(np.int64).max
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -97,14 +99,16 @@ def _order_moves(board, m, player, empty_capture, moves, count, scratch, keys, t
 
 @njit(cache=True, nogil=True)
 def kalah_alphabeta(root_board, m, root_player, depth, eval_kind, empty_capture, ordering,
-                    tt_keys, tt_depth, tt_flag, tt_value, tt_move, counters, trace):
+                    tt_keys, tt_depth, tt_flag, tt_value, tt_move, counters, trace, node_limit):
     """Depth-limited fail-soft alpha-beta from ``root_board`` (root player to move).
 
     ``tt_keys`` of size 0 disables the table. ``counters``: int64[2] gets
     (nodes visited, frontier evaluations) added. ``trace`` (uint64[K], K > 0
     to record) receives the path hash (:func:`path_hash` of the moves from
     the root) of each frontier state evaluated. Returns (value, best move
-    pit, or -1 when the root is decided by the table).
+    pit, or -1 when the root is decided by the table); (nan,
+    ``ABORTED_MOVE``) when ``counters[0]`` would pass ``node_limit`` (the
+    search is abandoned; the table keeps only sound entries).
     """
     n = 2 * m + 2
     cap = tt_keys.shape[0]
@@ -135,6 +139,8 @@ def kalah_alphabeta(root_board, m, root_player, depth, eval_kind, empty_capture,
     ret = 0.0
     while True:
         if entering:
+            if counters[0] >= node_limit:
+                return math.nan, np.int64(ABORTED_MOVE)
             counters[0] += 1
             mover = movers[sp]
             board = boards[sp]
@@ -236,7 +242,7 @@ def search(state: KalahState, depth: int, *, eval: str = "store", ordering: bool
     buf = np.zeros(_trace_capacity(state, depth) if trace else 0, dtype=np.uint64)
     value, move = kalah_alphabeta(state.board, state.houses, state.player, int(depth),
                                   EVAL_STORE if eval == "store" else EVAL_HEURISTIC, state.empty_capture,
-                                  ordering, *table, counters, buf)
+                                  ordering, *table, counters, buf, NO_LIMIT)
     move = int(move)
     out = {"value": float(value), "move": move, "nodes": int(counters[0]), "evaluations": int(counters[1]),
            "depth": int(depth), "pv": principal_variation(state, table, depth, first=move)}
@@ -352,7 +358,48 @@ def _order_moves_cheap(board, m, player, moves, count, keys, tt_move, empty_capt
     sort_by_key(moves, keys, count)
 
 
-SOLVED, ABORTED, TABLE_FULL = 0, 1, 2
+SOLVED, PAUSED, TABLE_FULL = 0, 1, 2
+ABORTED = PAUSED  # the old name: a test stopped by its node limit (now resumable)
+
+
+class MTStack:
+    """The caller-owned stack and registers of one :func:`_kalah_mt` test.
+
+    One row per ply, ``4 * seeds + 9`` rows (a game cannot last longer):
+    ``boards`` (int32[D, 2m+2]), ``movers``, ``moves`` (int64[D, m]),
+    ``nmoves``, ``kidx``, ``value``, ``best``, ``hashes``, ``diffs``,
+    ``seeds_left``; scratch ``keys`` (float64[m]) and ``child``; registers
+    ``regs`` (int64[3]: started, sp, entering) and ``fregs`` (float64[1]:
+    the value being returned). :meth:`reset` makes the next call start a
+    new test.
+    """
+
+    def __init__(self, state: KalahState):
+        m = state.houses
+        n = 2 * m + 2
+        rows = 4 * int(state.board.sum()) + 9
+        i64 = np.int64
+        self.boards = np.zeros((rows, n), dtype=state.board.dtype)
+        self.movers = np.zeros(rows, dtype=i64)
+        self.moves = np.zeros((rows, m), dtype=i64)
+        self.nmoves = np.zeros(rows, dtype=i64)
+        self.kidx = np.zeros(rows, dtype=i64)
+        self.value = np.zeros(rows, dtype=np.float64)
+        self.best = np.zeros(rows, dtype=i64)
+        self.hashes = np.zeros(rows, dtype=np.uint64)
+        self.diffs = np.zeros(rows, dtype=np.float64)
+        self.seeds_left = np.zeros(rows, dtype=i64)
+        self.keys = np.zeros(m, dtype=np.float64)
+        self.child = np.zeros(n, dtype=state.board.dtype)
+        self.regs = np.zeros(3, dtype=i64)
+        self.fregs = np.zeros(1, dtype=np.float64)
+
+    def arrays(self) -> tuple:
+        return (self.boards, self.movers, self.moves, self.nmoves, self.kidx, self.value, self.best, self.hashes,
+                self.diffs, self.seeds_left, self.keys, self.child, self.regs, self.fregs)
+
+    def reset(self) -> None:
+        self.regs[:] = 0
 
 
 _POLY = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime
@@ -373,13 +420,25 @@ def houses_hash(board, m, player):
 
 @njit(cache=True, nogil=True)
 def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters, node_limit, etc_min_seeds,
-              db_values, db_binom, db_seeds):
-    """Null-window test "margin >= gamma?" to the end of the game.
+              db_values, db_binom, db_seeds, boards, movers, moves, nmoves, kidx, value, best, hashes, diffs,
+              seeds_left, keys, child, regs, fregs):
+    """Null-window test "margin >= gamma?" to the end of the game, resumable.
 
     Values are player 0's final margin; player 0 maximises. Fail-soft:
     returns (status, g, root move) with g >= gamma meaning margin >= g, else
     margin <= g; the root is always expanded (no cutoff from the table or the
     seed counts there) so the move is the one its own search found.
+
+    The stack (``boards`` .. ``seeds_left``, one row per ply, at least
+    ``4 * seeds + 9`` rows; ``keys``, ``child``: scratch) and the registers
+    (``regs``: int64[3] = started, sp, entering; ``fregs``: float64[1] =
+    the value being returned) belong to the caller (:class:`MTStack`). When
+    ``counters[0]`` reaches ``node_limit`` before a node is entered the
+    test stops with status ``PAUSED``; calling again with the same
+    arguments (and a higher limit) continues exactly where it stopped, so a
+    test run in chunks visits the same nodes and returns the same result as
+    one run. ``regs[0] == 0`` starts a new test; SOLVED and TABLE_FULL
+    reset it.
 
     Two things make it fast (both from the literature on solving Kalah):
 
@@ -405,32 +464,30 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
     total = 0
     for i in range(n):
         total += root_board[i]
-    depth_cap = 4 * total + 8  # every ply moves at least one seed forward; a safe bound on game length
+    # every ply moves at least one seed forward: 4 * total + 8 plies is a safe bound on game length
+    depth_cap = boards.shape[0] - 1
     cap = table.shape[0]
     mask = np.uint64(cap - 2)  # buckets of two slots: an even index
     tt_f = table.view(np.float64)
-    boards = np.empty((depth_cap + 1, n), dtype=root_board.dtype)
-    movers = np.empty(depth_cap + 1, dtype=np.int64)
-    moves = np.empty((depth_cap + 1, m), dtype=np.int64)
-    keys = np.empty(m, dtype=np.float64)
-    child = np.empty(n, dtype=root_board.dtype)
-    nmoves = np.empty(depth_cap + 1, dtype=np.int64)
-    kidx = np.empty(depth_cap + 1, dtype=np.int64)
-    value = np.empty(depth_cap + 1, dtype=np.float64)
-    best = np.empty(depth_cap + 1, dtype=np.int64)
-    hashes = np.empty(depth_cap + 1, dtype=np.uint64)
-    diffs = np.empty(depth_cap + 1, dtype=np.float64)
-    seeds_left = np.empty(depth_cap + 1, dtype=np.int64)
-    boards[0] = root_board
-    movers[0] = root_player
-    sp = 0
-    entering = True
-    ret = 0.0
+    if regs[0] == 0:
+        boards[0] = root_board
+        movers[0] = root_player
+        sp = 0
+        entering = True
+        ret = 0.0
+        regs[0] = 1
+    else:
+        sp = regs[1]
+        entering = regs[2] != 0
+        ret = fregs[0]
     while True:
         if entering:
+            if counters[0] >= node_limit:
+                regs[1] = sp
+                regs[2] = 1
+                fregs[0] = ret
+                return PAUSED, 0.0, -1
             counters[0] += 1
-            if counters[0] > node_limit:
-                return ABORTED, 0.0, -1
             mover = movers[sp]
             board = boards[sp]
             done = False
@@ -503,6 +560,7 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
                             break
             if done:
                 if sp == 0:
+                    regs[0] = 0
                     return SOLVED, ret, -1  # the root is over
                 sp -= 1
                 entering = False
@@ -528,6 +586,7 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
         more = g < gamma if movers[sp] == 0 else g >= gamma
         if k < nmoves[sp] and more:
             if sp + 1 > depth_cap:
+                regs[0] = 0
                 return TABLE_FULL, 0.0, -1
             boards[sp + 1] = boards[sp]
             movers[sp + 1] = apply_move(boards[sp + 1], m, movers[sp], moves[sp, k], empty_capture)
@@ -564,120 +623,329 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
             table[slot, 3] = best[sp] + 256 * work
         ret = g
         if sp == 0:
+            regs[0] = 0
             return SOLVED, ret, best[0]
         sp -= 1
         entering = False
 
 
-def estimate_margin(state: KalahState, node_budget: int = 2_000_000) -> int:
-    """MTD(f)'s first guess: depth-limited alpha-beta with the store
-    difference, deepened two plies at a time while an iteration takes under
-    a quarter of ``node_budget`` nodes (about 16 plies on Kalah(6,4)), as
-    player 0's margin with the parity of the seed total (every final margin
-    has it). Counted in nodes, not seconds, so the guess (and the solve's
-    node count) is the same on every run."""
+def _estimate(state: KalahState, node_budget: int, out: dict, deadline: float | None = None) -> dict:
+    """The iterations of :func:`estimate_position`, recorded into ``out`` as
+    each one finishes (so an interrupted estimate keeps its last result)."""
     table = new_table(1 << 16)
-    value = 0.0
+    counters = np.zeros(2, dtype=np.int64)
+    no_trace = np.zeros(0, dtype=np.uint64)
+    out.setdefault("nodes", 0)
     for depth in range(2, 41, 2):
-        r = search(state, depth, table=table)
-        value = r["value"]
-        if r["nodes"] > node_budget // 4:
+        counters[:] = 0
+        value, move = kalah_alphabeta(state.board, state.houses, state.player, depth, EVAL_STORE,
+                                      state.empty_capture, True, *table, counters, no_trace, int(node_budget))
+        out["nodes"] += int(counters[0])
+        if move == ABORTED_MOVE:
             break
-    guess = int(round(value if state.player == 0 else -value))
-    if (guess - int(state.board.sum())) % 2:
-        guess += 1
-    return guess
+        guess = int(round(value if state.player == 0 else -value))
+        if (guess - int(state.board.sum())) % 2:
+            guess += 1
+        out.update(margin=guess, move=int(move), depth=depth)  # one call: an interrupt sees all or nothing
+        if counters[0] > node_budget // 4 or (deadline is not None and time.perf_counter() >= deadline):
+            break
+    return out
 
 
-def solve_exact(state: KalahState, *, tt_capacity: int = 1 << 24, time_limit: float | None = None,
+def estimate_position(state: KalahState, node_budget: int = 2_000_000) -> dict:
+    """MTD(f)'s first guess and a move: depth-limited alpha-beta with the
+    store difference, deepened two plies at a time while an iteration takes
+    under a quarter of ``node_budget`` nodes (about 16 plies on Kalah(6,4));
+    an iteration that would pass ``node_budget`` nodes is abandoned (so one
+    kernel call stays well under a second) and the deepest finished one is
+    used. Counted in nodes, not seconds, so the guess is the same on every run.
+
+    Returns ``{"margin": player 0's margin with the parity of the seed total
+    (every final margin has it), "move": the best move of the deepest
+    finished iteration (-1 if none finished), "depth", "nodes"}``.
+    """
+    if state.is_over:
+        raise ValueError("the game is over: nothing to search")
+    _check_int("node_budget", node_budget, 1)
+    out = _estimate(state, node_budget, {"nodes": 0})
+    margin = out.get("margin")
+    if margin is None:
+        margin = int(state.board.sum()) % 2
+    return {"margin": margin, "move": out.get("move", -1), "depth": out.get("depth", 0), "nodes": out["nodes"]}
+
+
+def estimate_margin(state: KalahState, node_budget: int = 2_000_000) -> int:
+    """MTD(f)'s first guess as player 0's margin (see :func:`estimate_position`)."""
+    return estimate_position(state, node_budget)["margin"]
+
+
+MAX_TIME_LIMIT = 1e7  # seconds (about 116 days)
+MIN_TABLE_SLOTS = 1 << 10
+MAX_DEFAULT_TABLE_SLOTS = 1 << 24
+TABLE_ROW_BYTES = 32
+_CHUNK_SECONDS = 0.35  # target length of one kernel call
+_FIRST_CHUNK_NODES = 200_000
+_PROGRESS_SECONDS = 1.0  # the longest gap between two progress calls (plus one chunk)
+_ESTIMATE_NODES = 2_000_000
+
+
+def _check_int(name, value, lo, hi=None):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value < lo or (hi is not None and value > hi):
+        where = f">= {lo}" if hi is None else f"in {lo}..{hi}"
+        raise ValueError(f"{name} must be an integer {where}, got {value!r}")
+
+
+def _check_solve_args(state, tt_capacity, time_limit, first_guess, progress, max_bytes, etc_min_seeds,
+                      endgame_seeds, endgame_db, chunk_nodes, endgame_progress):
+    if not isinstance(state, KalahState):
+        raise ValueError(f"state must be a KalahState, got {type(state).__name__}")
+    if tt_capacity is not None:
+        _check_int("tt_capacity", tt_capacity, 16, 1 << 40)
+    if time_limit is not None:
+        if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float, np.integer, np.floating)):
+            raise ValueError(f"time_limit must be a number of seconds, got {time_limit!r}")
+        if not (math.isfinite(time_limit) and 0 < time_limit <= MAX_TIME_LIMIT):
+            raise ValueError(f"time_limit must be a finite number of seconds in (0, {MAX_TIME_LIMIT:g}], "
+                             f"got {time_limit!r}")
+    if first_guess is not None:
+        _check_int("first_guess", first_guess, -(1 << 40), 1 << 40)
+    for name, fn in (("progress", progress), ("endgame_progress", endgame_progress)):
+        if fn is not None and not callable(fn):
+            raise ValueError(f"{name} must be callable or None, got {fn!r}")
+    _check_int("max_bytes", max_bytes, 1)
+    _check_int("etc_min_seeds", etc_min_seeds, 0)
+    _check_int("endgame_seeds", endgame_seeds, 0, 127)
+    if chunk_nodes is not None:
+        _check_int("chunk_nodes", chunk_nodes, 1)
+    if endgame_db is not None:
+        if not isinstance(endgame_db, dict) or not {"houses", "empty_capture", "values", "binom",
+                                                    "max_seeds"} <= set(endgame_db):
+            raise ValueError("endgame_db must be a database from build_endgame_database")
+        if endgame_db["houses"] != state.houses or endgame_db["empty_capture"] != state.empty_capture:
+            raise ValueError("the endgame database is for another board size or rule variant")
+
+
+def table_slots_for(state: KalahState, endgame_seeds: int = 0, max_bytes: int = 4 * 1024**3) -> int:
+    """The transposition table's size when the caller gives none.
+
+    The table is keyed on (houses, player to move); with r seeds in the
+    houses there are at most C(r + 2m - 1, 2m - 1) distributions of them for
+    each player, fewer as seeds reach the stores. That count, times two,
+    divided by 16 (a search stores far fewer positions than that bound:
+    Kalah(4,3) solves in about 21,000 nodes) and rounded down to a power of
+    two, clamped to [2**10, 2**24] slots and halved until it fits
+    ``max_bytes`` (32 bytes a slot). Positions the endgame database answers
+    are never stored. Kalah(3,3): 2**12 slots (128 KiB), Kalah(4,3): 2**18
+    (8 MiB), Kalah(4,4): 2**20 (32 MiB), Kalah(5,4) and up: 2**24 (512 MiB).
+    """
+    m = state.houses
+    r = int(state.board.sum()) - int(state.board[0]) - int(state.board[m + 1])
+    count = 2 if r <= endgame_seeds else 2 * math.comb(r + 2 * m - 1, 2 * m - 1) // 16
+    cap = 1 << max(count.bit_length() - 1, 0)
+    cap = min(max(cap, MIN_TABLE_SLOTS), MAX_DEFAULT_TABLE_SLOTS)
+    while cap > MIN_TABLE_SLOTS and cap * TABLE_ROW_BYTES > max_bytes:
+        cap >>= 1
+    return cap
+
+
+def _allocate(shape, dtype, what: str, fix: str) -> np.ndarray:
+    """``np.zeros`` whose failure is a one-line ValueError saying what to lower."""
+    from ..trees.memory import format_bytes
+
+    try:
+        return np.zeros(shape, dtype=dtype)
+    except (MemoryError, ValueError):
+        nbytes = float(np.prod(np.asarray(shape, dtype=np.float64))) * np.dtype(dtype).itemsize
+        raise ValueError(f"could not allocate {what} ({format_bytes(nbytes)}): {fix}") from None
+
+
+def _root_table_move(state: KalahState, table) -> int:
+    """The move stored in the root's table entry, or -1."""
+    cap = table.shape[0]
+    h = int(_houses_hash(state.board, state.houses, state.player))
+    for slot in ((h & (cap - 2)), (h & (cap - 2)) + 1):
+        if int(table[slot, 0]) & ((1 << 64) - 1) == h:
+            return int(table[slot, 3] & 255)
+    return -1
+
+
+def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit: float | None = None,
                 first_guess: int | None = None, progress=None, max_bytes: int = 4 * 1024**3,
                 etc_min_seeds: int = 1 << 30, endgame_seeds: int = 0, endgame_db: dict | None = None,
-                endgame_cache_dir=None) -> dict:
+                endgame_cache_dir=None, chunk_nodes: int | None = None, endgame_progress=None) -> dict:
     """Game-theoretic value (player 0's final margin under perfect play) and
     the best move, by MTD(f) with a transposition table.
 
-    Returns a dict: ``margin`` (player 0's view), ``best_move``, ``nodes``,
-    ``iterations``, ``seconds``, ``complete`` (False when the time limit
-    stopped it: then ``lower``/``upper`` bound the margin).
+    Parameters
+    ----------
+    state : the position (player 0 maximises; values are player 0's margin).
+    tt_capacity : table slots (rounded up to a power of two, >= 16); None
+        sizes it from the position (:func:`table_slots_for`).
+    time_limit : seconds, finite, in (0, 1e7]; None: until solved.
+    first_guess : MTD(f)'s first guess; None: :func:`estimate_position`.
+    progress : ``progress(iteration, lo, up, nodes, seconds)``, called after
+        every finished null-window test (``iteration`` = tests finished so
+        far) and, while a test runs, about every second with the same
+        ``iteration`` (a heartbeat; the first test gives 0). ``lo``/``up``
+        are the current integer bounds on the margin, ``seconds`` the time
+        since the start.
+    max_bytes : ceiling for the table and the endgame database.
+    endgame_seeds, endgame_db, endgame_cache_dir : an endgame database of
+        positions with at most ``endgame_seeds`` (0..127) seeds in the
+        houses, given or built (and cached in ``endgame_cache_dir``, see
+        :func:`jitsearch.games.kalah_endgame.build_endgame_database`).
+    endgame_progress : ``endgame_progress(positions_done, positions_total,
+        seconds)`` during a database build, about every second.
+    chunk_nodes : nodes per kernel call; None sizes the calls from the
+        measured node rate to last about 0.35 s. Results never depend on it.
+
+    Returns
+    -------
+    dict with ``margin`` (None unless complete), ``lower``/``upper`` (integer
+    bounds on the margin, never None: they start from the seed counts and
+    tighten with every finished test), ``best_move`` (a legal move whenever
+    the game is not over) and ``best_move_source``: ``"exact"`` (complete:
+    an optimal move), ``"bound"`` (the move proving the mover's current
+    bound), ``"heuristic"`` (the first-guess alpha-beta's move) or
+    ``"table"`` (the root's table entry); ``complete``, ``interrupted``
+    (Ctrl-C stopped it: a KeyboardInterrupt is caught and the partial
+    result returned), ``stop_reason`` (None, ``"time_limit"``,
+    ``"interrupted"``, ``"table_full"``), ``nodes``, ``iterations``,
+    ``seconds``, ``table_slots``, ``first_guess``, ``estimate_nodes``,
+    ``endgame_seeds``, ``endgame_seconds``.
     """
+    _check_solve_args(state, tt_capacity, time_limit, first_guess, progress, max_bytes, etc_min_seeds,
+                      endgame_seeds, endgame_db, chunk_nodes, endgame_progress)
     from ..trees.memory import check_bytes
 
     if state.is_over:
-        return {"margin": state.margin, "best_move": -1, "nodes": 0, "iterations": 0, "seconds": 0.0,
-                "complete": True, "lower": state.margin, "upper": state.margin}
-    cap = 1 << max(4, int(tt_capacity - 1).bit_length())
-    check_bytes(cap * 32, max_bytes, f"a transposition table of {cap} slots",
-                "lower the table size (--table-size) or raise --max-memory")
-    table = np.zeros((cap, 4), dtype=np.int64)
+        return {"margin": state.margin, "best_move": -1, "best_move_source": None, "nodes": 0, "iterations": 0,
+                "seconds": 0.0, "complete": True, "interrupted": False, "stop_reason": None,
+                "lower": state.margin, "upper": state.margin, "endgame_seeds": 0, "endgame_seconds": 0.0,
+                "table_slots": 0, "first_guess": None, "estimate_nodes": 0}
+    m = state.houses
+    db_wanted = endgame_db["max_seeds"] if endgame_db is not None else endgame_seeds
+    if tt_capacity is None:
+        cap = table_slots_for(state, db_wanted, max_bytes)
+    else:
+        cap = 1 << max(4, int(tt_capacity - 1).bit_length())
+    fix = "lower the table size (tt_capacity, --table-size) or raise max_bytes (--max-memory)"
+    check_bytes(cap * TABLE_ROW_BYTES, max_bytes, f"a transposition table of {cap} slots", fix)
+    table = _allocate((cap, 4), np.int64, f"a transposition table of {cap} slots", fix)
+    stack = MTStack(state)
     counters = np.zeros(1, dtype=np.int64)
     start = time.perf_counter()
+    deadline = None if time_limit is None else start + float(time_limit)
+    seeds_in_houses = int(state.board.sum()) - int(state.board[0]) - int(state.board[m + 1])
+    diff = int(state.board[m + 1]) - int(state.board[0])
+    # (lo, up, best move proving the mover's bound, tests finished): replaced as one tuple, so an
+    # interrupt never sees a bound without its move
+    record = (diff - seeds_in_houses, diff + seeds_in_houses, -1, 0)
+    estimate = {"nodes": 0}
+    stop = None
     db_seconds = 0.0
-    if endgame_db is None and endgame_seeds > 0:
-        from .kalah_endgame import build_endgame_database
+    db_seeds = -1
+    last_report = start
+    try:
+        if endgame_db is None and endgame_seeds > 0:
+            from .kalah_endgame import build_endgame_database
 
-        endgame_db = build_endgame_database(state.houses, endgame_seeds, state.empty_capture, max_bytes=max_bytes,
-                                            cache_dir=endgame_cache_dir)
-        db_seconds = time.perf_counter() - start
-    if endgame_db is not None:
-        if endgame_db["houses"] != state.houses or endgame_db["empty_capture"] != state.empty_capture:
-            raise ValueError("the endgame database is for another board size or rule variant")
-        db_values, db_binom, db_seeds = endgame_db["values"], endgame_db["binom"], endgame_db["max_seeds"]
-    else:
-        db_values, db_binom, db_seeds = np.zeros((2, 1), dtype=np.int8), np.zeros((1, 1), dtype=np.int64), -1
-    if first_guess is None:
-        first_guess = estimate_margin(state)
-    lo, up = -math.inf, math.inf
-    g = float(first_guess)
-    iterations = 0
-    complete = True
-    g_new = g
-    best = -1
-    while lo < up:
-        gamma = g + 1 if g == lo else g
-        # a test cannot be interrupted from Python: give it a node budget from
-        # the measured rate, and when it runs out early retry (the table keeps
-        # what was learnt) until the time is really spent
-        status = ABORTED
-        while True:
-            limit = np.iinfo(np.int64).max
-            if time_limit is not None:
-                elapsed = time.perf_counter() - start
-                if elapsed >= time_limit:
-                    break
-                rate = counters[0] / elapsed if elapsed > 0.5 else 1e6
-                limit = int(counters[0] + max(rate * (time_limit - elapsed), 1e5))
-            status, g_new, root_move = _kalah_mt(state.board, state.houses, state.player, float(gamma),
-                                                 state.empty_capture, table, counters, limit, etc_min_seeds,
-                                                 db_values, db_binom, db_seeds)
-            if status != ABORTED or time_limit is None:
-                break
-        iterations += 1
-        if status != SOLVED:
-            complete = False
-            break
-        g = g_new
-        if g >= gamma:
-            lo = g
+            endgame_db = build_endgame_database(m, endgame_seeds, state.empty_capture, max_bytes=max_bytes,
+                                                cache_dir=endgame_cache_dir, progress=endgame_progress,
+                                                deadline=deadline)
+            db_seconds = time.perf_counter() - start
+            if endgame_db is None:
+                stop = "time_limit"
+        if endgame_db is not None:
+            db_values, db_binom, db_seeds = endgame_db["values"], endgame_db["binom"], int(endgame_db["max_seeds"])
         else:
-            up = g
-        # the test that moved the mover's own bound names its best move: a
-        # fail-high for player 0 (margin >= g via that move), a fail-low for 1
-        if (g >= gamma) == (state.player == 0) and root_move >= 0:
-            best = int(root_move)
-        if progress:
-            progress(iterations, lo, up, int(counters[0]), time.perf_counter() - start)
-    if best < 0:  # stopped before the first informative test: the table's move, if any
-        h = int(_houses_hash(state.board, state.houses, state.player))
-        for slot in ((h & (cap - 2)), (h & (cap - 2)) + 1):
-            if int(table[slot, 0]) & ((1 << 64) - 1) == h:
-                best = int(table[slot, 3] & 255)
-    if best not in state.legal_moves():
-        best = -1
-    margin = lo if complete else None
-    return {"margin": None if margin is None else int(margin), "best_move": best, "nodes": int(counters[0]),
-            "iterations": iterations, "seconds": time.perf_counter() - start, "complete": complete,
-            "endgame_seeds": max(db_seeds, 0), "endgame_seconds": db_seconds,
-            "lower": None if lo == -math.inf else int(lo), "upper": None if up == math.inf else int(up)}
+            db_values, db_binom = np.zeros((2, 1), dtype=np.int8), np.zeros((1, 1), dtype=np.int64)
+        if stop is None and first_guess is None:
+            _estimate(state, _ESTIMATE_NODES, estimate, deadline)
+            first_guess = estimate.get("margin", int(state.board.sum()) % 2)
+            if deadline is not None and time.perf_counter() >= deadline:
+                stop = "time_limit"
+        lo, up = record[0], record[1]
+        g = min(max(int(first_guess or 0), lo), up)
+        chunk = chunk_nodes or _FIRST_CHUNK_NODES
+        kernel_nodes, kernel_seconds = 0, 0.0
+        while stop is None and lo < up:
+            gamma = g + 1 if g == lo else g  # gamma in (lo, up]: every test moves a bound
+            stack.reset()
+            while True:
+                now = time.perf_counter()
+                if deadline is not None and now >= deadline:
+                    stop = "time_limit"
+                    break
+                if progress and now - last_report >= _PROGRESS_SECONDS:
+                    progress(record[3], int(lo), int(up), int(counters[0]), now - start)
+                    last_report = now
+                size = chunk
+                if chunk_nodes is None and deadline is not None and kernel_seconds > 0:
+                    size = min(size, max(int(kernel_nodes / kernel_seconds * (deadline - now)) + 1, 1000))
+                before = int(counters[0])
+                status, g_new, root_move = _kalah_mt(
+                    state.board, m, state.player, float(gamma), state.empty_capture, table, counters,
+                    before + size, etc_min_seeds, db_values, db_binom, db_seeds, *stack.arrays())
+                dt = time.perf_counter() - now
+                kernel_nodes += int(counters[0]) - before
+                kernel_seconds += dt
+                if chunk_nodes is None and kernel_seconds > 0.02:
+                    chunk = int(min(max(kernel_nodes / kernel_seconds * _CHUNK_SECONDS, 10_000), 1 << 40))
+                if status != PAUSED:
+                    break
+            if stop is not None:
+                break
+            if status == TABLE_FULL:
+                stop = "table_full"
+                break
+            g_new = int(g_new)
+            best = record[2]
+            if g_new >= gamma:
+                lo = max(lo, g_new)
+            else:
+                up = min(up, g_new)
+            # the test that moved the mover's own bound names its best move: a
+            # fail-high for player 0 (margin >= g via that move), a fail-low for 1
+            if (g_new >= gamma) == (state.player == 0) and root_move >= 0:
+                best = int(root_move)
+            record = (lo, up, best, record[3] + 1)
+            g = min(max(g_new, lo), up)
+            if progress:
+                last_report = time.perf_counter()
+                progress(record[3], int(lo), int(up), int(counters[0]), last_report - start)
+    except KeyboardInterrupt:
+        stop = "interrupted"
+    lo, up, best, iterations = record
+    complete = lo >= up
+    legal = state.legal_moves()
+    source = None
+    if complete:
+        source = "exact"
+        if best not in legal:
+            # no test moved the mover's own bound: the value is the worst the
+            # seed counts allow the mover, so every move attains it
+            best = _root_table_move(state, table)
+            best = best if best in legal else legal[0]
+    elif best in legal:
+        source = "bound"
+    elif estimate.get("move", -1) in legal:
+        best, source = estimate["move"], "heuristic"
+    else:
+        best, source = _root_table_move(state, table), "table"
+        if best not in legal:
+            quick = _estimate(state, 20_000, {"nodes": 0})
+            best, source = quick.get("move", legal[0]), "heuristic"
+            if best not in legal:
+                best = legal[0]
+    return {"margin": int(lo) if complete else None, "best_move": int(best), "best_move_source": source,
+            "nodes": int(counters[0]), "iterations": iterations, "seconds": time.perf_counter() - start,
+            "complete": complete, "interrupted": (not complete) and stop == "interrupted",
+            "stop_reason": None if complete else stop, "lower": int(lo), "upper": int(up),
+            "endgame_seeds": max(db_seeds, 0), "endgame_seconds": db_seconds, "table_slots": int(cap),
+            "first_guess": None if first_guess is None else int(first_guess), "estimate_nodes": estimate["nodes"]}
 
 
 # -- depth-limited FSSS-Minimax on the game --------------------------------------------

@@ -7,9 +7,19 @@ or at ``max_plies`` (default 300, as seed 003); a capped game is scored by
 the store difference at that point. Every agent's random stream is derived
 from (tournament seed, pair, seat, side), so a tournament replays exactly.
 
-Each finished game is appended to a JSONL file as it ends; ``resume=True``
-skips the games already there (same players and settings), so an
-interrupted tournament loses nothing. Games run in parallel processes.
+Each finished game is appended to a JSONL file as it ends (flushed and
+synced); ``resume=True`` skips the games already there, so an interrupted
+tournament loses nothing. Before any game is played every line of the file
+is checked: a file of another tournament (players, board, rules, ply cap,
+openings or seed) is refused with one line naming it and what differs; a
+line that is not a valid record of this tournament is refused with its
+``file:line``. A record's moves are replayed from its opening, so its final
+board, margin, length, cap flag and result must agree with them; records
+carry a check value (blake2b of their other fields) so any edit is caught.
+Records of files written before check values existed are accepted when
+they pass the replay. Games run in parallel processes; Ctrl-C stops the
+tournament at once and returns the summary of the games finished so far,
+with ``"interrupted": True``.
 """
 
 from __future__ import annotations
@@ -18,15 +28,38 @@ import hashlib
 import json
 import math
 import random
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .._io import drop_partial_line
+import numpy as np
+
 from ..kernels.rng import mix64_py
 from .agents import parse_agent, play_game
-from .kalah import KalahState
-from .random_tree_game import wilson
+from .kalah import BOARD_DTYPE, KalahState, apply_move
+from .kalah_rules import GAME_OVER
+from .random_tree_game import (
+    MAX_PAIRS,
+    MAX_WORKERS,
+    BadRecord,
+    ForeignRecord,
+    RecordSink,
+    check_count,
+    check_out_path,
+    check_records,
+    dict_differences,
+    get_field,
+    is_int,
+    read_record_file,
+    run_tasks,
+    seal,
+    verify_check,
+    wilson,
+)
+
+#: Most plies a game may be capped at.
+MAX_PLIES = 1_000_000
+#: Fewer games than this give no Elo estimate (``elo_note`` says why).
+MIN_ELO_GAMES = 10
 
 
 @dataclass(frozen=True)
@@ -40,10 +73,28 @@ class KalahMatch:
 
     def check(self):
         KalahState.initial(self.houses, self.seeds)  # validates the board size
-        if self.max_plies < 1:
-            raise ValueError(f"max_plies must be >= 1, got {self.max_plies}")
-        if self.openings < 0:
-            raise ValueError(f"openings must be >= 0, got {self.openings}")
+        if not isinstance(self.empty_capture, (bool, np.bool_)):
+            raise ValueError(f"empty_capture must be True or False, got {self.empty_capture!r}")
+        if not is_int(self.max_plies) or not 1 <= self.max_plies <= MAX_PLIES:
+            raise ValueError(f"max_plies must be an integer in 1..{MAX_PLIES:,}, got {self.max_plies!r}")
+        if not is_int(self.openings) or self.openings < 0:
+            raise ValueError(f"openings must be an integer >= 0, got {self.openings!r}")
+        if self.openings >= self.max_plies:
+            raise ValueError(f"openings ({self.openings}) must be below max_plies ({self.max_plies}): the "
+                             f"opening plies count toward the cap and would leave nothing to play")
+        if not is_int(self.seed) or not 0 <= self.seed < 2**64:
+            raise ValueError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
+
+    def check_openings(self, pairs: int) -> None:
+        """Refuse openings that end (or could end) a game: every pair's random
+        opening must leave a live game."""
+        if self.openings == 0:
+            return
+        for pair in range(pairs):
+            moves, state = _opening_state(self, pair)
+            if state.is_over:
+                raise ValueError(f"{self.openings} random opening plies end the game in pair {pair} (after "
+                                 f"{len(moves)} plies): use fewer opening plies")
 
 
 def config_id(a: str, b: str, match: KalahMatch) -> str:
@@ -51,8 +102,7 @@ def config_id(a: str, b: str, match: KalahMatch) -> str:
     return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 
-def opening(match: KalahMatch, pair: int) -> list[int]:
-    """The seeded random opening plies of ``pair`` (shared by both seats)."""
+def _opening_state(match: KalahMatch, pair: int) -> tuple[list[int], KalahState]:
     rng = random.Random(mix64_py(match.seed * 7919 + pair))
     s = KalahState.initial(match.houses, match.seeds, empty_capture=match.empty_capture)
     moves = []
@@ -62,69 +112,189 @@ def opening(match: KalahMatch, pair: int) -> list[int]:
         mv = rng.choice(s.legal_moves())
         moves.append(mv)
         s = s.play(mv)
-    return moves
+    return moves, s
+
+
+def opening(match: KalahMatch, pair: int) -> list[int]:
+    """The seeded random opening plies of ``pair`` (shared by both seats)."""
+    return _opening_state(match, pair)[0]
 
 
 def play_one(a: str, b: str, match: KalahMatch, pair: int, seat: int) -> dict:
     """Game ``seat`` (0: A is player 0, 1: B is) of ``pair``; returns its record."""
-    s = KalahState.initial(match.houses, match.seeds, empty_capture=match.empty_capture)
-    start = opening(match, pair)
-    for mv in start:
-        s = s.play(mv)
+    start, s = _opening_state(match, pair)
     base = mix64_py((match.seed * 1_000_003 + pair) * 4 + seat * 2)
     agent_a = parse_agent(a, seed=base)
     agent_b = parse_agent(b, seed=base + 1)
     agents = [agent_a, agent_b] if seat == 0 else [agent_b, agent_a]
     g = play_game(s, agents, max_plies=max(0, match.max_plies - len(start)))
     a_player = 0 if seat == 0 else 1
-    mine = g["margin"] if a_player == 0 else -g["margin"]
     return {"pair": pair, "seat": seat, "a_player": a_player, "opening": start, "moves": g["moves"],
             "plies": len(start) + g["plies"], "margin": g["margin"], "final_board": g["final_board"],
-            "capped": not g["finished"], "a_result": "win" if mine > 0 else ("loss" if mine < 0 else "draw")}
+            "capped": not g["finished"], "a_result": _a_result(g["margin"], a_player)}
+
+
+def _a_result(margin: int, a_player: int) -> str:
+    mine = margin if a_player == 0 else -margin
+    return "win" if mine > 0 else ("loss" if mine < 0 else "draw")
 
 
 def _play_task(task):
     return play_one(*task)
 
 
-def read_records(path: Path) -> list[dict]:
-    out = []
-    if path.exists():
-        with open(path) as fh:
-            for line in fh:
-                try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError:
-                    continue
-    return out
+def read_records(path) -> list[dict]:
+    """Every JSON object line of ``path``, unchecked (for inspection; the
+    tournament itself checks each record, see :func:`run_kalah_tournament`)."""
+    rf = read_record_file(Path(path))
+    return [rec for _, rec in rf.entries if isinstance(rec, dict)]
+
+
+class _GameRecords:
+    """Checks the records of a Kalah game file against one tournament."""
+
+    def __init__(self, a: str, b: str, match: KalahMatch):
+        self.a, self.b, self.match = a, b, match
+        self.settings = asdict(match)
+        self.cid = config_id(a, b, match)
+        self._openings: dict[int, list[int]] = {}
+
+    def __call__(self, rec: dict):
+        m = self.match
+        pair = get_field(rec, "pair", "int", low=0, high=MAX_PAIRS - 1)
+        seat = get_field(rec, "seat", "int", choices=(0, 1))
+        a_player = get_field(rec, "a_player", "int", choices=(0, 1))
+        a, b = get_field(rec, "a", "str"), get_field(rec, "b", "str")
+        cid = get_field(rec, "config", "str")
+        start = get_field(rec, "opening", "ints")
+        moves = get_field(rec, "moves", "ints")
+        plies = get_field(rec, "plies", "int", low=0)
+        margin = get_field(rec, "margin", "int")
+        final_board = get_field(rec, "final_board", "ints")
+        capped = get_field(rec, "capped", "bool")
+        a_result = get_field(rec, "a_result", "str", choices=("win", "draw", "loss"))
+        if "match" in rec:
+            get_field(rec, "match", "dict")
+        if "check" in rec:
+            get_field(rec, "check", "str")
+        verify_check(rec)
+        # -- is it this tournament's?
+        if (a, b) != (self.a, self.b):
+            raise ForeignRecord(f"players {a!r} vs {b!r} in the file, {self.a!r} vs {self.b!r} here")
+        if "match" in rec:
+            if rec["match"] != self.settings:
+                raise ForeignRecord("settings differ: " + dict_differences(rec["match"], self.settings))
+            if cid != self.cid:
+                raise BadRecord("its config id does not agree with its players and settings")
+        elif cid != self.cid:
+            raise ForeignRecord(self._legacy_difference(final_board))
+        # -- does it agree with itself?
+        if a_player != seat:
+            raise BadRecord(f"a_player {a_player} does not agree with seat {seat} (A is player 0 in seat 0)")
+        if pair not in self._openings:
+            self._openings[pair] = opening(m, pair)
+        if start != self._openings[pair]:
+            raise BadRecord(f"opening {start} is not pair {pair}'s seeded opening {self._openings[pair]}")
+        board, player = self._replay(start + moves)
+        if plies != len(start) + len(moves):
+            raise BadRecord(f"plies {plies} does not agree with {len(start)} opening plies and {len(moves)} moves")
+        if plies > m.max_plies:
+            raise BadRecord(f"plies {plies} exceeds the ply cap {m.max_plies}")
+        over = player == GAME_OVER
+        if capped == over or (capped and plies != m.max_plies):
+            raise BadRecord(f"capped {json.dumps(capped)} does not agree with the game ("
+                            f"{'over' if over else 'not over'} after {plies} plies, cap {m.max_plies})")
+        if final_board != [int(x) for x in board]:
+            raise BadRecord(f"final_board {final_board} is not the board its moves lead to "
+                            f"{[int(x) for x in board]}")
+        real_margin = int(board[m.houses + 1] - board[0])
+        if margin != real_margin:
+            raise BadRecord(f"margin {margin} does not agree with the final board (margin {real_margin})")
+        if a_result != _a_result(margin, a_player):
+            raise BadRecord(f"a_result {a_result!r} does not agree with margin {margin} and A as player {a_player}")
+        return (pair, seat)
+
+    def _replay(self, plies: list[int]):
+        m = self.match
+        houses = m.houses
+        board = np.zeros(2 * houses + 2, dtype=BOARD_DTYPE)
+        board[1:houses + 1] = m.seeds
+        board[houses + 2:] = m.seeds
+        player = 0
+        for i, pit in enumerate(plies):
+            if player == GAME_OVER:
+                raise BadRecord(f"ply {i + 1} (pit {pit}) comes after the end of the game")
+            first = 1 if player == 0 else houses + 2
+            if not first <= pit < first + houses or board[pit] == 0:
+                raise BadRecord(f"ply {i + 1} (pit {pit}) is not a legal move of player {player}")
+            player = int(apply_move(board, houses, player, pit, m.empty_capture))
+        return board, player
+
+    def _legacy_difference(self, final_board: list[int]) -> str:
+        m = self.match
+        houses = len(final_board) // 2 - 1
+        if len(final_board) != 2 * m.houses + 2:
+            return f"boards of {houses} houses a side in the file, {m.houses} here"
+        if sum(final_board) != 2 * m.houses * m.seeds:
+            return f"{sum(final_board)} seeds on its boards, {2 * m.houses * m.seeds} here"
+        return ("its settings (rules, ply cap, openings or seed) differ: its config id does not match this "
+                f"run's {self.cid}")
+
+
+def _game_key_text(key) -> str:
+    return f"(pair {key[0]}, seat {key[1]})"
+
+
+def _elo(s: float) -> float:
+    return 400.0 * math.log10(s / (1.0 - s))
 
 
 def summarize(records: list[dict]) -> dict:
     """Win/draw/loss counts and rates of A (95% Wilson intervals), A's score
-    (wins + draws/2 over games) with a 95% normal interval from the per-game
-    scores, the Elo difference 400·log10(s/(1-s)) with the interval mapped
-    from the score's, and the mean game length in plies."""
+    (wins + draws/2 over games) with a 95% Wilson interval (draws counted as
+    half a win, which can only widen it), the Elo difference
+    400·log10(s/(1-s)) with the interval mapped from the score's, and the
+    mean game length in plies.
+
+    With fewer than ``MIN_ELO_GAMES`` games, or a score of 0 or 1, there is
+    no finite Elo estimate: ``elo_diff`` is None and ``elo_note`` says why;
+    a 0 or 1 score over enough games keeps the finite end of ``elo_ci95``
+    (a one-sided bound), the other end None.
+    """
     n = len(records)
     wins = sum(r["a_result"] == "win" for r in records)
     draws = sum(r["a_result"] == "draw" for r in records)
     losses = n - wins - draws
     out = {"games": n, "a_wins": wins, "draws": draws, "b_wins": losses}
     if n == 0:
+        out.update(a_score=None, a_score_ci95=[None, None], elo_diff=None, elo_ci95=[None, None],
+                   elo_note="no games finished", mean_plies=None, capped=0, a_win_rate=None,
+                   a_win_rate_ci95=[None, None], draw_rate=None, draw_rate_ci95=[None, None], b_win_rate=None,
+                   b_win_rate_ci95=[None, None])
         return out
     score = (wins + 0.5 * draws) / n
-    var = (wins * (1 - score) ** 2 + draws * (0.5 - score) ** 2 + losses * score ** 2) / max(n - 1, 1)
-    half = 1.96 * math.sqrt(var / n)
-    lo, hi = max(0.0, score - half), min(1.0, score + half)
-
-    def elo(s):
-        if s <= 0.0:
-            return -math.inf
-        if s >= 1.0:
-            return math.inf
-        return 400.0 * math.log10(s / (1.0 - s))
-
+    lo, hi = wilson(wins + 0.5 * draws, n)
+    games = f"{n} game{'s' if n != 1 else ''}"
+    if wins == n:
+        outcome = "all won by A"
+    elif losses == n:
+        outcome = "all won by B"
+    elif draws == n:
+        outcome = "all drawn"
+    else:
+        outcome = f"A {wins}, draws {draws}, B {losses}"
+    if n < MIN_ELO_GAMES:
+        elo_diff, elo_ci, note = None, [None, None], f"sample too small for an Elo estimate ({games}, {outcome})"
+    elif score == 1.0:
+        elo_diff, elo_ci = None, [_elo(lo), None]
+        note = f"no finite Elo estimate ({games}, {outcome}); 95% interval: Elo A-B >= {_elo(lo):+.0f}"
+    elif score == 0.0:
+        elo_diff, elo_ci = None, [None, _elo(hi)]
+        note = f"no finite Elo estimate ({games}, {outcome}); 95% interval: Elo A-B <= {_elo(hi):+.0f}"
+    else:
+        elo_diff, elo_ci, note = _elo(score), [_elo(lo), _elo(hi)], None
     out.update(
-        a_score=score, a_score_ci95=[lo, hi], elo_diff=elo(score), elo_ci95=[elo(lo), elo(hi)],
+        a_score=score, a_score_ci95=[lo, hi], elo_diff=elo_diff, elo_ci95=elo_ci, elo_note=note,
         mean_plies=sum(r["plies"] for r in records) / n, capped=sum(r["capped"] for r in records),
         a_win_rate=wins / n, a_win_rate_ci95=list(wilson(wins, n)), draw_rate=draws / n,
         draw_rate_ci95=list(wilson(draws, n)), b_win_rate=losses / n, b_win_rate_ci95=list(wilson(losses, n)),
@@ -134,60 +304,71 @@ def summarize(records: list[dict]) -> dict:
 
 def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=None, resume: bool = False,
                          workers: int = 1, progress=None) -> dict:
-    """Play ``pairs`` pairs of games (2·pairs games); see the module docstring."""
-    if pairs < 1:
-        raise ValueError(f"pairs must be >= 1, got {pairs}")
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
+    """Play ``pairs`` pairs of games (2·pairs games); see the module docstring.
+
+    Everything is checked before the first game: the arguments, the output
+    file (a directory or an unwritable file is refused) and every record
+    already in it. Without ``resume`` a file that already holds this
+    tournament's games is refused. ``progress(done, total)`` is called after
+    each game. Returns :func:`summarize` of the finished games plus the
+    settings, ``interrupted`` (True when Ctrl-C stopped it) and ``notes``
+    (only when the file needed repair, e.g. a torn last line was dropped).
+    """
+    check_count("pairs", pairs, MAX_PAIRS)
+    check_count("workers", workers, MAX_WORKERS)
+    if not isinstance(match, KalahMatch):
+        raise ValueError(f"match must be a KalahMatch, got {match!r}")
     match.check()
-    parse_agent(a)
-    parse_agent(b)  # spec errors before any game
-    if "human" in (a.split(":")[0], b.split(":")[0]):
-        raise ValueError("a tournament needs engines, not human players")
-    cid = config_id(a, b, match)
-    path = Path(out) if out is not None else None
+    for spec in (a, b):
+        if not isinstance(spec, str):
+            raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=3', got {spec!r}")
+        if parse_agent(spec).kind == "human":  # spec errors before any game
+            raise ValueError("a tournament needs engines, not human players")
+    match.check_openings(pairs)
     done: dict[tuple[int, int], dict] = {}
-    if path is not None:
-        if path.exists() and not resume and any(r.get("config") == cid for r in read_records(path)):
+    notes: list[str] = []
+    sink = None
+    if out is not None:
+        path = check_out_path(out)
+        rf = read_record_file(path)
+        checked = check_records(rf, _GameRecords(a, b, match), _game_key_text)
+        if checked and not resume:
             raise ValueError(f"{path} already holds this tournament's games: pass --resume or another --out")
-        if resume:
-            drop_partial_line(path)
-            for r in read_records(path):
-                if r.get("config") == cid and r["pair"] < pairs:
-                    done[(r["pair"], r["seat"])] = r
-        path.parent.mkdir(parents=True, exist_ok=True)
+        done = {key: rec for key, rec in checked if key[0] < pairs}
+        notes = rf.notes
+        sink = RecordSink(rf)
+    cid = config_id(a, b, match)
+    settings = asdict(match)
     tasks = [(a, b, match, p, s) for p in range(pairs) for s in (0, 1) if (p, s) not in done]
     records = dict(done)
     total = 2 * pairs
-    fh = open(path, "a") if path is not None else None
 
     def keep(rec):
         rec["config"] = cid
         rec["a"], rec["b"] = a, b
+        rec["match"] = settings
+        seal(rec)
         records[(rec["pair"], rec["seat"])] = rec
-        if fh is not None:
-            fh.write(json.dumps(rec) + "\n")
-            fh.flush()
+        if sink is not None:
+            sink.write(rec)
         if progress:
             progress(len(records), total)
 
+    interrupted = False
     try:
         if progress:
             progress(len(records), total)
-        if workers > 1 and len(tasks) > 1:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = [pool.submit(_play_task, t) for t in tasks]
-                for f in as_completed(futures):
-                    keep(f.result())
-        else:
-            for t in tasks:
-                keep(play_one(*t))
+        interrupted = run_tasks(_play_task, tasks, workers, keep)
+    except KeyboardInterrupt:  # in the first progress call
+        interrupted = True
     finally:
-        if fh is not None:
-            fh.close()
-    ordered = [records[(p, s)] for p in range(pairs) for s in (0, 1)]
+        if sink is not None:
+            sink.close()
+    ordered = [records[(p, s)] for p in range(pairs) for s in (0, 1) if (p, s) in records]
     result = summarize(ordered)
     result.update(a=a, b=b, pairs=pairs, houses=match.houses, seeds=match.seeds,
                   empty_capture=match.empty_capture, max_plies=match.max_plies, openings=match.openings,
-                  seed=match.seed)
+                  seed=match.seed, interrupted=interrupted)
+    if notes:
+        result["notes"] = list(notes)
     return result

@@ -35,7 +35,7 @@ def cuda_status() -> tuple[bool, str]:
 
 def resolve(backend: str) -> str:
     """``cpu`` or ``cuda`` for a requested backend (raises BackendError)."""
-    if backend not in BACKENDS:
+    if not isinstance(backend, str) or backend not in BACKENDS:
         raise BackendError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if backend == "cpu":
         return "cpu"
@@ -48,6 +48,9 @@ def resolve(backend: str) -> str:
 def device_name(backend: str) -> str:
     import os
     import platform
+
+    if backend not in ("cpu", "cuda"):
+        raise ValueError(f"backend must be cpu or cuda (a resolved backend), got {backend!r}")
 
     if backend == "cuda":
         from numba import cuda
@@ -65,6 +68,9 @@ _EVALUATORS: dict = {}
 
 def evaluator(threads_per_block: int = 128):
     """A cached :class:`CudaEvaluator` (its buffers are reused across calls)."""
+    from ..games.kalah import check_int
+
+    threads_per_block = check_int("threads_per_block", threads_per_block, 1, 1024)
     from .cuda_playouts import CudaEvaluator
 
     ev = _EVALUATORS.get(threads_per_block)
@@ -75,7 +81,24 @@ def evaluator(threads_per_block: int = 128):
 
 def evaluate(boards, players, playouts_per_state: int, seed: int, *, empty_capture: bool = False,
              backend: str = "auto", threads: int = 1, threads_per_block: int = 128) -> dict:
-    """Batched leaf evaluation on the chosen backend; the result has ``backend``."""
+    """Batched leaf evaluation on the chosen backend; the result has ``backend``.
+
+    Arguments as :func:`jitsearch.kernels.playouts.evaluate_cpu` (the same
+    limits, checked here before any backend runs), ``threads`` for the CPU,
+    ``threads_per_block`` (1..1024) for CUDA.
+    """
+    from ..games.kalah import check_bool, check_int, check_seed, max_threads
+    from .playouts import MAX_PLAYOUTS_PER_STATE, check_work
+
+    playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
+    seed = check_seed("seed", seed)
+    empty_capture = check_bool("empty_capture", empty_capture)
+    threads = check_int("threads", threads, 1, max_threads())
+    threads_per_block = check_int("threads_per_block", threads_per_block, 1, 1024)
+    if hasattr(boards, "__cuda_array_interface__"):  # device input: its shape is all that can be checked here
+        shape = tuple(boards.__cuda_array_interface__.get("shape", ()))
+        if len(shape) == 2 and shape[0]:
+            check_work(int(shape[0]), playouts_per_state)
     which = resolve(backend)
     if which == "cuda":
         out = evaluator(threads_per_block).evaluate(boards, players, playouts_per_state, seed,

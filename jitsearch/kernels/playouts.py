@@ -102,51 +102,113 @@ def _evaluate_parallel(boards, players, m, empty_capture, playouts_per_state, se
                            wins, draws, losses, margin_sum, plies_out)
 
 
+#: Playouts per state in one call: 1..MAX_PLAYOUTS_PER_STATE.
+MAX_PLAYOUTS_PER_STATE = 1 << 20
+#: States in one call: 1..MAX_STATES (their boards and five int64 counters each).
+MAX_STATES = 1 << 24
+#: Playouts in one call (states x playouts per state): at most MAX_PLAYOUTS_PER_CALL,
+#: about an hour on one CPU core, seconds on a GPU.
+MAX_PLAYOUTS_PER_CALL = 1 << 32
+#: Bytes allocated per state by a call: a copy of its board (int32[n]), its
+#: player (int64) and five int64 counters.
+OUTPUT_BYTES_PER_STATE = 8 + 5 * 8
+
+
+def check_work(states: int, playouts_per_state: int, what: str = "a playout batch") -> None:
+    """Refuse a batch above the documented work limits (before anything is allocated)."""
+    states = _kalah().check_int("states", states, 1, MAX_STATES)
+    playouts_per_state = _kalah().check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
+    if states * playouts_per_state > MAX_PLAYOUTS_PER_CALL:
+        raise ValueError(f"{what} of {states:,} states x {playouts_per_state:,} playouts = "
+                         f"{states * playouts_per_state:,} playouts is above the limit of "
+                         f"{MAX_PLAYOUTS_PER_CALL:,} per call: lower the states or the playouts")
+
+
 def validate_batch(boards, players, playouts_per_state, seed):
-    """Check a batch at the Python boundary; returns (boards int32[K, n], players int64[K], m)."""
-    b = np.asarray(boards)
+    """Check a batch at the Python boundary; returns (boards int32[K, n], players int64[K], m).
+
+    ``boards``: [K, 2m+2] (or one board [2m+2]) of non-negative integers,
+    each a live game (both sides with seeds) of at most MAX_SEEDS seeds;
+    ``players``: one 0/1 per board, or one for all; ``playouts_per_state``
+    and K within :func:`check_work`; ``seed`` in [0, 2**64). The boards come
+    back as a writable int32 array (a copy when needed).
+    """
+    from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
+
+    kalah = _kalah()
+    playouts_per_state = kalah.check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
+    seed = kalah.check_seed("seed", seed)
+    if isinstance(boards, (str, bytes)) or boards is None:
+        raise ValueError(f"boards must be an integer array [K, 2m+2], got {type(boards).__name__}")
+    try:
+        b = np.asarray(boards)
+    except Exception:  # noqa: BLE001
+        raise ValueError("boards must be an integer array [K, 2m+2]") from None
     if b.ndim == 1:
         b = b[None, :]
     if b.ndim != 2 or b.shape[1] < 4 or b.shape[1] % 2:
         raise ValueError(f"boards must be [K, 2m+2] with m >= 1, got shape {b.shape}")
     if b.dtype.kind not in "iu":
         raise ValueError(f"boards must hold integers, got dtype {b.dtype}")
+    m = b.shape[1] // 2 - 1
+    if m > kalah.MAX_HOUSES:
+        raise ValueError(f"at most {kalah.MAX_HOUSES} houses, got {m}")
+    k = b.shape[0]
+    if k > MAX_STATES:
+        raise ValueError(f"at most {MAX_STATES:,} states per call, got {k:,}")
+    if k:
+        check_work(k, playouts_per_state)
+    check_bytes(k * (4 * b.shape[1] + OUTPUT_BYTES_PER_STATE), DEFAULT_MAX_BYTES,
+                f"a playout batch of {k:,} states", "evaluate fewer states per call")
     if b.size and b.min() < 0:
         raise ValueError("boards hold a negative seed count")
-    m = b.shape[1] // 2 - 1
-    if m > kalah_max_houses():
-        raise ValueError(f"at most {kalah_max_houses()} houses, got {m}")
+    if b.size and b.max() > kalah.MAX_SEEDS:
+        raise ValueError(f"a board holds more than {kalah.MAX_SEEDS} seeds (the limit of a board)")
+    if k and b.sum(axis=1, dtype=np.int64).max() > kalah.MAX_SEEDS:
+        raise ValueError(f"a board holds more than {kalah.MAX_SEEDS} seeds (the limit of a board)")
+    if isinstance(players, (str, bytes)) or players is None:
+        raise ValueError(f"players must be 0 or 1 per board, got {players!r}")
     p = np.asarray(players)
+    if p.dtype.kind not in "iu":
+        raise ValueError(f"players must be integers 0 or 1, got dtype {p.dtype}")
     if p.ndim == 0:
-        p = np.full(b.shape[0], int(p))
-    if p.shape != (b.shape[0],):
-        raise ValueError(f"players must have one entry per board ({b.shape[0]}), got shape {p.shape}")
+        p = np.full(k, int(p))
+    if p.shape != (k,):
+        raise ValueError(f"players must have one entry per board ({k}), got shape {p.shape}")
     if p.size and not np.isin(p, (0, 1)).all():
         raise ValueError("players must be 0 or 1 (the player to move; finished games cannot be played out)")
-    if int(playouts_per_state) < 1:
-        raise ValueError(f"playouts_per_state must be >= 1, got {playouts_per_state}")
-    if not 0 <= int(seed) < 1 << 64:
-        raise ValueError(f"seed must lie in [0, 2**64), got {seed}")
     # a side with no seeds left means the game is over: nothing to play out
     side0 = b[:, 1:m + 1].sum(axis=1)
     side1 = b[:, m + 2:].sum(axis=1)
-    if b.shape[0] and ((side0 == 0) | (side1 == 0)).any():
+    if k and ((side0 == 0) | (side1 == 0)).any():
         raise ValueError("a board has an empty side: that game is already over")
-    return np.ascontiguousarray(b, dtype=np.int32), np.ascontiguousarray(p, dtype=np.int64), m
+    out = np.ascontiguousarray(b, dtype=np.int32)
+    if not out.flags.writeable:  # e.g. a KalahState's board: one compiled signature for the kernels
+        out = out.copy()
+    return out, np.ascontiguousarray(p, dtype=np.int64), m
+
+
+def _kalah():
+    from ..games import kalah
+
+    return kalah
 
 
 def kalah_max_houses() -> int:
-    from ..games.kalah import MAX_HOUSES
-
-    return MAX_HOUSES
+    return _kalah().MAX_HOUSES
 
 
 def evaluate_cpu(boards, players, playouts_per_state: int, seed: int, *, empty_capture: bool = False,
                  threads: int = 1) -> dict:
     """Batched leaf evaluation on the CPU: per state (wins, draws, losses)
     for its player to move over ``playouts_per_state`` random playouts, the
-    sum of player 0's final margins, and the plies played."""
+    sum of player 0's final margins, and the plies played. Arguments are
+    checked by :func:`validate_batch` (limits MAX_STATES,
+    MAX_PLAYOUTS_PER_STATE, MAX_PLAYOUTS_PER_CALL), ``threads`` in 1..4 per
+    core; a bad one raises ``ValueError`` before any kernel runs."""
     b, p, m = validate_batch(boards, players, playouts_per_state, seed)
+    empty_capture = _kalah().check_bool("empty_capture", empty_capture)
+    threads = _kalah().check_int("threads", threads, 1, _kalah().max_threads())
     k = b.shape[0]
     out = {name: np.zeros(k, dtype=np.int64) for name in ("wins", "draws", "losses", "margin_sum", "plies")}
     args = (b, p, m, bool(empty_capture), int(playouts_per_state), np.uint64(seed))

@@ -13,18 +13,39 @@ from __future__ import annotations
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..games.kalah import KalahState
-from ..kernels.playouts import evaluate_cpu
+from ..games.kalah import (KalahState, check_bool, check_choice, check_float, check_int, check_max_bytes,
+                           check_seed, max_threads)
+from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE, evaluate_cpu
 from ..kernels.rng import mix64_py
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from .tree import (DRAW, FORMULAS, LOSS, N_PARAMS, P_C, P_EMPTY_CAPTURE, P_FORMULA, P_PB, P_PLAYOUT_DEPTH,
                    P_PLAYOUTS, P_REWARD, P_SOLVER, REWARDS, UNKNOWN, WIN, MCTSTree, mcts_iterate)
 
 PROVEN_NAMES = {UNKNOWN: None, WIN: "win", DRAW: "draw", LOSS: "loss"}
+
+# -- limits: every amount of work a caller can ask for is bounded, and refused above these
+#: Iterations (expanded leaves) of one search, all workers together.
+MAX_ITERATIONS = 10**8
+#: Playouts per expanded leaf.
+MAX_PLAYOUTS = 100_000
+#: Simulations (iterations x playouts per leaf) of one search: roughly half an
+#: hour of one CPU core on Kalah(6,4); use ``time=`` for longer searches.
+MAX_SIMULATIONS = 10**9
+#: Seconds of an anytime search (``time=``) or a pure Monte Carlo search: one day.
+MAX_TIME = 86_400.0
+#: Plies before a cut playout is scored (``playout_depth``; 0 = to the end).
+MAX_PLAYOUT_DEPTH = 10_000
+#: Leaves per batched launch.
+MAX_BATCH = 1 << 16
+#: Nodes of one tree: node indices are int32.
+MAX_CAPACITY = (1 << 31) - 1
+#: Largest exploration constant, progressive-bias weight and virtual loss.
+MAX_WEIGHT = 1e6
+FINALS = ("visits", "value")
 
 
 @dataclass
@@ -48,37 +69,36 @@ class MCTSConfig:
     virtual_loss: float = 1.0
 
     def validate(self):
+        """Check every option (type, range, and the combinations that
+        conflict) and normalise the types; raises ``ValueError`` naming the
+        option, what it got and what is allowed."""
+        from ..kernels.backend import BACKENDS
+
         if self.iterations is None and self.time is None:
             raise ValueError("give iterations= or time=")
-        if self.iterations is not None and self.iterations < 1:
-            raise ValueError(f"iterations must be >= 1, got {self.iterations}")
-        if self.time is not None and not self.time > 0:
-            raise ValueError(f"time must be > 0, got {self.time}")
-        if self.formula not in FORMULAS:
-            raise ValueError(f"formula must be one of {', '.join(FORMULAS)}, got {self.formula!r}")
-        if self.reward not in REWARDS:
-            raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {self.reward!r}")
-        if self.final not in ("visits", "value"):
-            raise ValueError(f"final must be visits or value, got {self.final!r}")
-        if not (self.c >= 0 and math.isfinite(self.c)):
-            raise ValueError(f"c must be a finite number >= 0, got {self.c}")
-        if not (self.pb >= 0 and math.isfinite(self.pb)):
-            raise ValueError(f"pb must be a finite number >= 0, got {self.pb}")
-        if self.playout_depth < 0:
-            raise ValueError(f"playout_depth must be >= 0 (0 = to the end), got {self.playout_depth}")
-        if self.playouts < 1:
-            raise ValueError(f"playouts must be >= 1, got {self.playouts}")
-        if self.workers < 1:
-            raise ValueError(f"workers must be >= 1, got {self.workers}")
+        if self.iterations is not None:
+            self.iterations = check_int("iterations", self.iterations, 1, MAX_ITERATIONS)
+        if self.time is not None:
+            self.time = check_float("time", self.time, 0.0, MAX_TIME, lo_open=True)
+        self.formula = check_choice("formula", self.formula, tuple(FORMULAS))
+        self.reward = check_choice("reward", self.reward, tuple(REWARDS))
+        self.final = check_choice("final", self.final, FINALS)
+        self.c = check_float("c", self.c, 0.0, MAX_WEIGHT)
+        self.pb = check_float("pb", self.pb, 0.0, MAX_WEIGHT)
+        self.playout_depth = check_int("playout_depth", self.playout_depth, 0, MAX_PLAYOUT_DEPTH)
+        self.solver = check_bool("solver", self.solver)
+        self.playouts = check_int("playouts", self.playouts, 1, MAX_PLAYOUTS)
+        if self.iterations is not None and self.iterations * self.playouts > MAX_SIMULATIONS:
+            raise ValueError(f"iterations x playouts = {self.iterations:,} x {self.playouts:,} simulations is "
+                             f"above the limit of {MAX_SIMULATIONS:,}: lower iterations= or playouts=, "
+                             f"or give time= instead")
+        self.workers = check_int("workers", self.workers, 1, max_threads())
+        if self.capacity is not None:
+            self.capacity = check_int("capacity", self.capacity, 1, MAX_CAPACITY)
+        self.batch = check_int("batch", self.batch, 1, MAX_BATCH)
+        self.virtual_loss = check_float("virtual_loss", self.virtual_loss, 0.0, MAX_WEIGHT, lo_open=True)
         if self.backend is not None:
-            from ..kernels.backend import BACKENDS
-
-            if self.backend not in BACKENDS:
-                raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
-            if self.batch < 1:
-                raise ValueError(f"batch must be >= 1, got {self.batch}")
-            if not self.virtual_loss > 0:
-                raise ValueError(f"virtual_loss must be > 0, got {self.virtual_loss}")
+            self.backend = check_choice("backend", self.backend, BACKENDS)
             if self.solver:
                 raise ValueError("the solver runs with the in-kernel playouts only (leave backend unset)")
             if self.reward != "win" or self.playout_depth:
@@ -86,11 +106,21 @@ class MCTSConfig:
 
     @classmethod
     def from_options(cls, **options) -> "MCTSConfig":
-        """A config from keyword options; ``time`` alone means no iteration cap."""
+        """A config from keyword options; ``time`` alone means no iteration
+        cap. Unknown options, and ``batch`` / ``virtual_loss`` without a
+        ``backend`` (they would be ignored), raise ``ValueError``."""
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise ValueError(f"unknown MCTS option(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        if options.get("backend") is None:
+            stray = [k for k in ("batch", "virtual_loss") if k in options]
+            if stray:
+                raise ValueError(f"{' and '.join(stray)} {'apply' if len(stray) > 1 else 'applies'} to batched "
+                                 f"leaf evaluation only: give backend= "
+                                 f"(cpu, cuda or auto) or drop {', '.join(stray)}")
         if "time" in options and "iterations" not in options:
             options["iterations"] = None
-        if "solver" in options:
-            options["solver"] = bool(options["solver"])
         return cls(**options)
 
     def params(self, empty_capture: bool) -> np.ndarray:
@@ -108,22 +138,37 @@ class MCTSConfig:
 
 def worker_seed(seed: int, worker: int) -> int:
     """Seed of root-parallel tree ``worker`` (worker 0 keeps ``seed``)."""
+    seed = check_seed("seed", seed)
+    worker = check_int("worker", worker, 0)
     return seed if worker == 0 else mix64_py(seed * 0x9E3779B97F4A7C15 + worker)
 
 
-def _grow(state: KalahState, cfg: MCTSConfig, seed: int, iterations: int | None, deadline: float | None,
-          max_bytes: int) -> tuple[MCTSTree, int]:
-    m = state.houses
+def tree_capacity(cfg: MCTSConfig, houses: int, iterations: int | None, max_bytes: int) -> int:
+    """Nodes to preallocate for one tree: ``capacity`` if given, else
+    ``iterations * houses + 1`` (each iteration expands at most ``houses``
+    children), else (a time-limited search) as many as ``max_bytes`` holds,
+    at most 2**22. Refused (``ValueError``) when the pool would not fit in
+    ``max_bytes`` or int32 node indices."""
+    per_node = MCTSTree.bytes_per_node(houses)
     if cfg.capacity is not None:
         capacity = cfg.capacity
     elif iterations is not None:
-        capacity = iterations * m + 1
+        capacity = iterations * houses + 1
     else:
-        capacity = min(1 << 22, max_bytes // MCTSTree.bytes_per_node(m))
-    capacity = max(capacity, m + 1)
-    check_bytes(capacity * MCTSTree.bytes_per_node(m), max_bytes, f"an MCTS tree of {capacity:,} nodes",
+        capacity = min(1 << 22, max_bytes // per_node)
+    capacity = max(capacity, houses + 1)
+    check_bytes(capacity * per_node, max_bytes, f"an MCTS tree of {capacity:,} nodes",
                 "lower iterations= / capacity= or raise --max-memory")
-    tree = MCTSTree(capacity, m)
+    if capacity > MAX_CAPACITY:
+        raise ValueError(f"an MCTS tree of {capacity:,} nodes is above the limit of {MAX_CAPACITY:,} "
+                         f"(int32 node indices): lower iterations= or capacity=")
+    return capacity
+
+
+def _grow(state: KalahState, cfg: MCTSConfig, seed: int, iterations: int | None, deadline: float | None,
+          capacity: int) -> tuple[MCTSTree, int]:
+    m = state.houses
+    tree = MCTSTree(capacity, m, max_bytes=None)
     tree.set_root(state.board, state.player)
     params = cfg.params(state.empty_capture)
     if cfg.backend is not None:
@@ -133,7 +178,7 @@ def _grow(state: KalahState, cfg: MCTSConfig, seed: int, iterations: int | None,
     if iterations is not None and deadline is None:
         done = int(mcts_iterate(*args, 0, iterations))
         return tree, done
-    chunk = 32
+    chunk = max(1, 32 // cfg.playouts)  # a first chunk of about 32 playouts; doubled while it is quick
     while True:
         todo = chunk if iterations is None else min(chunk, iterations - done)
         if todo <= 0:
@@ -202,22 +247,41 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     Returns ``move``, ``children`` (move, visits, value = mean reward of the
     root player, proven), ``iterations``, ``simulations``, ``nodes``,
     ``seconds``, ``proven`` (the root's value if the solver proved it).
+
+    Every option is checked (:meth:`MCTSConfig.validate`): integers where
+    counts are asked for (NumPy integers too, no bool), finite numbers,
+    names from their sets, and the limits MAX_ITERATIONS, MAX_PLAYOUTS,
+    MAX_SIMULATIONS (iterations x playouts), MAX_TIME, MAX_BATCH, workers <=
+    4 per core; ``seed`` in [0, 2**64); the trees' node pools are sized
+    before anything is allocated and refused above ``max_bytes`` (capped by
+    physical memory). Any bad argument raises one ``ValueError``.
     """
+    if not isinstance(state, KalahState):
+        raise ValueError(f"state must be a KalahState, got {type(state).__name__}")
     if config is not None and options:
         raise ValueError("give either a config or options, not both")
+    if config is not None and not isinstance(config, MCTSConfig):
+        raise ValueError(f"config must be an MCTSConfig, got {type(config).__name__}")
+    seed = check_seed("seed", seed)
+    max_bytes = check_max_bytes(max_bytes)
     cfg = config if config is not None else MCTSConfig.from_options(**options)
     cfg.validate()
     if state.is_over:
         raise ValueError("the game is over: no move to search")
-    start = time.perf_counter()
-    deadline = None if cfg.time is None else start + cfg.time
+    if cfg.backend is not None:
+        from ..kernels.backend import resolve
+
+        resolve(cfg.backend)  # a CUDA request without a GPU fails here, before any tree is allocated
     w = cfg.workers
     per_worker = None if cfg.iterations is None else -(-cfg.iterations // w)
+    capacity = tree_capacity(cfg, state.houses, per_worker, max_bytes // w)  # all trees checked before any
+    start = time.perf_counter()
+    deadline = None if cfg.time is None else start + cfg.time
     if w == 1:
-        results = [_grow(state, cfg, seed, per_worker, deadline, max_bytes)]
+        results = [_grow(state, cfg, seed, per_worker, deadline, capacity)]
     else:
         with ThreadPoolExecutor(max_workers=w) as pool:
-            futures = [pool.submit(_grow, state, cfg, worker_seed(seed, i), per_worker, deadline, max_bytes // w)
+            futures = [pool.submit(_grow, state, cfg, worker_seed(seed, i), per_worker, deadline, capacity)
                        for i in range(w)]
             results = [f.result() for f in futures]
     root_player = state.player
@@ -260,6 +324,10 @@ def choose_final_move(children: list[dict], final: str = "visits") -> int:
     """A proven win first; never a proven loss while another move is left;
     then most visits (ties: the better value, then house order) or the best
     mean value."""
+    final = check_choice("final", final, FINALS)
+    if not isinstance(children, list) or not children or not all(
+            isinstance(c, dict) and {"move", "visits", "value", "proven"} <= set(c) for c in children):
+        raise ValueError("children must be a non-empty list of dicts with move, visits, value and proven")
     wins = [c for c in children if c["proven"] == "win"]
     if wins:
         return wins[0]["move"]
@@ -276,10 +344,15 @@ def monte_carlo_search(state: KalahState, *, playouts: int = 1000, time_limit: f
     no tree; ``playouts`` random playouts shared evenly among the root moves
     (rounds until ``time_limit`` if given), each move scored E = (W - L) / N
     for the root player; the best E is played."""
+    if not isinstance(state, KalahState):
+        raise ValueError(f"state must be a KalahState, got {type(state).__name__}")
+    playouts = check_int("playouts", playouts, 1, MAX_PLAYOUTS_PER_STATE)
+    if time_limit is not None:
+        time_limit = check_float("time_limit", time_limit, 0.0, MAX_TIME, lo_open=True)
+    seed = check_seed("seed", seed)
+    threads = check_int("threads", threads, 1, max_threads())
     if state.is_over:
         raise ValueError("the game is over: no move to search")
-    if playouts < 1:
-        raise ValueError(f"playouts must be >= 1, got {playouts}")
     start = time.perf_counter()
     root = state.player
     moves = state.legal_moves()

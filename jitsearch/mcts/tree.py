@@ -32,6 +32,7 @@ from numba import njit
 from ..games.kalah import apply_move, heuristic_of, legal_moves
 from ..games.kalah_rules import W1, W2, W3, W4, W5
 from ..kernels.playouts import playout, stream_key
+from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 
 NO_NODE = -1
 TERMINAL = -1
@@ -49,9 +50,18 @@ REWARDS = {"win": REWARD_WIN, "heuristic": REWARD_HEURISTIC}
 class MCTSTree:
     """Preallocated node arrays (see the module docstring)."""
 
-    def __init__(self, capacity: int, houses: int):
-        self.capacity = int(capacity)
-        self.houses = int(houses)
+    def __init__(self, capacity: int, houses: int, *, max_bytes: int | None = DEFAULT_MAX_BYTES):
+        """``capacity`` nodes (1..2**31-1, int32 indices) for Kalah with
+        ``houses`` houses a side; the arrays' size is checked against
+        ``max_bytes`` (and physical memory) before anything is allocated
+        (``None``: the caller has checked it)."""
+        from ..games.kalah import MAX_HOUSES, check_int, check_max_bytes
+
+        self.capacity = check_int("capacity", capacity, 1, (1 << 31) - 1)
+        self.houses = check_int("houses", houses, 1, MAX_HOUSES)
+        if max_bytes is not None:
+            check_bytes(self.capacity * self.bytes_per_node(self.houses), check_max_bytes(max_bytes),
+                        f"an MCTS tree of {self.capacity:,} nodes", "lower the capacity")
         c = self.capacity
         self.parent = np.full(c, NO_NODE, dtype=np.int32)
         self.first_child = np.full(c, NO_NODE, dtype=np.int32)
@@ -75,6 +85,13 @@ class MCTSTree:
                 self.visits, self.value, self.prior, self.proven, self.boards, self.size)
 
     def set_root(self, board, player: int):
+        """Make node 0 the position ``board`` (2m+2 seed counts) with ``player`` to move (-1: over)."""
+        from ..games.kalah import check_int
+
+        player = check_int("player", player, -1, 1)
+        b = np.asarray(board)
+        if b.shape != (2 * self.houses + 2,) or b.dtype.kind not in "iu":
+            raise ValueError(f"board must hold {2 * self.houses + 2} integer seed counts, got {b.dtype} {b.shape}")
         self.size[0] = 1
         self.parent[0] = NO_NODE
         self.first_child[0] = NO_NODE
@@ -87,6 +104,10 @@ class MCTSTree:
         self.proven[0] = UNKNOWN
 
     def children(self, node: int = 0) -> range:
+        """Indices of ``node``'s children (empty while it is not expanded)."""
+        from ..games.kalah import check_int
+
+        node = check_int("node", node, 0, max(int(self.size[0]), 1) - 1)
         f = int(self.first_child[node])
         return range(f, f + int(self.num_children[node])) if f >= 0 else range(0)
 

@@ -46,12 +46,30 @@ def solve(tree, algorithm: str = "alphabeta", **options) -> SearchResult:
         ) from None
     if isinstance(tree, IncrementalTree):
         if algorithm == "alphabeta":
-            return incremental_alphabeta(tree, **options)
-        if algorithm != "fe":
+            fn = incremental_alphabeta
+        elif algorithm != "fe":
+            _check_options(algorithm, fn, options)
             tree = tree.to_explicit(max_bytes=options.get("max_bytes", DEFAULT_MAX_BYTES))
     elif algorithm == "fe":
         raise ValueError("forward estimation needs edge costs: use an incremental tree (--random incremental)")
+    _check_options(algorithm, fn, options)
     return fn(tree, **options)
+
+
+def _check_options(algorithm: str, fn, options: dict) -> None:
+    """Refuse keywords the solver does not take (ValueError, not TypeError)."""
+    import inspect
+
+    accepted = {
+        name for name, p in inspect.signature(fn).parameters.items()
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and name != "tree"
+    }
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise ValueError(
+            f"{algorithm} does not take the option(s) {', '.join(unknown)} on this tree; "
+            f"it takes: {', '.join(sorted(accepted))}"
+        )
 
 
 __all__ = [

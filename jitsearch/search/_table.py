@@ -17,7 +17,8 @@ import numpy as np
 from numba import njit
 
 from ..trees._access import mix64
-from ..trees.memory import check_bytes, format_bytes
+from ..trees._validate import check_choice
+from ..trees.memory import check_bytes, format_bytes, memory_guard
 
 EMPTY = -1
 #: Bytes per slot of a hash table: key + lower + upper.
@@ -78,7 +79,7 @@ def table_needs_room(keys, used, extra):
     return cap > 0 and 2 * (used[0] + extra) > cap
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def table_grow(keys, lower, upper):
     """Double the capacity of a hash table and re-insert every entry."""
     cap = keys.shape[0] * 2
@@ -108,41 +109,60 @@ def table_bounds(keys, lower, upper, node, default_lower, default_upper):
 
 
 def make_table(tree, storage: str, default_lower: float, default_upper: float,
-               max_bytes: int, dense_max_bytes: int = DEFAULT_DENSE_MAX_BYTES):
+               max_bytes: int, dense_max_bytes: int = DEFAULT_DENSE_MAX_BYTES, scratch_bytes: int = 0,
+               name: str = "the search"):
     """Allocate bound storage for ``tree``; returns (keys, lower, upper, kind).
 
     ``storage`` is "auto" (dense for explicit trees and implicit trees whose
     dense table fits ``dense_max_bytes``, hash otherwise), "dense" or "hash".
-    Refuses, before allocating, dense storage above ``max_bytes``.
+    Refuses, before allocating, storage that with the search's other
+    scratch (``scratch_bytes``: stack, trace) would pass ``max_bytes``.
     """
     from ..trees import ExplicitTree
 
-    if storage not in ("auto", "dense", "hash"):
-        raise ValueError(f"storage must be auto, dense or hash, got {storage!r}")
+    check_choice(storage, "storage", ("auto", "dense", "hash"))
     n = tree.num_nodes
     if storage == "auto":
         dense = isinstance(tree, ExplicitTree) or n * DENSE_NODE_BYTES <= dense_max_bytes
         storage = "dense" if dense else "hash"
     if storage == "dense":
         check_bytes(
-            n * DENSE_NODE_BYTES,
+            n * DENSE_NODE_BYTES + scratch_bytes,
             max_bytes,
-            f"dense bound storage for {n} nodes",
+            f"dense bound storage for {n} nodes (with {format_bytes(scratch_bytes)} of search scratch)",
             "use storage='hash' (--storage hash), a smaller tree, or raise the memory limit",
         )
-        return (
-            np.zeros(0, dtype=np.int64),
-            np.full(n, default_lower, dtype=np.float64),
-            np.full(n, default_upper, dtype=np.float64),
-            "dense",
-        )
+        with memory_guard(f"dense bound storage for {n} nodes", "use storage='hash' or a smaller tree"):
+            return (
+                np.zeros(0, dtype=np.int64),
+                np.full(n, default_lower, dtype=np.float64),
+                np.full(n, default_upper, dtype=np.float64),
+                "dense",
+            )
     cap = INITIAL_HASH_CAPACITY
+    if cap * HASH_SLOT_BYTES + scratch_bytes > max_bytes:
+        raise ValueError(out_of_memory_message(name, max_bytes))
     return (
         np.full(cap, EMPTY, dtype=np.int64),
         np.empty(cap, dtype=np.float64),
         np.empty(cap, dtype=np.float64),
         "hash",
     )
+
+
+def grow_table(keys, lower, upper, max_bytes: int, scratch_bytes: int, name: str):
+    """Double a hash table (in Python, between kernel calls), within ``max_bytes``.
+
+    While it grows the old and the new table are both alive: 3x the old
+    table's bytes, plus the search's scratch, must fit.
+    """
+    cap = keys.shape[0]
+    peak = 3 * cap * HASH_SLOT_BYTES + scratch_bytes
+    if peak > max_bytes:
+        raise ValueError(out_of_memory_message(name, max_bytes))
+    check_bytes(peak, max_bytes, f"a bound table of {2 * cap} slots for {name}", "use a smaller tree")
+    with memory_guard(f"a bound table of {2 * cap} slots for {name}", "use a smaller tree or lower max_bytes"):
+        return table_grow(keys, lower, upper)
 
 
 def table_bytes(keys, lower, upper) -> int:

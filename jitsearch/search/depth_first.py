@@ -28,13 +28,15 @@ from ..trees._access import (
     num_children,
     player_to_move,
 )
-from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
+from ..trees._validate import check_pair
+from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes, memory_guard
+from ._limits import check_common, check_search_bytes, trace_bytes, tree_max_branching
 from .result import SearchResult
 
 NO_MOVE = -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _search_core(t, alpha0, beta0, prune, perspective, trace, order_fn):
     """Depth-first minimax / alpha-beta over ``t`` (a TreeData).
 
@@ -165,7 +167,7 @@ def _search_kernel(t, alpha0, beta0, prune, perspective, trace):
     return _search_core(t, alpha0, beta0, prune, perspective, trace, None)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _root_child_position(t, best_child):
     if best_child < 0:
         return np.int64(-1)
@@ -187,28 +189,40 @@ def trace_buffer(tree, trace: bool, max_bytes: int) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     n = tree.num_leaves
     check_bytes(n * 8, max_bytes, f"a trace of up to {n} leaves", "drop trace or use a smaller tree")
-    return np.empty(n, dtype=np.int64)
+    with memory_guard(f"a trace of up to {n} leaves", "drop trace or use a smaller tree"):
+        return np.empty(n, dtype=np.int64)
+
+
+#: Per level of height: the seven stack arrays of ``_search_core``.
+STACK_BYTES = 7 * 8
 
 
 def _window(window) -> tuple[float, float]:
-    try:
-        alpha, beta = (float(w) for w in window)
-    except Exception:  # noqa: BLE001
-        raise ValueError(f"window must be a pair (alpha, beta), got {window!r}") from None
-    if math.isnan(alpha) or math.isnan(beta) or not alpha < beta:
+    alpha, beta = check_pair(window, "window")
+    if not alpha < beta:
         raise ValueError(f"window needs alpha < beta, got ({alpha}, {beta})")
     return alpha, beta
 
 
 def _run(name, tree, alpha, beta, prune, perspective, trace, max_bytes, order_fn=None):
+    trace, max_bytes = check_common(tree, trace, max_bytes)
+    if order_fn is not None and not hasattr(order_fn, "py_func"):
+        raise ValueError("order_fn must be a numba @njit function (t, node, depth, children) -> None")
     t = tree_data(tree)
+    # the explicit stack, the ordering buffer and the trace, all counted first
+    levels = int(tree.height) + 1
+    width = max(tree_max_branching(tree), 1) if order_fn is not None else 1
+    check_search_bytes(
+        name, tree,
+        {"stack": levels * STACK_BYTES, "ordering": levels * width * 8, "trace": trace_bytes(tree, trace)},
+        max_bytes,
+    )
     buf = trace_buffer(tree, trace, max_bytes)
-    if order_fn is None:
-        value, best, leaves, nodes = _search_kernel(t, alpha, beta, prune, perspective, buf)
-    else:
-        if not hasattr(order_fn, "py_func"):
-            raise ValueError("order_fn must be a numba @njit function (t, node, depth, children) -> None")
-        value, best, leaves, nodes = _search_core(t, alpha, beta, prune, perspective, buf, order_fn)
+    with memory_guard(f"{name}'s search stack ({levels} levels)", "lower the height"):
+        if order_fn is None:
+            value, best, leaves, nodes = _search_kernel(t, alpha, beta, prune, perspective, buf)
+        else:
+            value, best, leaves, nodes = _search_core(t, alpha, beta, prune, perspective, buf, order_fn)
     return SearchResult(
         algorithm=name,
         value=float(value),
@@ -278,6 +292,7 @@ def and_or(tree, *, trace: bool = False, max_bytes: int = DEFAULT_MAX_BYTES) -> 
     leaves ``resultB = True``); here a leaf is a goal exactly when its value
     is 1, whatever its level.
     """
+    check_common(tree, trace, max_bytes)
     t = tree_data(tree)
     if isinstance(tree, ExplicitTree):
         lv = tree.leaf_value[tree.is_leaf]

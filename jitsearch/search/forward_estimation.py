@@ -35,8 +35,13 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ..trees._validate import check_bool, check_int, check_pair, check_real
 from ..trees.incremental import IncrementalTree, inc_child_key, inc_edge_cost, inc_num_children
+from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes, check_max_bytes, memory_guard
 from .result import SearchResult
+
+#: Per level of search depth: the stack arrays of ``incremental_search``.
+STACK_BYTES = 7 * 8
 
 BOUNDS_FIXED = 0
 BOUNDS_ONLINE = 1
@@ -219,7 +224,10 @@ def perfect_ordering_generations(tree: IncrementalTree, depth: int | None = None
     critical tree of this tree, which needs a full minimax pass (refused
     when the tree is expected to have more than ``max_nodes`` nodes).
     """
-    d = tree.depth if depth is None else int(depth)
+    if not isinstance(tree, IncrementalTree):
+        raise ValueError(f"expected an IncrementalTree, got {type(tree).__name__}")
+    d = tree.depth if depth is None else check_int(depth, "depth", 0, tree.depth)
+    max_nodes = check_real(max_nodes, "max_nodes", lo=0.0)
     if tree_is_uniform(tree):
         b = tree.branching
         return int(sum(b ** math.ceil(k / 2) + b ** (k // 2) - 1 for k in range(1, d + 1)))
@@ -256,8 +264,15 @@ class EdgeBounds:
     def learn(cls, branching: int, *, random_branching: bool = False, trees: int = 20, depth: int = 3,
               seed: int = 10**6, edge_lo: int | None = None, edge_hi: int | None = None) -> "EdgeBounds":
         """Sample ``trees`` trees (seeds ``seed, seed+1, ...``) down to ``depth``."""
-        if trees < 1 or depth < 1:
-            raise ValueError("learning needs trees >= 1 and depth >= 1")
+        trees = check_int(trees, "trees", 1, 10**6)
+        depth = check_int(depth, "depth", 1, 64)
+        seed = check_int(seed, "seed", 0, 2**64 - 1 - trees)
+        probe = IncrementalTree(branching, depth, seed=seed, random_branching=random_branching,
+                                **({} if edge_lo is None else {"edge_lo": edge_lo}),
+                                **({} if edge_hi is None else {"edge_hi": edge_hi}))
+        # every sampled tree's edges are kept until they are concatenated
+        check_bytes(trees * probe._worst_nodes(depth) * 16, DEFAULT_MAX_BYTES,
+                    f"the edge costs of {trees} sampled trees of depth {depth}", "lower trees or depth")
         kw = {}
         if edge_lo is not None:
             kw["edge_lo"] = edge_lo
@@ -274,6 +289,7 @@ class EdgeBounds:
 
     def likely(self, q: float = 0.9) -> tuple[float, float]:
         """(l'', u''): the (1-q) and q quantiles, the "most likely" increments of (2)."""
+        q = check_real(q, "q")
         levels = [round(x, 10) for x in self.levels]
         if round(q, 10) not in levels or round(1 - q, 10) not in levels or q <= 0.5:
             raise ValueError(f"q must be one of {[x for x in levels if x > 0.5 and round(1 - x, 10) in levels]}")
@@ -315,11 +331,10 @@ def resolve_bounds(tree: IncrementalTree, bounds) -> tuple[int, float, float]:
         raise ValueError(f"bounds must be exact, online, an EdgeBounds or (l, u); got {bounds!r}")
     if isinstance(bounds, EdgeBounds):
         return BOUNDS_FIXED, bounds.lo, bounds.hi
-    try:
-        lo, hi = (float(x) for x in bounds)
-    except Exception:  # noqa: BLE001
-        raise ValueError(f"bounds must be exact, online, an EdgeBounds or (l, u); got {bounds!r}") from None
-    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+    if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__"):
+        raise ValueError(f"bounds must be exact, online, an EdgeBounds or (l, u); got {bounds!r}")
+    lo, hi = check_pair(bounds, "bounds", allow_inf=False)
+    if lo > hi:
         raise ValueError(f"edge bounds need finite l <= u, got ({lo}, {hi})")
     return BOUNDS_FIXED, lo, hi
 
@@ -328,25 +343,28 @@ def _check_tree(tree, depth):
     if not isinstance(tree, IncrementalTree):
         raise ValueError("forward estimation needs an IncrementalTree (edge costs); use --random incremental")
     d = tree.depth if depth is None else depth
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 0 <= d <= tree.depth:
+    if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or not 0 <= d <= tree.depth:
         raise ValueError(f"search depth must be an integer in 0..{tree.depth}, got {depth!r}")
     return int(d)
 
 
-def _run(tree, depth, use_fe, bounds, delta, name):
+def _run(tree, depth, use_fe, bounds, delta, name, max_bytes):
     d = _check_tree(tree, depth)
-    try:
-        delta = float(delta)
-    except (TypeError, ValueError):
-        raise ValueError(f"delta must be a number in (0, 1], got {delta!r}") from None
+    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, (int, float, np.integer, np.floating)):
+        raise ValueError(f"delta must be a number in (0, 1], got {type(delta).__name__} {delta!r}")
+    delta = float(delta)
     if not 0 < delta <= 1:
         raise ValueError(f"delta must lie in (0, 1], got {delta}")
     mode, lo, hi = resolve_bounds(tree, bounds)
+    max_bytes = check_max_bytes(max_bytes)
+    check_bytes((d + 1) * STACK_BYTES, max_bytes, f"{name}'s search stack ({d + 1} levels)",
+                "lower the depth or raise max_bytes (--max-memory)")
     counters = np.zeros(1, dtype=np.int64)
-    value, best, learned_lo, learned_hi = incremental_search(
-        tree.branching, tree.random_branching, tree.edge_lo, np.uint64(tree.edge_span),
-        np.uint64(tree.root_key), 0.0, True, d, use_fe, mode, lo, hi, delta, counters,
-    )
+    with memory_guard(f"{name}'s search stack", "lower the depth"):
+        value, best, learned_lo, learned_hi = incremental_search(
+            tree.branching, tree.random_branching, tree.edge_lo, np.uint64(tree.edge_span),
+            np.uint64(tree.root_key), 0.0, True, d, use_fe, mode, lo, hi, delta, counters,
+        )
     gens = int(counters[0])
     extra = {"node_generations": gens, "search_depth": d}
     if use_fe:
@@ -363,7 +381,7 @@ def _run(tree, depth, use_fe, bounds, delta, name):
 
 
 def forward_estimation(tree: IncrementalTree, *, depth: int | None = None, delta: float = 1.0,
-                       bounds="exact", trace: bool = False, **_ignored) -> SearchResult:
+                       bounds="exact", trace: bool = False, max_bytes: int = DEFAULT_MAX_BYTES) -> SearchResult:
     """Forward estimation to ``depth`` (default: the whole tree).
 
     Returns a SearchResult whose ``value`` is the root's (estimated) value,
@@ -373,17 +391,17 @@ def forward_estimation(tree: IncrementalTree, *, depth: int | None = None, delta
     (``edge_lo``, ``edge_hi``; the learned ones with on-line bounds).
     ``leaves_expanded`` is -1: FE counts generations, not leaves.
     """
-    if trace:
+    if check_bool(trace, "trace"):
         raise ValueError("trace is not available for forward estimation (it counts node generations)")
-    return _run(tree, depth, True, bounds, delta, "fe")
+    return _run(tree, depth, True, bounds, delta, "fe", max_bytes)
 
 
 def incremental_alphabeta(tree: IncrementalTree, *, depth: int | None = None, trace: bool = False,
-                          **_ignored) -> SearchResult:
+                          max_bytes: int = DEFAULT_MAX_BYTES) -> SearchResult:
     """Alpha-beta on an incremental tree, counting node generations like FE."""
-    if trace:
+    if check_bool(trace, "trace"):
         raise ValueError("trace is not available on incremental trees; materialise with tree.to_explicit()")
-    return _run(tree, depth, False, "exact", 1.0, "alphabeta")
+    return _run(tree, depth, False, "exact", 1.0, "alphabeta", max_bytes)
 
 
 __all__ = [

@@ -46,14 +46,24 @@ from numba import njit
 
 from ..trees import ExplicitTree
 from ..trees._access import child, is_leaf, leaf_number, leaf_value, num_children, player_to_move
-from ..trees.memory import DEFAULT_MAX_BYTES
+from ..trees._validate import INT64_MAX, check_bool, check_choice, check_int, check_pair, check_real
+from ..trees.memory import DEFAULT_MAX_BYTES, check_max_bytes, memory_guard
+from ._limits import (
+    NEED_ROOM,
+    ChunkClock,
+    cancelled,
+    check_cancel,
+    check_common,
+    check_search_bytes,
+    trace_bytes,
+    tree_max_branching,
+)
 from ._table import (
     DEFAULT_DENSE_MAX_BYTES,
+    grow_table,
     make_table,
-    max_hash_slots,
     out_of_memory_message,
     table_bounds,
-    table_grow,
     table_insert,
     table_needs_room,
 )
@@ -65,8 +75,11 @@ PROVEN = 1
 BUDGET = 2
 OUT_OF_MEMORY = 3
 
-# state array fields (persist across kernel calls)
-_USED, _LEAVES, _NODES, _ROLLOUTS = 0, 1, 2, 3
+# state array fields (persist across kernel calls): pool entries / table
+# slots used, leaves expanded, node visits, rollouts, the level the next
+# rollout starts from, and 1 while a descent waits for room (pool kernel).
+_USED, _LEAVES, _NODES, _ROLLOUTS, _START, _DESCENDING = 0, 1, 2, 3, 4, 5
+_STATE_SIZE = 6
 
 
 @njit(cache=True, inline="always")
@@ -166,7 +179,7 @@ def _combine(maximize, bounds, c0, n):
     return lo, up
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def proven_child(maximize, child_lo, child_up):
     """Lowest child whose L >= every other U (MAX; MIN: U <= every other L), else -1."""
     n = child_lo.shape[0]
@@ -213,35 +226,49 @@ def new_pool(capacity: int, lo0: float, hi0: float) -> np.ndarray:
     return pool
 
 
-@njit(cache=True)
-def _pool_grow(pool, cap):
+def pool_grow(pool: np.ndarray, cap: int) -> np.ndarray:
+    """A copy of ``pool`` with ``cap`` rows (done in Python: the kernel never reallocates)."""
     new = np.empty((cap, 3), dtype=np.int64)
     new[: pool.shape[0]] = pool
     return new
 
 
-@njit(cache=True, nogil=True)
-def _fsss_pool_kernel(t, pool, state, lo0, hi0, restart_deepest, stop_when_proven, leaf_budget,
-                      max_entries, trace):
-    """FSSS rollouts over a node pool; returns (status, pool).
+#: Per level of height: the path arrays of the pool kernel (7 x 8 bytes + 1).
+POOL_PATH_BYTES = 57
+#: Per level of height: the path arrays of the table kernel (5 x 8 bytes).
+TABLE_PATH_BYTES = 40
 
-    ``state`` (int64[4]: pool entries used, leaves, node visits, rollouts)
-    persists across calls, as does the pool. A call stops when the root is
-    solved (SOLVED), the best root move is proven (PROVEN), ``leaf_budget``
-    new leaves were expanded (BUDGET) or the pool would pass
-    ``max_entries`` (OUT_OF_MEMORY). Each call starts at the root, which
-    follows the same policy as continuing.
+
+def pool_paths(height: int):
+    """Caller-owned path arrays of :func:`_fsss_pool_kernel` (they persist across chunks)."""
+    h = height + 1
+    return (np.zeros(h, dtype=np.int64), np.zeros(h, dtype=np.int64), np.zeros(h, dtype=np.int64),
+            np.zeros(h, dtype=np.bool_), np.zeros(h, dtype=np.float64), np.zeros(h, dtype=np.int64),
+            np.zeros(h, dtype=np.float64), np.zeros(h, dtype=np.int64))
+
+
+def table_paths(height: int, width: int):
+    """Caller-owned path arrays and child-bounds scratch of :func:`_fsss_table_kernel`."""
+    h = height + 1
+    return (np.zeros(h, dtype=np.int64), np.zeros(h, dtype=np.float64), np.zeros(h, dtype=np.int64),
+            np.zeros(h, dtype=np.float64), np.zeros(h, dtype=np.int64),
+            np.empty((max(width, 1), 2), dtype=np.float64))
+
+
+@njit(cache=True, nogil=True)
+def _fsss_pool_kernel(t, pool, state, paths, lo0, hi0, restart_deepest, stop_when_proven, leaf_budget, trace):
+    """FSSS rollouts over a node pool, in place; returns a status.
+
+    ``state`` (int64[6], see ``_USED`` ...), the pool and the path arrays
+    ``paths`` persist across calls, so a search split into chunks expands
+    the same leaves and visits the same nodes as one call. A call stops when
+    the root is solved (SOLVED), the best root move is proven (PROVEN),
+    ``leaf_budget`` new leaves were expanded (BUDGET) or a node's children
+    do not fit in the pool (NEED_ROOM: the caller grows the pool and calls
+    again; the descent resumes where it stopped).
     """
-    height = t.height
+    path_entry, path_node, path_n, path_max, path_ax, path_ak, path_bx, path_bk = paths
     bounds = pool.view(np.float64)
-    path_entry = np.empty(height + 1, dtype=np.int64)
-    path_node = np.empty(height + 1, dtype=np.int64)
-    path_n = np.empty(height + 1, dtype=np.int64)
-    path_max = np.empty(height + 1, dtype=np.bool_)
-    path_ax = np.empty(height + 1, dtype=np.float64)
-    path_ak = np.empty(height + 1, dtype=np.int64)
-    path_bx = np.empty(height + 1, dtype=np.float64)
-    path_bk = np.empty(height + 1, dtype=np.int64)
     record = trace.shape[0] > 0
     path_entry[0] = 0
     path_node[0] = 0
@@ -249,18 +276,30 @@ def _fsss_pool_kernel(t, pool, state, lo0, hi0, restart_deepest, stop_when_prove
     path_ak[0] = 0
     path_bx[0] = math.inf
     path_bk[0] = 0
-    start = 0
+    start = state[_START]
+    resume = state[_DESCENDING] == 1
     expanded = 0
     while True:
-        if start == 0 and bounds[0, _LO] == bounds[0, _UP]:
-            return SOLVED, pool
-        if expanded >= leaf_budget:
-            return BUDGET, pool
-        # ---- descend from ``start`` to an unexpanded leaf ----
-        d = start
+        if resume:
+            d = start
+            resume = False
+        else:
+            if start == 0 and bounds[0, _LO] == bounds[0, _UP]:
+                return SOLVED
+            if expanded >= leaf_budget:
+                state[_START] = start
+                return BUDGET
+            d = start
+        # ---- descend from ``d`` to an unexpanded leaf ----
         while True:
             e = path_entry[d]
             node = path_node[d]
+            if not is_leaf(t, node, d) and pool[e, _FIRST] == UNEXPANDED and \
+                    state[_USED] + num_children(t, node, d) > pool.shape[0]:
+                state[_START] = d
+                state[_DESCENDING] = 1
+                return NEED_ROOM
+            state[_DESCENDING] = 0
             state[_NODES] += 1
             if is_leaf(t, node, d):
                 v = leaf_value(t, node)
@@ -275,14 +314,6 @@ def _fsss_pool_kernel(t, pool, state, lo0, hi0, restart_deepest, stop_when_prove
             c0 = pool[e, _FIRST]
             if c0 == UNEXPANDED:
                 c0 = state[_USED]
-                if c0 + n > pool.shape[0]:
-                    cap = pool.shape[0]
-                    while c0 + n > cap:
-                        cap *= 2
-                    if cap > max_entries:
-                        return OUT_OF_MEMORY, pool
-                    pool = _pool_grow(pool, cap)
-                    bounds = pool.view(np.float64)
                 for i in range(c0, c0 + n):
                     bounds[i, _LO] = lo0
                     bounds[i, _UP] = hi0
@@ -319,27 +350,23 @@ def _fsss_pool_kernel(t, pool, state, lo0, hi0, restart_deepest, stop_when_prove
             c0 = pool[0, _FIRST]
             n = path_n[0]
             if proven_child(path_max[0], bounds[c0:c0 + n, _LO], bounds[c0:c0 + n, _UP]) >= 0:
-                return PROVEN, pool
+                return PROVEN
 
 
 # -- storage 2: per-node bounds in a dense array or a hash table (see _table) -----
 
 @njit(cache=True, nogil=True)
-def _fsss_table_kernel(t, keys, lower, upper, state, lo0, hi0, restart_deepest, stop_when_proven,
-                       leaf_budget, max_slots, trace):
-    """FSSS rollouts with bounds keyed by node index; returns (status, keys, lower, upper).
+def _fsss_table_kernel(t, keys, lower, upper, state, paths, lo0, hi0, restart_deepest, stop_when_proven,
+                       leaf_budget, trace):
+    """FSSS rollouts with bounds keyed by node index, in place; returns a status.
 
     Same policy, statuses and ``state`` layout as :func:`_fsss_pool_kernel`
-    (``state[0]`` counts table slots).
+    (``state[0]`` counts table slots); NEED_ROOM comes before a rollout
+    when the hash table could pass half full during it (the caller grows it
+    with ``table_grow`` and calls again).
     """
     height = t.height
-    width = max(t.max_branching, 1)
-    child_bounds = np.empty((width, 2), dtype=np.float64)  # (L, U) of one node's children
-    path_node = np.empty(height + 1, dtype=np.int64)
-    path_ax = np.empty(height + 1, dtype=np.float64)
-    path_ak = np.empty(height + 1, dtype=np.int64)
-    path_bx = np.empty(height + 1, dtype=np.float64)
-    path_bk = np.empty(height + 1, dtype=np.int64)
+    path_node, path_ax, path_ak, path_bx, path_bk, child_bounds = paths
     used = state[_USED:_USED + 1]
     record = trace.shape[0] > 0
     path_node[0] = 0
@@ -347,19 +374,19 @@ def _fsss_table_kernel(t, keys, lower, upper, state, lo0, hi0, restart_deepest, 
     path_ak[0] = 0
     path_bx[0] = math.inf
     path_bk[0] = 0
-    start = 0
+    start = state[_START]
     expanded = 0
     while True:
         if start == 0:
             root_lo, root_up = table_bounds(keys, lower, upper, 0, lo0, hi0)
             if root_lo == root_up:
-                return SOLVED, keys, lower, upper
+                return SOLVED
         if expanded >= leaf_budget:
-            return BUDGET, keys, lower, upper
+            state[_START] = start
+            return BUDGET
         if table_needs_room(keys, used, height + 1):
-            if 2 * keys.shape[0] > max_slots:
-                return OUT_OF_MEMORY, keys, lower, upper
-            keys, lower, upper = table_grow(keys, lower, upper)
+            state[_START] = start
+            return NEED_ROOM
         d = start
         while True:
             node = path_node[d]
@@ -410,17 +437,14 @@ def _fsss_table_kernel(t, keys, lower, upper, state, lo0, hi0, restart_deepest, 
             for i in range(n):
                 child_bounds[i, 0], child_bounds[i, 1] = table_bounds(keys, lower, upper, child(t, 0, i), lo0, hi0)
             if proven_child(player_to_move(t, 0, 0) > 0, child_bounds[:n, 0], child_bounds[:n, 1]) >= 0:
-                return PROVEN, keys, lower, upper
+                return PROVEN
 
 
 def _value_range(tree, value_range):
     if value_range is None:
         return -math.inf, math.inf
-    try:
-        lo, hi = (float(v) for v in value_range)
-    except Exception:  # noqa: BLE001
-        raise ValueError(f"value_range must be a pair (lo, hi), got {value_range!r}") from None
-    if math.isnan(lo) or math.isnan(hi) or lo > hi:
+    lo, hi = check_pair(value_range, "value_range")
+    if lo > hi:
         raise ValueError(f"value_range needs lo <= hi, got ({lo}, {hi})")
     if isinstance(tree, ExplicitTree):
         lv = tree.leaf_value[tree.is_leaf]
@@ -455,13 +479,15 @@ def fsss(
     trace: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
     dense_max_bytes: int = DEFAULT_DENSE_MAX_BYTES,
+    cancel=None,
 ) -> SearchResult:
     """FSSS-Minimax over an explicit or uniform tree (see module docstring).
 
     Parameters
     ----------
     restart_deepest, stop_when_proven, max_leaves, max_seconds, value_range :
-        refinements (a)-(d) of the module docstring.
+        refinements (a)-(d) of the module docstring. ``max_leaves``: an
+        integer in [0, 2**63); ``max_seconds``: a finite number > 0.
     storage : "pool" (default), "auto", "dense" or "hash"
         Where the per-node (L, U) bounds live. ``pool``: entries for the
         visited nodes and their siblings, children contiguous (fastest, and
@@ -471,68 +497,101 @@ def fsss(
         dense table fits ``dense_max_bytes``, else hash. All expand the same
         leaves in the same order.
     trace : record leaf numbers in expansion order.
-    max_bytes : refuse (ValueError) to let the bound storage grow past this.
+    max_bytes : everything the search allocates (path arrays of height + 1
+        levels, trace, bound storage, including the old and new copies
+        while the storage grows) must fit; refused (ValueError) otherwise,
+        before allocating.
+    cancel : None or an object with ``is_set()`` (a ``threading.Event``):
+        checked between chunks of the search (a chunk runs about 0.2 s);
+        when set the search stops as if interrupted.
 
     Returns
     -------
     SearchResult. When the root is solved, ``value`` is its minimax value and
     ``best_move`` the lowest root child whose bounds prove it attains that
-    value. When stopped early (refinements b and c), ``value`` is the bound
-    the root's player is guaranteed (L at a MAX root, U at a MIN root) and
-    ``extra["exact"]`` is False. ``extra`` also holds ``lower``, ``upper``
-    (root bounds), ``rollouts``, ``stopped`` ("solved", "proven",
-    "max_leaves" or "max_seconds"), ``storage`` and ``peak_bytes`` (bound
-    storage plus path arrays at their largest).
+    value. When stopped early (refinements b and c, or an interrupt),
+    ``value`` is the bound the root's player is guaranteed (L at a MAX root,
+    U at a MIN root) and ``extra["exact"]`` is False; ``lower <= V <=
+    upper`` always holds. ``extra`` also holds ``lower``, ``upper`` (root
+    bounds), ``rollouts``, ``stopped`` ("solved", "proven", "max_leaves",
+    "max_seconds" or "interrupted"), ``interrupted`` (True when a
+    ``KeyboardInterrupt`` or ``cancel`` stopped it between chunks),
+    ``storage`` and ``peak_bytes`` (everything allocated, at its largest).
     """
+    trace, max_bytes = check_common(tree, trace, max_bytes)
+    restart_deepest = check_bool(restart_deepest, "restart_deepest")
+    stop_when_proven = check_bool(stop_when_proven, "stop_when_proven")
+    if max_leaves is not None:
+        max_leaves = check_int(max_leaves, "max_leaves", 0, INT64_MAX)
+    if max_seconds is not None:
+        max_seconds = check_real(max_seconds, "max_seconds", lo=0.0, lo_open=True)
+    check_choice(storage, "storage", ("pool", "auto", "dense", "hash"))
+    dense_max_bytes = check_max_bytes(dense_max_bytes, "dense_max_bytes")
+    cancel = check_cancel(cancel)
     t = tree_data(tree)
     lo0, hi0 = _value_range(tree, value_range)
-    if max_leaves is not None and (
-        isinstance(max_leaves, bool) or not isinstance(max_leaves, (int, np.integer)) or max_leaves < 0
-    ):
-        raise ValueError(f"max_leaves must be an integer >= 0, got {max_leaves!r}")
-    if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
-        raise ValueError(f"max_seconds must be a number > 0, got {max_seconds!r}")
-    if storage not in ("pool", "auto", "dense", "hash"):
-        raise ValueError(f"storage must be pool, auto, dense or hash, got {storage!r}")
-    buf = trace_buffer(tree, trace, max_bytes)
-    state = np.zeros(4, dtype=np.int64)
+    height = int(tree.height)
+    width = tree_max_branching(tree)
+    name = "FSSS"
     if storage == "pool":
-        arrays = (new_pool(1024, lo0, hi0),)
-        state[_USED] = 1  # entry 0: the root, node 0
-        kind = "pool"
-        limit = max(1024, max_bytes // POOL_ENTRY_BYTES)
-        kernel = _fsss_pool_kernel
+        parts = {"stack": (height + 1) * POOL_PATH_BYTES, "trace": trace_bytes(tree, trace),
+                 "pool": 1024 * POOL_ENTRY_BYTES}
     else:
-        keys, lower, upper, kind = make_table(tree, storage, lo0, hi0, max_bytes, dense_max_bytes)
-        arrays = (keys, lower, upper)
-        limit = max_hash_slots(max_bytes)
-        kernel = _fsss_table_kernel
-    peak = sum(a.nbytes for a in arrays)
+        parts = {"stack": (height + 1) * TABLE_PATH_BYTES + max(width, 1) * 16,
+                 "trace": trace_bytes(tree, trace)}
+    scratch = check_search_bytes(name, tree, parts, max_bytes)
+    with memory_guard(f"{name}'s search arrays", "lower the height or drop trace"):
+        buf = trace_buffer(tree, trace, max_bytes)
+        state = np.zeros(_STATE_SIZE, dtype=np.int64)
+        if storage == "pool":
+            scratch -= parts["pool"]
+            arrays = [new_pool(1024, lo0, hi0)]
+            state[_USED] = 1  # entry 0: the root, node 0
+            kind = "pool"
+            paths = pool_paths(height)
+            kernel = _fsss_pool_kernel
+        else:
+            keys, lower, upper, kind = make_table(tree, storage, lo0, hi0, max_bytes, dense_max_bytes,
+                                                  scratch, f"{name} on this tree")
+            arrays = [keys, lower, upper]
+            paths = table_paths(height, width)
+            kernel = _fsss_table_kernel
+    peak = scratch + sum(a.nbytes for a in arrays)
     t0 = time.perf_counter()
-    unlimited = np.iinfo(np.int64).max
-    while True:
-        budget = unlimited if max_leaves is None else max_leaves - int(state[_LEAVES])
-        if max_seconds is not None:
-            budget = min(budget, 4096)
-        status, *arrays = kernel(
-            t, *arrays, state, lo0, hi0, restart_deepest, stop_when_proven, budget, limit, buf
-        )
-        peak = max(peak, sum(a.nbytes for a in arrays))
-        if status == OUT_OF_MEMORY:
-            raise ValueError(out_of_memory_message("FSSS on this tree", max_bytes))
-        if status == SOLVED:
-            stopped = "solved"
-            break
-        if status == PROVEN:
-            stopped = "proven"
-            break
-        if max_leaves is not None and state[_LEAVES] >= max_leaves:
-            stopped = "max_leaves"
-            break
-        if max_seconds is not None and time.perf_counter() - t0 >= max_seconds:
-            stopped = "max_seconds"
-            break
-    peak += 7 * 8 * (tree.height + 1)
+    clock = ChunkClock()
+    stopped = None
+    status = BUDGET
+    try:
+        while True:
+            budget = clock.start()
+            if max_leaves is not None:
+                budget = min(budget, max_leaves - int(state[_LEAVES]))
+            status = kernel(t, *arrays, state, paths, lo0, hi0, restart_deepest, stop_when_proven, budget, buf)
+            clock.done()
+            if status == NEED_ROOM:
+                old = sum(a.nbytes for a in arrays)
+                arrays = _grow(kind, arrays, state, t, max_bytes, scratch, name)
+                peak = max(peak, scratch + old + sum(a.nbytes for a in arrays))
+                continue
+            if status == SOLVED:
+                stopped = "solved"
+                break
+            if status == PROVEN:
+                stopped = "proven"
+                break
+            if max_leaves is not None and state[_LEAVES] >= max_leaves:
+                stopped = "max_leaves"
+                break
+            if max_seconds is not None and time.perf_counter() - t0 >= max_seconds:
+                stopped = "max_seconds"
+                break
+            if cancelled(cancel):
+                stopped = "interrupted"
+                break
+    except KeyboardInterrupt:
+        # raised between chunks: the arrays and ``state`` are consistent
+        # (kernels work in place; storage grows only in Python)
+        stopped = "interrupted"
     n = _root_num_children(tree)
     if kind == "pool":
         bounds = arrays[0].view(np.float64)
@@ -546,6 +605,8 @@ def fsss(
         root_lo, root_up, los, ups = _table_root_bounds(t, *arrays, lo0, hi0)
     maximize = tree.root_to_move > 0
     exact = root_lo == root_up
+    if stopped == "interrupted" and exact:
+        stopped = "solved"
     if n == 0:
         best = -1
     elif exact:
@@ -571,11 +632,30 @@ def fsss(
             "stopped": stopped,
             "storage": kind,
             "peak_bytes": int(peak),
+            **({"interrupted": True} if stopped == "interrupted" else {}),
         },
     )
 
 
-@njit(cache=True)
+def _grow(kind, arrays, state, t, max_bytes, scratch, name):
+    """Grow the pool or hash table between chunks, within ``max_bytes``."""
+    what = f"{name} on this tree"
+    if kind == "pool":
+        pool = arrays[0]
+        cap = pool.shape[0]
+        need = int(state[_USED]) + max(int(t.max_branching), 1)
+        new_cap = cap * 2
+        while new_cap < need:
+            new_cap *= 2
+        # old and new pools are both alive while copying
+        if scratch + (cap + new_cap) * POOL_ENTRY_BYTES > max_bytes:
+            raise ValueError(out_of_memory_message(what, max_bytes))
+        with memory_guard(f"a pool of {new_cap} entries for {what}", "use a smaller tree or lower max_bytes"):
+            return [pool_grow(pool, new_cap)]
+    return list(grow_table(*arrays, max_bytes, scratch, what))
+
+
+@njit(cache=True, nogil=True)
 def _table_root_bounds(t, keys, lower, upper, lo0, hi0):
     """Root (L, U) and the root children's (L, U) arrays from a table."""
     root_lo, root_up = table_bounds(keys, lower, upper, 0, lo0, hi0)

@@ -29,8 +29,13 @@ from ..trees._access import (
     num_children,
     player_to_move,
 )
-from ..trees.memory import DEFAULT_MAX_BYTES
+from ..trees._validate import check_int, check_real
+from ..trees.memory import DEFAULT_MAX_BYTES, memory_guard
+from ._limits import check_common, check_search_bytes, trace_bytes
 from .depth_first import trace_buffer, tree_data
+
+#: Per level: the seven stack arrays of ``_two_agent_kernel`` (6 x 8 + 1 bytes).
+STACK_BYTES = 49
 from .result import SearchResult
 
 
@@ -108,7 +113,7 @@ def _two_agent_kernel(t, depth_limit, use_threshold, threshold, trace):
         sp -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _root_position(t, best_child):
     if best_child < 0:
         return np.int64(-1)
@@ -156,6 +161,16 @@ def two_agent(
     ``best_state_leaf`` (its leaf number, or None for an inner node),
     ``loss_a``, ``loss_b``, ``states_evaluated``.
     """
+    trace, max_bytes = check_common(tree, trace, max_bytes)
+    if depth is not None:
+        depth = check_int(depth, "depth", 0)
+    if loss_threshold is not None:
+        loss_threshold = check_real(loss_threshold, "loss_threshold", allow_inf=True)
+    levels = min(int(tree.height), tree.height if depth is None else depth) + 1
+    parts = {"stack": levels * STACK_BYTES, "trace": trace_bytes(tree, trace)}
+    if isinstance(tree, ExplicitTree):
+        parts["losses"] = 2 * 8 * tree.num_nodes  # the zero-sum copies of loss_a / loss_b
+    check_search_bytes("two-agent search", tree, parts, max_bytes)
     if isinstance(tree, UniformTree):
         if loss_threshold is not None:
             raise ValueError("a uniform tree has losses only at its leaves: loss_threshold needs an explicit tree")
@@ -164,18 +179,13 @@ def two_agent(
                 f"a uniform tree has losses only at its leaves: depth must be >= its height {tree.height}"
             )
     elif isinstance(tree, ExplicitTree):
-        tree = _with_zero_sum_leaves(tree)
+        with memory_guard("the two-agent losses", "use a smaller tree"):
+            tree = _with_zero_sum_leaves(tree)
     tree_data(tree)  # type check with the standard message
     if depth is None:
         depth = tree.height
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 0:
-        raise ValueError(f"depth must be an integer >= 0, got {depth!r}")
     use_threshold = loss_threshold is not None
-    threshold = 0.0
-    if use_threshold:
-        threshold = float(loss_threshold)
-        if math.isnan(threshold):
-            raise ValueError("loss_threshold must be a number, not NaN")
+    threshold = float(loss_threshold) if use_threshold else 0.0
     if isinstance(tree, ExplicitTree):
         d = tree.depth
         internal = ~tree.is_leaf
@@ -189,9 +199,10 @@ def two_agent(
             raise ValueError(f"node {node} needs loss_a and loss_b for {why}")
     t = tree.data()
     buf = trace_buffer(tree, trace, max_bytes)
-    state, best_child, leaves, evaluated, nodes = _two_agent_kernel(
-        t, int(min(depth, tree.height)), use_threshold, threshold, buf
-    )
+    with memory_guard("the two-agent search stack", "lower the depth"):
+        state, best_child, leaves, evaluated, nodes = _two_agent_kernel(
+            t, int(min(depth, tree.height)), use_threshold, threshold, buf
+        )
     state = int(state)
     if isinstance(tree, ExplicitTree):
         la, lb = float(tree.loss_a[state]), float(tree.loss_b[state])

@@ -200,7 +200,7 @@ def node_loss(t, node, agent_is_a):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fill_leaf_values(t, out):
     """Write the hashed values of leaves ``0 .. out.size-1`` into ``out``."""
     for i in range(out.shape[0]):

@@ -33,43 +33,70 @@ from __future__ import annotations
 import json
 import math
 import os
+import zipfile
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
 from ._access import KIND_EXPLICIT, MAX_PLAYER, MIN_PLAYER, TreeData
-from .memory import DEFAULT_MAX_BYTES, check_bytes
+from ._validate import check_bool, check_int, is_int
+from .memory import DEFAULT_MAX_BYTES, check_bytes, check_max_bytes, memory_guard
 
 #: Bytes of arrays held per node by an ExplicitTree (an upper estimate).
 BYTES_PER_NODE = 64
+#: Peak bytes per node while an ExplicitTree is built from arrays (the tree,
+#: the validation scratch of ``_structure`` and NumPy temporaries).
+BUILD_BYTES_PER_NODE = 128
+#: Peak bytes per byte of JSON text while a JSON tree is parsed and built
+#: (Python objects of ``json.load`` and of ``from_nested``, then the arrays).
+JSON_BYTES_PER_TEXT_BYTE = 80
+_NPZ_ARRAYS = ("first_child", "num_children", "to_move", "leaf_value", "loss_a", "loss_b")
 _EXACT_INT = 2**53
 _NODE_KEYS = {"children", "value", "to_move", "loss_a", "loss_b"}
 
 
+def _loc(where) -> str:
+    """``where`` is a location string or a function building one (only on error)."""
+    return where() if callable(where) else where
+
+
 def _player(name, where) -> int:
-    if name in ("max", "MAX", 1):
-        return MAX_PLAYER
-    if name in ("min", "MIN", -1):
-        return MIN_PLAYER
-    raise ValueError(f"to_move must be 'max' or 'min', got {name!r} at {where}")
+    if isinstance(name, str) or is_int(name):
+        if name in ("max", "MAX", 1):
+            return MAX_PLAYER
+        if name in ("min", "MIN", -1):
+            return MIN_PLAYER
+    raise ValueError(f"to_move must be 'max' or 'min', got {_short(name)} at {_loc(where)}")
+
+
+def _short(x) -> str:
+    try:
+        text = repr(x)
+    except RecursionError:  # pragma: no cover - a self-containing object
+        text = f"<{type(x).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _number(x, what, where) -> tuple[float, bool]:
-    """Validate one number; return (float value, is_integer)."""
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{what} must be a number, got {x!r} at {where}")
+    """Validate one number; return (float value, is_integer).
+
+    ``where`` may be a function: the location string is built only when an
+    error is reported, so validating N leaves costs O(N), whatever the depth.
+    """
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{what} must be a number, got {_short(x)} at {_loc(where)}")
     if isinstance(x, (int, np.integer)):
         if abs(int(x)) > _EXACT_INT:
-            raise ValueError(f"{what} {x} at {where} is beyond +-2**53 and cannot be held exactly")
+            raise ValueError(f"{what} {_short(x)} at {_loc(where)} is beyond +-2**53 and cannot be held exactly")
         return float(x), True
     v = float(x)
     if not math.isfinite(v):
-        raise ValueError(f"{what} must be finite, got {v} at {where}")
+        raise ValueError(f"{what} must be finite, got {v} at {_loc(where)}")
     return v, v.is_integer() and abs(v) <= _EXACT_INT
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _structure(first_child, num_children):
     """Check CSR consistency; return (status, bad_node, depth, leaf_number).
 
@@ -120,7 +147,7 @@ def _structure(first_child, num_children):
     return 0, -1, depth, leaf_number
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _minimax_values(first_child, num_children, to_move, leaf_value):
     """Minimax value of every node (children have larger indices)."""
     n = num_children.shape[0]
@@ -249,6 +276,10 @@ class ExplicitTree:
             first_child = np.asarray(first_child)
             to_move = np.asarray(to_move)
             leaf_value = np.asarray(leaf_value)
+            if loss_a is not None:
+                loss_a = np.asarray(loss_a)
+            if loss_b is not None:
+                loss_b = np.asarray(loss_b)
         except Exception as exc:  # noqa: BLE001 - ragged input and the like
             raise ValueError(f"tree arrays could not be read: {exc}") from None
         n = num_children.shape[0] if num_children.ndim == 1 else -1
@@ -256,9 +287,13 @@ class ExplicitTree:
             raise ValueError("num_children must be a non-empty 1-D array")
         arrays = {"first_child": first_child, "to_move": to_move, "leaf_value": leaf_value}
         if loss_a is not None:
-            arrays["loss_a"] = loss_a = np.asarray(loss_a)
+            arrays["loss_a"] = loss_a
         if loss_b is not None:
-            arrays["loss_b"] = loss_b = np.asarray(loss_b)
+            arrays["loss_b"] = loss_b
+        for name in ("loss_a", "loss_b"):
+            arr = arrays.get(name)
+            if arr is not None and not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+                raise ValueError(f"{name} must hold numbers (NaN where absent), got dtype {arr.dtype}")
         for name, arr in arrays.items():
             if arr.shape != (n,):
                 raise ValueError(f"{name} has shape {arr.shape}, expected ({n},) like num_children")
@@ -271,6 +306,14 @@ class ExplicitTree:
             raise ValueError("num_children must be >= 0")
         if not np.all((to_move == 1) | (to_move == -1)):
             raise ValueError("to_move must hold +1 (MAX) or -1 (MIN)")
+        for name, arr in (("first_child", first_child), ("num_children", num_children)):
+            if arr.dtype == np.uint64 and np.any(arr > np.iinfo(np.int64).max):
+                raise ValueError(f"{name} must hold node indices below 2**63")
+        with memory_guard(f"a tree of {n} nodes", "use a smaller tree"):
+            return cls._from_checked_arrays(n, first_child, num_children, to_move, leaf_value, loss_a, loss_b)
+
+    @classmethod
+    def _from_checked_arrays(cls, n, first_child, num_children, to_move, leaf_value, loss_a, loss_b):
         fc = first_child.astype(np.int64)
         nc = num_children.astype(np.int64)
         status, bad, depth, leaf_number = _structure(fc, nc)
@@ -298,7 +341,14 @@ class ExplicitTree:
 
     @classmethod
     def from_nested(cls, obj, *, root: str = "max") -> "ExplicitTree":
-        """Build from nested lists (and node objects); see module docstring."""
+        """Build from nested lists (and node objects); see module docstring.
+
+        Linear in the number of nodes whatever the shape (a node's location
+        string, ``root[1][0]...``, is built only to report an error). A list
+        or node object that appears twice -- one that contains itself, or a
+        sub-list shared by two parents -- is refused with a ``ValueError``:
+        a tree's nodes are distinct.
+        """
         root_tm = _player(root, "the root")
         nodes = [obj]
         parent = [-1]
@@ -309,16 +359,21 @@ class ExplicitTree:
         values: list[float] = []
         loss_a: list[float] = []
         loss_b: list[float] = []
+        seen: set[int] = set()  # ids of the containers met (obj keeps them all alive)
         integral = True
         i = 0
 
-        def where(j: int) -> str:
-            path = []
-            while parent[j] >= 0:
-                p = parent[j]
-                path.append(j - first_child[p])
-                j = p
-            return "root" + "".join(f"[{k}]" for k in reversed(path))
+        def where_of(j: int):
+            def where() -> str:
+                path = []
+                k = j
+                while parent[k] >= 0:
+                    p = parent[k]
+                    path.append(k - first_child[p])
+                    k = p
+                return "root" + "".join(f"[{x}]" for x in reversed(path))
+
+            return where
 
         while i < len(nodes):
             node = nodes[i]
@@ -326,22 +381,37 @@ class ExplicitTree:
             la = lb = math.nan
             children = None
             value = None
+            if isinstance(node, (list, dict)):
+                key = id(node)
+                if key in seen:
+                    raise ValueError(
+                        f"the {type(node).__name__} at {where_of(i)()} appears more than once in the tree "
+                        "(it contains itself or is shared by two parents): every node must be its own object"
+                    )
+                seen.add(key)
             if isinstance(node, dict):
                 unknown = set(node) - _NODE_KEYS
                 if unknown:
-                    raise ValueError(f"unknown key(s) {sorted(unknown)} in the node at {where(i)}")
+                    raise ValueError(f"unknown key(s) {sorted(map(str, unknown))} in the node at {where_of(i)()}")
                 if "to_move" in node:
-                    tm = _player(node["to_move"], where(i))
+                    tm = _player(node["to_move"], where_of(i))
                 if "loss_a" in node:
-                    la = _number(node["loss_a"], "loss_a", where(i))[0]
+                    la = _number(node["loss_a"], "loss_a", where_of(i))[0]
                 if "loss_b" in node:
-                    lb = _number(node["loss_b"], "loss_b", where(i))[0]
+                    lb = _number(node["loss_b"], "loss_b", where_of(i))[0]
                 if ("children" in node) == ("value" in node):
-                    raise ValueError(f"the node at {where(i)} needs exactly one of 'children' or 'value'")
+                    raise ValueError(f"the node at {where_of(i)()} needs exactly one of 'children' or 'value'")
                 if "children" in node:
                     children = node["children"]
                     if not isinstance(children, list):
-                        raise ValueError(f"'children' must be a list at {where(i)}")
+                        raise ValueError(f"'children' must be a list at {where_of(i)()}")
+                    key = id(children)
+                    if key in seen:
+                        raise ValueError(
+                            f"the children list at {where_of(i)()} appears more than once in the tree "
+                            "(it contains itself or is shared): every node must be its own object"
+                        )
+                    seen.add(key)
                 else:
                     value = node["value"]
             elif isinstance(node, list):
@@ -352,52 +422,73 @@ class ExplicitTree:
             loss_a.append(la)
             loss_b.append(lb)
             if children is None:
-                v, is_int = _number(value, "a leaf value", where(i))
+                v, is_int = _number(value, "a leaf value", where_of(i))
                 integral &= is_int
                 values.append(v)
                 first_child.append(0)
                 num_children.append(0)
             else:
                 if len(children) == 0:
-                    raise ValueError(f"the node at {where(i)} has no children: a leaf must be a number")
+                    raise ValueError(f"the node at {where_of(i)()} has no children: a leaf must be a number")
                 values.append(0.0)
                 first_child.append(len(nodes))
                 num_children.append(len(children))
                 nodes.extend(children)
                 parent.extend([i] * len(children))
                 default_tm.extend([-tm] * len(children))
-            nodes[i] = None  # free the parsed object as we go
+            nodes[i] = None  # drop our reference as we go (obj still holds the objects)
             i += 1
-        return cls.from_arrays(
-            np.array(first_child, dtype=np.int64),
-            np.array(num_children, dtype=np.int64),
-            np.array(to_move, dtype=np.int8),
-            np.array(values, dtype=np.float64),
-            np.array(loss_a, dtype=np.float64),
-            np.array(loss_b, dtype=np.float64),
-        )
+        with memory_guard(f"a tree of {len(values)} nodes", "use a smaller tree"):
+            arrays = (
+                np.array(first_child, dtype=np.int64),
+                np.array(num_children, dtype=np.int64),
+                np.array(to_move, dtype=np.int8),
+                np.array(values, dtype=np.float64),
+                np.array(loss_a, dtype=np.float64),
+                np.array(loss_b, dtype=np.float64),
+            )
+        return cls.from_arrays(*arrays)
 
     @classmethod
     def from_uniform_leaves(
-        cls, branching: int, height: int, leaves, *, root: str = "max", integral: bool | None = None
+        cls, branching: int, height: int, leaves, *, root: str = "max", integral: bool | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> "ExplicitTree":
-        """Uniform tree in heap order (node i's children are i*b+1..i*b+b)."""
-        from .uniform import uniform_num_nodes
+        """Uniform tree in heap order (node i's children are i*b+1..i*b+b).
 
-        if isinstance(branching, bool) or not isinstance(branching, (int, np.integer)) or branching < 1:
-            raise ValueError(f"branching must be an integer >= 1, got {branching!r}")
-        if isinstance(height, bool) or not isinstance(height, (int, np.integer)) or height < 0:
-            raise ValueError(f"height must be an integer >= 0, got {height!r}")
-        b, h = int(branching), int(height)
+        ``leaves``: a list, tuple or 1-D array of the ``branching**height``
+        leaf values, left to right. The arrays built are checked against
+        ``max_bytes`` first.
+        """
+        from .uniform import MAX_IMPLICIT_NODES, uniform_num_nodes
+
+        b = check_int(branching, "branching", 1, MAX_IMPLICIT_NODES)
+        h = check_int(height, "height", 0)
+        max_bytes = check_max_bytes(max_bytes)
         root_tm = _player(root, "the root")
+        if integral is not None:
+            integral = check_bool(integral, "integral")
+        if not isinstance(leaves, (list, tuple, np.ndarray)):
+            raise ValueError(f"leaves must be a list or 1-D array of numbers, got {type(leaves).__name__}")
         num_leaves = len(leaves)
         if b > 1 and h * math.log2(b) > 62:
             raise ValueError(f"branching {b} and height {h} need {b}**{h} leaves, got {num_leaves}")
-        if b**h != num_leaves:
+        if b == 1 and num_leaves != 1:
+            raise ValueError(f"branching 1 and height {h} need 1 leaf, got {num_leaves}")
+        if b > 1 and b**h != num_leaves:
             raise ValueError(f"branching {b} and height {h} need {b**h} leaves, got {num_leaves}")
+        n = h + 1 if b == 1 else uniform_num_nodes(b, h)
+        check_bytes(
+            n * BUILD_BYTES_PER_NODE,
+            max_bytes,
+            f"an explicit uniform tree of {n} nodes (branching {b}, height {h})",
+            "lower the height or raise max_bytes",
+        )
         if isinstance(leaves, np.ndarray):
             if leaves.ndim != 1:
                 raise ValueError(f"leaves must be a flat list, got an array of shape {leaves.shape}")
+            if not (np.issubdtype(leaves.dtype, np.integer) or np.issubdtype(leaves.dtype, np.floating)):
+                raise ValueError(f"leaves must hold numbers, got dtype {leaves.dtype}")
             vals = leaves.astype(np.float64)
             if not np.all(np.isfinite(vals)):
                 raise ValueError("leaf values must be finite (NaN or infinity found)")
@@ -408,16 +499,23 @@ class ExplicitTree:
             for j, x in enumerate(leaves):
                 vals[j], ok = _number(x, "a leaf value", f"leaves[{j}]")
                 is_int &= ok
-        n = uniform_num_nodes(b, h)
+        with memory_guard(f"an explicit uniform tree of {n} nodes", "lower the height"):
+            return cls._uniform_arrays(b, h, n, num_leaves, vals, root_tm, is_int)
+
+    @classmethod
+    def _uniform_arrays(cls, b, h, n, num_leaves, vals, root_tm, is_int):
         num_internal = n - num_leaves
         idx = np.arange(n, dtype=np.int64)
         first_child = np.where(idx < num_internal, idx * b + 1, 0)
         num_children = np.where(idx < num_internal, b, 0).astype(np.int64)
-        depth = np.zeros(n, dtype=np.int64)
-        start, width = 0, 1
-        for d in range(h + 1):
-            depth[start : start + width] = d
-            start, width = start + width, width * b
+        if b == 1:
+            depth = idx.copy()
+        else:
+            depth = np.zeros(n, dtype=np.int64)
+            start, width = 0, 1
+            for d in range(h + 1):
+                depth[start : start + width] = d
+                start, width = start + width, width * b
         to_move = np.where(depth % 2 == 0, root_tm, -root_tm).astype(np.int8)
         leaf_value = np.zeros(n, dtype=np.float64)
         leaf_value[num_internal:] = vals
@@ -432,12 +530,13 @@ class ExplicitTree:
 
     def to_json_obj(self, *, uniform: bool = False):
         """JSON-ready object: nested form, or the uniform form when asked."""
-        if uniform:
+        if check_bool(uniform, "uniform"):
             b = self.max_branching
             h = self.height
             leaves = self.leaf_values()
-            if b ** h != leaves.size or not np.all((self.num_children == 0) | (self.num_children == b)) or \
-                    not np.all(self.depth[self.num_children == 0] == h):
+            # shape first: b**h is then at most the number of leaves, never huge
+            if not np.all((self.num_children == 0) | (self.num_children == b)) or \
+                    not np.all(self.depth[self.num_children == 0] == h) or b ** h != leaves.size:
                 raise ValueError("this tree is not uniform: save it in the nested form")
             alt = np.where(self.depth % 2 == 0, self.root_to_move, -self.root_to_move)
             if not np.array_equal(alt, self.to_move):
@@ -451,19 +550,30 @@ class ExplicitTree:
         return self.to_nested()
 
     def save_json(self, path, *, uniform: bool = False) -> None:
-        with open(path, "w") as fh:
-            json.dump(self.to_json_obj(uniform=uniform), fh)
+        """Write the JSON form (nested, or uniform when asked) to ``path``."""
+        obj = self.to_json_obj(uniform=uniform)
+        path = _path_arg(path)
+        try:
+            with open(path, "w") as fh:
+                json.dump(obj, fh)
+        except OSError as exc:
+            raise ValueError(f"cannot write the tree to {path}: {exc.strerror or exc}") from None
 
     def save_npz(self, path) -> None:
-        np.savez_compressed(
-            path,
-            first_child=self.first_child,
-            num_children=self.num_children,
-            to_move=self.to_move,
-            leaf_value=self.leaf_value,
-            loss_a=self.loss_a,
-            loss_b=self.loss_b,
-        )
+        """Write the arrays to ``path`` (``.npz``, compressed)."""
+        path = _path_arg(path)
+        try:
+            np.savez_compressed(
+                path,
+                first_child=self.first_child,
+                num_children=self.num_children,
+                to_move=self.to_move,
+                leaf_value=self.leaf_value,
+                loss_a=self.loss_a,
+                loss_b=self.loss_b,
+            )
+        except OSError as exc:
+            raise ValueError(f"cannot write the tree to {path}: {exc.strerror or exc}") from None
 
     def perfectly_ordered(self, *, worst_first: bool = False) -> "ExplicitTree":
         """A copy whose children are sorted best first for the mover.
@@ -474,6 +584,7 @@ class ExplicitTree:
         ordered uniform tree expands b**ceil(h/2) + b**floor(h/2) - 1 leaves
         (Knuth & Moore 1975).
         """
+        worst_first = check_bool(worst_first, "worst_first")
         vals = self.node_values()
         n = self.num_nodes
         new_index = np.empty(n, dtype=np.int64)
@@ -551,57 +662,127 @@ def _nested(tree: ExplicitTree):
     return result[0]
 
 
+def _path_arg(path) -> str:
+    try:
+        return os.fspath(path)
+    except TypeError:
+        raise ValueError(f"a file path must be a string or path, got {type(path).__name__}") from None
+
+
+def _npz_check(path: str, max_bytes: int) -> None:
+    """Read the .npy headers inside ``path`` and refuse huge declared arrays before loading them."""
+    total = 0
+    n = None
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+            for key in _NPZ_ARRAYS:
+                if key + ".npy" not in names:
+                    continue
+                with zf.open(key + ".npy") as fh:
+                    version = np.lib.format.read_magic(fh)
+                    if version == (1, 0):
+                        shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+                    elif version == (2, 0):
+                        shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+                    else:
+                        raise ValueError(f"unsupported .npy format version {version} for {key}")
+                if len(shape) != 1:
+                    raise ValueError(f"array {key} has shape {shape}, expected a 1-D array")
+                if dtype.hasobject:
+                    raise ValueError(f"array {key} holds Python objects, not numbers")
+                total += int(shape[0]) * dtype.itemsize
+                if key == "num_children":
+                    n = int(shape[0])
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, TypeError, SyntaxError) as exc:
+        raise ValueError(f"{path}: not a readable .npz tree ({exc})") from None
+    check_bytes(
+        total + (n or 0) * BUILD_BYTES_PER_NODE,
+        max_bytes,
+        f"the tree in {path} ({n if n is not None else '?'} nodes declared)",
+        "use a smaller tree or raise max_bytes (--max-memory)",
+    )
+
+
 def load_tree(path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> ExplicitTree:
-    """Load an explicit tree from ``.json`` (nested or uniform form) or ``.npz``."""
-    path = os.fspath(path)
+    """Load an explicit tree from ``.json`` (nested or uniform form) or ``.npz``.
+
+    Sizes are checked against ``max_bytes`` before anything is read: the
+    shapes declared in an ``.npz`` file's array headers, the length of a
+    JSON file.
+    """
+    path = _path_arg(path)
+    max_bytes = check_max_bytes(max_bytes)
     if not os.path.exists(path):
         raise ValueError(f"tree file not found: {path}")
     if os.path.isdir(path):
         raise ValueError(f"tree file is a directory: {path}")
-    size = os.path.getsize(path)
+    try:
+        size = os.path.getsize(path)
+    except OSError as exc:
+        raise ValueError(f"cannot read the tree file {path}: {exc.strerror or exc}") from None
     if path.endswith(".npz"):
+        _npz_check(path, max_bytes)
         try:
-            with np.load(path, allow_pickle=False) as z:
-                arrays = {k: z[k] for k in z.files}
+            with memory_guard(f"the tree in {path}", "use a smaller tree"), np.load(path, allow_pickle=False) as z:
+                arrays = {k: z[k] for k in _NPZ_ARRAYS if k in z.files}
+        except ValueError as exc:
+            if str(exc).startswith("not enough memory"):
+                raise
+            raise ValueError(f"{path}: not a readable .npz tree ({exc})") from None
         except Exception as exc:  # noqa: BLE001 - zip, format and pickle errors
             raise ValueError(f"{path}: not a readable .npz tree ({exc})") from None
         missing = {"first_child", "num_children", "to_move", "leaf_value"} - set(arrays)
         if missing:
             raise ValueError(f"{path}: .npz tree lacks the array(s) {sorted(missing)}")
-        return ExplicitTree.from_arrays(
-            arrays["first_child"],
-            arrays["num_children"],
-            arrays["to_move"],
-            arrays["leaf_value"],
-            arrays.get("loss_a"),
-            arrays.get("loss_b"),
-        )
-    # JSON text: a node costs at least ~2 bytes of text, so this bounds memory
-    check_bytes(size // 2 * BYTES_PER_NODE, max_bytes, f"the tree in {path} ({size} bytes of JSON)", "use a smaller tree")
+        try:
+            return ExplicitTree.from_arrays(
+                arrays["first_child"],
+                arrays["num_children"],
+                arrays["to_move"],
+                arrays["leaf_value"],
+                arrays.get("loss_a"),
+                arrays.get("loss_b"),
+            )
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+    # JSON text: bound the Python objects parsing it creates by its length
+    check_bytes(
+        size * JSON_BYTES_PER_TEXT_BYTE,
+        max_bytes,
+        f"the tree in {path} ({size} bytes of JSON)",
+        "use a smaller tree, the .npz form, or raise max_bytes (--max-memory)",
+    )
     try:
-        with open(path) as fh:
+        with memory_guard(f"the tree in {path}", "use a smaller tree"), open(path, encoding="utf-8") as fh:
             obj = json.load(fh)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise ValueError(f"{path}: the JSON nests too deeply to parse; use the .npz form for deep trees") from None
     except UnicodeDecodeError:
-        raise ValueError(f"{path}: not a text JSON file") from None
-    return tree_from_json_obj(obj, source=path)
+        raise ValueError(f"{path}: not a text JSON file (invalid UTF-8)") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read the tree file {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # e.g. an integer with too many digits
+        if str(exc).startswith("not enough memory"):
+            raise
+        raise ValueError(f"{path}: malformed JSON: {exc}") from None
+    return tree_from_json_obj(obj, source=path, max_bytes=max_bytes)
 
 
-def tree_from_json_obj(obj, *, source: str = "tree") -> ExplicitTree:
+def tree_from_json_obj(obj, *, source: str = "tree", max_bytes: int = DEFAULT_MAX_BYTES) -> ExplicitTree:
     """Build a tree from a parsed JSON object (nested or uniform form)."""
     if isinstance(obj, dict) and "leaves" in obj:
         unknown = set(obj) - {"branching", "height", "leaves", "root"}
         if unknown:
-            raise ValueError(f"{source}: unknown key(s) {sorted(unknown)} in a uniform tree")
+            raise ValueError(f"{source}: unknown key(s) {sorted(map(str, unknown))} in a uniform tree")
         for key in ("branching", "height"):
             if key not in obj:
                 raise ValueError(f"{source}: a uniform tree needs '{key}'")
         if not isinstance(obj["leaves"], list):
             raise ValueError(f"{source}: 'leaves' must be a list")
         return ExplicitTree.from_uniform_leaves(
-            obj["branching"], obj["height"], obj["leaves"], root=obj.get("root", "max")
+            obj["branching"], obj["height"], obj["leaves"], root=obj.get("root", "max"), max_bytes=max_bytes
         )
     return ExplicitTree.from_nested(obj)

@@ -30,7 +30,11 @@ import numpy as np
 from numba import njit
 
 from ._access import mix64
-from .memory import DEFAULT_MAX_BYTES, check_bytes
+from ._validate import check_bool, check_int
+from .memory import DEFAULT_MAX_BYTES, check_bytes, memory_guard
+
+#: Largest branching accepted (children are enumerated one by one).
+MAX_INCREMENTAL_BRANCHING = 2**31
 
 DEFAULT_EDGE_RANGE = (-(2**15) + 1, 2**15)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -99,16 +103,14 @@ class IncrementalTree:
     edge_hi: int = DEFAULT_EDGE_RANGE[1]
 
     def __post_init__(self):
-        def is_int(x):
-            return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-
-        if not is_int(self.branching) or self.branching < 1:
-            raise ValueError(f"branching must be an integer >= 1, got {self.branching!r}")
-        if not is_int(self.depth) or not 0 <= self.depth <= 64:
-            raise ValueError(f"depth must be an integer in 0..64, got {self.depth!r}")
-        if not is_int(self.seed) or not 0 <= self.seed < 2**64:
-            raise ValueError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
-        if not (is_int(self.edge_lo) and is_int(self.edge_hi)) or self.edge_lo > self.edge_hi:
+        fix = object.__setattr__  # normalise NumPy scalars to Python ints (frozen dataclass)
+        fix(self, "branching", check_int(self.branching, "branching", 1, MAX_INCREMENTAL_BRANCHING))
+        fix(self, "depth", check_int(self.depth, "depth", 0, 64))
+        fix(self, "seed", check_int(self.seed, "seed", 0, 2**64 - 1))
+        fix(self, "random_branching", check_bool(self.random_branching, "random_branching"))
+        fix(self, "edge_lo", check_int(self.edge_lo, "edge_lo", -(2**52), 2**52))
+        fix(self, "edge_hi", check_int(self.edge_hi, "edge_hi", -(2**52), 2**52))
+        if self.edge_lo > self.edge_hi:
             raise ValueError(f"edge costs need integers edge_lo <= edge_hi, got {self.edge_lo}, {self.edge_hi}")
         if max(abs(self.edge_lo), abs(self.edge_hi)) * max(self.depth, 1) > 2**52:
             raise ValueError("edge costs times depth must stay within 2**52 (exact in float64)")
@@ -140,9 +142,18 @@ class IncrementalTree:
 
     def expected_nodes(self, depth: int | None = None) -> float:
         """Expected number of nodes down to ``depth`` (default: the frontier)."""
-        d = self.depth if depth is None else depth
+        d = self._depth_arg(depth)
         b = self.branching
         return float(d + 1) if b == 1 else (b ** (d + 1) - 1) / (b - 1)
+
+    def _depth_arg(self, depth) -> int:
+        if depth is None:
+            return self.depth
+        return check_int(depth, "depth", 0, self.depth)
+
+    def _worst_nodes(self, d: int) -> int:
+        m = self.max_branching
+        return (m ** (d + 1) - 1) // (m - 1) if m > 1 else d + 1
 
     def describe(self) -> dict:
         return {
@@ -169,35 +180,37 @@ class IncrementalTree:
         """The tree down to ``depth`` as an :class:`ExplicitTree` (costs at its leaves)."""
         from .explicit import BYTES_PER_NODE, ExplicitTree
 
-        d = self.depth if depth is None else depth
-        if not 0 <= d <= self.depth:
-            raise ValueError(f"depth must lie in 0..{self.depth}, got {d}")
-        worst = (self.max_branching ** (d + 1) - 1) // max(self.max_branching - 1, 1) if self.max_branching > 1 \
-            else d + 1
+        d = self._depth_arg(depth)
+        worst = self._worst_nodes(d)
         check_bytes(
-            min(worst, 2**62) * BYTES_PER_NODE * 2,
+            worst * (BYTES_PER_NODE * 2 + _EXPAND_BYTES_PER_NODE),
             max_bytes,
             f"an explicit copy of an incremental tree (up to {worst} nodes)",
             "lower the depth or raise max_bytes",
         )
-        first, num, costs, movers, _ = self._expand(d, worst)
-        values = np.where(num == 0, costs, 0.0)
+        with memory_guard(f"an explicit copy of an incremental tree (up to {worst} nodes)", "lower the depth"):
+            first, num, costs, movers, _ = self._expand(d, worst)
+            values = np.where(num == 0, costs, 0.0)
         return ExplicitTree.from_arrays(first, num, movers, values)
 
-    def edge_costs(self, depth: int | None = None) -> np.ndarray:
+    def edge_costs(self, depth: int | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES) -> np.ndarray:
         """Costs of every edge down to ``depth``, breadth first (for learning bounds)."""
-        d = self.depth if depth is None else depth
-        worst = (self.max_branching ** (d + 1) - 1) // max(self.max_branching - 1, 1) if self.max_branching > 1 \
-            else d + 1
-        check_bytes(worst * 48, DEFAULT_MAX_BYTES, f"the edges of {worst} nodes", "lower the depth")
-        return self._expand(d, worst)[4][1:]
+        d = self._depth_arg(depth)
+        worst = self._worst_nodes(d)
+        check_bytes(worst * _EXPAND_BYTES_PER_NODE, max_bytes, f"the edges of {worst} nodes", "lower the depth")
+        with memory_guard(f"the edges of {worst} nodes", "lower the depth"):
+            return self._expand(d, worst)[4][1:]
 
     def _expand(self, depth, capacity):
         return _materialise(np.uint64(self.root_key), depth, self.branching, self.random_branching,
                             self.edge_lo, np.uint64(self.edge_span), int(capacity))
 
 
-@njit(cache=True)
+#: Bytes per node of the scratch arrays of ``_materialise`` and its results.
+_EXPAND_BYTES_PER_NODE = 96
+
+
+@njit(cache=True, nogil=True)
 def _materialise(root_key, depth, branching, random_branching, edge_lo, edge_span, capacity):
     """Breadth-first expansion: (first_child, num_children, cost, to_move, edge_cost)."""
     keys = np.empty(capacity, dtype=np.uint64)

@@ -27,7 +27,8 @@ from ._access import (
     TreeData,
     fill_leaf_values,
 )
-from .memory import DEFAULT_MAX_BYTES, check_bytes
+from ._validate import check_choice, check_int, check_real, is_int
+from .memory import DEFAULT_MAX_BYTES, check_bytes, check_max_bytes, memory_guard
 
 #: Default integer leaf range, about +-2**31 as in Weinstein et al. (seed 000).
 DEFAULT_INT_RANGE = (-(2**31), 2**31)
@@ -60,22 +61,47 @@ def leaf_hash_py(seed: int, leaf: int) -> int:
 
 
 def _parse_root(root) -> int:
-    if root in ("max", MAX_PLAYER):
-        return MAX_PLAYER
-    if root in ("min", MIN_PLAYER):
-        return MIN_PLAYER
+    if isinstance(root, str) or _is_int(root):
+        if root in ("max", MAX_PLAYER):
+            return MAX_PLAYER
+        if root in ("min", MIN_PLAYER):
+            return MIN_PLAYER
     raise ValueError(f"root must be 'max' or 'min', got {root!r}")
 
 
-def _is_int(x) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+_is_int = is_int
 
 
 def uniform_num_nodes(branching: int, height: int) -> int:
-    """Exact number of nodes of a uniform tree (Python int, may be huge)."""
+    """Exact number of nodes of a uniform tree (Python int).
+
+    Call :func:`check_uniform_size` first: it refuses, without computing
+    ``b**(h+1)``, shapes whose node count would not fit in 64 bits.
+    """
     if branching == 1:
         return height + 1
     return (branching ** (height + 1) - 1) // (branching - 1)
+
+
+def check_uniform_size(branching: int, height: int) -> int:
+    """Refuse a uniform shape with more than ``MAX_IMPLICIT_NODES`` nodes; return its size.
+
+    Works in O(1) for any height: with ``branching >= 2`` a height above 62
+    already means more than 2**62 nodes, so ``b**(h+1)`` is never computed
+    for huge heights; with ``branching == 1`` the height itself is bounded.
+    """
+    b, h = int(branching), int(height)
+    if b >= 2 and h > 62:
+        approx = f"about 10**{h * math.log10(b):.0f}"
+    else:
+        n = uniform_num_nodes(b, h)
+        if n <= MAX_IMPLICIT_NODES:
+            return n
+        approx = f"{float(n):.3g}" if n.bit_length() < 1000 else f"about 2**{n.bit_length() - 1}"
+    raise ValueError(
+        f"a uniform tree with branching {b} and height {h} has {approx} nodes; "
+        f"node indices must fit in 64 bits (at most 2**62 nodes): lower the height or the branching"
+    )
 
 
 @dataclass(frozen=True)
@@ -108,27 +134,19 @@ class UniformTree:
     leaf_cost: int = 0
 
     def __post_init__(self):
-        b, h = self.branching, self.height
-        if not _is_int(b) or b < 1:
-            raise ValueError(f"branching must be an integer >= 1, got {b!r}")
-        if not _is_int(h) or h < 0:
-            raise ValueError(f"height must be an integer >= 0, got {h!r}")
-        if not _is_int(self.seed) or not 0 <= self.seed < 2**64:
-            raise ValueError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
-        if self.values not in VALUE_KIND_NAMES:
-            raise ValueError(
-                f"values must be one of {', '.join(VALUE_KIND_NAMES)}, got {self.values!r}"
-            )
+        b = check_int(self.branching, "branching", 1, MAX_IMPLICIT_NODES)
+        h = check_int(self.height, "height", 0)
+        object.__setattr__(self, "branching", b)
+        object.__setattr__(self, "height", h)
+        object.__setattr__(self, "seed", check_int(self.seed, "seed", 0, 2**64 - 1))
+        check_choice(self.values, "values", tuple(VALUE_KIND_NAMES))
         _parse_root(self.root)
-        if not _is_int(self.leaf_cost) or not 0 <= self.leaf_cost <= 10**7:
-            raise ValueError(f"leaf_cost must be an integer in [0, 10**7], got {self.leaf_cost!r}")
-        n = uniform_num_nodes(b, h)
-        if n > MAX_IMPLICIT_NODES:
-            raise ValueError(
-                f"a uniform tree with branching {b} and height {h} has {float(n):.3g} nodes; "
-                f"node indices must fit in 64 bits (at most {float(MAX_IMPLICIT_NODES):.3g}): "
-                "lower the height or the branching"
-            )
+        object.__setattr__(self, "leaf_cost", check_int(self.leaf_cost, "leaf_cost", 0, 10**7))
+        check_uniform_size(b, h)
+        for name in ("lo", "hi"):
+            x = getattr(self, name)
+            if x is not None:
+                check_real(x, name)
         lo, hi = self.value_range
         if self.values == "int":
             if not (_is_int(lo) and _is_int(hi)):
@@ -138,7 +156,7 @@ class UniformTree:
             if not (-(2**53) <= lo and hi <= 2**53):
                 raise ValueError("integer leaf range must lie within +-2**53 (exact in float64)")
         elif self.values == "float":
-            if not (math.isfinite(lo) and math.isfinite(hi)) or not lo < hi:
+            if not lo < hi or not math.isfinite(float(hi) - float(lo)):
                 raise ValueError(f"float leaves need finite lo < hi, got lo={lo} hi={hi}")
 
     # -- shape -------------------------------------------------------------
@@ -238,12 +256,14 @@ class UniformTree:
             f"height {self.height})",
             "lower the height or raise max_bytes",
         )
-        out = np.empty(n, dtype=np.float64)
-        fill_leaf_values(self.data(), out)
+        with memory_guard(f"the {n} leaf values of a uniform tree", "lower the height"):
+            out = np.empty(n, dtype=np.float64)
+            fill_leaf_values(self.data(), out)
         return out
 
     def leaf_value(self, leaf: int) -> float:
         """Value of one leaf, computed in pure Python (reference twin)."""
+        leaf = check_int(leaf, "leaf", 0, self.num_leaves - 1)
         h = leaf_hash_py(self.seed, leaf)
         lo, hi = self.value_range
         if self.values == "int":
@@ -254,18 +274,20 @@ class UniformTree:
 
     def to_explicit(self, *, max_bytes: int = DEFAULT_MAX_BYTES):
         """The same tree as an :class:`ExplicitTree` (same node numbering)."""
-        from .explicit import ExplicitTree, BYTES_PER_NODE
+        from .explicit import BUILD_BYTES_PER_NODE, ExplicitTree
 
+        max_bytes = check_max_bytes(max_bytes)
         n = self.num_nodes
         check_bytes(
-            n * BYTES_PER_NODE,
+            n * BUILD_BYTES_PER_NODE + self.num_leaves * 8,
             max_bytes,
             f"an explicit copy of a uniform tree with {n} nodes",
             "lower the height or raise max_bytes",
         )
         values = self.leaf_values(max_bytes=max_bytes)
         return ExplicitTree.from_uniform_leaves(
-            self.branching, self.height, values, root=self.root, integral=self.integral
+            self.branching, self.height, values, root=self.root, integral=self.integral,
+            max_bytes=max_bytes,
         )
 
     def __repr__(self):  # pragma: no cover - cosmetic
