@@ -2,8 +2,11 @@
 """Random playouts per second from the start of Kalah(6,4) and Kalah(6,6):
 the CPU twin on one core and on all cores, and the CUDA kernel when a GPU is
 present; then MCTS playouts per second of search with GPU leaf evaluation
-against the CPU MCTS. Prints a table and writes bench/results/gpu_playouts.json
-(with the device name).
+against the one-core CPU MCTS. Every timed function runs once untimed first
+(the JIT compile, cache loading, the CUDA context), every figure is the
+median of --repeats timed runs, and ratios compare those warm medians.
+Prints a table and writes bench/results/gpu_playouts.json (with the device
+name).
 
     python bench/gpu_playouts.py [--states 65536 --playouts 64] [--quick]
 """
@@ -13,12 +16,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
 
 from jitsearch.benchmarks.playouts_bench import measure_playouts
 from jitsearch.kernels.backend import cuda_status, device_name
+
+
+def _warm_median(search, repeats: int) -> dict:
+    """Run ``search(seed)`` once untimed (compilation, cache loading, device
+    set-up), then ``repeats`` timed runs; median playouts/s and iterations/s."""
+    search(0)
+    runs = []
+    for k in range(repeats):
+        t0 = time.perf_counter()
+        r = search(1 + k)
+        dt = time.perf_counter() - t0
+        runs.append({"seconds": dt, "playouts_per_second": r["simulations"] / dt,
+                     "iterations_per_second": r["iterations"] / dt})
+    return {"playouts_per_second": statistics.median(x["playouts_per_second"] for x in runs),
+            "iterations_per_second": statistics.median(x["iterations_per_second"] for x in runs), "runs": runs}
 
 
 def main(argv=None) -> int:
@@ -47,25 +66,30 @@ def main(argv=None) -> int:
               f"{allc['playouts_per_second']:,.0f}/s"
               + (f", GPU {row['gpu']['playouts_per_second']:,.0f}/s ({row['gpu_vs_1core']:.0f}x one core)"
                  if has_gpu else f", GPU: not measured ({why})"), flush=True)
-    mcts = {}
+    # MCTS: every timed search runs once untimed first (JIT compile or cache load, CUDA context and buffers),
+    # then the median of --repeats timed runs; the ratio compares those warm medians
     from jitsearch.games.kalah import KalahState
     from jitsearch.mcts.search import mcts_search
 
     s = KalahState.initial(6, 4)
     n = 2000 if args.quick else 20000
-    t0 = time.perf_counter()
-    r = mcts_search(s, iterations=n, c=2.0, seed=1)
-    mcts["cpu_playouts_per_second"] = r["simulations"] / (time.perf_counter() - t0)
+    cpu = _warm_median(lambda seed: mcts_search(s, iterations=n, c=2.0, seed=seed), args.repeats)
+    mcts = {"repeats": args.repeats, "cpu_iterations": n, "cpu_playouts_per_second": cpu["playouts_per_second"],
+            "cpu_iterations_per_second": cpu["iterations_per_second"], "cpu_runs": cpu["runs"]}
     if has_gpu:
-        mcts_search(s, iterations=256, backend="cuda", batch=256, playouts=64, seed=0)  # compile
-        t0 = time.perf_counter()
-        r = mcts_search(s, iterations=4096 if not args.quick else 512, backend="cuda", batch=256,
-                        playouts=256 if not args.quick else 16, seed=1)
-        mcts["gpu_playouts_per_second"] = r["simulations"] / (time.perf_counter() - t0)
+        iters, per_leaf = (512, 16) if args.quick else (4096, 256)
+        gpu = _warm_median(lambda seed: mcts_search(s, iterations=iters, backend="cuda", batch=256,
+                                                    playouts=per_leaf, seed=seed), args.repeats)
+        mcts.update(gpu_iterations=iters, gpu_playouts_per_leaf=per_leaf, gpu_batch=256,
+                    gpu_playouts_per_second=gpu["playouts_per_second"],
+                    gpu_iterations_per_second=gpu["iterations_per_second"], gpu_runs=gpu["runs"])
         mcts["gpu_vs_cpu"] = mcts["gpu_playouts_per_second"] / mcts["cpu_playouts_per_second"]
-    print("MCTS playouts/s of search: CPU {:,.0f}".format(mcts["cpu_playouts_per_second"])
-          + (", GPU leaf evaluation {:,.0f} ({:.0f}x)".format(mcts["gpu_playouts_per_second"], mcts["gpu_vs_cpu"])
-             if has_gpu else ""))
+        mcts["gpu_vs_cpu_iterations"] = mcts["gpu_iterations_per_second"] / mcts["cpu_iterations_per_second"]
+    print("MCTS playouts/s of search (warm, median of {}): CPU one core {:,.0f} ({:,.0f} iterations/s)".format(
+              args.repeats, mcts["cpu_playouts_per_second"], mcts["cpu_iterations_per_second"])
+          + (", GPU leaf evaluation {:,.0f} ({:.0f}x; {:,.0f} iterations/s, {:.2f}x)".format(
+              mcts["gpu_playouts_per_second"], mcts["gpu_vs_cpu"], mcts["gpu_iterations_per_second"],
+              mcts["gpu_vs_cpu_iterations"]) if has_gpu else ""))
     result = {"benchmark": "gpu-playouts", "device": device_name("cuda") if has_gpu else None,
               "cpu": device_name("cpu"), "cores": cores, "gpu_available": has_gpu,
               "gpu_unavailable_reason": None if has_gpu else why, "rows": rows, "mcts": mcts}

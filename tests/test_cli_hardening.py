@@ -289,7 +289,7 @@ def _runnable_cli_lines():
                 continue
             if re.search(r"\[|\||\bN\b|\bDIR\b|\bTEXT\b|\bS\b", line):
                 continue
-            if any(w in line for w in ("bench", "human", "--pairs 200", "--seeds 5", "--height 22",
+            if any(w in line for w in ("bench", "human", "--pairs 200", "--pairs 100", "cuda", "analyse", "--seeds 5", "--height 22",
                                        "--houses 6 --seeds 4")):
                 continue  # long runs; covered by their own tests
             lines.append(line)

@@ -144,14 +144,87 @@ def test_mcts_with_gpu_leaf_evaluation_equals_the_cpu_backend():
 # -- PTX for a real architecture ---------------------------------------------------------
 
 def test_kernel_compiles_to_ptx_for_sm90():
+    """Both kernels (playouts, multi-tree MCTS) compile to PTX for sm_90."""
     if SIMULATOR:
         pytest.skip("the simulator has no compiler")
     try:
+        from jitsearch.kernels.cuda_mcts import compile_ptx as compile_mcts_ptx
         from jitsearch.kernels.cuda_playouts import compile_ptx
 
         ptx = compile_ptx((9, 0))
+        mcts_ptx = compile_mcts_ptx((9, 0))
     except Exception as exc:  # no numba-cuda / NVVM / NVRTC here
         if os.environ.get("JITSEARCH_REQUIRE_PTX") == "1":
             raise
         pytest.skip(f"no CUDA compiler toolchain ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})")
     assert ".target sm_90" in ptx and "_playout_kernel" in ptx
+    assert ".target sm_90" in mcts_ptx and "_mcts_kernel" in mcts_ptx
+
+
+# -- the multi-tree MCTS kernel against its CPU twin ------------------------------------
+
+def _grow_both(m, n, empty_capture, positions, trees_per_position, capacity, playouts, reward, formula, chunks,
+               leaves, seed, near_end=False):
+    """Grow the same trees with the CPU twin (one call) and the CUDA kernel
+    (in ``chunks`` launches); returns the two TreeBatches."""
+    from jitsearch.kernels import cuda_mcts
+    from jitsearch.kernels.multi_mcts import TreeBatch, grow_trees_cpu, log_table_for
+    from jitsearch.mcts.multi import tree_keys_for
+
+    b, p = _batch(m, n, positions, seed, near_end=near_end, empty_capture=empty_capture)
+    boards = np.repeat(b.astype(np.int32), trees_per_position, axis=0)
+    players = np.repeat(p.astype(np.int32), trees_per_position)
+    t = boards.shape[0]
+    keys = tree_keys_for(seed, t)
+    totals = boards.astype(np.int64).sum(axis=1)
+    logs = log_table_for(1024)
+    iterations = sum(chunks)
+    cpu = TreeBatch(t, capacity, m)
+    cpu.set_roots(boards, players)
+    grow_trees_cpu(*cpu.arrays(), keys, totals, logs, m, 1.3, formula, reward, playouts, empty_capture, 1 << 30,
+                   leaves, 0, iterations)
+    gpu = TreeBatch(t, capacity, m)
+    gpu.set_roots(boards, players)
+    dev = cuda_mcts.DeviceTrees(gpu, keys, totals, logs)
+    done = 0
+    for k in chunks:
+        dev.grow(m, 1.3, formula, reward, playouts, empty_capture, 1 << 30, leaves, done, k)
+        done += k
+    dev.copy_back(gpu)
+    return cpu, gpu
+
+
+MULTI_CASES = [  # m, n, empty capture, positions, trees each, capacity, playouts, reward, formula, steps, leaves
+    (3, 3, False, 1, 3, 64, 5, 0, 0, (4, 8), 1),
+    (4, 2, True, 2, 2, 96, 3, 1, 1, (6,), 3),
+    (2, 3, False, 3, 1, 16, 2, 0, 2, (3, 3, 6), 2),  # small pool: fills, expansion stops
+    (3, 2, False, 1, 2, 128, 40, 0, 0, (2, 3), 4),  # 160 playouts a step: more than one per thread
+]
+
+
+@needs_cuda
+@pytest.mark.parametrize("case", MULTI_CASES)
+@pytest.mark.parametrize("seed", [1, 2**64 - 1])
+def test_multi_tree_kernel_equals_cpu_twin(case, seed):
+    cpu, gpu = _grow_both(*case, seed)
+    for name, a, b in zip(("parent", "first_child", "num_children", "move", "to_move", "mover_in", "visits",
+                           "value", "boards", "size"), cpu.arrays(), gpu.arrays()):
+        assert np.array_equal(a, b), name
+    iterations = sum(case[-2]) * case[-1]
+    assert (cpu.visits[:, 0] == iterations).all()  # every iteration passes the root; virtual visits are gone
+    assert (cpu.size <= case[5]).all()
+
+
+@needs_cuda
+def test_multi_tree_search_cuda_equals_cpu():
+    from jitsearch.mcts.multi import analyse_positions, multi_tree_search
+
+    s = KalahState.initial(3, 3)
+    kw = dict(trees=4, iterations=10, playouts=4, seed=9, leaves=2)
+    a = multi_tree_search(s, backend="cpu", **kw)
+    b = multi_tree_search(s, backend="cuda", **kw)
+    assert a["children"] == b["children"] and a["move"] == b["move"] and b["backend"] == "cuda"
+    states = [s, s.play(2), s.play(3)]
+    x = analyse_positions(states, iterations=6, playouts=3, backend="cpu", seed=4, leaves=3)
+    y = analyse_positions(states, iterations=6, playouts=3, backend="cuda", seed=4, leaves=3)
+    assert x["positions"] == y["positions"]

@@ -227,6 +227,9 @@ def write_text_atomic(path: Path, text: str, option: str = "--out") -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600: give the file the usual mode
         os.replace(tmp, path)
     except OSError as exc:
         raise UserError(f"{option} {path}: {exc.strerror or exc}") from None

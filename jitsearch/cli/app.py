@@ -344,7 +344,7 @@ def _bound_text(x) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
 
-_KALAH_TOURNAMENT_OPTIONS = ("houses", "seeds", "empty_capture", "openings", "max_plies", "workers")
+_KALAH_TOURNAMENT_OPTIONS = ("houses", "seeds", "empty_capture", "openings", "max_plies", "workers", "lockstep")
 _TREE_GAME_OPTIONS = ("branching", "fixed_branching", "tree_depth", "depth_increment", "max_horizon")
 
 
@@ -363,6 +363,10 @@ def tournament(
     openings: Annotated[int, typer.Option("--openings", help="Kalah: seeded random opening plies per pair.")] = 0,
     max_plies: Annotated[int, typer.Option("--max-plies", help="Kalah: ply cap (scored by stores).")] = 300,
     workers: Annotated[int, typer.Option("--workers", help="Kalah: games played in parallel processes.")] = 1,
+    lockstep: Annotated[
+        bool, typer.Option("--lockstep", help="Kalah: play every game side by side; a multi-tree MCTS agent "
+                                              "(mcts:iterations=N,backend=cuda) searches all its games in one launch.")
+    ] = False,
     branching: Annotated[int, typer.Option("--branching", "-b", help="Random tree: (mean) branching.")] = 5,
     fixed_branching: Annotated[
         bool, typer.Option("--fixed-branching", help="Random tree: fixed instead of random branching.")
@@ -405,7 +409,7 @@ def tournament(
         refuse_options(given, ("max_horizon",), "applies with --depth-increment only")
     if game == "kalah":
         _kalah_tournament(a, b, pairs, houses, seeds, empty_capture, openings, max_plies, seed, workers, out,
-                          resume, as_json)
+                          resume, as_json, lockstep)
         return
     spec_a, spec_b = PlayerSpec.parse(a), PlayerSpec.parse(b)
     config = GameConfig(branching=branching, random_branching=not fixed_branching, depth=tree_depth, seed=seed)
@@ -451,7 +455,7 @@ def _print_tree_rounds(game, rounds, spec_a, spec_b):
 
 
 def _kalah_tournament(a, b, pairs, houses, seeds, empty_capture, openings, max_plies, seed, workers, out, resume,
-                      as_json):
+                      as_json, lockstep=False):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..games.kalah_tournament import KalahMatch, run_kalah_tournament
@@ -466,7 +470,7 @@ def _kalah_tournament(a, b, pairs, houses, seeds, empty_capture, openings, max_p
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=stderr, transient=True) as bar:
         task = bar.add_task("games", total=2 * pairs)
-        r = run_kalah_tournament(a, b, match, pairs, out=out, resume=resume, workers=workers,
+        r = run_kalah_tournament(a, b, match, pairs, out=out, resume=resume, workers=workers, lockstep=lockstep,
                                  progress=lambda done, total: bar.update(task, completed=done, total=total))
     r["game"] = "kalah"
     for note in r.get("notes") or []:
@@ -629,6 +633,170 @@ def play(
         _emit_json(result)
         return
     stdout.print(f"result: {result['result'] or 'unfinished'}, margin {result['margin']:+d} after {result['plies']} plies")
+
+
+_POSITION_EXAMPLE = "4,4,4,4,4,4/0/4,4,4,4,4,4/0 p0"
+
+
+def _read_positions(path: Path, empty_capture: bool):
+    """(line number, KalahState) for each position line of ``path`` (blank
+    lines and ``#`` comments skipped); a bad line is one ``FILE:LINE:`` error."""
+    from ..games.kalah import MAX_TEXT, KalahState
+    from ..mcts.multi import MAX_TREES
+
+    try:
+        fh = open(path, "rb")  # decoded line by line, so a bad byte is reported on its own line
+    except OSError as exc:
+        raise UserError(f"{path}: {exc.strerror or exc}") from None
+    found: list = []
+    number = 0
+    with fh:
+        while True:
+            number += 1
+            try:
+                data = fh.readline(MAX_TEXT + 2)  # bounded: a huge line is refused, not read into memory
+            except OSError as exc:
+                raise UserError(f"{path}: {exc.strerror or exc}") from None
+            if not data:
+                break
+            if len(data) > MAX_TEXT and not data.endswith(b"\n"):
+                raise UserError(f"{path}:{number}: line longer than {MAX_TEXT} bytes")
+            try:
+                raw = data.decode("utf-8-sig" if number == 1 else "utf-8")  # a byte-order mark is allowed
+            except UnicodeDecodeError:
+                raise UserError(f"{path}:{number}: not UTF-8 text") from None
+            text = raw.strip()
+            if not text or text.startswith("#"):
+                continue
+            try:
+                state = KalahState.from_text(text, empty_capture=empty_capture)
+            except ValueError as exc:
+                raise UserError(f"{path}:{number}: {exc}") from None
+            if state.is_over:
+                raise UserError(f"{path}:{number}: the game is over in this position ('end'): no move to analyse")
+            if found and state.houses != found[0][1].houses:
+                raise UserError(f"{path}:{number}: {state.houses} houses per side, but line {found[0][0]} has "
+                                f"{found[0][1].houses}: analyse one board size per file")
+            if len(found) >= MAX_TREES:
+                raise UserError(f"{path}:{number}: more than {MAX_TREES:,} positions (one launch's limit); "
+                                "split the file")
+            found.append((number, state))
+    if not found:
+        raise UserError(f"{path}: no positions (one a line, e.g. '{_POSITION_EXAMPLE}')")
+    return found
+
+
+@app.command()
+def analyse(
+    positions_file: Annotated[
+        Path, typer.Argument(metavar="POSITIONS_FILE", help=f"Positions, one a line in the text form ({_POSITION_EXAMPLE}); blank lines and "
+                                  "lines starting with # are skipped.", show_default=False)
+    ],
+    game: Annotated[str, typer.Option("--game", help="Game: kalah.")] = "kalah",
+    iterations: Annotated[
+        Optional[int], typer.Option("--iterations", help="MCTS iterations per position [default: 2000].",
+                                    show_default=False)
+    ] = None,
+    time_limit: Annotated[
+        Optional[float], typer.Option("--time", help="Seconds for the whole batch instead of --iterations.")
+    ] = None,
+    playouts: Annotated[int, typer.Option("--playouts", help="Random playouts per leaf.")] = 32,
+    leaves: Annotated[
+        Optional[int], typer.Option("--leaves", help="Leaves per step of a tree [default: 8 on cuda, 1 on cpu].",
+                                    show_default=False)
+    ] = None,
+    c: Annotated[float, typer.Option("--c", help="UCT exploration constant.")] = math.sqrt(2),
+    formula: Annotated[str, typer.Option("--formula", help="UCT formula: ucb1, sqrt or sqrtlog.")] = "ucb1",
+    reward: Annotated[str, typer.Option("--reward", help="Playout reward: win or heuristic (HMCTS).")] = "win",
+    empty_capture: Annotated[
+        bool, typer.Option("--empty-capture", help="Capture even when the opposite house is empty.")
+    ] = False,
+    backend: Annotated[str, typer.Option("--backend", help="auto, cpu or cuda.")] = "auto",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the trees' random streams.")] = 0,
+    max_memory: Annotated[
+        str, typer.Option("--max-memory", help="Refuse trees larger than this (e.g. 2GiB).")
+    ] = "2GiB",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the JSON result to this file.")] = None,
+):
+    """MCTS analysis of many Kalah positions in one launch: best move, visits and value of every move.
+
+    One tree per position, all grown together (one thread block each on a
+    GPU, all cores on the CPU). A move's value is the mean reward (win 1,
+    draw 1/2, loss 0) of the player to move; moves are pit indices. Ctrl-C
+    stops the search, prints what the trees hold and exits with status 130.
+    """
+    from ..mcts.multi import analyse_positions
+
+    if game != "kalah":
+        raise UserError(f"--game must be kalah, got {game!r}")
+    if iterations is not None and time_limit is not None:
+        raise UserError("give --iterations or --time, not both")
+    check_seconds(time_limit, "--time")
+    check_positive({"--iterations": iterations, "--playouts": playouts, "--leaves": leaves})
+    if not 0 <= seed < 2**64:
+        raise UserError(f"--seed must lie in [0, 2**64), got {seed}")
+    max_bytes = _parse_bytes(max_memory)
+    if out is not None:
+        check_output_file(out)
+    if time_limit is None and iterations is None:
+        iterations = 2000
+    found = _read_positions(positions_file, empty_capture)
+    states = [s for _, s in found]
+    options = dict(c=c, formula=formula, reward=reward, playouts=playouts, leaves=leaves, backend=backend,
+                   max_bytes=max_bytes)
+
+    def run():
+        # compile (or load) the kernel first, so that neither the time budget nor `seconds` pays for it
+        warm = analyse_positions(states[:1], iterations=1, seed=seed, **options)
+        if warm["interrupted"]:
+            return warm, True
+        return analyse_positions(states, iterations=iterations, time=time_limit, seed=seed, **options), False
+
+    (r, warm_only), _, jit_seconds = timed(run)
+    if warm_only:
+        _stop_interrupted("before the search started; nothing to show")
+    seconds = r["seconds"]
+    result = {
+        "game": "kalah", "houses": states[0].houses, "empty_capture": empty_capture, "file": str(positions_file),
+        "positions": [{"line": number, "position": state.to_text(), "player": state.player, **pos}
+                      for (number, state), pos in zip(found, r["positions"])],
+        "iterations": r["iterations"], "playouts": r["playouts"], "leaves": r["leaves"],
+        "playouts_total": r["playouts_total"], "seconds": seconds, "compile_seconds": jit_seconds,
+        "positions_per_second": len(states) / seconds if seconds > 0 else None, "backend": r["backend"],
+        "c": c, "formula": formula, "reward": reward, "seed": seed, "interrupted": r["interrupted"],
+    }
+    if out is not None:
+        write_text_atomic(out, json.dumps(_json_safe(result), indent=2) + "\n")
+    if as_json:
+        _emit_json(result)
+    else:
+        _print_analysis(result)
+    if r["interrupted"]:
+        _stop_interrupted(f"after {r['iterations']:,} iterations per position; the figures above are from those")
+
+
+def _print_analysis(result: dict) -> None:
+    rules = "empty-capture" if result["empty_capture"] else "standard"
+    table = Table(title=f"Kalah, {result['houses']} houses, {rules} rules: {len(result['positions']):,} positions, "
+                        f"{result['iterations']:,} iterations x {result['playouts']} playouts each "
+                        f"({result['backend']})")
+    for col, justify in (("line", "right"), ("position", "left"), ("best", "right"), ("pit", "right"),
+                         ("visits", "right"), ("value", "right")):
+        table.add_column(col, justify=justify)
+    for pos in result["positions"]:
+        kids = pos["children"]
+        col = {k: "\n".join(f(ch) for ch in kids) for k, f in (
+            ("pit", lambda ch: f"{'*' if ch['move'] == pos['move'] else ''}{ch['move']}"),
+            ("visits", lambda ch: f"{ch['visits']:,}"),
+            ("value", lambda ch: "-" if ch["value"] is None else f"{ch['value']:.3f}"))}
+        table.add_row(str(pos["line"]), pos["position"], str(pos["move"]), col["pit"], col["visits"], col["value"])
+    pps = result["positions_per_second"]
+    stdout.print(table)
+    reward = "the heuristic, in [0, 1]" if result["reward"] == "heuristic" else "win 1, draw 1/2, loss 0"
+    stdout.print(f"* best move; value: the player to move's mean reward ({reward}). "
+                 f"{result['seconds']:.3f} s, {'-' if pps is None else f'{pps:,.1f}'} positions/s, "
+                 f"{result['playouts_total']:,} playouts")
 
 
 def _fe_bounds(tree, mode: str, bounds_file, likely):
@@ -954,6 +1122,143 @@ def bench_mcts(
     if os_rate:
         table.add_row("OpenSpiel MCTSBot sims/s (C++)", f"{os_rate:,.0f}", "1.00x")
     stdout.print(table)
+
+
+def _parse_list(text: str, option: str, kind, example: str) -> list:
+    """Comma-separated values of ``kind`` (int or float); one line on error."""
+    try:
+        values = [kind(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"{option} takes comma-separated {'integers' if kind is int else 'numbers'} like "
+                        f"{example}, got {text!r}") from None
+    if not values:
+        raise UserError(f"{option} {text!r} names no value")
+    return values
+
+
+def _parse_rates(text: str, leaves: Optional[int], backend: str) -> list[tuple]:
+    """--rates: TREESxPLAYOUTS or TREESxLEAVESxPLAYOUTS entries, each checked
+    against the multi-tree search's limits."""
+    from ..mcts.multi import MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREES, default_leaves
+
+    settings = []
+    for entry in (x.strip() for x in text.split(",")):
+        if not entry:
+            continue
+        try:
+            parts = tuple(int(x) for x in entry.lower().split("x"))
+            if len(parts) not in (2, 3):
+                raise ValueError
+        except ValueError:
+            raise UserError(f"--rates entries look like TREESxPLAYOUTS or TREESxLEAVESxPLAYOUTS (e.g. 256x32 or "
+                            f"256x8x32), got {entry!r}") from None
+        trees, step_leaves, playouts = (parts[0], leaves, parts[1]) if len(parts) == 2 else parts
+        shown = default_leaves(backend) if step_leaves is None else step_leaves
+        if not 1 <= trees <= MAX_TREES or not 1 <= playouts <= MAX_LEAF_PLAYOUTS or not 1 <= shown <= MAX_LEAVES:
+            raise UserError(f"--rates {entry}: trees must lie in 1..{MAX_TREES}, leaves in 1..{MAX_LEAVES}, "
+                            f"playouts in 1..{MAX_LEAF_PLAYOUTS}")
+        if shown * playouts > MAX_STEP_PLAYOUTS:
+            raise UserError(f"--rates {entry}: leaves x playouts = {shown} x {playouts} is above the limit of "
+                            f"{MAX_STEP_PLAYOUTS} playouts per step")
+        settings.append(parts)
+    if not settings:
+        raise UserError(f"--rates {text!r} names no setting")
+    return settings
+
+
+@bench_app.command("gpu-mcts")
+def bench_gpu_mcts(
+    backend: Annotated[str, typer.Option("--backend", help="auto, cpu (the CPU twin) or cuda.")] = "auto",
+    rates: Annotated[
+        str, typer.Option("--rates", help="Rate settings: TREESxPLAYOUTS or TREESxLEAVESxPLAYOUTS, comma-separated.")
+    ] = "1x32,64x32,256x32,256x64,1024x32",
+    rate_seconds: Annotated[float, typer.Option("--rate-seconds", help="Seconds per rate setting.")] = 1.0,
+    positions: Annotated[
+        int, typer.Option("--positions", help="Random positions analysed in one batch (0: skip).")
+    ] = 10_000,
+    analyse_iterations: Annotated[
+        int, typer.Option("--analyse-iterations", help="Iterations per analysed position.")
+    ] = 1000,
+    move_times: Annotated[str, typer.Option("--move-times", help="Seconds per move of the games.")] = "0.05,0.2,1.0",
+    pairs: Annotated[
+        str, typer.Option("--pairs", help="Pairs per move time (each against both CPU opponents).")
+    ] = "10,8,2",
+    trees: Annotated[
+        Optional[int], typer.Option("--trees", help="Trees of the device agent [default: 256 on cuda, one per "
+                                                    "core on cpu].", show_default=False)
+    ] = None,
+    playouts: Annotated[int, typer.Option("--playouts", help="Playouts per leaf (analysis and games).")] = 32,
+    leaves: Annotated[
+        Optional[int], typer.Option("--leaves", help="Leaves per step [default: 8 on cuda, 1 on cpu].",
+                                    show_default=False)
+    ] = None,
+    workers: Annotated[
+        Optional[int], typer.Option("--workers", help="Threads of CPU root parallelism [default: all cores].",
+                                    show_default=False)
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", help="Directory for JSON, markdown and the games (JSONL).")]
+    = Path("jitsearch-results/gpu_mcts"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+):
+    """Device-resident MCTS vs CPU MCTS: rates, positions analysed per second, strength at equal time per move.
+
+    Without a GPU (or with --backend cpu) the multi-tree search runs on the
+    CPU twin: the figures are then CPU figures, not GPU figures. The games
+    are appended to --out/games; rerunning the same command continues them.
+    """
+    from ..benchmarks.gpu_mcts_bench import format_table, run_gpu_mcts_bench
+    from ..games.kalah import max_threads
+    from ..kernels.backend import BackendError, resolve
+    from ..mcts.multi import MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREE_ITERATIONS, MAX_TREES
+
+    try:
+        resolved = resolve(backend)
+    except BackendError as exc:
+        raise UserError(str(exc)) from None
+    check_seconds(rate_seconds, "--rate-seconds")
+    check_positive({"--analyse-iterations": analyse_iterations, "--trees": trees, "--playouts": playouts,
+                    "--leaves": leaves, "--workers": workers})
+    if positions < 0 or positions > MAX_TREES:
+        raise UserError(f"--positions must lie in 0..{MAX_TREES} (one launch), got {positions}")
+    for option, value, most in (("--analyse-iterations", analyse_iterations, MAX_TREE_ITERATIONS),
+                                ("--trees", trees, MAX_TREES), ("--playouts", playouts, MAX_LEAF_PLAYOUTS),
+                                ("--leaves", leaves, MAX_LEAVES), ("--workers", workers, max_threads())):
+        if value is not None and value > most:
+            raise UserError(f"{option} must be at most {most}, got {value}")
+    if leaves is not None and leaves * playouts > MAX_STEP_PLAYOUTS:
+        raise UserError(f"--leaves x --playouts = {leaves} x {playouts} is above the limit of {MAX_STEP_PLAYOUTS} "
+                        "playouts per step")
+    settings = _parse_rates(rates, leaves, resolved)
+    times = _parse_list(move_times, "--move-times", float, "0.05,0.2,1.0")
+    for t in times:
+        check_seconds(t, "--move-times")
+    n_pairs = _parse_list(pairs, "--pairs", int, "10,8,2")
+    check_positive({"--pairs": min(n_pairs)})
+    if len(times) != len(n_pairs):
+        raise UserError(f"--move-times and --pairs need the same number of entries, got {len(times)} and "
+                        f"{len(n_pairs)}")
+    _announce_out_dir(out)
+    if resolved == "cpu":
+        stderr.print("note: backend cpu: the multi-tree search runs on the CPU twin; these are CPU-twin figures, "
+                     "not GPU figures (no GPU is measured)", soft_wrap=True)
+    try:
+        with stderr.status("benchmarking") as status:
+            r = run_gpu_mcts_bench(backend=resolved, rate_settings=settings, rate_seconds=rate_seconds,
+                                   positions=positions, analyse_iterations=analyse_iterations, move_times=times,
+                                   pairs=n_pairs, trees=trees, playouts=playouts, leaves=leaves, workers=workers,
+                                   games_dir=out / "games", progress=lambda msg: status.update(f"benchmarking: {msg}"))
+    except KeyboardInterrupt:
+        _stop_interrupted(f"the games played so far are in {out / 'games'}; rerun the same command to continue")
+    table = format_table(r)
+    write_text_atomic(out / "gpu_mcts.json", json.dumps(_json_safe(r), indent=2) + "\n")
+    write_text_atomic(out / "gpu_mcts.md", table)
+    if as_json:
+        _emit_json(r)
+    else:
+        sys.stdout.write(table)
+        stdout.print(f"written to {out}/ (gpu_mcts.json, gpu_mcts.md, games/)")
+    if any(g.get("interrupted") for g in r["games"]):
+        _stop_interrupted(f"the games played so far are in {out / 'games'}; rerun the same command to continue")
 
 
 @bench_app.command("kalah")

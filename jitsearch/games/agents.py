@@ -36,7 +36,7 @@ KINDS = ("random", "human", "alphabeta", "fsss", "mtdf", "mcts", "hmcts", "mc")
 #: Value type of each MCTS option in a spec (``bool``: 0, 1, true or false).
 MCTS_OPTIONS = {"iterations": int, "time": float, "c": float, "formula": str, "pb": float, "reward": str,
                 "playout_depth": int, "solver": bool, "playouts": int, "final": str, "workers": int,
-                "backend": str, "batch": int, "virtual_loss": float}
+                "backend": str, "batch": int, "virtual_loss": float, "trees": int, "leaves": int}
 #: Options of each agent kind and their value types.
 AGENT_OPTIONS = {"random": {}, "human": {}, "alphabeta": {"depth": int, "time": float, "eval": str},
                  "fsss": {"depth": int, "eval": str}, "mtdf": {"time": float},
@@ -119,6 +119,25 @@ class Agent:
 
             resolve(self.options["backend"])  # a CUDA request without a GPU fails here, in one line
 
+    def next_search_seed(self) -> int:
+        """The seed of this agent's next Monte Carlo search: a function of
+        its own seed and the moves it has made, so a game replays exactly
+        (and a lockstep tournament gets the same searches)."""
+        from ..kernels.rng import mix64_py
+
+        seed = mix64_py((self.seed or 0) * 1_000_003 + self._moves_made)
+        self._moves_made += 1
+        return seed
+
+    @property
+    def lockstep(self) -> bool:
+        """True for a multi-tree MCTS agent with an iteration budget: its
+        searches of many games can share one kernel launch with identical
+        results (:func:`jitsearch.games.kalah_tournament.play_lockstep`)."""
+        o = self.options
+        return (self.kind in ("mcts", "hmcts") and o.get("backend") is not None and o.get("batch") is None
+                and o.get("time") is None)
+
     def __call__(self, state: KalahState) -> int:
         if not isinstance(state, KalahState):
             raise ValueError(f"an agent plays a KalahState, got {type(state).__name__}")
@@ -148,8 +167,7 @@ class Agent:
             from ..kernels.rng import mix64_py
             from ..mcts.search import mcts_search, monte_carlo_search
 
-            seed = mix64_py((self.seed or 0) * 1_000_003 + self._moves_made)
-            self._moves_made += 1
+            seed = self.next_search_seed()
             if self.kind == "mc":
                 self.last = monte_carlo_search(state, playouts=self.options.get("playouts", 1000),
                                                time_limit=self.options.get("time"), seed=seed)

@@ -120,18 +120,77 @@ def opening(match: KalahMatch, pair: int) -> list[int]:
     return _opening_state(match, pair)[0]
 
 
-def play_one(a: str, b: str, match: KalahMatch, pair: int, seat: int) -> dict:
-    """Game ``seat`` (0: A is player 0, 1: B is) of ``pair``; returns its record."""
+def _setup(a: str, b: str, match: KalahMatch, pair: int, seat: int):
+    """(opening plies, start state, [player 0's agent, player 1's agent]) of one game."""
     start, s = _opening_state(match, pair)
     base = mix64_py((match.seed * 1_000_003 + pair) * 4 + seat * 2)
     agent_a = parse_agent(a, seed=base)
     agent_b = parse_agent(b, seed=base + 1)
-    agents = [agent_a, agent_b] if seat == 0 else [agent_b, agent_a]
-    g = play_game(s, agents, max_plies=max(0, match.max_plies - len(start)))
+    return start, s, ([agent_a, agent_b] if seat == 0 else [agent_b, agent_a])
+
+
+def _record(pair, seat, start, moves, state) -> dict:
     a_player = 0 if seat == 0 else 1
-    return {"pair": pair, "seat": seat, "a_player": a_player, "opening": start, "moves": g["moves"],
-            "plies": len(start) + g["plies"], "margin": g["margin"], "final_board": g["final_board"],
-            "capped": not g["finished"], "a_result": _a_result(g["margin"], a_player)}
+    return {"pair": pair, "seat": seat, "a_player": a_player, "opening": start, "moves": moves,
+            "plies": len(start) + len(moves), "margin": state.margin, "final_board": [int(x) for x in state.board],
+            "capped": not state.is_over, "a_result": _a_result(state.margin, a_player)}
+
+
+def play_one(a: str, b: str, match: KalahMatch, pair: int, seat: int) -> dict:
+    """Game ``seat`` (0: A is player 0, 1: B is) of ``pair``; returns its record."""
+    start, s, agents = _setup(a, b, match, pair, seat)
+    g = play_game(s, agents, max_plies=max(0, match.max_plies - len(start)))
+    final = s
+    for mv in g["moves"]:
+        final = final.play(mv)
+    return _record(pair, seat, start, g["moves"], final)
+
+
+def play_lockstep(a: str, b: str, match: KalahMatch, games):
+    """Play the games ``games`` ((pair, seat) pairs) side by side, yielding
+    each record as its game ends.
+
+    At each step, every game whose player to move is a lockstep agent (a
+    multi-tree MCTS agent with an iteration budget, see
+    :attr:`jitsearch.games.agents.Agent.lockstep`) is searched in one kernel
+    launch per agent spec (:func:`jitsearch.mcts.search.mcts_search_many`);
+    the other agents move one game at a time. Every search gets the seed its
+    agent would use in a game played alone, so each record equals
+    :func:`play_one`'s."""
+    from ..mcts.search import mcts_search_many
+
+    live = []
+    for pair, seat in games:
+        start, s, agents = _setup(a, b, match, pair, seat)
+        live.append({"pair": pair, "seat": seat, "start": start, "state": s, "agents": agents, "moves": [],
+                     "cap": max(0, match.max_plies - len(start))})
+    while live:
+        groups: dict[str, list[dict]] = {}
+        for g in live:
+            agent = g["agents"][g["state"].player]
+            if agent.lockstep:
+                groups.setdefault(str(agent), []).append(g)
+            else:
+                g["pit"] = agent(g["state"])
+        for members in groups.values():
+            agents = [g["agents"][g["state"].player] for g in members]
+            seeds = [agent.next_search_seed() for agent in agents]
+            results = mcts_search_many([g["state"] for g in members], seeds, **agents[0].options)
+            for g, agent, r in zip(members, agents, results):
+                agent.last = r
+                g["pit"] = r["move"]
+        still = []
+        for g in live:
+            pit = g.pop("pit")
+            if pit not in g["state"].legal_moves():
+                raise RuntimeError(f"agent chose an illegal move {pit} in {g['state'].to_text()}")
+            g["state"] = g["state"].play(pit)
+            g["moves"].append(pit)
+            if g["state"].is_over or len(g["moves"]) >= g["cap"]:
+                yield _record(g["pair"], g["seat"], g["start"], g["moves"], g["state"])
+            else:
+                still.append(g)
+        live = still
 
 
 def _a_result(margin: int, a_player: int) -> str:
@@ -303,7 +362,7 @@ def summarize(records: list[dict]) -> dict:
 
 
 def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=None, resume: bool = False,
-                         workers: int = 1, progress=None) -> dict:
+                         workers: int = 1, progress=None, lockstep: bool = False) -> dict:
     """Play ``pairs`` pairs of games (2·pairs games); see the module docstring.
 
     Everything is checked before the first game: the arguments, the output
@@ -313,6 +372,10 @@ def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=N
     each game. Returns :func:`summarize` of the finished games plus the
     settings, ``interrupted`` (True when Ctrl-C stopped it) and ``notes``
     (only when the file needed repair, e.g. a torn last line was dropped).
+
+    ``lockstep``: play every game at once in this process
+    (:func:`play_lockstep`; needs a multi-tree MCTS agent with an iteration
+    budget, and ``workers=1``); the records are the same as game by game.
     """
     check_count("pairs", pairs, MAX_PAIRS)
     check_count("workers", workers, MAX_WORKERS)
@@ -355,10 +418,20 @@ def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=N
             progress(len(records), total)
 
     interrupted = False
+    if lockstep:
+        if workers != 1:
+            raise ValueError("a lockstep tournament plays its games in one process: leave workers at 1")
+        if not any(parse_agent(x).lockstep for x in (a, b)):
+            raise ValueError("lockstep needs a multi-tree MCTS agent with an iteration budget, e.g. "
+                             "mcts:iterations=20000,backend=cuda")
     try:
         if progress:
             progress(len(records), total)
-        interrupted = run_tasks(_play_task, tasks, workers, keep)
+        if lockstep:
+            for rec in play_lockstep(a, b, match, [(t[3], t[4]) for t in tasks]):
+                keep(rec)
+        else:
+            interrupted = run_tasks(_play_task, tasks, workers, keep)
     except KeyboardInterrupt:  # in the first progress call
         interrupted = True
     finally:

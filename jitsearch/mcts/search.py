@@ -65,8 +65,10 @@ class MCTSConfig:
     workers: int = 1
     capacity: int | None = None
     backend: str | None = None
-    batch: int = 64
+    batch: int | None = None
     virtual_loss: float = 1.0
+    trees: int | None = None
+    leaves: int | None = None
 
     def validate(self):
         """Check every option (type, range, and the combinations that
@@ -95,14 +97,39 @@ class MCTSConfig:
         self.workers = check_int("workers", self.workers, 1, max_threads())
         if self.capacity is not None:
             self.capacity = check_int("capacity", self.capacity, 1, MAX_CAPACITY)
-        self.batch = check_int("batch", self.batch, 1, MAX_BATCH)
+        if self.batch is not None:
+            self.batch = check_int("batch", self.batch, 1, MAX_BATCH)
         self.virtual_loss = check_float("virtual_loss", self.virtual_loss, 0.0, MAX_WEIGHT, lo_open=True)
+        if self.trees is not None:
+            from .multi import MAX_TREES
+
+            self.trees = check_int("trees", self.trees, 1, MAX_TREES)
+            if self.backend is None:
+                raise ValueError("trees= applies to the multi-tree search: give backend= (cpu, cuda or auto)")
+        if self.leaves is not None:
+            from .multi import MAX_LEAVES
+
+            self.leaves = check_int("leaves", self.leaves, 1, MAX_LEAVES)
+            if self.backend is None or self.batch is not None:
+                raise ValueError("leaves= applies to the multi-tree search: give backend= without batch=")
         if self.backend is not None:
             self.backend = check_choice("backend", self.backend, BACKENDS)
             if self.solver:
                 raise ValueError("the solver runs with the in-kernel playouts only (leave backend unset)")
-            if self.reward != "win" or self.playout_depth:
-                raise ValueError("batched leaf evaluation plays random playouts to the end (reward=win)")
+            if self.batch is not None:  # leaf parallelism: one launch per batch of leaves
+                if self.trees is not None:
+                    raise ValueError("batch= (leaf-parallel evaluation) and trees= (multi-tree search) exclude "
+                                     "each other")
+                if self.reward != "win" or self.playout_depth:
+                    raise ValueError("batched leaf evaluation plays random playouts to the end (reward=win)")
+            else:  # the multi-tree search (one thread block per tree on a GPU)
+                if self.pb:
+                    raise ValueError("progressive bias (pb=) is not part of the multi-tree search: leave backend "
+                                     "unset")
+                if self.final != "visits":
+                    raise ValueError("the multi-tree search plays the most visited move (final=visits)")
+                if self.workers != 1:
+                    raise ValueError("workers= is root parallelism on threads; with backend= use trees=")
 
     @classmethod
     def from_options(cls, **options) -> "MCTSConfig":
@@ -114,10 +141,10 @@ class MCTSConfig:
         if unknown:
             raise ValueError(f"unknown MCTS option(s) {', '.join(unknown)}; known: {', '.join(known)}")
         if options.get("backend") is None:
-            stray = [k for k in ("batch", "virtual_loss") if k in options]
+            stray = [k for k in ("batch", "virtual_loss", "trees", "leaves") if k in options]
             if stray:
-                raise ValueError(f"{' and '.join(stray)} {'apply' if len(stray) > 1 else 'applies'} to batched "
-                                 f"leaf evaluation only: give backend= "
+                raise ValueError(f"{' and '.join(stray)} {'apply' if len(stray) > 1 else 'applies'} to the "
+                                 f"backend searches only: give backend= "
                                  f"(cpu, cuda or auto) or drop {', '.join(stray)}")
         if "time" in options and "iterations" not in options:
             options["iterations"] = None
@@ -240,9 +267,14 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     ``playouts`` (per expanded leaf), ``final`` (``visits`` or ``value``),
     ``workers`` (root parallelism: independent trees on threads, their root
     statistics summed; the iteration budget is split among them),
-    ``backend`` (``cpu`` / ``cuda`` / ``auto``: evaluate leaves in batches of
-    ``batch`` chosen with ``virtual_loss``, ``playouts`` each, one launch per
-    batch; unset = playouts inside the CPU kernel, one leaf at a time).
+    ``backend`` (``cpu`` / ``cuda`` / ``auto``: the multi-tree search of
+    :mod:`jitsearch.mcts.multi`, ``trees`` independent trees grown in one
+    kernel, one thread block each on a GPU, all cores on the CPU, the
+    iteration budget split among them and their root statistics summed;
+    with ``batch`` instead, the older leaf-parallel mode: one tree whose
+    leaves are evaluated in batches of ``batch`` chosen with
+    ``virtual_loss``, one launch per batch; unset = playouts inside the CPU
+    kernel, one leaf at a time).
 
     Returns ``move``, ``children`` (move, visits, value = mean reward of the
     root player, proven), ``iterations``, ``simulations``, ``nodes``,
@@ -271,7 +303,9 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     if cfg.backend is not None:
         from ..kernels.backend import resolve
 
-        resolve(cfg.backend)  # a CUDA request without a GPU fails here, before any tree is allocated
+        backend = resolve(cfg.backend)  # a CUDA request without a GPU fails here, before any tree is allocated
+        if cfg.batch is None:
+            return _search_many([state], [seed], cfg, backend, max_bytes)[0]
     w = cfg.workers
     per_worker = None if cfg.iterations is None else -(-cfg.iterations // w)
     capacity = tree_capacity(cfg, state.houses, per_worker, max_bytes // w)  # all trees checked before any
@@ -314,6 +348,30 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
 
         out["backend"] = resolve(cfg.backend)
     return out
+
+
+def _search_many(states, seeds, cfg: MCTSConfig, backend: str, max_bytes: int) -> list[dict]:
+    from .multi import default_trees, search_many
+
+    trees = cfg.trees or default_trees(backend)
+    per_tree = None if cfg.iterations is None else max(1, -(-cfg.iterations // trees))
+    return search_many(states, seeds, trees=trees, iterations=per_tree, time=cfg.time, c=cfg.c, formula=cfg.formula,
+                       reward=cfg.reward, playouts=cfg.playouts, playout_depth=cfg.playout_depth,
+                       capacity=cfg.capacity, leaves=cfg.leaves, backend=backend, max_bytes=max_bytes)
+
+
+def mcts_search_many(states, seeds, *, max_bytes: int = DEFAULT_MAX_BYTES, **options) -> list[dict]:
+    """The multi-tree search (``backend`` given, no ``batch``) of several
+    positions in one launch: result g equals ``mcts_search(states[g],
+    seed=seeds[g], **options)`` when the budget is in iterations. Used by
+    lockstep tournaments."""
+    cfg = MCTSConfig.from_options(**options)
+    cfg.validate()
+    if cfg.backend is None or cfg.batch is not None:
+        raise ValueError("mcts_search_many runs the multi-tree search: give backend= and no batch=")
+    from ..kernels.backend import resolve
+
+    return _search_many(states, seeds, cfg, resolve(cfg.backend), check_max_bytes(max_bytes))
 
 
 def _flip(status: int) -> int:

@@ -1,0 +1,381 @@
+"""Multi-tree MCTS: T independent trees grown by one kernel, on the GPU (one
+thread block per tree, :mod:`jitsearch.kernels.cuda_mcts`) or on all CPU
+cores (its twin, :func:`jitsearch.kernels.multi_mcts.grow_trees_cpu`).
+
+Two uses of the same kernel:
+
+* **one position** (:func:`multi_tree_search`, block parallelism after Rocki
+  & Suda 2011): every tree starts at the same position with its own random
+  streams; the root statistics are summed over the trees and the move with
+  the most visits is played. This is what ``mcts:...,backend=cuda`` means.
+* **many positions** (:func:`analyse_positions`): T different positions in
+  one launch, one tree each (``jitsearch analyse``, lockstep tournaments).
+
+Conventions as in :mod:`jitsearch.mcts.search`: the root's player to move
+chooses; a child's ``value`` is the mean reward (win 1, draw 1/2, loss 0, or
+the HMCTS heuristic in [0, 1]) of the root player, who moved into it. An
+*iteration* expands and evaluates one leaf of one tree with ``playouts``
+playouts; tree t's iteration i draws playout k from
+``stream_key(tree_keys[t], i, k)``, so a tree's growth depends on its key
+and its iteration count only, not on the other trees in the launch.
+
+Budgets: ``iterations`` per tree, or ``time`` in seconds (anytime): the host
+launches the kernel in chunks of iterations sized from the measured rate
+(about 20 ms each after a short first one) until the time is spent, so a
+time-limited search is also a pure function of the iterations it reached.
+Ctrl-C between chunks returns what the trees hold (``interrupted``).
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+
+import numpy as np
+
+from ..games.kalah import KalahState, check_choice, check_float, check_int, check_seed, max_threads
+from ..kernels.multi_mcts import (NO_NODE, REWARD_UNITS, TreeBatch, grow_trees_cpu, log_table_for, node_bytes)
+from ..kernels.rng import mix64_py
+from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
+
+FORMULAS = {"ucb1": 0, "sqrt": 1, "sqrtlog": 2}
+REWARDS = {"win": 0, "heuristic": 1}
+#: Trees in one launch.
+MAX_TREES = 1 << 16
+#: Iterations per tree.
+MAX_TREE_ITERATIONS = 10**7
+#: Playouts per leaf.
+MAX_LEAF_PLAYOUTS = 1024
+#: Nodes per tree (int32 indices).
+MAX_NODES = 1 << 24
+#: Default nodes per tree in a time-limited search.
+DEFAULT_TIME_NODES = 1 << 16
+CHUNK_SECONDS = 0.02
+#: Leaves per step (selected with virtual visits, evaluated together).
+MAX_LEAVES = 64
+#: Playouts per step of one tree: leaves x playouts (the GPU's shared memory holds one slot each).
+MAX_STEP_PLAYOUTS = 1024
+
+
+def default_leaves(backend: str) -> int:
+    """Leaves per step when the caller gives none: 8 on a GPU (a step's
+    playouts run at once on the block's threads), 1 on the CPU (where they
+    run one after another, so more leaves per step only dilutes selection)."""
+    return 8 if backend == "cuda" else 1
+
+
+def tree_keys_for(seed: int, count: int, offset: int = 0) -> np.ndarray:
+    """Stream keys of trees ``offset .. offset+count-1`` under ``seed``."""
+    seed = check_seed("seed", seed)
+    return np.array([mix64_py(seed * 0x9E3779B97F4A7C15 + offset + t + 1) for t in range(count)],
+                    dtype=np.uint64)
+
+
+def _nodes_needed(houses: int, iterations: int | None, capacity: int | None) -> int:
+    if capacity is not None:
+        return check_int("capacity", capacity, houses + 1, MAX_NODES)
+    if iterations is None:
+        return DEFAULT_TIME_NODES
+    return int(min(MAX_NODES, max(houses + 1, iterations * houses + 1)))
+
+
+class _Grower:
+    """Owns a TreeBatch and grows it on one backend, in chunks."""
+
+    def __init__(self, boards, players, tree_keys, houses, empty_capture, *, capacity, c, formula, reward, playouts,
+                 playout_depth, leaves, backend, max_bytes):
+        from ..kernels.backend import resolve
+
+        self.backend = resolve(backend)
+        t = boards.shape[0]
+        need = t * capacity * node_bytes(houses)
+        check_bytes(need, max_bytes, f"{t:,} MCTS trees of {capacity:,} nodes",
+                    "lower trees=, capacity= or iterations=, or raise --max-memory")
+        if self.backend == "cuda":
+            from ..kernels.cuda_mcts import free_bytes
+
+            free = free_bytes()
+            if need > 0.9 * free:
+                raise ValueError(f"{t:,} MCTS trees of {capacity:,} nodes need {need / 2**20:,.0f} MiB of GPU "
+                                 f"memory, but {free / 2**20:,.0f} MiB are free: lower trees= or capacity=")
+        self.batch = TreeBatch(t, capacity, houses)
+        self.batch.set_roots(boards, players)
+        self.tree_keys = np.ascontiguousarray(tree_keys, dtype=np.uint64)
+        self.totals = boards.astype(np.int64).sum(axis=1)
+        self.m = houses
+        self.args = (float(c), FORMULAS[formula], REWARDS[reward], int(playouts), bool(empty_capture),
+                     int(playout_depth) if playout_depth else (1 << 30))
+        self.leaves = int(leaves)
+        self.log_table = log_table_for(1024)
+        self.done = 0  # steps
+        self.device = None
+        if self.backend == "cuda":
+            from ..kernels.cuda_mcts import DeviceTrees
+
+            self.device = DeviceTrees(self.batch, self.tree_keys, self.totals, self.log_table)
+        _warm(self.backend, houses)
+
+
+
+    def _ensure_log_table(self, visits: int):
+        if visits < self.log_table.shape[0]:
+            return
+        size = 1 << max(10, int(visits).bit_length())
+        self.log_table = log_table_for(size)
+        if self.device is not None:
+            from numba import cuda
+
+            self.device.log_table = cuda.to_device(self.log_table, stream=self.device.stream)
+
+    @property
+    def iterations(self) -> int:
+        """Iterations (leaves evaluated) per tree so far."""
+        return self.done * self.leaves
+
+    def grow(self, steps: int):
+        # a node's visits, virtual ones included, never exceed the tree's iterations
+        self._ensure_log_table((self.done + steps) * self.leaves + 1)
+        c, formula, reward, playouts, empty_capture, max_plies = self.args
+        if self.device is not None:
+            self.device.grow(self.m, c, formula, reward, playouts, empty_capture, max_plies, self.leaves, self.done,
+                             steps)
+        else:
+            grow_trees_cpu(*self.batch.arrays(), self.tree_keys, self.totals, self.log_table, self.m, c, formula,
+                           reward, playouts, empty_capture, max_plies, self.leaves, self.done, steps)
+        self.done += steps
+
+    def run(self, iterations: int | None, seconds: float | None) -> bool:
+        """Grow until the budget (iterations per tree, rounded up to whole
+        steps, or seconds) is spent; True if Ctrl-C stopped it."""
+        steps = None if iterations is None else -(-iterations // self.leaves)
+        start = _time.perf_counter()
+        deadline = None if seconds is None else start + seconds
+        chunk = 1
+        try:
+            while True:
+                todo = chunk if steps is None else min(chunk, steps - self.done)
+                if todo <= 0:
+                    return False
+                t0 = _time.perf_counter()
+                self.grow(todo)
+                now = _time.perf_counter()
+                if deadline is not None and now >= deadline:
+                    return False
+                rate = todo / max(now - t0, 1e-6)
+                target = CHUNK_SECONDS if deadline is None else min(CHUNK_SECONDS, max(deadline - now, 1e-3))
+                chunk = int(max(1, min(rate * target, 4 * chunk)))
+        except KeyboardInterrupt:
+            return True
+
+    def results(self):
+        """Copy the trees back (from the GPU) and return the TreeBatch."""
+        if self.device is not None:
+            self.device.copy_back(self.batch)
+        return self.batch
+
+
+_WARMED: set = set()
+
+
+def _warm(backend: str, houses: int) -> None:
+    """Compile (or load) the kernel once per process on a one-tree batch, so
+    that no search's time budget pays for the JIT."""
+    if backend in _WARMED:
+        return
+    _WARMED.add(backend)
+    from ..games.kalah import KalahState
+
+    s = KalahState.initial(houses, 1)
+    boards = np.asarray(s.board, dtype=np.int32)[None, :]
+    tiny = TreeBatch(1, houses + 1, houses)
+    tiny.set_roots(boards, np.zeros(1, dtype=np.int32))
+    keys = np.zeros(1, dtype=np.uint64)
+    totals = boards.astype(np.int64).sum(axis=1)
+    if backend == "cuda":
+        from ..kernels.cuda_mcts import DeviceTrees
+
+        DeviceTrees(tiny, keys, totals, log_table_for(16)).grow(houses, 1.0, 0, 0, 1, False, 1 << 30, 1, 0, 1)
+    else:
+        grow_trees_cpu(*tiny.arrays(), keys, totals, log_table_for(16), houses, 1.0, 0, 0, 1, False, 1 << 30, 1, 0,
+                       1)
+
+
+def _root_children(batch: TreeBatch, t: int) -> list[tuple[int, int, int]]:
+    """(move, visits, value units) of tree t's root children."""
+    f = int(batch.first_child[t, 0])
+    if f == NO_NODE:
+        return []
+    n = int(batch.num_children[t, 0])
+    return [(int(batch.move[t, ch]), int(batch.visits[t, ch]), int(batch.value[t, ch])) for ch in range(f, f + n)]
+
+
+def _check_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees):
+    if iterations is None and time is None:
+        raise ValueError("give iterations= or time=")
+    if iterations is not None:
+        iterations = check_int("iterations", iterations, 1, MAX_TREE_ITERATIONS)
+    if time is not None:
+        from .search import MAX_TIME
+
+        time = check_float("time", time, 0.0, MAX_TIME, lo_open=True)
+    c = check_float("c", c, 0.0, 1e6)
+    formula = check_choice("formula", formula, tuple(FORMULAS))
+    reward = check_choice("reward", reward, tuple(REWARDS))
+    playouts = check_int("playouts", playouts, 1, MAX_LEAF_PLAYOUTS)
+    playout_depth = check_int("playout_depth", playout_depth, 0, 10_000)
+    trees = check_int("trees", trees, 1, MAX_TREES)
+    return iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees
+
+
+def analyse_positions(states, *, iterations: int | None = 1000, time: float | None = None, seed: int = 0,
+                      tree_keys=None, c: float = math.sqrt(2), formula: str = "ucb1", reward: str = "win",
+                      playouts: int = 32, playout_depth: int = 0, capacity: int | None = None,
+                      leaves: int | None = None, backend: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
+    """One MCTS tree per position, all grown in one launch (per chunk).
+
+    ``states``: KalahStates of one board size and rule variant, none over.
+    ``iterations`` per tree (or ``time`` for the whole batch); ``playouts``
+    per leaf; ``tree_keys`` (uint64, one per position) fix the random
+    streams, else they come from ``seed`` and the position's index.
+
+    Returns ``positions``: per position ``move`` (most visits; ties to the
+    better value, then house order), ``children`` (move, visits, value = the
+    mover's mean reward); and ``iterations`` (per tree), ``playouts_total``,
+    ``seconds``, ``backend``, ``interrupted``.
+    """
+    states = list(states)
+    if not states or not all(isinstance(s, KalahState) for s in states):
+        raise ValueError("states must be a non-empty list of KalahStates")
+    m, ec = states[0].houses, states[0].empty_capture
+    if any(s.houses != m or s.empty_capture != ec for s in states):
+        raise ValueError("all positions must have the same number of houses and rule variant")
+    if any(s.is_over for s in states):
+        bad = next(i for i, s in enumerate(states) if s.is_over)
+        raise ValueError(f"position {bad + 1} is already over: no move to search")
+    iterations, time, c, formula, reward, playouts, playout_depth, capacity, _ = _check_options(
+        iterations, time, c, formula, reward, playouts, playout_depth, capacity, len(states))
+    from ..kernels.backend import resolve
+
+    resolved = resolve(backend)
+    leaves = default_leaves(resolved) if leaves is None else check_int("leaves", leaves, 1, MAX_LEAVES)
+    if leaves * playouts > MAX_STEP_PLAYOUTS:
+        raise ValueError(f"leaves x playouts = {leaves} x {playouts} is above the limit of {MAX_STEP_PLAYOUTS} "
+                         f"playouts per step: lower leaves= or playouts=")
+    if len(states) > MAX_TREES:
+        raise ValueError(f"{len(states):,} positions are above the limit of {MAX_TREES:,} per launch")
+    if tree_keys is None:
+        tree_keys = tree_keys_for(seed, len(states))
+    tree_keys = np.asarray(tree_keys)
+    if tree_keys.shape != (len(states),) or tree_keys.dtype.kind not in "iu":
+        raise ValueError(f"tree_keys must hold one unsigned integer per position ({len(states)})")
+    boards = np.stack([np.asarray(s.board, dtype=np.int32) for s in states])
+    players = np.array([s.player for s in states], dtype=np.int32)
+    capacity = _nodes_needed(m, None if iterations is None else iterations + leaves, capacity)
+    if iterations is None:  # a time budget: as many nodes as max_bytes holds for every tree, at most the default
+        capacity = max(m + 1, min(capacity, int(max_bytes) // (len(states) * node_bytes(m))))
+    grower = _Grower(boards, players, tree_keys.astype(np.uint64), m, ec, capacity=capacity, c=c, formula=formula,
+                     reward=reward, playouts=playouts, playout_depth=playout_depth, leaves=leaves,
+                     backend=resolved, max_bytes=max_bytes)
+    start = _time.perf_counter()
+    interrupted = grower.run(iterations, time)
+    batch = grower.results()
+    seconds = _time.perf_counter() - start
+    scale = playouts * REWARD_UNITS
+    positions = []
+    for t in range(len(states)):
+        kids = [{"move": mv, "visits": n, "value": (v / (n * scale)) if n else None}
+                for mv, n, v in _root_children(batch, t)]
+        positions.append({"move": _best(kids), "children": kids, "nodes": int(batch.size[t])})
+    return {"positions": positions, "iterations": grower.iterations,
+            "playouts_total": grower.iterations * playouts * len(states), "seconds": seconds,
+            "backend": grower.backend, "interrupted": interrupted, "trees": len(states), "playouts": playouts,
+            "leaves": leaves}
+
+
+def _best(children: list[dict]) -> int:
+    """Most visits; ties to the better mean value, then house order; -1 if none."""
+    best, key = -1, None
+    for ch in children:
+        k = (ch["visits"], ch["value"] if ch["value"] is not None else -1.0)
+        if key is None or k > key:
+            best, key = ch["move"], k
+    return best
+
+
+def search_many(states, seeds, *, trees: int = 256, iterations: int | None = None, time: float | None = None,
+                c: float = math.sqrt(2), formula: str = "ucb1", reward: str = "win", playouts: int = 32,
+                playout_depth: int = 0, capacity: int | None = None, leaves: int | None = None,
+                backend: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES) -> list[dict]:
+    """Block-parallel MCTS of several positions in one launch: position g
+    gets ``trees`` trees keyed by ``tree_keys_for(seeds[g], trees)``, so its
+    result is the same as :func:`multi_tree_search` of that position alone
+    with ``seed=seeds[g]`` (with an iteration budget; a time budget is
+    shared by the whole launch). Returns one result per position."""
+    states = list(states)
+    seeds = [check_seed("seed", x) for x in seeds]
+    if not states or len(seeds) != len(states):
+        raise ValueError("give one seed per position (and at least one position)")
+    for s in states:
+        if not isinstance(s, KalahState):
+            raise ValueError(f"state must be a KalahState, got {type(s).__name__}")
+        if s.is_over:
+            raise ValueError("the game is over: no move to search")
+    trees = check_int("trees", trees, 1, MAX_TREES)
+    if trees * len(states) > MAX_TREES:
+        raise ValueError(f"{len(states)} positions x {trees} trees is above the limit of {MAX_TREES:,} trees per "
+                         f"launch: lower trees= or search fewer positions at once")
+    keys = np.concatenate([tree_keys_for(x, trees) for x in seeds])
+    r = analyse_positions([s for s in states for _ in range(trees)], iterations=iterations, time=time,
+                          tree_keys=keys, c=c, formula=formula, reward=reward, playouts=playouts,
+                          playout_depth=playout_depth, capacity=capacity, leaves=leaves, backend=backend,
+                          max_bytes=max_bytes)
+    out = []
+    for g, state in enumerate(states):
+        children, nodes = _sum_trees(state, r["positions"][g * trees:(g + 1) * trees])
+        out.append({"move": _best(children), "children": children, "iterations": r["iterations"] * trees,
+                    "simulations": r["iterations"] * trees * playouts, "nodes": nodes, "seconds": r["seconds"],
+                    "backend": r["backend"], "trees": trees, "leaves": r["leaves"], "interrupted": r["interrupted"],
+                    "proven": None})
+    return out
+
+
+def _sum_trees(state: KalahState, positions: list[dict]) -> tuple[list[dict], int]:
+    """Root statistics summed over one position's trees, in tree order."""
+    visits: dict[int, int] = {mv: 0 for mv in state.legal_moves()}
+    value: dict[int, float] = {mv: 0.0 for mv in visits}
+    nodes = 0
+    for pos in positions:
+        nodes += pos["nodes"]
+        for ch in pos["children"]:
+            visits[ch["move"]] += ch["visits"]
+            if ch["visits"]:
+                value[ch["move"]] += ch["value"] * ch["visits"]
+    children = [{"move": mv, "visits": visits[mv], "value": value[mv] / visits[mv] if visits[mv] else None,
+                 "proven": None} for mv in visits]
+    return children, nodes
+
+
+def multi_tree_search(state: KalahState, *, trees: int = 256, iterations: int | None = None,
+                      time: float | None = None, seed: int = 0, **options) -> dict:
+    """Block-parallel MCTS from one position: ``trees`` independent trees
+    (``iterations`` each, or until ``time`` seconds), their root statistics
+    summed; the move with the most summed visits is played. ``options`` as
+    :func:`search_many` (c, formula, reward, playouts, playout_depth,
+    capacity, leaves, backend, max_bytes).
+
+    Returns ``move``, ``children`` (move, visits summed over the trees,
+    value = the root player's mean reward), ``iterations`` (all trees),
+    ``simulations`` (playouts), ``nodes``, ``seconds``, ``backend``,
+    ``trees``, ``leaves``, ``interrupted``.
+    """
+    if not isinstance(state, KalahState):
+        raise ValueError(f"state must be a KalahState, got {type(state).__name__}")
+    return search_many([state], [seed], trees=trees, iterations=iterations, time=time, **options)[0]
+
+
+def default_trees(backend: str) -> int:
+    """Trees when the caller gives none: 256 on a GPU (two blocks per SM on an
+    H100/H200), one per core on the CPU."""
+    import os
+
+    return 256 if backend == "cuda" else max(1, min(os.cpu_count() or 1, max_threads()))
