@@ -79,6 +79,19 @@ def test_sowing_skips_the_opponents_store_on_a_lap():
     assert u.board[7] == 0 and int(u.board.sum()) == 20
 
 
+def test_whole_laps_and_wraps_around_the_opponents_store():
+    # 27 seeds = 2 laps of the 13 pits other than P0's store, then 1: into P1's store -> P1 again
+    t = state("1,1,1,1,1,1/0/0,0,0,0,0,27/0 p1").play(13)
+    assert t.to_text() == "3,3,3,3,3,3/0/2,2,2,2,2,2/3 p1"
+    # the same for P0 from pit 6: its store gets 2 + 1, P1's store nothing
+    u = state("0,0,0,0,0,27/0/1,1,1,1,1,1/0 p0").play(6)
+    assert u.to_text() == "2,2,2,2,2,2/3/3,3,3,3,3,3/0 p0"
+    # 12 seeds from pit 12: 13, P1's store, P0's 1..6, skip 7, 8..11; pit 11 was empty:
+    # capture it with the opposite pit 3 (2 + 1) into P1's store
+    v = state("0,0,2,0,0,0/0/1,1,1,0,12,1/0 p1").play(12)
+    assert v.to_text() == "1,1,0,1,1,1/0/2,2,2,0,0,2/5 p0"
+
+
 def test_end_of_game_sweep():
     # P0's last seed goes to its store: P0's side is empty, P1's 6 seeds go to P1's store
     s = state("0,0,0,0,0,1/10/1,1,1,1,1,1/5 p0")

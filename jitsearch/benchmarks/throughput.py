@@ -4,6 +4,15 @@ Same binary implicit trees for both, timed in the same run after JIT
 warm-up; the speed-up is the ratio of times on identical trees (so of
 leaves per second), median over repeats. Also measures the first call of a
 fresh process, with an empty Numba cache (compilation) and with a warm one.
+
+When a C compiler is present, every height is also searched by the
+hand-written C alpha-beta of ``bench/c_reference/`` (``plain``: the
+kernel's explicit-stack algorithm; ``tuned``: recursive with the branching
+and the value span as constants; see :mod:`jitsearch.benchmarks.c_reference`)
+on the same trees, in the same repeats: its value, leaves expanded and nodes
+visited must equal ``jitsearch.alphabeta``'s (``c_identical``), and
+jitsearch's ratio to each is the median of the per-repeat ratios. Without a
+compiler the C keys are None and ``c_note`` says why.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import time
 import numpy as np
 
 from .. import naive
+from ..search import alphabeta
 from ..search.depth_first import _search_kernel
 from ..trees import UniformTree
 
@@ -52,6 +62,41 @@ def _python_time(trees) -> tuple[float, int]:
     return time.perf_counter() - t0, leaves
 
 
+def _c_identical(trees) -> bool:
+    """True when the C alpha-beta (both variants) gives jitsearch.alphabeta's value, leaves and nodes."""
+    from .c_reference import run_alphabeta
+
+    lo, hi = trees[0].value_range
+    want = [alphabeta(t) for t in trees]
+    for variant in ("plain", "tuned"):
+        got = run_alphabeta(variant, trees[0].branching, trees[0].height, [t.seed for t in trees], lo=lo, hi=hi)
+        for w, g in zip(want, got):
+            if (w.value, w.leaves_expanded, w.nodes_visited) != (g["value"], g["leaves_expanded"],
+                                                                 g["nodes_visited"]):
+                return False
+    return True
+
+
+def _c_rate(variant: str, trees) -> float:
+    """Leaves per second of the C alpha-beta over ``trees`` (its own search time)."""
+    from .c_reference import run_alphabeta
+
+    lo, hi = trees[0].value_range
+    got = run_alphabeta(variant, trees[0].branching, trees[0].height, [t.seed for t in trees], lo=lo, hi=hi)
+    return sum(g["leaves_expanded"] for g in got) / sum(g["seconds"] for g in got)
+
+
+def _c_row(c_same, lps, c_lps) -> dict:
+    row = {"c_identical": c_same}
+    for variant in ("plain", "tuned"):
+        runs = c_lps[variant]
+        ratios = [a / b for a, b in zip(lps, runs)]
+        row[f"c_{variant}_leaves_per_second"] = statistics.median(runs) if runs else None
+        row[f"ratio_to_c_{variant}"] = statistics.median(ratios) if ratios else None
+        row[f"ratio_to_c_{variant}_range"] = [min(ratios), max(ratios)] if ratios else None
+    return row
+
+
 def first_call_times() -> dict:
     """Wall time of import + first solve in fresh processes (cold, warm cache)."""
     out = {}
@@ -79,16 +124,29 @@ def run_throughput(
     seed: int = 0,
     first_call: bool = True,
     progress=None,
+    c_reference: bool = True,
 ) -> dict:
     """Run the benchmark and return a JSON-ready dict.
 
     ``progress(step_description)`` is called before each step when given.
+
+    C reference keys (see the module docstring): top level ``c_note`` (None,
+    or why the C rows were skipped), ``c_compiler``, ``c_identical`` (every
+    height); per row ``c_identical``, ``c_plain_leaves_per_second`` /
+    ``c_tuned_leaves_per_second`` (medians over repeats of all trees),
+    ``ratio_to_c_plain`` / ``ratio_to_c_tuned`` (numba kernel / C, median
+    of per-repeat ratios) and ``ratio_to_c_tuned_range`` ([min, max]).
     """
     heights = [int(h) for h in heights]
     if not heights or min(heights) < 1 or max(heights) > 40:
         raise ValueError("heights must lie in 1..40")
     if trees_per_height < 1 or repeats < 1 or python_trees < 1:
         raise ValueError("trees, repeats and python trees must be >= 1")
+    if not isinstance(c_reference, bool):
+        raise ValueError(f"c_reference must be True or False, got {c_reference!r}")
+    from .c_reference import unavailable_reason
+
+    c_note = unavailable_reason() if c_reference else "C reference not asked for"
     buf = np.zeros(0, dtype=np.int64)
     # JIT warm-up (compiles or loads from cache)
     _search_kernel(UniformTree(2, 4, seed=seed).data(), -math.inf, math.inf, True, 1, buf)
@@ -100,9 +158,16 @@ def run_throughput(
         datas = [t.data() for t in trees]
         lps = []
         leaves = 0
+        c_lps = {"plain": [], "tuned": []}
+        c_same = None
+        if c_note is None:
+            c_same = _c_identical(trees)
         for _ in range(repeats):
             sec, leaves = _kernel_time(datas, buf)
             lps.append(leaves / sec)
+            if c_note is None:
+                for variant in ("plain", "tuned"):
+                    c_lps[variant].append(_c_rate(variant, trees))
         row = {
             "height": h,
             "trees": trees_per_height,
@@ -111,6 +176,7 @@ def run_throughput(
             "python_leaves_per_second": None,
             "speedup_vs_python": None,
         }
+        row.update(_c_row(c_same, lps, c_lps))
         if h <= python_max_height:
             sub = trees[:python_trees]
             sub_data = datas[:python_trees]
@@ -138,7 +204,14 @@ def run_throughput(
         "rows": rows,
         "speedup_vs_python": statistics.median(speedups) if speedups else None,
         "leaves_per_second": statistics.median(r["numba_leaves_per_second"] for r in rows),
+        "c_note": c_note,
+        "c_compiler": None,
+        "c_identical": None if c_note else all(r["c_identical"] for r in rows),
     }
+    if c_note is None:
+        from .c_reference import compile_flags, compiler
+
+        result["c_compiler"] = f"{compiler()} {compile_flags()}"
     if first_call:
         if progress:
             progress("first call in fresh processes")

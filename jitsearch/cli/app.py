@@ -874,6 +874,9 @@ def bench_throughput(
     ] = 20,
     python_trees: Annotated[int, typer.Option("--python-trees", help="Trees per height for plain Python.")] = 3,
     first_call: Annotated[bool, typer.Option("--first-call/--no-first-call", help="Time fresh processes.")] = True,
+    c_reference: Annotated[
+        bool, typer.Option("--c/--no-c", help="Also time the C reference alpha-beta (bench/c_reference).")
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", help="Also write the JSON result to this file.")] = None,
 ):
@@ -892,6 +895,7 @@ def bench_throughput(
             python_max_height=python_max_height,
             python_trees=python_trees,
             first_call=first_call,
+            c_reference=c_reference,
             progress=lambda msg: status.update(f"benchmarking: {msg}"),
         )
     if out is not None:
@@ -1059,9 +1063,12 @@ def bench_playouts(
     repeats: Annotated[int, typer.Option("--repeats", help="Timed launches (median).")] = 5,
     threads: Annotated[int, typer.Option("--threads", help="CPU threads (cpu backend).")] = 1,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the playouts.")] = 0,
+    c_reference: Annotated[
+        bool, typer.Option("--c/--no-c", help="cpu: also time the C reference (bench/c_reference) in the same run.")
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ):
-    """Random Kalah playouts per second on the CPU twin or the CUDA kernel."""
+    """Random Kalah playouts per second on the CPU twin or the CUDA kernel (and the C reference)."""
     from ..benchmarks.playouts_bench import measure_playouts
     from ..games.kalah import KalahState
     from ..kernels.backend import BackendError
@@ -1072,7 +1079,8 @@ def bench_playouts(
     if not 0 <= seed < 2**64:
         raise UserError("--seed must lie in [0, 2**64)")
     try:
-        r = measure_playouts(backend, houses, seeds, states, playouts, repeats, threads, seed)
+        r = measure_playouts(backend, houses, seeds, states, playouts, repeats, threads, seed,
+                             c_reference=c_reference)
     except BackendError as exc:
         raise UserError(str(exc)) from None
     if as_json:
@@ -1081,6 +1089,13 @@ def bench_playouts(
     stdout.print(f"{r['backend']} ({r['device']}): {r['playouts_per_second']:,.0f} playouts/s, "
                  f"{r['plies_per_second']:,.0f} plies/s  [Kalah({houses},{seeds}), {states} states x "
                  f"{playouts} playouts, median of {repeats}]")
+    if r.get("c_plain_playouts_per_second"):
+        stdout.print(f"C reference, one core ({r.get('c_compiler')}): plain {r['c_plain_playouts_per_second']:,.0f}/s, "
+                     f"tuned {r['c_tuned_playouts_per_second']:,.0f}/s; jitsearch = {r['ratio_to_c_plain']:.2f}x "
+                     f"plain, {r['ratio_to_c_tuned']:.2f}x tuned (medians of per-run ratios); identical results: "
+                     f"{r.get('c_identical')}")
+    elif r.get("c_note"):
+        stderr.print(f"note: {r['c_note']}")
 
 
 @bench_app.command("mcts")
@@ -1311,20 +1326,28 @@ def bench_kalah(
 
 
 def print_throughput_table(result: dict, console: Console) -> None:
-    table = Table(title="alpha-beta throughput: Numba vs plain Python (binary trees, median)")
-    for col in ("height", "mean leaves", "numba leaves/s", "python leaves/s", "speed-up"):
+    table = Table(title="alpha-beta throughput: Numba vs plain Python and C (binary trees, median)")
+    for col in ("height", "mean leaves", "numba leaves/s", "python leaves/s", "x python", "C plain leaves/s",
+                "C tuned leaves/s", "x C plain", "x C tuned"):
         table.add_column(col, justify="right")
     for r in result["rows"]:
         py = r["python_leaves_per_second"]
         sp = r["speedup_vs_python"]
+        cp, ct = r.get("c_plain_leaves_per_second"), r.get("c_tuned_leaves_per_second")
         table.add_row(
             str(r["height"]),
             f"{r['mean_leaves_expanded']:.0f}",
             f"{r['numba_leaves_per_second'] / 1e6:.1f} M",
             "-" if py is None else f"{py / 1e6:.3f} M",
             "-" if sp is None else f"{sp:.0f}x",
+            "-" if not cp else f"{cp / 1e6:.1f} M",
+            "-" if not ct else f"{ct / 1e6:.1f} M",
+            "-" if r.get("ratio_to_c_plain") is None else f"{r['ratio_to_c_plain']:.2f}",
+            "-" if r.get("ratio_to_c_tuned") is None else f"{r['ratio_to_c_tuned']:.2f}",
         )
     console.print(table)
+    if result.get("c_note"):
+        console.print(f"C reference: {result['c_note']}")
     sp = result["speedup_vs_python"]
     console.print(
         f"median speed-up vs Python: {'-' if sp is None else f'{sp:.0f}x'}; "

@@ -57,15 +57,39 @@ def _apply_move(board, m, player, pit, empty_capture):
             board[i] += 1
         pos = end
     else:
-        pos = pit
-        while seeds > 0:
-            pos += 1
-            if pos == n:
-                pos = 0
-            if pos == opp_store:
-                continue
-            board[pos] += 1
-            seeds -= 1
+        # whole laps of the 2m + 1 pits other than the opponent's store first
+        # (one seed each, the emptied house included), then the remainder as
+        # at most three contiguous ranges: up to the last index, then from
+        # index 0 on, around the opponent's store
+        ring = n - 1
+        rem = seeds
+        if seeds >= ring:
+            laps = seeds // ring
+            rem = seeds - laps * ring
+            for i in range(n):
+                board[i] += laps
+            board[0 if player == 0 else m + 1] -= laps
+        pos = pit  # rem == 0: the last seed of the last lap lands in the house sown from
+        top = min(pit + rem, n - 1)
+        for i in range(pit + 1, top + 1):
+            board[i] += 1
+            pos = i
+        rest = rem - (top - pit)  # seeds past the last index (rem <= 2m never comes back to pit)
+        if rest > 0:
+            if player == 0:  # skip index 0 (player 1's store)
+                for i in range(1, rest + 1):
+                    board[i] += 1
+                pos = rest
+            else:  # own store 0 and player 0's houses, skip index m + 1, then own houses
+                low = min(rest, m + 1)
+                for i in range(low):
+                    board[i] += 1
+                pos = low - 1
+                high = rest - low
+                for i in range(m + 2, m + 2 + high):
+                    board[i] += 1
+                if high > 0:
+                    pos = m + 1 + high
     nxt = 1 - player
     if pos == own_store:
         nxt = player

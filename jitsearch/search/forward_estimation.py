@@ -47,10 +47,14 @@ BOUNDS_FIXED = 0
 BOUNDS_ONLINE = 1
 
 
-@njit(cache=True, nogil=True)
-def incremental_search(branching, random_branching, edge_lo, edge_span, root_key, root_cost, root_max,
-                       horizon, use_fe, bounds_mode, l_fixed, u_fixed, delta, counters):
+@njit(cache=True, nogil=True, inline="always")
+def _incremental_body(branching, random_branching, edge_lo, edge_span, root_key, root_cost, root_max,
+                      horizon, use_fe, bounds_mode, l_fixed, u_fixed, delta, counters):
     """Alpha-beta (``use_fe`` False) or forward estimation from one node.
+
+    Inlined into :func:`incremental_search` (flags read at run time) and into
+    the specialised kernels of :func:`_specialised_search`, where ``use_fe``
+    and ``bounds_mode`` are compile-time constants.
 
     Searches ``horizon`` levels below the node (``root_key``,
     ``root_cost``, MAX to move when ``root_max``); frontier values are node
@@ -144,6 +148,44 @@ def incremental_search(branching, random_branching, edge_lo, edge_span, root_key
             if ret < stack_beta[sp]:
                 stack_beta[sp] = ret
         stack_k[sp] = k + 1
+
+
+@njit(cache=True, nogil=True)
+def incremental_search(branching, random_branching, edge_lo, edge_span, root_key, root_cost, root_max,
+                       horizon, use_fe, bounds_mode, l_fixed, u_fixed, delta, counters):
+    """Alpha-beta (``use_fe`` False) or forward estimation from one node.
+
+    Searches ``horizon`` levels below the node (``root_key``,
+    ``root_cost``, MAX to move when ``root_max``); frontier values are node
+    costs. Adds the node generations to ``counters[0]``. Returns
+    (value, best_child_index, l, u) with the (l, u) in use at the end (the
+    learned ones with ``bounds_mode`` BOUNDS_ONLINE). The flags are read at
+    run time (callable from other kernels); :func:`forward_estimation` runs
+    a kernel compiled for its flags.
+    """
+    return _incremental_body(branching, random_branching, edge_lo, edge_span, root_key, root_cost, root_max,
+                             horizon, use_fe, bounds_mode, l_fixed, u_fixed, delta, counters)
+
+
+_SPECIALISED: dict = {}
+
+
+def _specialised_search(use_fe: bool, bounds_mode: int):
+    """``incremental_search`` with ``use_fe`` and ``bounds_mode`` compiled in
+    (cached to disk per pair); called with the same arguments, flags included."""
+    key = (bool(use_fe), int(bounds_mode))
+    fn = _SPECIALISED.get(key)
+    if fn is None:
+        USE_FE, MODE = key
+
+        @njit(cache=True, nogil=True)
+        def kernel(branching, random_branching, edge_lo, edge_span, root_key, root_cost, root_max,
+                   horizon, use_fe, bounds_mode, l_fixed, u_fixed, delta, counters):
+            return _incremental_body(branching, random_branching, edge_lo, edge_span, root_key, root_cost,
+                                     root_max, horizon, USE_FE, MODE, l_fixed, u_fixed, delta, counters)
+
+        fn = _SPECIALISED[key] = kernel
+    return fn
 
 
 @njit(cache=True, nogil=True)
@@ -361,7 +403,7 @@ def _run(tree, depth, use_fe, bounds, delta, name, max_bytes):
                 "lower the depth or raise max_bytes (--max-memory)")
     counters = np.zeros(1, dtype=np.int64)
     with memory_guard(f"{name}'s search stack", "lower the depth"):
-        value, best, learned_lo, learned_hi = incremental_search(
+        value, best, learned_lo, learned_hi = _specialised_search(use_fe, mode)(
             tree.branching, tree.random_branching, tree.edge_lo, np.uint64(tree.edge_span),
             np.uint64(tree.root_key), 0.0, True, d, use_fe, mode, lo, hi, delta, counters,
         )

@@ -129,6 +129,36 @@ def hashed_leaf_value(t, leaf):
 
 
 @njit(cache=True, inline="always")
+def uniform_leaf_value(t, leaf, value_kind, int_span):
+    """:func:`hashed_leaf_value` of a tree with ``leaf_cost == 0``.
+
+    The value kind and the integer span come as arguments: specialised
+    kernels pass compile-time constants, so the kind tests fold away and,
+    for a constant span, ``hash % int_span`` compiles to a multiply instead
+    of a guarded 64-bit division. The caller guarantees ``t.leaf_cost == 0``
+    (no extra hash rounds); the value is then :func:`hashed_leaf_value`'s bit
+    for bit.
+    """
+    h = leaf_hash(t.hash_key, leaf)
+    if value_kind == VALUES_INT:
+        return np.float64(t.int_lo + np.int64(h % int_span))
+    if value_kind == VALUES_BINARY:
+        return np.float64(h >> np.uint64(63))
+    return t.float_lo + np.float64(h >> np.uint64(11)) * _INV_2_53 * t.float_width
+
+
+@njit(cache=True, inline="always")
+def uniform_leaf_int(t, leaf, value_kind, int_span):
+    """:func:`uniform_leaf_value` as an ``int64`` for integer and binary
+    trees (``leaf_cost == 0``): the same number, before the float64 cast
+    (exact, as integer ranges lie within +-2**53)."""
+    h = leaf_hash(t.hash_key, leaf)
+    if value_kind == VALUES_BINARY:
+        return np.int64(h >> np.uint64(63))
+    return t.int_lo + np.int64(h % int_span)
+
+
+@njit(cache=True, inline="always")
 def is_leaf(t, node, depth):
     if t.kind == KIND_EXPLICIT:
         return t.num_children[node] == 0
