@@ -28,7 +28,21 @@ from pathlib import Path
 import numpy as np
 
 #: Where the C sources live (the repository's bench/c_reference/).
-SOURCE_DIR = Path(__file__).resolve().parents[2] / "bench" / "c_reference"
+def _find_sources() -> Path:
+    """bench/c_reference of the source checkout: beside the package (editable
+    install), else $JITSEARCH_C_SOURCES, else ./bench/c_reference (a checkout
+    run from its root with the package installed from it, as CI does)."""
+    import os
+
+    beside = Path(__file__).resolve().parents[2] / "bench" / "c_reference"
+    for candidate in (beside, Path(os.environ.get("JITSEARCH_C_SOURCES", beside)),
+                      Path.cwd() / "bench" / "c_reference"):
+        if (candidate / "kalah_playouts.c").is_file():
+            return candidate
+    return beside
+
+
+SOURCE_DIR = _find_sources()
 #: Optimisation flags; ``-march=native`` is dropped if the compiler refuses it.
 CFLAGS = ("-O3", "-march=native")
 #: Variants of each program.

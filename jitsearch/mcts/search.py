@@ -163,6 +163,20 @@ class MCTSConfig:
         return p
 
 
+_WARMED = False
+
+
+def _warm_kernel(state: KalahState, cfg: MCTSConfig) -> None:
+    """Compile (or load) the in-kernel MCTS once per process, on a tiny tree."""
+    global _WARMED
+    if _WARMED:
+        return
+    _WARMED = True
+    tree = MCTSTree(state.houses + 1, state.houses, max_bytes=None)
+    tree.set_root(state.board, state.player)
+    mcts_iterate(*tree.arrays(), state.houses, cfg.params(state.empty_capture), np.uint64(0), 0, 1)
+
+
 def worker_seed(seed: int, worker: int) -> int:
     """Seed of root-parallel tree ``worker`` (worker 0 keeps ``seed``)."""
     seed = check_seed("seed", seed)
@@ -307,6 +321,8 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
         if cfg.batch is None:
             return _search_many([state], [seed], cfg, backend, max_bytes)[0]
     w = cfg.workers
+    if cfg.time is not None and cfg.backend is None:
+        _warm_kernel(state, cfg)  # the JIT must not eat the time budget
     per_worker = None if cfg.iterations is None else -(-cfg.iterations // w)
     capacity = tree_capacity(cfg, state.houses, per_worker, max_bytes // w)  # all trees checked before any
     start = time.perf_counter()
