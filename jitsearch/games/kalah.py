@@ -273,6 +273,9 @@ class KalahState:
         return hash((self.board.tobytes(), self.player, self.empty_capture))
 
 
+from ..trees._validate import _range_words  # noqa: E402  (one wording of ranges for every layer)
+
+
 def _check_size(houses, seeds):
     houses = check_int("houses", houses, 1, MAX_HOUSES)
     seeds = check_int("seeds", seeds, 1, MAX_SEEDS_PER_HOUSE, what="seeds per house")
@@ -356,16 +359,6 @@ def check_max_bytes(max_bytes) -> int:
     v = check_int("max_bytes", max_bytes, 1)
     phys = physical_memory()
     return min(v, phys) if phys else v
-
-
-def _range_words(lo, hi) -> str:
-    if lo is not None and hi is not None:
-        return f" in {lo}..{hi}"
-    if lo is not None:
-        return f" >= {lo}"
-    if hi is not None:
-        return f" <= {hi}"
-    return ""
 
 
 def dumps(state: KalahState) -> str:
