@@ -16,7 +16,7 @@ import pytest
 
 from jitsearch.benchmarks.mcts_bench import run_mcts_bench
 from jitsearch.benchmarks.playouts_bench import measure_playouts
-from jitsearch.games.agents import Agent, parse_agent, play_game
+from jitsearch.arena.agents import Agent, parse_agent, play_game
 from jitsearch.games.kalah import MAX_SEEDS, KalahState
 from jitsearch.kernels.backend import evaluate, evaluator, resolve
 from jitsearch.kernels.playouts import evaluate_cpu

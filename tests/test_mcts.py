@@ -11,10 +11,10 @@ import random
 import numpy as np
 import pytest
 
-from jitsearch.games.agents import parse_agent, play_game
+from jitsearch.arena.agents import parse_agent, play_game
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah_search import solve_exact
-from jitsearch.games.kalah_tournament import KalahMatch, run_kalah_tournament, summarize
+from jitsearch.arena.kalah_tournament import KalahMatch, run_kalah_tournament, summarize
 from jitsearch.kernels import rng
 from jitsearch.kernels.playouts import CPU_RNG, evaluate_cpu
 from jitsearch.mcts import tree as T

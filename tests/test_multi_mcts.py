@@ -12,7 +12,7 @@ import pytest
 
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah_search import solve_exact
-from jitsearch.games.kalah_tournament import KalahMatch, play_one, run_kalah_tournament
+from jitsearch.arena.kalah_tournament import KalahMatch, play_one, run_kalah_tournament
 from jitsearch.kernels.multi_mcts import TreeBatch, grow_trees_cpu, log_table_for
 from jitsearch.mcts.multi import analyse_positions, multi_tree_search, search_many, tree_keys_for
 from jitsearch.mcts.search import mcts_search
@@ -87,7 +87,7 @@ def test_one_position_in_a_batch_equals_it_alone():
 
 
 def test_mcts_search_and_agent_specs_use_the_multi_tree_search():
-    from jitsearch.games.agents import parse_agent
+    from jitsearch.arena.agents import parse_agent
 
     s = KalahState.initial(3, 3)
     r = mcts_search(s, iterations=60, backend="cpu", trees=3, leaves=2, playouts=2, seed=4)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from jitsearch.games.kalah_tournament import KalahMatch, run_kalah_tournament, summarize
+from jitsearch.arena.kalah_tournament import KalahMatch, run_kalah_tournament, summarize
 from jitsearch.games.random_tree_game import (
     GameConfig,
     PlayerSpec,
@@ -397,7 +397,7 @@ def test_interrupted_tree_tournament_and_protocol_resume(tree_full, tmp_path):
 
 _CHILD = textwrap.dedent("""
     import sys
-    from jitsearch.games.kalah_tournament import KalahMatch, run_kalah_tournament
+    from jitsearch.arena.kalah_tournament import KalahMatch, run_kalah_tournament
     run_kalah_tournament("random", "alphabeta:depth=18", KalahMatch(6, 6), 50, workers=2)
 """)
 

@@ -28,7 +28,7 @@ import math
 import platform
 from pathlib import Path
 
-from ..games.kalah_tournament import KalahMatch, run_kalah_tournament
+from ..arena.kalah_tournament import KalahMatch, run_kalah_tournament
 from ._plot import pyplot
 
 C_UCT = "1.4142"

@@ -458,9 +458,9 @@ def _kalah_tournament(a, b, pairs, houses, seeds, empty_capture, openings, max_p
                       as_json, lockstep=False):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..games.kalah_tournament import KalahMatch, run_kalah_tournament
+    from ..arena.kalah_tournament import KalahMatch, run_kalah_tournament
 
-    from ..games.agents import parse_agent
+    from ..arena.agents import parse_agent
 
     match = KalahMatch(houses, seeds, empty_capture, max_plies, openings, seed)
     match.check()
@@ -585,7 +585,7 @@ def play(
     = False,
 ):
     """Play Kalah in the terminal: people against engines, or engines against each other."""
-    from ..games.agents import parse_agent, play_game
+    from ..arena.agents import parse_agent, play_game
 
     check_positive({"--max-plies": max_plies})
     agents = [parse_agent(p0, seed=seed), parse_agent(p1, seed=None if seed is None else seed + 1)]

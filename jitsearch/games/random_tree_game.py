@@ -23,7 +23,7 @@ before any game is played: every line must be a record of this tournament
 totals of the pairs finished, with ``"interrupted": True``.
 
 This module also holds the record-file and worker-process helpers that
-:mod:`jitsearch.games.kalah_tournament` shares (``read_record_file``,
+:mod:`jitsearch.arena.kalah_tournament` shares (``read_record_file``,
 ``check_records``, ``RecordSink``, ``run_tasks``).
 """
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from .kalah import KalahState, check_choice, check_float, check_int
-from .kalah_search import fsss_search, iterative_deepening, search, solve_exact
+from ..games.kalah import KalahState, check_choice, check_float, check_int
+from ..games.kalah_search import fsss_search, iterative_deepening, search, solve_exact
 
 KINDS = ("random", "human", "alphabeta", "fsss", "mtdf", "mcts", "hmcts", "mc")
 #: Value type of each MCTS option in a spec (``bool``: 0, 1, true or false).
@@ -133,7 +133,7 @@ class Agent:
     def lockstep(self) -> bool:
         """True for a multi-tree MCTS agent with an iteration budget: its
         searches of many games can share one kernel launch with identical
-        results (:func:`jitsearch.games.kalah_tournament.play_lockstep`)."""
+        results (:func:`jitsearch.arena.kalah_tournament.play_lockstep`)."""
         o = self.options
         return (self.kind in ("mcts", "hmcts") and o.get("backend") is not None and o.get("batch") is None
                 and o.get("time") is None)
@@ -164,7 +164,6 @@ class Agent:
                 return r["best_move"]
             return iterative_deepening(state, time_limit=self.time or 1.0)["move"]
         if self.kind in ("mcts", "hmcts", "mc"):
-            from ..kernels.rng import mix64_py
             from ..mcts.search import mcts_search, monte_carlo_search
 
             seed = self.next_search_seed()

@@ -1,4 +1,4 @@
-"""Kalah tournaments between any two agents (specs of :mod:`jitsearch.games.agents`).
+"""Kalah tournaments between any two agents (specs of :mod:`jitsearch.arena.agents`).
 
 Games come in pairs with the seats swapped (A moves first in game 0 of a
 pair, B in game 1), both games of a pair starting after the same seeded
@@ -35,9 +35,9 @@ import numpy as np
 
 from ..kernels.rng import mix64_py
 from .agents import parse_agent, play_game
-from .kalah import BOARD_DTYPE, KalahState, apply_move
-from .kalah_rules import GAME_OVER
-from .random_tree_game import (
+from ..games.kalah import BOARD_DTYPE, KalahState, apply_move
+from ..games.kalah_rules import GAME_OVER
+from ..games.random_tree_game import (
     MAX_PAIRS,
     MAX_WORKERS,
     BadRecord,
@@ -152,7 +152,7 @@ def play_lockstep(a: str, b: str, match: KalahMatch, games):
 
     At each step, every game whose player to move is a lockstep agent (a
     multi-tree MCTS agent with an iteration budget, see
-    :attr:`jitsearch.games.agents.Agent.lockstep`) is searched in one kernel
+    :attr:`jitsearch.arena.agents.Agent.lockstep`) is searched in one kernel
     launch per agent spec (:func:`jitsearch.mcts.search.mcts_search_many`);
     the other agents move one game at a time. Every search gets the seed its
     agent would use in a game played alone, so each record equals
