@@ -31,6 +31,11 @@ def main() -> int:
     ap.add_argument("--playouts", type=int, default=32)
     ap.add_argument("--leaves", type=int, default=None, help="leaves per step (default: 8 on a GPU, 1 on the CPU)")
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--parallel", choices=("root", "tree"), default="root",
+                    help="the device agent in the games: multi-tree (root) or tree-parallel (tree)")
+    ap.add_argument("--blocks", type=int, default=None, help="tree-parallel: blocks per tree (default 8 per SM)")
+    ap.add_argument("--shared-rates", default="", help="tree-parallel rates: TREESxBLOCKSxPLAYOUTS,...")
+    ap.add_argument("--opponents", default="one,all", help="one (CPU MCTS on one core), all (every core)")
     a = ap.parse_args()
     settings = [tuple(int(x) for x in s.split("x")) for s in a.rates.split(",") if s]
     times = [float(x) for x in a.move_times.split(",") if x]
@@ -39,7 +44,10 @@ def main() -> int:
     r = run_gpu_mcts_bench(backend=a.backend, rate_settings=settings, rate_seconds=a.rate_seconds,
                            positions=a.positions, analyse_iterations=a.analyse_iterations, move_times=times,
                            pairs=pairs, trees=a.trees, playouts=a.playouts, leaves=a.leaves, workers=a.workers,
-                           games_dir=a.out / "games", progress=lambda msg: print(msg, file=sys.stderr, flush=True))
+                           games_dir=a.out / "games", progress=lambda msg: print(msg, file=sys.stderr, flush=True),
+                           parallel=a.parallel, blocks=a.blocks,
+                           shared_settings=[tuple(int(x) for x in s.split("x")) for s in a.shared_rates.split(",") if s],
+                           opponents=tuple(x for x in a.opponents.split(",") if x))
     (a.out / "gpu_mcts.json").write_text(json.dumps(r, indent=2) + "\n")
     table = format_table(r)
     (a.out / "gpu_mcts.md").write_text(table)

@@ -182,6 +182,14 @@ def test_bench_gpu_mcts_small_runs_and_writes_json(capsys, tmp_path):
     assert saved["analysis"]["positions"] == 4 and saved["analysis"]["positions_per_second"] > 0
     assert [(g["seconds_per_move"], g["games"]) for g in saved["games"]] == [(0.01, 2), (0.01, 2)]
     assert "CPU twin figures" in (out_dir / "gpu_mcts.md").read_text()
+    # the tree-parallel rates and one opponent only
+    code, out, err = run(capsys, "bench", "gpu-mcts", "--backend", "cpu", "--rates", "2x4", "--shared-rates", "2x1x4",
+                         "--rate-seconds", "0.1", "--positions", "0", "--move-times", "0.01", "--pairs", "1",
+                         "--opponents", "one", "--parallel", "tree", "--out", tmp_path / "gt", "--json")
+    assert code == 0, (out, err)
+    obj = json.loads(out)
+    assert [(r.get("parallel"), r["trees"], r.get("blocks")) for r in obj["rates"]] == [(None, 2, None), ("tree", 2, 1)]
+    assert [g["opponent"] for g in obj["games"]] == ["one core"] and "parallel=tree" in obj["games"][0]["a"]
 
 
 @pytest.mark.parametrize("args, words", [
@@ -197,6 +205,11 @@ def test_bench_gpu_mcts_small_runs_and_writes_json(capsys, tmp_path):
     (("--positions", "-1"), "--positions"),
     (("--leaves", "65"), "--leaves must be at most 64"),
     (("--backend", "gpu"), "backend must be one of"),
+    (("--shared-rates", "1x4x4"), "needs a GPU"),
+    (("--shared-rates", "1x4"), "TREESxBLOCKSxPLAYOUTS"),
+    (("--opponents", "two"), "--opponents"),
+    (("--parallel", "leaf"), "--parallel must be tree or root"),
+    (("--blocks", "2"), "--blocks above 1 needs a GPU"),
 ])
 def test_bench_gpu_mcts_bad_options_exit_2(capsys, tmp_path, args, words):
     code, out, err = run(capsys, "bench", "gpu-mcts", "--backend", "cpu", "--out", tmp_path / "o", *args)

@@ -144,21 +144,25 @@ def test_mcts_with_gpu_leaf_evaluation_equals_the_cpu_backend():
 # -- PTX for a real architecture ---------------------------------------------------------
 
 def test_kernel_compiles_to_ptx_for_sm90():
-    """Both kernels (playouts, multi-tree MCTS) compile to PTX for sm_90."""
+    """The kernels (playouts, multi-tree MCTS, shared-tree MCTS) compile to PTX for sm_90."""
     if SIMULATOR:
         pytest.skip("the simulator has no compiler")
     try:
         from jitsearch.kernels.cuda_mcts import compile_ptx as compile_mcts_ptx
         from jitsearch.kernels.cuda_playouts import compile_ptx
+        from jitsearch.kernels.cuda_shared_tree import compile_ptx as compile_shared_ptx
 
         ptx = compile_ptx((9, 0))
         mcts_ptx = compile_mcts_ptx((9, 0))
+        shared_ptx = compile_shared_ptx((9, 0))
     except Exception as exc:  # no numba-cuda / NVVM / NVRTC here
         if os.environ.get("JITSEARCH_REQUIRE_PTX") == "1":
             raise
         pytest.skip(f"no CUDA compiler toolchain ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})")
     assert ".target sm_90" in ptx and "_playout_kernel" in ptx
     assert ".target sm_90" in mcts_ptx and "_mcts_kernel" in mcts_ptx
+    assert ".target sm_90" in shared_ptx and "_shared_tree_kernel" in shared_ptx
+    assert "ld.global.cg" in shared_ptx and "atom.global.cas" in shared_ptx.replace("atom.cas", "atom.global.cas")
 
 
 # -- the multi-tree MCTS kernel against its CPU twin ------------------------------------
@@ -228,3 +232,113 @@ def test_multi_tree_search_cuda_equals_cpu():
     x = analyse_positions(states, iterations=6, playouts=3, backend="cpu", seed=4, leaves=3)
     y = analyse_positions(states, iterations=6, playouts=3, backend="cuda", seed=4, leaves=3)
     assert x["positions"] == y["positions"]
+
+
+# -- the tree-parallel (shared-tree) kernel against its CPU twin ------------------------
+
+SHARED_CASES = [  # m, n, empty capture, trees, capacity, playouts, reward, formula, chunks
+    (3, 3, False, 2, 400, 5, 0, 0, (7, 13)),
+    (4, 2, True, 3, 300, 3, 1, 1, (20,)),
+    (2, 3, False, 2, 12, 2, 0, 2, (5, 5, 10)),  # small pool: fills, expansion stops
+    (6, 4, False, 1, 2000, 40, 0, 0, (9, 3)),  # 40 playouts a leaf: more than one per thread
+]
+
+
+def _shared_both(m, n, empty_capture, trees, capacity, playouts, reward, formula, chunks, seed, blocks=1):
+    from jitsearch.kernels import cuda_shared_tree
+    from jitsearch.kernels.multi_mcts import log_table_for
+    from jitsearch.kernels.shared_tree import SharedTrees, grow_shared_cpu
+    from jitsearch.mcts.multi import tree_keys_for
+
+    b, p = _batch(m, n, trees, seed, empty_capture=empty_capture)
+    boards, players = b.astype(np.int32), p.astype(np.int32)
+    keys = tree_keys_for(seed, trees)
+    totals = boards.astype(np.int64).sum(axis=1)
+    logs = log_table_for(1024)
+    cpu = SharedTrees(trees, capacity, boards, players)
+    grow_shared_cpu(*cpu.arrays(), cpu.root_boards, cpu.root_players, keys, totals, logs, capacity, m, 1.3, formula,
+                    reward, playouts, empty_capture, 1 << 30, 0, sum(chunks))
+    gpu = SharedTrees(trees, capacity, boards, players)
+    dev = cuda_shared_tree.DeviceSharedTrees(trees, capacity)
+    dev.reset(boards, players, keys, totals)
+    dev.log_table = cuda_shared_tree.cuda.to_device(logs)
+    done = 0
+    for k in chunks:
+        dev.grow(m, 1.3, formula, reward, playouts, empty_capture, 1 << 30, blocks, done, k)
+        done += k
+    dev.copy_back(gpu)
+    return cpu, gpu
+
+
+def _allocated(t, g):
+    """Tree g's node arrays at its reachable nodes, in walk order (the pool's
+    other slots are never written on the GPU, so they hold whatever was there)."""
+    base = g * t.capacity
+    order, stack = [], [0]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        f = int(t.first_child[base + node])
+        if f >= 0:
+            stack.extend(range(f, f + int(t.num_children[base + node])))
+    idx = base + np.array(order)
+    return [a[idx] for a in (t.first_child, t.num_children, t.move, t.visits, t.value)]
+
+
+@needs_cuda
+@pytest.mark.parametrize("case", SHARED_CASES)
+@pytest.mark.parametrize("seed", [3, 2**64 - 2])
+def test_shared_tree_kernel_with_one_block_per_tree_equals_cpu_twin(case, seed):
+    cpu, gpu = _shared_both(*case, seed)
+    assert np.array_equal(cpu.size, gpu.size)
+    for g in range(case[3]):
+        for name, a, b in zip(("first_child", "num_children", "move", "visits", "value"), _allocated(cpu, g),
+                              _allocated(gpu, g)):
+            assert np.array_equal(a, b), (name, g)
+        assert cpu.visits[g * case[4]] == sum(case[-1])
+
+
+@needs_cuda
+@pytest.mark.parametrize("blocks", [4, 64])
+def test_shared_tree_kernel_with_many_blocks_keeps_the_tree_consistent(blocks):
+    """Many blocks per tree (concurrently on a GPU): every iteration passes
+    the root and ends at one node, children are the legal moves, no value
+    leaves its bounds, the pool is never overrun."""
+    from test_shared_tree import _walk
+
+    m, n, trees, capacity, playouts = 4, 3, 2, 3000, 8
+    chunks = (40, 200) if not SIMULATOR else (6, 10)
+    cpu, gpu = _shared_both(m, n, False, trees, capacity, playouts, 0, 0, chunks, 7,
+                            blocks=blocks if not SIMULATOR else 2)
+    iterations = sum(chunks)
+    b, p = _batch(m, n, trees, 7)
+    for g in range(trees):
+        base = g * capacity
+        assert gpu.visits[base] == iterations
+        assert gpu.size[g] <= capacity
+        ends = 0
+        for node, st in _walk(gpu, g, KalahState.from_board(b[g].tolist(), int(p[g]))):
+            i = base + node
+            assert 0 <= gpu.value[i] <= gpu.visits[i] * playouts * 65536
+            f = int(gpu.first_child[i])
+            if f >= 0:
+                k = int(gpu.num_children[i])
+                assert [int(gpu.move[base + f + j]) for j in range(k)] == st.legal_moves()
+                ends += gpu.visits[i] - gpu.visits[base + f:base + f + k].sum()
+            else:
+                ends += gpu.visits[i]
+        assert ends == iterations
+
+
+@needs_cuda
+def test_tree_parallel_search_cuda_with_one_block_equals_cpu():
+    from jitsearch.mcts.shared import search_many_shared, tree_parallel_search
+
+    s = KalahState.initial(3, 3)
+    kw = dict(trees=2, iterations=12, playouts=4, seed=9, blocks=1)
+    a = tree_parallel_search(s, backend="cpu", **kw)
+    b = tree_parallel_search(s, backend="cuda", **kw)
+    assert a["children"] == b["children"] and b["backend"] == "cuda"
+    many = search_many_shared([s, s.play(2)], [1, 2], iterations=8, playouts=2, backend="cuda")  # default blocks
+    assert all(sum(c["visits"] for c in r["children"]) <= r["iterations"] for r in many)
+    assert all(r["iterations"] == 8 for r in many)

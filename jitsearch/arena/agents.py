@@ -36,7 +36,8 @@ KINDS = ("random", "human", "alphabeta", "fsss", "mtdf", "mcts", "hmcts", "mc")
 #: Value type of each MCTS option in a spec (``bool``: 0, 1, true or false).
 MCTS_OPTIONS = {"iterations": int, "time": float, "c": float, "formula": str, "pb": float, "reward": str,
                 "playout_depth": int, "solver": bool, "playouts": int, "final": str, "workers": int,
-                "backend": str, "batch": int, "virtual_loss": float, "trees": int, "leaves": int}
+                "backend": str, "batch": int, "virtual_loss": float, "trees": int, "leaves": int,
+                "parallel": str, "blocks": int}
 #: Options of each agent kind and their value types.
 AGENT_OPTIONS = {"random": {}, "human": {}, "alphabeta": {"depth": int, "time": float, "eval": str},
                  "fsss": {"depth": int, "eval": str}, "mtdf": {"time": float},

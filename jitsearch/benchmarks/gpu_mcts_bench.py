@@ -80,6 +80,27 @@ def measure_rates(backend: str, settings, seconds: float, progress=None, leaves:
     return rows
 
 
+def measure_shared_rates(backend: str, settings, seconds: float, progress=None) -> list[dict]:
+    """Tree-parallel search rates: ``settings`` of (trees, blocks per tree, playouts per leaf)."""
+    from ..games.kalah import KalahState
+    from ..mcts.shared import search_many_shared
+
+    s = KalahState.initial(6, 4)
+    rows = []
+    for trees, blocks, playouts in settings:
+        if progress:
+            progress(f"tree-parallel rate: {trees} trees x {blocks} blocks x {playouts} playouts")
+        search_many_shared([s], [0], trees=trees, blocks=blocks, iterations=2 * blocks, playouts=playouts,
+                           backend=backend)  # compile, warm
+        r = search_many_shared([s], [1], trees=trees, blocks=blocks, time=seconds, playouts=playouts,
+                               backend=backend)[0]
+        rows.append({"parallel": "tree", "trees": trees, "blocks": r["blocks"], "playouts": playouts,
+                     "backend": r["backend"], "iterations_per_second": r["iterations"] / r["seconds"],
+                     "playouts_per_second": r["simulations"] / r["seconds"],
+                     "iterations_per_tree": r["iterations"] // trees, "nodes": r["nodes"], "seconds": r["seconds"]})
+    return rows
+
+
 def measure_cpu_mcts(seconds: float, workers: int) -> dict:
     from ..games.kalah import KalahState
     from ..mcts.search import mcts_search
@@ -119,24 +140,32 @@ def play_strength(device_spec: str, cpu_spec: str, pairs: int, out_file=None) ->
 def run_gpu_mcts_bench(*, backend: str = "auto", rate_settings=((1, 32), (64, 32), (256, 32), (256, 64), (1024, 32)),
                        rate_seconds: float = 1.0, positions: int = 10_000, analyse_iterations: int = 1000,
                        move_times=(0.05, 0.2, 1.0), pairs=(10, 8, 2), trees: int | None = None, playouts: int = 32,
-                       leaves: int | None = None, workers: int | None = None, games_dir=None, progress=None) -> dict:
+                       leaves: int | None = None, workers: int | None = None, games_dir=None, progress=None,
+                       parallel: str = "root", blocks: int | None = None, shared_settings=(),
+                       opponents=("one", "all")) -> dict:
     """Run the benchmark (see the module docstring). ``rate_settings``:
     (trees, playouts) or (trees, leaves, playouts) each, a pair taking
     ``leaves`` (None: the backend's default); ``leaves`` also sets the
-    analysis and the device agent of the games."""
+    analysis and the device agent of the games. ``parallel`` picks the
+    device agent of the games: ``root`` (the multi-tree search, ``trees``
+    trees) or ``tree`` (the tree-parallel search, ``trees`` shared trees of
+    ``blocks`` blocks each); ``shared_settings``: (trees, blocks, playouts)
+    rates of the tree-parallel search; ``opponents``: ``one`` (CPU MCTS on
+    one core) and/or ``all`` (root parallelism on every core)."""
     from ..kernels.backend import device_name, resolve
     from ..mcts.multi import default_trees
 
     backend = resolve(backend)
     workers = workers or (os.cpu_count() or 1)
-    trees = trees or default_trees(backend)
+    trees = trees or (1 if parallel == "tree" else default_trees(backend))
     result = {"benchmark": "gpu-mcts", "machine": _machine(), "backend": backend, "device": device_name(backend),
-              "trees": trees, "playouts": playouts, "leaves": leaves}
+              "parallel": parallel, "trees": trees, "blocks": blocks, "playouts": playouts, "leaves": leaves}
     if len(move_times) != len(pairs):
         raise ValueError(f"move_times and pairs need the same number of entries, got {len(move_times)} and "
                          f"{len(pairs)}")
     t0 = time.perf_counter()
     result["rates"] = measure_rates(backend, rate_settings, rate_seconds, progress, leaves)
+    result["rates"] += measure_shared_rates(backend, shared_settings, rate_seconds, progress)
     if progress:
         progress("CPU MCTS rates")
     result["cpu"] = measure_cpu_mcts(rate_seconds, workers)
@@ -149,10 +178,14 @@ def run_gpu_mcts_bench(*, backend: str = "auto", rate_settings=((1, 32), (64, 32
         result["analysis"] = measure_analysis(backend, positions, analyse_iterations, playouts, leaves)
     games = []
     for t, n_pairs in zip(move_times, pairs):
-        device_spec = (f"mcts:time={t},backend={backend},trees={trees},playouts={playouts},c={C_UCT}"
-                       + ("" if leaves is None else f",leaves={leaves}"))
-        for label, cpu_spec in (("one core", f"mcts:time={t},c={C_UCT}"),
-                                (f"root parallel, {workers} threads", f"mcts:time={t},c={C_UCT},workers={workers}")):
+        device_spec = f"mcts:time={t},backend={backend},trees={trees},playouts={playouts},c={C_UCT}"
+        if parallel == "tree":
+            device_spec += ",parallel=tree" + ("" if blocks is None else f",blocks={blocks}")
+        elif leaves is not None:
+            device_spec += f",leaves={leaves}"
+        matchups = [("one core", f"mcts:time={t},c={C_UCT}"),
+                    (f"root parallel, {workers} threads", f"mcts:time={t},c={C_UCT},workers={workers}")]
+        for label, cpu_spec in [mu for mu, key in zip(matchups, ("one", "all")) if key in opponents]:
             if progress:
                 progress(f"games at {t} s/move vs {label}")
             out_file = None
@@ -175,10 +208,13 @@ def format_table(r: dict) -> str:
     lines = [f"gpu-mcts on {r['device']} ({r['backend']}); {r['machine']}", ""]
     if r["backend"] == "cpu":
         lines += ["CPU twin figures (the multi-tree search on the CPU): no GPU was measured.", ""]
-    lines += ["| trees | leaves/step | playouts/leaf | iterations/s | playouts/s | x one-core CPU MCTS iterations |",
-              "|---|---|---|---|---|---|"]
+    lines += ["| search | trees | leaves/step or blocks/tree | playouts/leaf | iterations/s | playouts/s | "
+              "x one-core CPU MCTS iterations |",
+              "|---|---|---|---|---|---|---|"]
     for row in r["rates"]:
-        lines.append(f"| {row['trees']} | {row.get('leaves', '-')} | {row['playouts']} | "
+        kind = "tree-parallel" if row.get("parallel") == "tree" else "multi-tree"
+        width = f"{row['blocks']} blocks" if row.get("parallel") == "tree" else f"{row.get('leaves', '-')} leaves"
+        lines.append(f"| {kind} | {row['trees']} | {width} | {row['playouts']} | "
                      f"{row['iterations_per_second']:,.0f} | "
                      f"{row['playouts_per_second']:,.0f} | {row['x_one_core_iterations']:.2f} |")
     cpu = r["cpu"]

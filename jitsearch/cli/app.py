@@ -1199,8 +1199,8 @@ def bench_gpu_mcts(
         str, typer.Option("--pairs", help="Pairs per move time (each against both CPU opponents).")
     ] = "10,8,2",
     trees: Annotated[
-        Optional[int], typer.Option("--trees", help="Trees of the device agent [default: 256 on cuda, one per "
-                                                    "core on cpu].", show_default=False)
+        Optional[int], typer.Option("--trees", help="Trees of the device agent [default: parallel tree 1; root "
+                                                    "256 on cuda, one per core on cpu].", show_default=False)
     ] = None,
     playouts: Annotated[int, typer.Option("--playouts", help="Playouts per leaf (analysis and games).")] = 32,
     leaves: Annotated[
@@ -1211,6 +1211,22 @@ def bench_gpu_mcts(
         Optional[int], typer.Option("--workers", help="Threads of CPU root parallelism [default: all cores].",
                                     show_default=False)
     ] = None,
+    parallel: Annotated[
+        str, typer.Option("--parallel", help="Device agent of the games: tree (one tree, many blocks) or root "
+                                             "(many trees, one block each).")
+    ] = "tree",
+    blocks: Annotated[
+        Optional[int], typer.Option("--blocks", help="parallel tree: blocks per tree [default: 8 per SM].",
+                                    show_default=False)
+    ] = None,
+    shared_rates: Annotated[
+        str, typer.Option("--shared-rates", help="Tree-parallel rate settings: TREESxBLOCKSxPLAYOUTS, "
+                                                 "comma-separated (blocks above 1 need a GPU).")
+    ] = "",
+    opponents: Annotated[
+        str, typer.Option("--opponents", help="CPU opponents of the games: one (one core), all (every core), "
+                                              "or one,all.")
+    ] = "one,all",
     out: Annotated[Path, typer.Option("--out", help="Directory for JSON, markdown and the games (JSONL).")]
     = Path("jitsearch-results/gpu_mcts"),
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
@@ -1244,6 +1260,34 @@ def bench_gpu_mcts(
         raise UserError(f"--leaves x --playouts = {leaves} x {playouts} is above the limit of {MAX_STEP_PLAYOUTS} "
                         "playouts per step")
     settings = _parse_rates(rates, leaves, resolved)
+    if parallel not in ("tree", "root"):
+        raise UserError(f"--parallel must be tree or root, got {parallel!r}")
+    check_positive({"--blocks": blocks})
+    from ..mcts.shared import MAX_BLOCKS
+
+    if blocks is not None and blocks > MAX_BLOCKS:
+        raise UserError(f"--blocks must be at most {MAX_BLOCKS}, got {blocks}")
+    if parallel == "tree" and leaves is not None and move_times:
+        stderr.print("note: --leaves sets the rates and the analysis; the tree-parallel games evaluate one leaf "
+                     "per block", soft_wrap=True)
+    shared_settings = []
+    for item in (x.strip() for x in shared_rates.split(",") if x.strip()):
+        parts = item.split("x")
+        if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+            raise UserError(f"--shared-rates takes TREESxBLOCKSxPLAYOUTS settings (positive integers), got {item!r}")
+        t_, b_, p_ = (int(p) for p in parts)
+        if resolved == "cpu" and b_ != 1:
+            raise UserError(f"--shared-rates {item}: more than one block per tree needs a GPU (backend cpu grows "
+                            "each tree with one worker)")
+        if b_ * t_ > MAX_BLOCKS or p_ > MAX_LEAF_PLAYOUTS:
+            raise UserError(f"--shared-rates {item}: at most {MAX_BLOCKS} blocks in all and {MAX_LEAF_PLAYOUTS} "
+                            "playouts per leaf")
+        shared_settings.append((t_, b_, p_))
+    opponent_keys = tuple(x.strip() for x in opponents.split(",") if x.strip())
+    if not opponent_keys or any(x not in ("one", "all") for x in opponent_keys):
+        raise UserError(f"--opponents takes one, all or one,all, got {opponents!r}")
+    if parallel == "tree" and resolved == "cpu" and blocks not in (None, 1):
+        raise UserError("--blocks above 1 needs a GPU (backend cpu grows each tree with one worker)")
     times = _parse_list(move_times, "--move-times", float, "0.05,0.2,1.0")
     for t in times:
         check_seconds(t, "--move-times")
@@ -1254,14 +1298,16 @@ def bench_gpu_mcts(
                         f"{len(n_pairs)}")
     _announce_out_dir(out)
     if resolved == "cpu":
-        stderr.print("note: backend cpu: the multi-tree search runs on the CPU twin; these are CPU-twin figures, "
+        stderr.print("note: backend cpu: the device searches run on their CPU twins; these are CPU-twin figures, "
                      "not GPU figures (no GPU is measured)", soft_wrap=True)
     try:
         with stderr.status("benchmarking") as status:
             r = run_gpu_mcts_bench(backend=resolved, rate_settings=settings, rate_seconds=rate_seconds,
                                    positions=positions, analyse_iterations=analyse_iterations, move_times=times,
                                    pairs=n_pairs, trees=trees, playouts=playouts, leaves=leaves, workers=workers,
-                                   games_dir=out / "games", progress=lambda msg: status.update(f"benchmarking: {msg}"))
+                                   games_dir=out / "games", progress=lambda msg: status.update(f"benchmarking: {msg}"),
+                                   parallel=parallel, blocks=blocks, shared_settings=shared_settings,
+                                   opponents=opponent_keys)
     except KeyboardInterrupt:
         _stop_interrupted(f"the games played so far are in {out / 'games'}; rerun the same command to continue")
     table = format_table(r)

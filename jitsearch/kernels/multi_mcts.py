@@ -75,6 +75,55 @@ def node_bytes(houses: int) -> int:
     return NODE_FIXED_BYTES + 2 * (2 * houses + 2)
 
 
+def make_score(jit):
+    """``score(n, w, log_parent, parent_visits, c, formula, units_per_visit)``:
+    the UCT selection score of a child with ``n`` > 0 visits and ``w`` reward
+    units, compiled with ``jit``.
+
+    w/n + exploration. Every term added is a quotient or a square root,
+    never a product, so no compiler can fuse a multiply into the add (CUDA's
+    NVVM contracts a*b + c into one fma by default, which rounds differently
+    from the CPU): the twins compute the same bits."""
+
+    def score(n_visits, units, log_parent, parent_visits, c, formula, units_per_visit):
+        n = np.float64(n_visits)
+        q = np.float64(units) / (n * units_per_visit)
+        if formula == FORMULA_UCB1:  # c * sqrt(ln N / n), as sqrt(c^2 ln N / n)
+            u = math.sqrt((c * c) * log_parent / n)
+        elif formula == FORMULA_SQRT:  # c * sqrt(N) / n
+            u = (c * math.sqrt(parent_visits)) / n
+        else:  # c * sqrt(ln N) / sqrt(n)
+            u = (c * math.sqrt(log_parent)) / math.sqrt(n)
+        return q + u
+
+    return jit(score)
+
+
+def make_units(jit, rules):
+    """``(outcome_units(board, m), heuristic_units(board, m, total))``:
+    player 0's reward in reward units for a finished game (win, draw, loss by
+    the store difference) and by the HMCTS heuristic, compiled with ``jit``."""
+    heuristic = rules.heuristic
+
+    def heuristic_units(board, m, total):
+        """0.5 + 0.5 * (H(0) - H(1)) / bound, in [0, 1], rounded to units."""
+        bound = (W1 + W2 + W4 + W5) * total + W3 * m
+        d = heuristic(board, m, 0) - heuristic(board, m, 1)
+        r = 0.5 + 0.5 * d / bound
+        r = min(1.0, max(0.0, r))
+        return np.int64(math.floor(r * REWARD_UNITS + 0.5))
+
+    def outcome_units(board, m):
+        d = board[m + 1] - board[0]
+        if d > 0:
+            return np.int64(REWARD_UNITS)
+        if d < 0:
+            return np.int64(0)
+        return np.int64(REWARD_UNITS // 2)
+
+    return jit(outcome_units), jit(heuristic_units)
+
+
 def make_step(jit, rules, gen, playout):
     """Compile the per-tree functions with ``jit``; returns a namespace with
     ``descend``, ``playout_units``, ``leaf_units`` and ``backup``.
@@ -84,25 +133,9 @@ def make_step(jit, rules, gen, playout):
     """
     apply_move = rules.apply_move
     legal_moves = rules.legal_moves
-    heuristic = rules.heuristic
     stream_key = gen.stream_key
 
-    def score(visits, value, t, ch, log_parent, parent_visits, c, formula, units_per_visit):
-        """w/n + exploration. Every term added is a quotient or a square root,
-        never a product, so no compiler can fuse a multiply into the add
-        (CUDA's NVVM contracts a*b + c into one fma by default, which rounds
-        differently from the CPU): the twins compute the same bits."""
-        n = np.float64(visits[t, ch])
-        q = np.float64(value[t, ch]) / (n * units_per_visit)
-        if formula == FORMULA_UCB1:  # c * sqrt(ln N / n), as sqrt(c^2 ln N / n)
-            u = math.sqrt((c * c) * log_parent / n)
-        elif formula == FORMULA_SQRT:  # c * sqrt(N) / n
-            u = (c * math.sqrt(parent_visits)) / n
-        else:  # c * sqrt(ln N) / sqrt(n)
-            u = (c * math.sqrt(log_parent)) / math.sqrt(n)
-        return q + u
-
-    score = jit(score)
+    score = make_score(jit)
 
     def expand(parent, first_child, num_children, move, to_move, mover_in, visits, value, boards, size, t, node,
                m, empty_capture, work, child, moves):
@@ -151,7 +184,7 @@ def make_step(jit, rules, gen, playout):
                 if visits[t, ch] == 0:
                     best = ch
                     break
-                s = score(visits, value, t, ch, log_parent, parent_visits, c, formula, units_per_visit)
+                s = score(visits[t, ch], value[t, ch], log_parent, parent_visits, c, formula, units_per_visit)
                 if s > best_score:
                     best_score = s
                     best = ch
@@ -164,26 +197,7 @@ def make_step(jit, rules, gen, playout):
 
     descend = jit(descend)
 
-    def heuristic_units(board, m, total):
-        """HMCTS reward of player 0 in reward units: 0.5 + 0.5 * (H(0) - H(1)) / bound, in [0, 1]."""
-        bound = (W1 + W2 + W4 + W5) * total + W3 * m
-        d = heuristic(board, m, 0) - heuristic(board, m, 1)
-        r = 0.5 + 0.5 * d / bound
-        r = min(1.0, max(0.0, r))
-        return np.int64(math.floor(r * REWARD_UNITS + 0.5))
-
-    heuristic_units = jit(heuristic_units)
-
-    def outcome_units(board, m):
-        """Player 0's reward units for a finished game (by the store difference)."""
-        d = board[m + 1] - board[0]
-        if d > 0:
-            return np.int64(REWARD_UNITS)
-        if d < 0:
-            return np.int64(0)
-        return np.int64(REWARD_UNITS // 2)
-
-    outcome_units = jit(outcome_units)
+    outcome_units, heuristic_units = make_units(jit, rules)
 
     def playout_units(boards, to_move, t, leaf, m, empty_capture, key, max_plies, reward_kind, total, work, moves):
         """One playout from ``leaf`` of tree ``t``: player 0's reward units."""

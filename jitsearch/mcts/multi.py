@@ -79,6 +79,31 @@ def _nodes_needed(houses: int, iterations: int | None, capacity: int | None) -> 
     return int(min(MAX_NODES, max(houses + 1, iterations * houses + 1)))
 
 
+def grow_in_chunks(grow, done, total: int | None, seconds: float | None, first: int) -> bool:
+    """Call ``grow(k)`` with chunks of ``k`` units until ``done()`` reaches
+    ``total`` or ``seconds`` have passed; the first chunk is ``first``, the
+    next ones are sized from the measured rate to last about CHUNK_SECONDS
+    (at most 4x the previous), the last one to end near the deadline.
+    Returns True if Ctrl-C stopped it (between or inside chunks)."""
+    deadline = None if seconds is None else _time.perf_counter() + seconds
+    chunk = first
+    try:
+        while True:
+            todo = chunk if total is None else min(chunk, total - done())
+            if todo <= 0:
+                return False
+            t0 = _time.perf_counter()
+            grow(todo)
+            now = _time.perf_counter()
+            if deadline is not None and now >= deadline:
+                return False
+            rate = todo / max(now - t0, 1e-6)
+            target = CHUNK_SECONDS if deadline is None else min(CHUNK_SECONDS, max(deadline - now, 1e-3))
+            chunk = int(max(1, min(rate * target, 4 * chunk)))
+    except KeyboardInterrupt:
+        return True
+
+
 class _Grower:
     """Owns a TreeBatch and grows it on one backend, in chunks."""
 
@@ -148,24 +173,7 @@ class _Grower:
         """Grow until the budget (iterations per tree, rounded up to whole
         steps, or seconds) is spent; True if Ctrl-C stopped it."""
         steps = None if iterations is None else -(-iterations // self.leaves)
-        start = _time.perf_counter()
-        deadline = None if seconds is None else start + seconds
-        chunk = 1
-        try:
-            while True:
-                todo = chunk if steps is None else min(chunk, steps - self.done)
-                if todo <= 0:
-                    return False
-                t0 = _time.perf_counter()
-                self.grow(todo)
-                now = _time.perf_counter()
-                if deadline is not None and now >= deadline:
-                    return False
-                rate = todo / max(now - t0, 1e-6)
-                target = CHUNK_SECONDS if deadline is None else min(CHUNK_SECONDS, max(deadline - now, 1e-3))
-                chunk = int(max(1, min(rate * target, 4 * chunk)))
-        except KeyboardInterrupt:
-            return True
+        return grow_in_chunks(self.grow, lambda: self.done, steps, seconds, 1)
 
     def results(self):
         """Copy the trees back (from the GPU) and return the TreeBatch."""

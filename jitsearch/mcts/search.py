@@ -46,6 +46,12 @@ MAX_CAPACITY = (1 << 31) - 1
 #: Largest exploration constant, progressive-bias weight and virtual loss.
 MAX_WEIGHT = 1e6
 FINALS = ("visits", "value")
+#: The backend searches without batch=: one block per tree (root), many blocks per shared tree (tree).
+PARALLEL_MODES = ("root", "tree")
+#: The default per resolved backend: on a GPU the tree-parallel search (it measured stronger at equal time per
+#: move, bench/results/gpu_mcts/), on the CPU the multi-tree search (one tree per core; the tree-parallel CPU twin
+#: grows each tree with one worker).
+DEFAULT_PARALLEL = {"cuda": "tree", "cpu": "root"}
 
 
 @dataclass
@@ -69,6 +75,8 @@ class MCTSConfig:
     virtual_loss: float = 1.0
     trees: int | None = None
     leaves: int | None = None
+    parallel: str | None = None
+    blocks: int | None = None
 
     def validate(self):
         """Check every option (type, range, and the combinations that
@@ -130,6 +138,35 @@ class MCTSConfig:
                     raise ValueError("the multi-tree search plays the most visited move (final=visits)")
                 if self.workers != 1:
                     raise ValueError("workers= is root parallelism on threads; with backend= use trees=")
+        if self.parallel is not None:
+            self.parallel = check_choice("parallel", self.parallel, PARALLEL_MODES)
+            if self.backend is None or self.batch is not None:
+                raise ValueError("parallel= chooses between the backend searches: give backend= without batch=")
+        if self.blocks is not None:
+            from .shared import MAX_BLOCKS
+
+            self.blocks = check_int("blocks", self.blocks, 1, MAX_BLOCKS)
+            if self.backend is None or self.mode() != "tree":
+                raise ValueError("blocks= (workers per shared tree) applies to parallel=tree: give backend= and "
+                                 "parallel=tree")
+        if self.leaves is not None and self.backend is not None and self.mode() == "tree":
+            raise ValueError("leaves= applies to parallel=root (one block per tree); parallel=tree evaluates one "
+                             "leaf per block: use blocks=")
+
+    def mode(self) -> str | None:
+        """The backend search this config runs: ``tree`` (tree-parallel,
+        :mod:`jitsearch.mcts.shared`), ``root`` (multi-tree block
+        parallelism, :mod:`jitsearch.mcts.multi`), ``leaf`` (batched leaf
+        evaluation), or None (the in-kernel CPU search)."""
+        if self.backend is None:
+            return None
+        if self.batch is not None:
+            return "leaf"
+        if self.parallel is not None:
+            return self.parallel
+        from ..kernels.backend import resolve
+
+        return DEFAULT_PARALLEL[resolve(self.backend)]
 
     @classmethod
     def from_options(cls, **options) -> "MCTSConfig":
@@ -141,7 +178,7 @@ class MCTSConfig:
         if unknown:
             raise ValueError(f"unknown MCTS option(s) {', '.join(unknown)}; known: {', '.join(known)}")
         if options.get("backend") is None:
-            stray = [k for k in ("batch", "virtual_loss", "trees", "leaves") if k in options]
+            stray = [k for k in ("batch", "virtual_loss", "trees", "leaves", "parallel", "blocks") if k in options]
             if stray:
                 raise ValueError(f"{' and '.join(stray)} {'apply' if len(stray) > 1 else 'applies'} to the "
                                  f"backend searches only: give backend= "
@@ -281,10 +318,13 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     ``playouts`` (per expanded leaf), ``final`` (``visits`` or ``value``),
     ``workers`` (root parallelism: independent trees on threads, their root
     statistics summed; the iteration budget is split among them),
-    ``backend`` (``cpu`` / ``cuda`` / ``auto``: the multi-tree search of
-    :mod:`jitsearch.mcts.multi`, ``trees`` independent trees grown in one
-    kernel, one thread block each on a GPU, all cores on the CPU, the
-    iteration budget split among them and their root statistics summed;
+    ``backend`` (``cpu`` / ``cuda`` / ``auto``: with ``parallel=tree``, the
+    default on a GPU, the tree-parallel search of :mod:`jitsearch.mcts.shared`,
+    ``trees`` shared trees (default 1) each grown by ``blocks`` thread blocks
+    at once; with ``parallel=root``, the default on the CPU, the multi-tree
+    search of :mod:`jitsearch.mcts.multi`, ``trees`` independent trees grown
+    in one kernel, one thread block each on a GPU, all cores on the CPU; the
+    iteration budget split among the trees and their root statistics summed;
     with ``batch`` instead, the older leaf-parallel mode: one tree whose
     leaves are evaluated in batches of ``batch`` chosen with
     ``virtual_loss``, one launch per batch; unset = playouts inside the CPU
@@ -368,6 +408,16 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
 
 def _search_many(states, seeds, cfg: MCTSConfig, backend: str, max_bytes: int) -> list[dict]:
     from .multi import default_trees, search_many
+
+    if cfg.mode() == "tree":
+        from .shared import search_many_shared
+
+        trees = cfg.trees or 1
+        per_tree = None if cfg.iterations is None else max(1, -(-cfg.iterations // trees))
+        return search_many_shared(states, seeds, trees=trees, blocks=cfg.blocks, iterations=per_tree, time=cfg.time,
+                                  c=cfg.c, formula=cfg.formula, reward=cfg.reward, playouts=cfg.playouts,
+                                  playout_depth=cfg.playout_depth, capacity=cfg.capacity, backend=backend,
+                                  max_bytes=max_bytes)
 
     trees = cfg.trees or default_trees(backend)
     per_tree = None if cfg.iterations is None else max(1, -(-cfg.iterations // trees))

@@ -1,0 +1,282 @@
+"""Tree-parallel MCTS: many workers growing one shared tree, described once
+and compiled for the CPU here (one worker per tree, the twin) and for CUDA in
+:mod:`jitsearch.kernels.cuda_shared_tree` (many thread blocks per tree).
+
+Why a second layout beside :mod:`jitsearch.kernels.multi_mcts` (one block
+per tree): on a GPU one thread descends a tree about 40x slower than a CPU
+core, so T small independent trees summed at the root lose to one deep CPU
+tree. Here B blocks share each tree (lock-free tree parallelism with virtual
+loss, after Chaslot, Winands and van den Herik 2008 and Enzenberger and
+Müller 2010): each block claims an iteration number, descends, expands,
+evaluates its leaf with ``playouts`` playouts on its threads and backs up,
+while the other blocks do the same on the same tree. One tree then grows at
+the GPU's whole rate.
+
+Layout: T trees of N nodes each, flat arrays of T*N entries (node ``i`` of
+tree ``g`` at ``g*N + i``; node 0 is the root)::
+
+    first_child   int32   NO_NODE (-1) unexpanded, EXPANDING (-2) while a
+                          worker writes its children, POOL_FULL (-3) a leaf
+                          for good, else the first child (children contiguous)
+    num_children  int32   the number of legal moves, once expanded
+    move          int32   the pit that led to the node (the root's is unused)
+    visits        int64   iterations through the node, in-flight ones included
+    value         int64   reward units credited to the player who moved into it
+    size[T]       int32   nodes allocated
+
+No board, parent or player is stored: a descent replays the moves from the
+root board (the children of a node are its legal moves in house order), keeps
+its path, and backs up along it, so a worker never reads a field that
+another worker may still be writing. Visits are added on the way down (a
+virtual loss: the visit counts, its reward arrives at the backup), rewards
+at the backup; both by atomic adds on the GPU. A node is expanded by the one
+worker whose compare-and-swap turns NO_NODE into EXPANDING; it allocates the
+children by an atomic add on ``size``, writes them, fences, and publishes
+``first_child``. A worker that finds a node EXPANDING evaluates that node
+itself. A pool that fills marks the node POOL_FULL and never writes past N.
+
+Iteration ``i`` of tree ``g`` draws playout k from ``stream_key(tree_keys[g],
+i, k)``. With one worker per tree (the CPU twin, or one block per tree on the
+GPU) iterations run in order and the twins grow bit-identical trees; with
+several blocks per tree the interleaving depends on timing, so the GPU's tree
+is reproducible only in distribution (and the summed statistics stay exact:
+the root's visits equal the iterations done).
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+from numba import njit, prange
+
+from ..games import kalah_rules
+from . import rng
+from .multi_mcts import REWARD_WIN, TERMINAL, make_score, make_units
+from .playouts import make_playout
+
+NO_NODE = -1
+EXPANDING = -2
+POOL_FULL = -3
+#: Nodes on one descent's path at most (a deeper descent stops and evaluates there).
+MAX_PATH = 256
+#: Bytes of one node: three int32 and two int64 fields.
+NODE_BYTES = 4 * 3 + 8 * 2
+
+
+def make_shared_step(jit, rules, gen, playout, ops):
+    """Compile the worker's step with ``jit``; ``ops`` holds the memory
+    operations of the target (``load``, ``atomic_add`` and ``atomic_cas``
+    returning the old value, ``exchange``, ``fence``: plain ones on the CPU,
+    coherent loads and atomics on the GPU). Returns ``descend``,
+    ``leaf_units`` and ``backup``. Scratch (board, moves, path) comes from
+    the caller: device code cannot allocate."""
+    apply_move = rules.apply_move
+    legal_moves = rules.legal_moves
+    stream_key = gen.stream_key
+    load, atomic_add, atomic_cas, exchange, fence = ops.load, ops.atomic_add, ops.atomic_cas, ops.exchange, ops.fence
+    score = make_score(jit)
+    outcome_units, heuristic_units = make_units(jit, rules)
+
+    def descend(first_child, num_children, move, visits, value, size, g, capacity, root_boards, root_players,
+                log_table, m, c, formula, units_per_visit, empty_capture, board, moves, path, path_mover):
+        """Selection from the root of tree ``g`` (UCT; the first unvisited
+        child in house order, else the best score, ties to the first),
+        expanding the leaf it reaches (all children, then the first child is
+        the leaf). Adds one visit to every node on the path. Leaves the
+        leaf's position in ``board``, the path in ``path[:length]`` with the
+        player who moved into each node in ``path_mover``; returns (length,
+        player to move at the leaf or TERMINAL)."""
+        n = 2 * m + 2
+        base = g * capacity
+        for i in range(n):
+            board[i] = root_boards[g, i]
+        player = root_players[g]
+        node = 0
+        depth = 0
+        path[0] = 0
+        path_mover[0] = 1 - player
+        atomic_add(visits, base, np.int64(1))
+        last = log_table.shape[0] - 1
+        while depth + 1 < path.shape[0] and player != TERMINAL:
+            fc = load(first_child, base + node)
+            if fc == NO_NODE:
+                old = atomic_cas(first_child, base + node, np.int32(NO_NODE), np.int32(EXPANDING))
+                if old == NO_NODE:  # this worker expands the node
+                    count = legal_moves(board, m, player, moves)
+                    start = atomic_add(size, g, np.int32(count))
+                    if start + count > capacity:
+                        exchange(first_child, base + node, np.int32(POOL_FULL))
+                        break
+                    for j in range(count):
+                        ch = base + start + j
+                        first_child[ch] = NO_NODE
+                        num_children[ch] = 0
+                        move[ch] = moves[j]
+                        visits[ch] = 0
+                        value[ch] = 0
+                    num_children[base + node] = count
+                    fence()  # the children are written before anyone can see them
+                    exchange(first_child, base + node, np.int32(start))
+                    mover = player
+                    player = apply_move(board, m, player, moves[0], empty_capture)
+                    depth += 1
+                    path[depth] = start
+                    path_mover[depth] = mover
+                    atomic_add(visits, base + start, np.int64(1))
+                    break
+                fc = old
+            if fc < 0:  # another worker is expanding it, or the pool is full: evaluate it
+                break
+            count = legal_moves(board, m, player, moves)
+            nv = max(load(visits, base + node), 1)
+            parent_visits = np.float64(nv)
+            log_parent = log_table[min(nv, last)]
+            best = 0
+            best_score = -math.inf
+            for j in range(count):
+                cv = load(visits, base + fc + j)
+                if cv == 0:
+                    best = j
+                    break
+                s = score(cv, load(value, base + fc + j), log_parent, parent_visits, c, formula, units_per_visit)
+                if s > best_score:
+                    best_score = s
+                    best = j
+            mover = player
+            player = apply_move(board, m, player, moves[best], empty_capture)
+            node = fc + best
+            depth += 1
+            path[depth] = node
+            path_mover[depth] = mover
+            atomic_add(visits, base + node, np.int64(1))
+        return depth + 1, player
+
+    descend = jit(descend)
+
+    def leaf_units(leaf_board, leaf_player, m, empty_capture, key, max_plies, reward_kind, total, work, moves):
+        """Player 0's reward units of one playout from the leaf (copied into
+        ``work``); a finished game scores its outcome."""
+        n = 2 * m + 2
+        for i in range(n):
+            work[i] = leaf_board[i]
+        if leaf_player == TERMINAL:
+            return outcome_units(work, m)
+        _, end_player = playout(work, m, leaf_player, empty_capture, key, max_plies, moves)
+        if reward_kind == REWARD_WIN and end_player == TERMINAL:
+            return outcome_units(work, m)
+        return heuristic_units(work, m, total)
+
+    leaf_units = jit(leaf_units)
+
+    def backup(value, g, capacity, path, path_mover, length, units0, units_all):
+        """Credit the summed reward (player 0's ``units0`` of ``units_all``)
+        to every node on the path, for the player who moved into it."""
+        base = g * capacity
+        for d in range(length):
+            if path_mover[d] == 0:
+                atomic_add(value, base + path[d], units0)
+            else:
+                atomic_add(value, base + path[d], units_all - units0)
+
+    backup = jit(backup)
+    return SimpleNamespace(descend=descend, leaf_units=leaf_units, backup=backup, stream_key=stream_key)
+
+
+# -- the CPU twin: one worker per tree, trees in parallel ------------------------------
+
+
+def _cpu_ops():
+    def load(a, i):
+        return a[i]
+
+    def atomic_add(a, i, v):
+        old = a[i]
+        a[i] = old + v
+        return old
+
+    def atomic_cas(a, i, old, new):
+        cur = a[i]
+        if cur == old:
+            a[i] = new
+        return cur
+
+    def exchange(a, i, v):
+        old = a[i]
+        a[i] = v
+        return old
+
+    def fence():
+        return 0
+
+    j = njit(cache=True, inline="always")
+    return SimpleNamespace(load=j(load), atomic_add=j(atomic_add), atomic_cas=j(atomic_cas),
+                           exchange=j(exchange), fence=j(fence))
+
+
+CPU_RULES = kalah_rules.build(njit(cache=True))
+CPU_RNG = rng.build(njit(cache=True))
+CPU_SHARED_STEP = make_shared_step(njit(cache=True), CPU_RULES, CPU_RNG,
+                                   make_playout(njit(cache=True), CPU_RULES, CPU_RNG), _cpu_ops())
+_descend = CPU_SHARED_STEP.descend
+_leaf_units = CPU_SHARED_STEP.leaf_units
+_backup = CPU_SHARED_STEP.backup
+_stream_key = CPU_SHARED_STEP.stream_key
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def grow_shared_cpu(first_child, num_children, move, visits, value, size, root_boards, root_players, tree_keys,
+                    totals, log_table, capacity, m, c, formula, reward_kind, playouts, empty_capture, max_plies,
+                    first_iteration, iterations):
+    """Iterations ``first_iteration .. first_iteration+iterations-1`` of every
+    tree, one worker per tree, trees in parallel: the CPU twin of the CUDA
+    kernel run with one block per tree."""
+    num_trees = size.shape[0]
+    n = 2 * m + 2
+    units_per_visit = np.float64(playouts) * np.float64(1 << 16)
+    units_all = np.int64(playouts) * np.int64(1 << 16)
+    for g in prange(num_trees):
+        board = np.empty(n, dtype=np.int32)
+        work = np.empty(n, dtype=np.int32)
+        moves = np.empty(m, dtype=np.int64)
+        path = np.empty(MAX_PATH, dtype=np.int32)
+        path_mover = np.empty(MAX_PATH, dtype=np.int32)
+        for it in range(first_iteration, first_iteration + iterations):
+            length, leaf_player = _descend(first_child, num_children, move, visits, value, size, g, capacity,
+                                           root_boards, root_players, log_table, m, c, formula, units_per_visit,
+                                           empty_capture, board, moves, path, path_mover)
+            units0 = np.int64(0)
+            for k in range(playouts):
+                units0 += _leaf_units(board, leaf_player, m, empty_capture, _stream_key(tree_keys[g], it, k),
+                                      max_plies, reward_kind, totals[g], work, moves)
+            _backup(value, g, capacity, path, path_mover, length, units0, units_all)
+
+
+class SharedTrees:
+    """T shared trees of N nodes (see the module docstring), on the host."""
+
+    def __init__(self, num_trees: int, capacity: int, boards: np.ndarray, players: np.ndarray):
+        t, c = int(num_trees), int(capacity)
+        self.capacity = c
+        self.first_child = np.full(t * c, NO_NODE, dtype=np.int32)
+        self.num_children = np.zeros(t * c, dtype=np.int32)
+        self.move = np.full(t * c, -1, dtype=np.int32)
+        self.visits = np.zeros(t * c, dtype=np.int64)
+        self.value = np.zeros(t * c, dtype=np.int64)
+        self.size = np.ones(t, dtype=np.int32)
+        self.root_boards = np.ascontiguousarray(boards, dtype=np.int32)
+        self.root_players = np.ascontiguousarray(players, dtype=np.int32)
+
+    def arrays(self):
+        return (self.first_child, self.num_children, self.move, self.visits, self.value, self.size)
+
+    def root_children(self, g: int) -> list[tuple[int, int, int]]:
+        """(move, visits, value units) of tree g's root children."""
+        base = g * self.capacity
+        f = int(self.first_child[base])
+        if f < 0:
+            return []
+        n = int(self.num_children[base])
+        return [(int(self.move[base + ch]), int(self.visits[base + ch]), int(self.value[base + ch]))
+                for ch in range(f, f + n)]
