@@ -15,6 +15,7 @@ import pytest
 from jitsearch.games import kalah_naive, kalah_rules
 from jitsearch.games.kalah import MAX_HOUSES, RULES
 from jitsearch.kernels import rng
+from jitsearch.kernels import playouts
 from jitsearch.kernels.playouts import evaluate_cpu
 
 
@@ -94,8 +95,8 @@ def plain_playout(board, m, player, empty_capture, key):
     return board, plies
 
 
-@pytest.mark.parametrize("m, houses, empty_capture", [(1, 30, False), (3, 30, True), (6, 4, False),
-                                                       (6, 30, True), (MAX_HOUSES, 30, False)])
+@pytest.mark.parametrize("m, houses, empty_capture", [(1, 30, False), (3, 30, True), (4, 30, False), (6, 4, False),
+                                                       (6, 30, True), (7, 30, True), (MAX_HOUSES, 30, False)])
 def test_playouts_match_a_plain_playout_with_laps(m, houses, empty_capture):
     start = [0] + [houses] * m + [0] + [houses] * m
     boards = np.array([start, start], dtype=np.int32)
@@ -117,3 +118,58 @@ def test_playouts_match_a_plain_playout_with_laps(m, houses, empty_capture):
             plies += k
         assert [int(got[x][s]) for x in ("wins", "draws", "losses", "margin_sum", "plies")] == \
             [wins, draws, losses, margins, plies]
+
+
+def random_live_positions(r, m, houses, count, empty_capture):
+    from jitsearch.games.kalah import KalahState
+
+    states = []
+    while len(states) < count:
+        s = KalahState.initial(m, houses, empty_capture=empty_capture)
+        for _ in range(int(r.integers(0, 4 * m * houses))):
+            if s.is_over:
+                break
+            s = s.play(int(r.choice(s.legal_moves())))
+        if not s.is_over:
+            states.append(s)
+    return np.stack([s.board for s in states]).astype(np.int32), np.array([s.player for s in states])
+
+
+@pytest.mark.parametrize("m", range(1, kalah_rules.MAX_PACKED_HOUSES + 1))
+def test_packed_playouts_equal_the_generic_ones(m):
+    """Packed boards (every m they take, used from MIN_PACKED_HOUSES on): the
+    same per-state outcomes as the generic kernel, laps and both rules included."""
+    r = np.random.default_rng(13 + m)
+    packed = playouts.make_packed_evaluate(playouts.njit, m, playouts._INLINE_RNG)
+    for houses, empty_capture in ((1, False), (4, True), (30, False), (min(100, 1000 // (2 * m)), True)):
+        boards, players = random_live_positions(r, m, houses, 12, empty_capture)
+        k = boards.shape[0]
+        want = [np.zeros(k, dtype=np.int64) for _ in range(5)]
+        got = [np.zeros(k, dtype=np.int64) for _ in range(5)]
+        args = (boards, players, m, empty_capture, 5, np.uint64(7), 0, k)
+        playouts.evaluate_range(*args, *want)
+        packed(*args, *got)
+        assert [g.tolist() for g in got] == [w.tolist() for w in want], (m, houses, empty_capture)
+
+
+def test_packed_rules_as_plain_python():
+    """The packed bodies uncompiled (the source a CUDA build would compile) against the plain playout."""
+    import warnings
+
+    m, empty_capture = 6, True
+    rules = kalah_rules.build_packed(lambda f: f, m)
+    boards, players = random_live_positions(np.random.default_rng(5), m, 30, 3, empty_capture)
+    for s in range(boards.shape[0]):
+        key = rng.stream_key_py(11, s, 0)
+        end, want_plies = plain_playout(boards[s].tolist(), m, int(players[s]), empty_capture, key)
+        w = np.zeros(rules.words, dtype=np.uint64)
+        side0, side1 = rules.load(w, boards[s])
+        player, plies = int(players[s]), 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # uint64 wrap-around in NumPy scalars
+            while player >= 0:
+                count, mask = rules.legal_count(w, player)
+                k = rng.below_py(rng.draw_py(key, plies), int(count))
+                player, side0, side1 = rules.step(w, player, side0, side1, mask, k, empty_capture)
+                plies += 1
+            assert (int(rules.margin(w, side0, side1)), plies) == (end[m + 1] - end[0], want_plies)

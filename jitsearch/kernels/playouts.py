@@ -11,9 +11,14 @@ The batched leaf evaluation, ``evaluate(boards[K, 2m+2], players[K],
 playouts_per_state, seed) -> (wins, draws, losses, margin_sum)`` per state
 (counts for each state's player to move, margins from player 0's view), is
 the interface MCTS uses; the CPU serves it here, the GPU in the CUDA module.
+On the CPU, boards of MIN_PACKED_HOUSES..MAX_PACKED_HOUSES houses run on
+packed boards (:func:`kalah_rules.build_packed`, one kernel compiled per m,
+:func:`cpu_kernels`) with bit-identical results; the GPU runs the generic rules.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 from numba import njit, prange
@@ -52,6 +57,7 @@ CPU_RNG = rng.build(njit(cache=True))
 #: (``inline='always'``), which measured 1.08x the playouts/s of calls into
 #: separately compiled functions (same results: the same source, only inlined).
 _INLINE_RULES = kalah_rules.build(njit(cache=True, inline="always"))
+_INLINE_RNG = rng.build(njit(cache=True, inline="always"))
 playout = make_playout(njit(cache=True), _INLINE_RULES, CPU_RNG)
 stream_key = CPU_RNG.stream_key
 NO_PLY_CAP = 1 << 30
@@ -104,6 +110,86 @@ def _evaluate_parallel(boards, players, m, empty_capture, playouts_per_state, se
         if lo < hi:
             evaluate_range(boards, players, m, empty_capture, playouts_per_state, seed, lo, hi,
                            wins, draws, losses, margin_sum, plies_out)
+
+
+def make_packed_evaluate(jit, houses, gen):
+    """``evaluate_range`` for boards of ``houses`` m (1..MAX_PACKED_HOUSES) on
+    packed boards (:func:`kalah_rules.build_packed`): the same arguments
+    (``m`` must equal ``houses``) and bit-identical results, about 1.5x
+    faster on one core at Kalah(6,4)."""
+    rules = kalah_rules.build_packed(njit(cache=True, inline="always"), houses)
+    words = rules.words
+    load, legal_count, step, final_margin = rules.load, rules.legal_count, rules.step, rules.margin
+    draw, below, key_of = gen.draw, gen.below, gen.stream_key
+
+    def evaluate_packed(boards, players, m, empty_capture, playouts_per_state, seed, first, last,
+                        wins, draws, losses, margin_sum, plies_out):
+        w = np.zeros(words, dtype=np.uint64)
+        for s in range(first, last):
+            won = 0
+            drawn = 0
+            lost = 0
+            total = 0
+            plies = 0
+            mover = players[s]
+            for p in range(playouts_per_state):
+                side0, side1 = load(w, boards[s])
+                key = key_of(seed, s, p)
+                player = mover
+                k = 0
+                while player >= 0:
+                    count, mask = legal_count(w, player)
+                    player, side0, side1 = step(w, player, side0, side1, mask, below(draw(key, k), count),
+                                                empty_capture)
+                    k += 1
+                plies += k
+                margin = final_margin(w, side0, side1)
+                total += margin
+                mine = margin if mover == 0 else -margin
+                if mine > 0:
+                    won += 1
+                elif mine < 0:
+                    lost += 1
+                else:
+                    drawn += 1
+            wins[s] = won
+            draws[s] = drawn
+            losses[s] = lost
+            margin_sum[s] = total
+            plies_out[s] = plies
+
+    return jit(evaluate_packed)
+
+
+def _make_parallel(range_fn):
+    def evaluate_parallel(boards, players, m, empty_capture, playouts_per_state, seed, chunks,
+                          wins, draws, losses, margin_sum, plies_out):
+        k = boards.shape[0]
+        step = (k + chunks - 1) // chunks
+        for c in prange(chunks):
+            lo = c * step
+            hi = min(k, lo + step)
+            if lo < hi:
+                range_fn(boards, players, m, empty_capture, playouts_per_state, seed, lo, hi,
+                         wins, draws, losses, margin_sum, plies_out)
+
+    return njit(cache=True, nogil=True, parallel=True)(evaluate_parallel)
+
+
+#: The packed kernels from this many houses on (below, the generic ones measured
+#: as fast or faster: 0.76x packed/generic at m = 1, 0.97x at 2, 1.06x at 3, 1.32x at 4).
+MIN_PACKED_HOUSES = 4
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_kernels(m: int):
+    """(evaluate_range, its parallel twin) for m houses: the packed-board
+    kernels for MIN_PACKED_HOUSES..kalah_rules.MAX_PACKED_HOUSES, else the
+    generic ones."""
+    if MIN_PACKED_HOUSES <= m <= kalah_rules.MAX_PACKED_HOUSES:
+        range_fn = make_packed_evaluate(njit(cache=True, nogil=True), m, _INLINE_RNG)
+        return range_fn, _make_parallel(range_fn)
+    return evaluate_range, _evaluate_parallel
 
 
 #: Playouts per state in one call: 1..MAX_PLAYOUTS_PER_STATE.
@@ -217,8 +303,9 @@ def evaluate_cpu(boards, players, playouts_per_state: int, seed: int, *, empty_c
     out = {name: np.zeros(k, dtype=np.int64) for name in ("wins", "draws", "losses", "margin_sum", "plies")}
     args = (b, p, m, bool(empty_capture), int(playouts_per_state), np.uint64(seed))
     res = (out["wins"], out["draws"], out["losses"], out["margin_sum"], out["plies"])
+    range_fn, parallel_fn = cpu_kernels(m)
     if threads > 1 and k > 1:
-        _evaluate_parallel(*args, min(k, threads * 4), *res)
+        parallel_fn(*args, min(k, threads * 4), *res)
     else:
-        evaluate_range(*args, 0, k, *res)
+        range_fn(*args, 0, k, *res)
     return out
