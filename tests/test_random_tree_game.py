@@ -8,7 +8,7 @@ import pytest
 from conftest import incremental_costs_py
 
 from jitsearch import IncrementalTree, naive
-from jitsearch.games.random_tree_game import (
+from jitsearch.arena.random_tree_tournament import (
     GameConfig,
     PlayerSpec,
     depth_increment_protocol,
@@ -17,8 +17,8 @@ from jitsearch.games.random_tree_game import (
     play_pair,
     run_tournament,
     tally,
-    wilson,
 )
+from jitsearch.arena.records import wilson
 
 
 def test_pair_winner_and_tally_on_hand_made_outcomes():

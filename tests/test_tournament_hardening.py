@@ -19,13 +19,8 @@ from pathlib import Path
 import pytest
 
 from jitsearch.arena.kalah_tournament import KalahMatch, run_kalah_tournament, summarize
-from jitsearch.games.random_tree_game import (
-    GameConfig,
-    PlayerSpec,
-    depth_increment_protocol,
-    record_check,
-    run_tournament,
-)
+from jitsearch.arena.random_tree_tournament import GameConfig, PlayerSpec, depth_increment_protocol, run_tournament
+from jitsearch.arena.records import record_check
 
 A, B = "alphabeta:depth=1", "random"
 MATCH = KalahMatch(houses=3, seeds=2, openings=1, seed=5)

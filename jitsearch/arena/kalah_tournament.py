@@ -37,9 +37,9 @@ from ..kernels.rng import mix64_py
 from .agents import parse_agent, play_game
 from ..games.kalah import BOARD_DTYPE, KalahState, apply_move
 from ..games.kalah_rules import GAME_OVER
-from ..games.random_tree_game import (
+from .pool import MAX_WORKERS, run_tasks
+from .records import (
     MAX_PAIRS,
-    MAX_WORKERS,
     BadRecord,
     ForeignRecord,
     RecordSink,
@@ -50,7 +50,6 @@ from ..games.random_tree_game import (
     get_field,
     is_int,
     read_record_file,
-    run_tasks,
     seal,
     verify_check,
     wilson,

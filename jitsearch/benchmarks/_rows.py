@@ -52,7 +52,7 @@ def run_rows(fn, tasks, path: Path, fields, key, *, resume: bool, workers: int, 
     total = len(todo)
     if progress:
         progress(f"{label}: {total} to run ({len(rows)} done before)", 0, total)
-    from ..games.random_tree_game import run_tasks  # worker processes that stop with Ctrl-C or their parent
+    from ..arena.pool import run_tasks  # worker processes that stop with Ctrl-C or their parent
 
     with open(path, "a", newline="") as fh:
         writer = csv.DictWriter(fh, fields)

@@ -131,7 +131,7 @@ def summarize_fig2(rows) -> dict:
 
 
 def run_fig3(out: Path, pairs: int, max_horizon: int, tree_depth: int, resume: bool, progress) -> dict:
-    from ..games.random_tree_game import GameConfig, PlayerSpec, depth_increment_protocol, more_less_points
+    from ..arena.random_tree_tournament import GameConfig, PlayerSpec, depth_increment_protocol, more_less_points
 
     config = GameConfig(branching=5, random_branching=True, depth=tree_depth, seed=3)
     result = {"pairs": pairs, "tree_depth": tree_depth, "max_horizon": max_horizon}

@@ -1,0 +1,86 @@
+"""Output and state shared by the command modules: the rich consoles, JSON
+output, the Ctrl-C exit (status 130) and small parsers used by more than one
+command.
+
+Nothing here imports Numba at module level.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import typer
+from rich.console import Console
+
+from ._support import UserError
+
+stdout = Console(highlight=False)
+stderr = Console(stderr=True, highlight=False)
+
+
+def _parse_bytes(text: str) -> int:
+    units = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2,
+             "mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3, "t": 1024**4, "tb": 1024**4,
+             "tib": 1024**4}
+    t = text.strip().lower()
+    num = t.rstrip("abgikmt ")
+    unit = t[len(num):].strip()
+    try:
+        value = float(num)
+    except ValueError:
+        raise UserError(f"--max-memory must look like 512MiB or 4GiB, got {text!r}") from None
+    if unit not in units or not value > 0 or not math.isfinite(value) or value * units[unit] > 2**62:
+        raise UserError(f"--max-memory must look like 512MiB or 4GiB, got {text!r}")
+    return int(value * units[unit])
+
+
+def _json_safe(obj):
+    """Replace non-finite floats (not valid JSON) by null: an unbounded bound."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    return obj
+
+
+def _emit_json(obj) -> None:
+    sys.stdout.write(json.dumps(_json_safe(obj), allow_nan=False) + "\n")
+
+
+def _kalah_state(houses, seeds, empty_capture, position):
+    from ..games.kalah import KalahState
+
+    if position is not None:
+        return KalahState.from_text(position, empty_capture=empty_capture)
+    return KalahState.initial(houses, seeds, empty_capture=empty_capture)
+
+
+# -- Ctrl-C: status 130, with one "interrupted: ..." line -----------------------------------
+
+#: Set when a command has printed its own "interrupted: ..." line, so that
+#: :func:`jitsearch.cli.app.main` does not print a second one.
+_INTERRUPT_REPORTED = False
+
+
+def reset_interrupt_report() -> None:
+    """Forget an earlier command's report (``main`` calls it before each run)."""
+    global _INTERRUPT_REPORTED
+    _INTERRUPT_REPORTED = False
+
+
+def interrupt_reported() -> bool:
+    """True when :func:`_stop_interrupted` ran since the last reset."""
+    return _INTERRUPT_REPORTED
+
+
+def _stop_interrupted(message: str):
+    """Print ``interrupted: message`` on stderr and exit with status 130."""
+    global _INTERRUPT_REPORTED
+    _INTERRUPT_REPORTED = True
+    sys.stderr.write("interrupted: " + " ".join(message.split()) + "\n")
+    sys.stderr.flush()
+    raise typer.Exit(130)

@@ -1,0 +1,75 @@
+"""``jitsearch play``: Kalah in the terminal, people against engines or engines
+against each other."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from ._support import UserError, check_positive
+from .common import _emit_json, _kalah_state, stdout
+
+
+def play(
+    p0: Annotated[str, typer.Option("--p0", help="Player 0: human, random, alphabeta:depth=8, fsss:depth=5, ...")]
+    = "human",
+    p1: Annotated[str, typer.Option("--p1", help="Player 1 (same specs).")] = "alphabeta:depth=8",
+    houses: Annotated[int, typer.Option("--houses", help="Houses per side (m).")] = 6,
+    seeds: Annotated[int, typer.Option("--seeds", help="Seeds per house (n).")] = 4,
+    empty_capture: Annotated[bool, typer.Option("--empty-capture", help="The empty-capture rule variant.")] = False,
+    position: Annotated[Optional[str], typer.Option("--position", help="Start from this position.")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed for random agents.")] = None,
+    max_plies: Annotated[int, typer.Option("--max-plies", help="Stop after this many plies.")] = 300,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (moves, final_board, margin).")]
+    = False,
+):
+    """Play Kalah in the terminal: people against engines, or engines against each other."""
+    from ..arena.agents import parse_agent, play_game
+
+    check_positive({"--max-plies": max_plies})
+    agents = [parse_agent(p0, seed=seed), parse_agent(p1, seed=None if seed is None else seed + 1)]
+    if as_json and any(a.kind == "human" for a in agents):
+        raise UserError("--json needs two engine players (no human)")
+    state = _kalah_state(houses, seeds, empty_capture, position)
+    if state.is_over:
+        raise UserError("the position is already finished")
+
+    def human(st):
+        stdout.print(st.ascii())
+        while True:
+            try:
+                text = input(f"player {st.player}, house 1-{st.houses} (q quits): ").strip()
+            except EOFError:
+                raise UserError("input ended before the game did") from None
+            if text.lower() in ("q", "quit", "exit"):
+                raise typer.Exit(0)
+            try:
+                pit = st.house_number_to_pit(int(text))
+            except ValueError:
+                stdout.print(f"  type a number from 1 to {st.houses}")
+                continue
+            if pit not in st.legal_moves():
+                stdout.print("  that house is empty")
+                continue
+            return pit
+
+    for i, a in enumerate(agents):
+        if a.kind == "human":
+            agents[i] = human
+
+    def on_move(before, pit, after, agent):
+        if as_json:
+            return
+        number = pit if before.player == 0 else pit - before.houses - 1
+        extra = f" ({agent.last.get('depth', '')} plies, value {agent.last.get('value')})" \
+            if getattr(agent, "last", None) and "value" in agent.last else ""
+        stdout.print(f"player {before.player} sows house {number} (pit {pit}){extra}")
+        if not any(getattr(x, "kind", "human") == "human" for x in agents) or after.is_over:
+            stdout.print(after.ascii())
+
+    result = play_game(state, agents, max_plies=max_plies, on_move=on_move)
+    if as_json:
+        _emit_json(result)
+        return
+    stdout.print(f"result: {result['result'] or 'unfinished'}, margin {result['margin']:+d} after {result['plies']} plies")

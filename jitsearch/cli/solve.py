@@ -1,0 +1,351 @@
+"""``jitsearch solve``: solve a game tree (a file or a random tree) or a Kalah
+position exactly."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated, Optional, Tuple
+
+import typer
+from rich.table import Table
+
+from ._support import Interrupted, UserError, check_seconds, given_options, refuse_options, run_interruptibly, timed
+from .common import _emit_json, _kalah_state, _parse_bytes, _stop_interrupted, stderr, stdout
+
+
+_TREE_OPTIONS = ("tree_file", "random", "branching", "height", "seed", "values", "lo", "hi", "root", "algorithm",
+                 "trace", "depth", "random_branching", "edge_lo", "edge_hi", "search_depth", "delta", "bounds",
+                 "bounds_file", "likely", "loss_threshold", "restart_deepest", "stop_when_proven", "max_leaves",
+                 "max_seconds", "value_range", "first_guess", "storage")
+_KALAH_SOLVE_OPTIONS = ("houses", "seeds", "empty_capture", "position", "time_limit", "table_size", "endgame_seeds",
+                        "endgame_cache")
+
+
+def solve(
+    ctx: typer.Context,
+    tree_file: Annotated[
+        Optional[Path], typer.Argument(help="Tree as .json (nested lists or uniform form) or .npz.", show_default=False)
+    ] = None,
+    random: Annotated[
+        Optional[str], typer.Option("--random", help="Generate a tree instead: 'uniform' or 'incremental'.")
+    ] = None,
+    branching: Annotated[int, typer.Option("--branching", "-b", help="Branching factor of a random tree.")] = 2,
+    height: Annotated[int, typer.Option("--height", help="Height of a random tree (0 = a single leaf).")] = 10,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random tree's leaf hash.")] = 0,
+    values: Annotated[str, typer.Option("--values", help="Random leaf values: int, binary or float.")] = "int",
+    lo: Annotated[Optional[float], typer.Option("--lo", help="Lowest leaf value (int: default -2**31).")] = None,
+    hi: Annotated[Optional[float], typer.Option("--hi", help="Highest leaf value (int: default 2**31).")] = None,
+    root: Annotated[str, typer.Option("--root", help="Who moves at the root of a random tree: max or min.")] = "max",
+    algorithm: Annotated[
+        str,
+        typer.Option("--algorithm", "-a",
+                     help="minimax, alphabeta, andor, two-agent, fsss, mtd-inf, mtdf or fe (incremental trees)."),
+    ] = "alphabeta",
+    trace: Annotated[bool, typer.Option("--trace", help="Also report leaf numbers in expansion order.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    depth: Annotated[
+        Optional[int],
+        typer.Option("--depth", help="incremental trees: tree depth (default 10); two-agent: search depth."),
+    ] = None,
+    random_branching: Annotated[
+        bool, typer.Option("--random-branching", help="incremental: branching uniform on 1..2B-1 (mean B).")
+    ] = False,
+    edge_lo: Annotated[Optional[int], typer.Option("--edge-lo", help="incremental: lowest edge cost.")] = None,
+    edge_hi: Annotated[Optional[int], typer.Option("--edge-hi", help="incremental: highest edge cost.")] = None,
+    search_depth: Annotated[
+        Optional[int], typer.Option("--search-depth", help="fe/alphabeta on incremental trees: horizon.")
+    ] = None,
+    delta: Annotated[Optional[float], typer.Option("--delta", help="fe: selectivity delta in (0, 1].")] = None,
+    bounds: Annotated[
+        Optional[str], typer.Option("--bounds", help="fe: edge-cost bounds exact, online or offline.")
+    ] = None,
+    bounds_file: Annotated[
+        Optional[Path], typer.Option("--bounds-file", help="fe --bounds offline: learned bounds (JSON).")
+    ] = None,
+    likely: Annotated[
+        Optional[float],
+        typer.Option("--likely", help="fe --bounds offline: use the Q and 1-Q quantiles (conditions 2)."),
+    ] = None,
+    loss_threshold: Annotated[
+        Optional[float], typer.Option("--loss-threshold", help="two-agent: section 3.3.1's loss threshold.")
+    ] = None,
+    restart_deepest: Annotated[
+        bool, typer.Option("--restart-deepest", help="fsss: restart rollouts from the deepest unchanged node.")
+    ] = False,
+    stop_when_proven: Annotated[
+        bool, typer.Option("--stop-when-proven", help="fsss: stop once the best root move is proven.")
+    ] = False,
+    max_leaves: Annotated[
+        Optional[int], typer.Option("--max-leaves", help="fsss: anytime budget of leaf expansions.")
+    ] = None,
+    max_seconds: Annotated[
+        Optional[float], typer.Option("--max-seconds", help="fsss: anytime budget in seconds.")
+    ] = None,
+    value_range: Annotated[
+        Optional[Tuple[float, float]],
+        typer.Option("--value-range", help="fsss: admissible leaf-value range LO HI as initial bounds."),
+    ] = None,
+    first_guess: Annotated[Optional[float], typer.Option("--first-guess", help="mtdf: first guess.")] = None,
+    storage: Annotated[
+        Optional[str],
+        typer.Option("--storage", help="fsss: pool|auto|dense|hash; mtd-inf/mtdf: auto|dense|hash."),
+    ] = None,
+    max_memory: Annotated[
+        str, typer.Option("--max-memory", help="Refuse to allocate more than this (e.g. 2GiB).")
+    ] = "2GiB",
+    game: Annotated[Optional[str], typer.Option("--game", help="Solve a game instead of a tree: kalah.")] = None,
+    houses: Annotated[int, typer.Option("--houses", help="kalah: houses per side (m).")] = 6,
+    seeds: Annotated[int, typer.Option("--seeds", help="kalah: seeds per house (n).")] = 4,
+    empty_capture: Annotated[
+        bool, typer.Option("--empty-capture", help="kalah: capture even when the opposite house is empty.")
+    ] = False,
+    position: Annotated[
+        Optional[str], typer.Option("--position", help="kalah: start from this position (text form).")
+    ] = None,
+    time_limit: Annotated[
+        Optional[float], typer.Option("--time-limit", help="kalah: stop after this many seconds.")
+    ] = None,
+    table_size: Annotated[
+        Optional[int],
+        typer.Option("--table-size", help="kalah: transposition-table slots (power of two; 32 bytes each; "
+                                          "default: sized from the board, at most 2**24).", show_default=False),
+    ] = None,
+    endgame_seeds: Annotated[
+        int, typer.Option("--endgame-seeds", help="kalah: build an endgame database up to this many seeds (0: none).")
+    ] = 0,
+    endgame_cache: Annotated[
+        bool, typer.Option("--endgame-cache/--no-endgame-cache",
+                           help="kalah: keep built endgame databases in ~/.cache/jitsearch (or $XDG_CACHE_HOME).")
+    ] = True,
+):
+    """Solve a game tree (or Kalah) exactly and report value, best move and work done.
+
+    Ctrl-C stops a solve within a second or two with exit status 130; a Kalah
+    solve first prints the bounds and move found so far.
+    """
+    given = given_options(ctx)
+    max_bytes = _parse_bytes(max_memory)
+    if game is not None:
+        refuse_options(given, _TREE_OPTIONS, "does not apply to --game kalah (it solves the game, not a tree)")
+        if position is not None:
+            refuse_options(given, ("houses", "seeds"), "does not apply with --position (the position sets the board)")
+        check_seconds(time_limit, "--time-limit")
+        _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
+                    max_bytes, endgame_cache)
+        return
+    refuse_options(given, _KALAH_SOLVE_OPTIONS, "applies to --game kalah only")
+    from ..search import ALGORITHMS, solve as solve_tree
+    from ..trees import UniformTree, load_tree
+
+    if algorithm not in ALGORITHMS:
+        raise UserError(f"unknown algorithm {algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
+    if tree_file is not None and random is not None:
+        raise UserError("give either a TREE_FILE or --random, not both")
+    if tree_file is None and random is None:
+        raise UserError("give a TREE_FILE or --random uniform")
+    if random is not None and random not in ("uniform", "incremental"):
+        raise UserError(f"--random must be 'uniform' or 'incremental', got {random!r}")
+    if tree_file is not None:
+        refuse_options(given, ("branching", "height", "seed", "values", "lo", "hi", "root"),
+                       "applies to --random trees only, not to a TREE_FILE")
+    elif random == "incremental":
+        refuse_options(given, ("height", "values", "lo", "hi", "root"),
+                       "applies to --random uniform only (incremental trees take --depth, --edge-lo, --edge-hi)")
+    check_seconds(max_seconds, "--max-seconds")
+    incremental = random == "incremental"
+    if incremental:
+        from ..trees import IncrementalTree
+
+        kw = {}
+        if edge_lo is not None:
+            kw["edge_lo"] = edge_lo
+        if edge_hi is not None:
+            kw["edge_hi"] = edge_hi
+        tree = IncrementalTree(branching, 10 if depth is None else depth, seed=seed,
+                               random_branching=random_branching, **kw)
+    elif random is not None:
+        ints = values == "int"
+        tree = UniformTree(
+            branching,
+            height,
+            seed=seed,
+            values=values,
+            lo=int(lo) if ints and lo is not None and float(lo).is_integer() else lo,
+            hi=int(hi) if ints and hi is not None and float(hi).is_integer() else hi,
+            root=root,
+        )
+    else:
+        tree = load_tree(tree_file, max_bytes=max_bytes)
+    options = {"trace": trace, "max_bytes": max_bytes}
+    if incremental and algorithm in ("fe", "alphabeta"):
+        if search_depth is not None:
+            options["depth"] = search_depth
+    elif search_depth is not None:
+        raise UserError("--search-depth applies to --algorithm fe or alphabeta on --random incremental trees")
+    if not incremental and (random_branching or edge_lo is not None or edge_hi is not None):
+        raise UserError("--random-branching, --edge-lo and --edge-hi apply to --random incremental only")
+    if algorithm == "fe":
+        options["delta"] = 1.0 if delta is None else delta
+        options["bounds"] = _fe_bounds(tree, bounds or "exact", bounds_file, likely)
+    elif delta is not None or bounds is not None or bounds_file is not None or likely is not None:
+        raise UserError("--delta, --bounds, --bounds-file and --likely apply to --algorithm fe only")
+    if incremental:
+        depth = None  # consumed as the tree depth
+    per_algorithm = {
+        "--depth": (depth is not None, "depth", depth, ("two-agent",)),
+        "--loss-threshold": (loss_threshold is not None, "loss_threshold", loss_threshold, ("two-agent",)),
+        "--restart-deepest": (restart_deepest, "restart_deepest", True, ("fsss",)),
+        "--stop-when-proven": (stop_when_proven, "stop_when_proven", True, ("fsss",)),
+        "--max-leaves": (max_leaves is not None, "max_leaves", max_leaves, ("fsss",)),
+        "--max-seconds": (max_seconds is not None, "max_seconds", max_seconds, ("fsss",)),
+        "--value-range": (value_range is not None, "value_range", value_range, ("fsss",)),
+        "--first-guess": (first_guess is not None, "first_guess", first_guess, ("mtdf",)),
+        "--storage": (storage is not None, "storage", storage, ("fsss", "mtd-inf", "mtdf")),
+    }
+    for flag, (present, key, value, algorithms) in per_algorithm.items():
+        if present:
+            if algorithm not in algorithms:
+                raise UserError(f"{flag} applies to --algorithm {' or '.join(algorithms)} only")
+            options[key] = value
+    cancel = None
+    if algorithm in ("fsss", "mtd-inf", "mtdf"):  # anytime: Ctrl-C returns the bounds found so far
+        import threading
+
+        cancel = threading.Event()
+        options["cancel"] = cancel
+    try:
+        result, seconds, jit_seconds = timed(run_interruptibly, solve_tree, tree, algorithm, stop_event=cancel,
+                                             **options)
+    except Interrupted:
+        _stop_interrupted(f"{algorithm} keeps no partial result on a tree; for an anytime answer use "
+                          "--algorithm fsss (or mtdf) and press Ctrl-C, or give fsss --max-seconds N")
+    desc = tree.describe()
+    if tree_file is not None:
+        desc["file"] = str(tree_file)
+    out = result.to_dict(integral=tree.integral)
+    out["seconds"] = seconds  # the search itself: JIT compilation and cache loading are in compile_seconds
+    out["compile_seconds"] = jit_seconds
+    out["tree"] = desc
+    if as_json:
+        _emit_json(out)
+        if result.extra.get("interrupted"):
+            _stop_interrupted(f"{algorithm} stopped early; the JSON holds the bounds found so far")
+        return
+    table = Table(title=f"{algorithm} on {_tree_title(desc)}", show_header=False)
+    table.add_column("key", style="bold")
+    table.add_column("value")
+    for key in ("value", "best_move", "leaves_expanded", "nodes_visited"):
+        if out[key] != -1 or key != "leaves_expanded":
+            table.add_row(key, str(out[key]))
+    for key, val in result.extra.items():
+        table.add_row(key, str(val))
+    table.add_row("seconds", f"{seconds:.6f}")
+    stdout.print(table)
+    if trace:
+        stdout.print("trace: " + " ".join(str(x) for x in out["trace"]))
+    if result.extra.get("interrupted"):
+        _stop_interrupted(f"{algorithm} stopped early: the value lies in [{_bound_text(result.extra.get('lower'))}, "
+                          f"{_bound_text(result.extra.get('upper'))}]")
+
+
+def _bound_text(x) -> str:
+    if x is None or (isinstance(x, float) and math.isinf(x)):
+        return "-inf" if x is not None and x < 0 else "+inf" if x is not None else "?"
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
+                max_bytes, endgame_cache=True):
+    from ..games.kalah_search import solve_exact
+
+    if game != "kalah":
+        raise UserError(f"--game must be kalah, got {game!r}")
+    if table_size is not None and not 16 <= table_size <= 2**40:
+        raise UserError(f"--table-size must lie in 16..2**40 slots, got {table_size}")
+    state = _kalah_state(houses, seeds, empty_capture, position)
+    shown = {"iteration": -1}
+
+    def progress(iteration, lo, up, nodes, seconds):
+        # after each finished null-window test, and about every second while one runs
+        if iteration != shown["iteration"]:
+            shown["iteration"] = iteration
+            label = f"test {iteration}" if iteration else "first test"
+        else:
+            label = "  running"
+        stderr.print(f"{label}: margin in [{lo}, {up}], {nodes:,} nodes, {seconds:.1f} s")
+
+    def endgame_progress(done, total, seconds):
+        stderr.print(f"endgame database: {done:,} of {total:,} positions, {seconds:.1f} s")
+
+    if endgame_seeds:
+        stderr.print(f"endgame database: <= {endgame_seeds} seeds in the houses (built once, then cached)"
+                     if endgame_cache else f"building the endgame database (<= {endgame_seeds} seeds in the houses)")
+    from ..games.kalah_endgame import default_cache_dir
+
+    result, _, jit_seconds = timed(
+        solve_exact, state, tt_capacity=table_size, time_limit=time_limit, progress=progress, max_bytes=max_bytes,
+        endgame_seeds=endgame_seeds, endgame_cache_dir=default_cache_dir() if endgame_cache else None,
+        endgame_progress=endgame_progress)
+    # the solver's own clock, less the time Numba spent compiling or loading kernels
+    result["compile_seconds"] = jit_seconds
+    result["seconds"] = max(result["seconds"] - jit_seconds, 0.0)
+    result.update(game="kalah", houses=state.houses, empty_capture=state.empty_capture, position=state.to_text(),
+                  player_to_move=state.player)
+    interrupted = bool(result.get("interrupted"))
+    if as_json:
+        _emit_json(result)
+    else:
+        table = Table(title=f"Kalah({state.houses}, {seeds if position is None else '?'}) "
+                            f"{'empty-capture' if state.empty_capture else 'standard'} rules", show_header=False)
+        table.add_column("key", style="bold")
+        table.add_column("value")
+        for key in ("position", "margin", "best_move", "best_move_source", "complete", "lower", "upper", "nodes",
+                    "iterations", "table_slots", "endgame_seeds"):
+            if key in result:
+                table.add_row(key, str(result[key]))
+        table.add_row("seconds", f"{result['seconds']:.2f}")
+        stdout.print(table)
+    if interrupted:
+        _stop_interrupted(f"the margin lies in [{result.get('lower')}, {result.get('upper')}] "
+                          f"(best move so far: pit {result.get('best_move')}, {result.get('best_move_source')}); "
+                          "run again to solve it")
+    elif not result.get("complete") and result.get("stop_reason") == "time_limit" and not as_json:
+        stderr.print(f"time limit reached: the margin lies in [{result.get('lower')}, {result.get('upper')}]")
+
+
+def _fe_bounds(tree, mode: str, bounds_file, likely):
+    """The ``bounds`` argument of forward estimation from the CLI options."""
+    from ..search import EdgeBounds
+
+    if mode in ("exact", "online"):
+        if bounds_file is not None or likely is not None:
+            raise UserError("--bounds-file and --likely apply to --bounds offline only")
+        return mode
+    if mode != "offline":
+        raise UserError(f"--bounds must be exact, online or offline, got {mode!r}")
+    if bounds_file is not None:
+        learned = EdgeBounds.load(bounds_file)
+    else:
+        learned = EdgeBounds.learn(tree.branching, random_branching=tree.random_branching,
+                                   edge_lo=tree.edge_lo, edge_hi=tree.edge_hi)
+    if likely is not None:
+        try:
+            return learned.likely(likely)
+        except ValueError as exc:
+            raise UserError(f"--likely: {exc}") from None
+    return learned
+
+
+def _tree_title(desc: dict) -> str:
+    if desc["kind"] == "incremental":
+        return (
+            f"incremental tree b={desc['branching']}{' (random)' if desc['random_branching'] else ''} "
+            f"d={desc['depth']} seed={desc['seed']}"
+        )
+    if desc["kind"] == "uniform":
+        return (
+            f"uniform tree b={desc['branching']} h={desc['height']} seed={desc['seed']} "
+            f"values={desc['values']}"
+        )
+    return f"{desc.get('file', 'tree')} ({desc['num_nodes']} nodes, {desc['num_leaves']} leaves)"
