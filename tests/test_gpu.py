@@ -100,6 +100,26 @@ def test_gpu_equals_cpu_twin(m, n, near_end, ec):
 
 
 @needs_cuda
+@pytest.mark.parametrize("m, n, near_end, ec", [(6, 4, False, False), (6, 4, True, True), (4, 30, False, False),
+                                                (7, 3, True, False)])
+def test_packed_board_kernel_equals_cpu_twin(m, n, near_end, ec):
+    """The packed-board kernel (the CPU's packed playout compiled for CUDA) gives the generic results."""
+    from numba import cuda
+
+    from jitsearch.kernels.cuda_playouts import packed_kernel
+
+    b, p = _batch(m, n, 4, seed=m * 10 + n, near_end=near_end, empty_capture=ec)
+    for seed in (0, 2**64 - 1):
+        cpu = evaluate_cpu(b, p, 3, seed, empty_capture=ec)
+        out = {k: cuda.to_device(np.zeros(len(p), dtype=np.int64)) for k in KEYS}
+        packed_kernel(m)[2, 32](cuda.to_device(np.ascontiguousarray(b, dtype=np.int32)),
+                                cuda.to_device(np.ascontiguousarray(p, dtype=np.int64)), m, ec, 3, np.uint64(seed),
+                                *(out[k] for k in KEYS))
+        for k in KEYS:
+            assert (out[k].copy_to_host() == cpu[k]).all(), (k, seed)
+
+
+@needs_cuda
 @pytest.mark.parametrize("threads_per_block, blocks", [(1, 1), (7, 2), (32, None), (64, 3)])
 def test_launch_shape_does_not_change_results(threads_per_block, blocks):
     from jitsearch.kernels.cuda_playouts import CudaEvaluator
@@ -150,11 +170,13 @@ def test_kernel_compiles_to_ptx_for_sm90():
     try:
         from jitsearch.kernels.cuda_mcts import compile_ptx as compile_mcts_ptx
         from jitsearch.kernels.cuda_playouts import compile_ptx
+        from jitsearch.kernels.cuda_playouts import compile_packed_ptx
         from jitsearch.kernels.cuda_shared_tree import compile_ptx as compile_shared_ptx
 
         ptx = compile_ptx((9, 0))
         mcts_ptx = compile_mcts_ptx((9, 0))
         shared_ptx = compile_shared_ptx((9, 0))
+        packed_ptx = compile_packed_ptx(6, (9, 0))
     except Exception as exc:  # no numba-cuda / NVVM / NVRTC here
         if os.environ.get("JITSEARCH_REQUIRE_PTX") == "1":
             raise
@@ -162,6 +184,7 @@ def test_kernel_compiles_to_ptx_for_sm90():
     assert ".target sm_90" in ptx and "_playout_kernel" in ptx
     assert ".target sm_90" in mcts_ptx and "_mcts_kernel" in mcts_ptx
     assert ".target sm_90" in shared_ptx and "_shared_tree_kernel" in shared_ptx
+    assert ".target sm_90" in packed_ptx and "_packed_playout_kernel" in packed_ptx
     assert "ld.global.cg" in shared_ptx and "atom.global.cas" in shared_ptx.replace("atom.cas", "atom.global.cas")
 
 

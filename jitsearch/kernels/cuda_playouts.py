@@ -187,3 +187,74 @@ class CudaEvaluator:
             result[name] = host
         self.stream.synchronize()
         return {name: np.array(v) for name, v in result.items()}
+
+
+# -- packed boards (issue 13): the CPU's packed playout compiled for the GPU ---------------------
+
+def make_packed_kernel(device, houses: int):
+    """The kernel on packed boards (:func:`kalah_rules.build_packed`) for
+    boards of ``houses`` m: the same arguments and bit-identical results as
+    :func:`make_kernel`'s (a measurement; the default kernel stays the
+    generic one until the packed one measures faster on a GPU)."""
+    from numba import uint64
+
+    rules = kalah_rules.build_packed(device, houses)
+    words = rules.words
+    load, legal_count, step, final_margin = rules.load, rules.legal_count, rules.step, rules.margin
+    gen = rng.build(device)
+    draw, below, stream_key = gen.draw, gen.below, gen.stream_key
+
+    def _packed_playout_kernel(boards, players, m, empty_capture, playouts_per_state, seed, wins, draws, losses,
+                               margin_sum, plies):
+        w = cuda.local.array(words, uint64)
+        total = boards.shape[0] * playouts_per_state
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        for job in range(start, total, stride):
+            s = job // playouts_per_state
+            p = job - s * playouts_per_state
+            side0, side1 = load(w, boards[s])
+            mover = players[s]
+            key = stream_key(seed, s, p)
+            player = mover
+            k = 0
+            while player >= 0:
+                count, mask = legal_count(w, player)
+                player, side0, side1 = step(w, player, side0, side1, mask, below(draw(key, k), count),
+                                            empty_capture)
+                k += 1
+            margin = final_margin(w, side0, side1)
+            mine = margin if mover == 0 else -margin
+            if mine > 0:
+                cuda.atomic.add(wins, s, 1)
+            elif mine < 0:
+                cuda.atomic.add(losses, s, 1)
+            else:
+                cuda.atomic.add(draws, s, 1)
+            cuda.atomic.add(margin_sum, s, margin)
+            cuda.atomic.add(plies, s, k)
+
+    return _packed_playout_kernel
+
+
+_PACKED = {}
+
+
+def packed_kernel(houses: int):
+    """The packed-board kernel for ``houses`` (compiled on first launch, cached per m)."""
+    if houses not in _PACKED:
+        _PACKED[houses] = cuda.jit(make_packed_kernel(cuda.jit(device=True), houses))
+    return _PACKED[houses]
+
+
+def compile_packed_ptx(houses: int = 6, cc=(9, 0)) -> str:
+    """PTX of the packed-board kernel without a device (as :func:`compile_ptx`)."""
+    import types
+    from unittest import mock
+
+    from numba.cuda import dispatcher
+
+    fake = types.SimpleNamespace(compute_capability=tuple(cc))
+    with mock.patch.object(dispatcher, "get_current_device", lambda: fake):
+        ptx, _ = cuda.compile_ptx(make_packed_kernel(cuda.jit(device=True), houses), KERNEL_SIGNATURE, cc=tuple(cc))
+    return ptx
