@@ -5,7 +5,11 @@ under both rule variants; writes bench/results/kalah_solve/solve_table.csv
 solve_table.md.
 
 A board is skipped (``skipped``) when a smaller board of the same rules (one
-house or one seed fewer) already ran out of time.
+house or one seed fewer) already ran out of time. Boards run on the arena's
+executor in waves of equal m + n (a board's two smaller neighbours are in
+earlier waves): ``--workers N`` solves a wave's boards in N local processes
+(a Dask cluster; their timings then share the machine), ``--scheduler
+tcp://HOST:PORT`` on an existing Dask cluster.
 
     python bench/kalah_solve_table.py --max-houses 6 --max-seeds 6 --time-limit 200
 """
@@ -18,6 +22,7 @@ import platform
 import sys
 from pathlib import Path
 
+from jitsearch.arena.executor import run_tasks
 from jitsearch.benchmarks._rows import drop_partial_line
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah_search import solve_exact
@@ -36,6 +41,8 @@ def main(argv=None) -> int:
     ap.add_argument("--endgame-seeds", type=int, default=0, help="endgame database size (0: none)")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--redo", default="", help="boards to solve again, e.g. '6,4,standard;6,4,empty-capture'")
+    ap.add_argument("--workers", type=int, default=1, help="boards solved at once (local Dask processes)")
+    ap.add_argument("--scheduler", default=None, help="an existing Dask cluster (tcp://HOST:PORT)")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "solve_table.csv"
@@ -60,33 +67,44 @@ def main(argv=None) -> int:
     solve_exact(KalahState.initial(2, 2), tt_capacity=1 << 8)  # compile outside the timings
     with open(path, "a", newline="") as fh:
         writer = csv.DictWriter(fh, FIELDS)
-        for rules in ("empty-capture", "standard"):
-            for m in range(1, args.max_houses + 1):
-                for n in range(1, args.max_seeds + 1):
-                    if (m, n, rules) in done:
+
+        def keep(row):
+            writer.writerow(row)
+            fh.flush()
+            done[(row["houses"], row["seeds"], row["rules"])] = {k: str(v) for k, v in row.items()}
+
+        for wave in range(2, args.max_houses + args.max_seeds + 1):
+            tasks = []
+            for rules in ("empty-capture", "standard"):
+                for m in range(1, args.max_houses + 1):
+                    n = wave - m
+                    if not 1 <= n <= args.max_seeds or (m, n, rules) in done:
                         continue
                     if redo and (str(m), str(n), rules) not in redo:
                         continue
                     smaller = [done.get((m - 1, n, rules)), done.get((m, n - 1, rules))]
                     if any(r is not None and r["status"] != "solved" for r in smaller):
-                        row = {"houses": m, "seeds": n, "rules": rules, "status": "skipped"}
+                        keep({"houses": m, "seeds": n, "rules": rules, "status": "skipped"})
                     else:
-                        state = KalahState.initial(m, n, empty_capture=rules == "empty-capture")
-                        r = solve_exact(state, tt_capacity=args.table_size, time_limit=args.time_limit,
-                                        endgame_seeds=args.endgame_seeds)
-                        row = {"houses": m, "seeds": n, "rules": rules,
-                               "status": "solved" if r["complete"] else "time limit",
-                               "margin": r["margin"], "best_move": r["best_move"], "nodes": r["nodes"],
-                               "seconds": f"{r['seconds']:.2f}", "lower": r["lower"], "upper": r["upper"],
-                               "table_slots": args.table_size}
-                        print(f"Kalah({m},{n}) {rules}: {row['status']} margin {r['margin']} "
-                              f"[{r['lower']}, {r['upper']}] move {r['best_move']} {r['nodes']:,} nodes "
-                              f"{r['seconds']:.1f} s", file=sys.stderr, flush=True)
-                    writer.writerow(row)
-                    fh.flush()
-                    done[(m, n, rules)] = {k: str(v) for k, v in row.items()}
+                        tasks.append((m, n, rules, args.table_size, args.time_limit, args.endgame_seeds))
+            if run_tasks(solve_board, tasks, keep, workers=args.workers, scheduler=args.scheduler):
+                print("interrupted: the boards solved so far are in the CSV; --resume continues", file=sys.stderr)
+                return 130
     write_markdown(done, args)
     return 0
+
+
+def solve_board(task) -> dict:
+    """Solve one board from the start; its CSV row."""
+    m, n, rules, table_size, time_limit, endgame_seeds = task
+    state = KalahState.initial(m, n, empty_capture=rules == "empty-capture")
+    r = solve_exact(state, tt_capacity=table_size, time_limit=time_limit, endgame_seeds=endgame_seeds)
+    row = {"houses": m, "seeds": n, "rules": rules, "status": "solved" if r["complete"] else "time limit",
+           "margin": r["margin"], "best_move": r["best_move"], "nodes": r["nodes"], "seconds": f"{r['seconds']:.2f}",
+           "lower": r["lower"], "upper": r["upper"], "table_slots": table_size}
+    print(f"Kalah({m},{n}) {rules}: {row['status']} margin {r['margin']} [{r['lower']}, {r['upper']}] move "
+          f"{r['best_move']} {r['nodes']:,} nodes {r['seconds']:.1f} s", file=sys.stderr, flush=True)
+    return row
 
 
 def write_markdown(done, args):
@@ -102,7 +120,8 @@ def write_markdown(done, args):
 
     lines = [f"Kalah(m, n) from the start: player 0's margin under perfect play (best first move as a pit "
              f"index), time and nodes; {args.table_size} table slots; "
-             f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, one core.", "",
+             f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, "
+             f"{'one core' if args.workers == 1 and not args.scheduler else 'boards solved in parallel'}.", "",
              "| m | n | empty-capture | time, nodes | standard | time, nodes |", "|---|---|---|---|---|---|"]
     for m in range(1, args.max_houses + 1):
         for n in range(1, args.max_seeds + 1):

@@ -165,9 +165,11 @@ def test_two_builders_of_one_database_do_not_collide(tmp_path, monkeypatch):
 
     renamed = []
     real_replace = os.replace
+    both_built = threading.Barrier(2, timeout=60)  # neither renames before the other has built: no load from cache
 
     def replace(src, dst):
         renamed.append(os.path.basename(src))
+        both_built.wait()
         real_replace(src, dst)
 
     monkeypatch.setattr(os, "replace", replace)

@@ -17,9 +17,11 @@ line that is not a valid record of this tournament is refused with its
 board, margin, length, cap flag and result must agree with them; records
 carry a check value (blake2b of their other fields) so any edit is caught.
 Records of files written before check values existed are accepted when
-they pass the replay. Games run in parallel processes; Ctrl-C stops the
+they pass the replay. Pairs run on the arena's executor (this process, or a
+Dask cluster: :mod:`jitsearch.arena.kalah_arena`); Ctrl-C stops the
 tournament at once and returns the summary of the games finished so far,
-with ``"interrupted": True``.
+with ``"interrupted": True``. Pairs may start from an opening suite
+(``KalahMatch.suite``, :mod:`jitsearch.arena.openings`).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from ..kernels.rng import mix64_py
 from .agents import parse_agent, play_game
 from ..games.kalah import BOARD_DTYPE, KalahState, apply_move
 from ..games.kalah_rules import GAME_OVER
-from .pool import MAX_WORKERS, run_tasks
+from .pool import MAX_WORKERS
 from .records import (
     MAX_PAIRS,
     BadRecord,
@@ -69,6 +71,9 @@ class KalahMatch:
     max_plies: int = 300
     openings: int = 0
     seed: int = 0
+    #: An opening suite (position texts, :mod:`jitsearch.arena.openings`): pair p starts from
+    #: ``suite[p % len(suite)]`` (then ``openings`` random plies, usually 0); empty: the start position.
+    suite: tuple = ()
 
     def check(self):
         KalahState.initial(self.houses, self.seeds)  # validates the board size
@@ -83,6 +88,13 @@ class KalahMatch:
                              f"opening plies count toward the cap and would leave nothing to play")
         if not is_int(self.seed) or not 0 <= self.seed < 2**64:
             raise ValueError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
+        if not isinstance(self.suite, tuple) or not all(isinstance(x, str) for x in self.suite):
+            raise ValueError("suite must be a tuple of position texts")
+        total = 2 * self.houses * self.seeds
+        for i, text in enumerate(self.suite):
+            s = KalahState.from_text(text, empty_capture=self.empty_capture)
+            if s.houses != self.houses or int(sum(int(x) for x in s.board)) != total or s.is_over:
+                raise ValueError(f"opening {i + 1} ({text}) is not a live Kalah({self.houses},{self.seeds}) position")
 
     def check_openings(self, pairs: int) -> None:
         """Refuse openings that end (or could end) a game: every pair's random
@@ -101,9 +113,17 @@ def config_id(a: str, b: str, match: KalahMatch) -> str:
     return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 
+def start_state(match: KalahMatch, pair: int) -> KalahState:
+    """Where ``pair`` starts before its random opening plies: its suite
+    position, or the initial position."""
+    if match.suite:
+        return KalahState.from_text(match.suite[pair % len(match.suite)], empty_capture=match.empty_capture)
+    return KalahState.initial(match.houses, match.seeds, empty_capture=match.empty_capture)
+
+
 def _opening_state(match: KalahMatch, pair: int) -> tuple[list[int], KalahState]:
     rng = random.Random(mix64_py(match.seed * 7919 + pair))
-    s = KalahState.initial(match.houses, match.seeds, empty_capture=match.empty_capture)
+    s = start_state(match, pair)
     moves = []
     for _ in range(match.openings):
         if s.is_over:
@@ -128,11 +148,14 @@ def _setup(a: str, b: str, match: KalahMatch, pair: int, seat: int):
     return start, s, ([agent_a, agent_b] if seat == 0 else [agent_b, agent_a])
 
 
-def _record(pair, seat, start, moves, state) -> dict:
+def _record(pair, seat, start, moves, state, match: KalahMatch) -> dict:
     a_player = 0 if seat == 0 else 1
-    return {"pair": pair, "seat": seat, "a_player": a_player, "opening": start, "moves": moves,
-            "plies": len(start) + len(moves), "margin": state.margin, "final_board": [int(x) for x in state.board],
-            "capped": not state.is_over, "a_result": _a_result(state.margin, a_player)}
+    rec = {"pair": pair, "seat": seat, "a_player": a_player, "opening": start, "moves": moves,
+           "plies": len(start) + len(moves), "margin": state.margin, "final_board": [int(x) for x in state.board],
+           "capped": not state.is_over, "a_result": _a_result(state.margin, a_player)}
+    if match.suite:
+        rec["start"] = match.suite[pair % len(match.suite)]
+    return rec
 
 
 def play_one(a: str, b: str, match: KalahMatch, pair: int, seat: int) -> dict:
@@ -142,7 +165,7 @@ def play_one(a: str, b: str, match: KalahMatch, pair: int, seat: int) -> dict:
     final = s
     for mv in g["moves"]:
         final = final.play(mv)
-    return _record(pair, seat, start, g["moves"], final)
+    return _record(pair, seat, start, g["moves"], final, match)
 
 
 def play_lockstep(a: str, b: str, match: KalahMatch, games):
@@ -186,7 +209,7 @@ def play_lockstep(a: str, b: str, match: KalahMatch, games):
             g["state"] = g["state"].play(pit)
             g["moves"].append(pit)
             if g["state"].is_over or len(g["moves"]) >= g["cap"]:
-                yield _record(g["pair"], g["seat"], g["start"], g["moves"], g["state"])
+                yield _record(g["pair"], g["seat"], g["start"], g["moves"], g["state"], match)
             else:
                 still.append(g)
         live = still
@@ -195,10 +218,6 @@ def play_lockstep(a: str, b: str, match: KalahMatch, games):
 def _a_result(margin: int, a_player: int) -> str:
     mine = margin if a_player == 0 else -margin
     return "win" if mine > 0 else ("loss" if mine < 0 else "draw")
-
-
-def _play_task(task):
-    return play_one(*task)
 
 
 def read_records(path) -> list[dict]:
@@ -213,7 +232,7 @@ class _GameRecords:
 
     def __init__(self, a: str, b: str, match: KalahMatch):
         self.a, self.b, self.match = a, b, match
-        self.settings = asdict(match)
+        self.settings = json.loads(json.dumps(asdict(match)))  # as a record holds it (tuples as lists)
         self.cid = config_id(a, b, match)
         self._openings: dict[int, list[int]] = {}
 
@@ -253,7 +272,10 @@ class _GameRecords:
             self._openings[pair] = opening(m, pair)
         if start != self._openings[pair]:
             raise BadRecord(f"opening {start} is not pair {pair}'s seeded opening {self._openings[pair]}")
-        board, player = self._replay(start + moves)
+        if m.suite and rec.get("start") != m.suite[pair % len(m.suite)]:
+            raise BadRecord(f"start {rec.get('start')!r} is not pair {pair}'s suite opening "
+                            f"{m.suite[pair % len(m.suite)]!r}")
+        board, player = self._replay(pair, start + moves)
         if plies != len(start) + len(moves):
             raise BadRecord(f"plies {plies} does not agree with {len(start)} opening plies and {len(moves)} moves")
         if plies > m.max_plies:
@@ -272,13 +294,12 @@ class _GameRecords:
             raise BadRecord(f"a_result {a_result!r} does not agree with margin {margin} and A as player {a_player}")
         return (pair, seat)
 
-    def _replay(self, plies: list[int]):
+    def _replay(self, pair: int, plies: list[int]):
         m = self.match
         houses = m.houses
-        board = np.zeros(2 * houses + 2, dtype=BOARD_DTYPE)
-        board[1:houses + 1] = m.seeds
-        board[houses + 2:] = m.seeds
-        player = 0
+        first = start_state(m, pair)
+        board = np.array(first.board, dtype=BOARD_DTYPE)
+        player = first.player
         for i, pit in enumerate(plies):
             if player == GAME_OVER:
                 raise BadRecord(f"ply {i + 1} (pit {pit}) comes after the end of the game")
@@ -361,21 +382,30 @@ def summarize(records: list[dict]) -> dict:
 
 
 def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=None, resume: bool = False,
-                         workers: int = 1, progress=None, lockstep: bool = False) -> dict:
+                         workers: int = 1, progress=None, lockstep: bool = False, scheduler: str | None = None,
+                         sprt=None, on_update=None) -> dict:
     """Play ``pairs`` pairs of games (2·pairs games); see the module docstring.
 
     Everything is checked before the first game: the arguments, the output
     file (a directory or an unwritable file is refused) and every record
     already in it. Without ``resume`` a file that already holds this
-    tournament's games is refused. ``progress(done, total)`` is called after
-    each game. Returns :func:`summarize` of the finished games plus the
-    settings, ``interrupted`` (True when Ctrl-C stopped it) and ``notes``
-    (only when the file needed repair, e.g. a torn last line was dropped).
+    tournament's games is refused. The pairs run on the arena's executor
+    (:mod:`jitsearch.arena.executor`: this process for ``workers=1``, else a
+    local Dask cluster of ``workers`` processes, or the cluster at
+    ``scheduler``). ``progress(done, total)`` is called after each game,
+    ``on_update(result)`` after each completed pair; ``sprt`` (a
+    :class:`jitsearch.arena.stats.SPRT`) stops the match at its bounds.
+    Returns :func:`summarize` of the finished games plus the settings,
+    ``statistics`` (pentanomial, Elo, nElo, LOS; :func:`jitsearch.arena.stats.summary`),
+    ``sprt``, ``trajectory``, ``interrupted`` (True when Ctrl-C stopped it)
+    and ``notes`` (only when the file needed repair).
 
     ``lockstep``: play every game at once in this process
     (:func:`play_lockstep`; needs a multi-tree MCTS agent with an iteration
     budget, and ``workers=1``); the records are the same as game by game.
     """
+    from .kalah_arena import run_match
+
     check_count("pairs", pairs, MAX_PAIRS)
     check_count("workers", workers, MAX_WORKERS)
     if not isinstance(match, KalahMatch):
@@ -387,60 +417,12 @@ def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=N
         if parse_agent(spec).kind == "human":  # spec errors before any game
             raise ValueError("a tournament needs engines, not human players")
     match.check_openings(pairs)
-    done: dict[tuple[int, int], dict] = {}
-    notes: list[str] = []
-    sink = None
-    if out is not None:
-        path = check_out_path(out)
-        rf = read_record_file(path)
-        checked = check_records(rf, _GameRecords(a, b, match), _game_key_text)
-        if checked and not resume:
-            raise ValueError(f"{path} already holds this tournament's games: pass --resume or another --out")
-        done = {key: rec for key, rec in checked if key[0] < pairs}
-        notes = rf.notes
-        sink = RecordSink(rf)
-    cid = config_id(a, b, match)
-    settings = asdict(match)
-    tasks = [(a, b, match, p, s) for p in range(pairs) for s in (0, 1) if (p, s) not in done]
-    records = dict(done)
-    total = 2 * pairs
-
-    def keep(rec):
-        rec["config"] = cid
-        rec["a"], rec["b"] = a, b
-        rec["match"] = settings
-        seal(rec)
-        records[(rec["pair"], rec["seat"])] = rec
-        if sink is not None:
-            sink.write(rec)
-        if progress:
-            progress(len(records), total)
-
-    interrupted = False
     if lockstep:
-        if workers != 1:
-            raise ValueError("a lockstep tournament plays its games in one process: leave workers at 1")
+        if workers != 1 or scheduler:
+            raise ValueError("a lockstep tournament plays its games in one process: leave workers at 1 and give "
+                             "no scheduler")
         if not any(parse_agent(x).lockstep for x in (a, b)):
             raise ValueError("lockstep needs a multi-tree MCTS agent with an iteration budget, e.g. "
                              "mcts:iterations=20000,backend=cuda")
-    try:
-        if progress:
-            progress(len(records), total)
-        if lockstep:
-            for rec in play_lockstep(a, b, match, [(t[3], t[4]) for t in tasks]):
-                keep(rec)
-        else:
-            interrupted = run_tasks(_play_task, tasks, workers, keep)
-    except KeyboardInterrupt:  # in the first progress call
-        interrupted = True
-    finally:
-        if sink is not None:
-            sink.close()
-    ordered = [records[(p, s)] for p in range(pairs) for s in (0, 1) if (p, s) in records]
-    result = summarize(ordered)
-    result.update(a=a, b=b, pairs=pairs, houses=match.houses, seeds=match.seeds,
-                  empty_capture=match.empty_capture, max_plies=match.max_plies, openings=match.openings,
-                  seed=match.seed, interrupted=interrupted)
-    if notes:
-        result["notes"] = list(notes)
-    return result
+    return run_match(a, b, match, pairs, out=out, resume=resume, workers=workers, scheduler=scheduler, sprt=sprt,
+                     progress=progress, on_update=on_update, lockstep=lockstep)

@@ -37,6 +37,7 @@ from .._io import grouped
 from ..games.random_tree_game import play_game
 from ..search.forward_estimation import BOUNDS_FIXED, BOUNDS_ONLINE
 from ..trees.incremental import DEFAULT_EDGE_RANGE, IncrementalTree
+from .stats import WDL, summary
 from .records import (
     MAX_PAIRS,
     BadRecord,
@@ -205,7 +206,9 @@ def play_pair(a: PlayerSpec, b: PlayerSpec, config: GameConfig, pair: int) -> di
 
 
 def tally(records) -> dict:
-    """Totals of pair records: wins, ties, rates (with a Wilson interval), nodes."""
+    """Totals of pair records: wins, ties, rates (with a Wilson interval),
+    nodes, and ``statistics`` (:func:`jitsearch.arena.stats.summary` of the
+    pairs' W/D/L: Elo, nElo, LOS with 95% intervals)."""
     n = len(records)
     a = sum(r["winner"] == "a" for r in records)
     b = sum(r["winner"] == "b" for r in records)
@@ -221,6 +224,8 @@ def tally(records) -> dict:
         "a_win_rate_ci95": wilson(a, n),
         "nodes_a": int(sum(r["nodes_a"] for r in records)),
         "nodes_b": int(sum(r["nodes_b"] for r in records)),
+        # a pair is one result here (who gets more as MAX over its two games): W/D/L over pairs
+        "statistics": summary(WDL(a, ties, b)),
     }
 
 

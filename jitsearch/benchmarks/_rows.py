@@ -33,12 +33,15 @@ def read_rows(path: Path, numeric) -> list[dict]:
 
 
 def run_rows(fn, tasks, path: Path, fields, key, *, resume: bool, workers: int, progress=None,
-             label: str = "", numeric=None) -> list[dict]:
+             label: str = "", numeric=None, scheduler: str | None = None) -> list[dict]:
     """Run ``fn(task) -> row`` for every task whose ``key(task)`` is not yet in ``path``.
 
     Rows are appended (and flushed) as they finish, so an interrupted run
     loses nothing and ``resume=True`` continues it. ``key(row)`` must equal
-    ``key(task)`` for the same item. Returns all rows, old and new.
+    ``key(task)`` for the same item. The tasks run on the arena's executor
+    (:mod:`jitsearch.arena.executor`: this process, a local Dask cluster of
+    ``workers`` processes, or the cluster at ``scheduler``), rows arriving
+    in completion order. Returns all rows, old and new.
     """
     numeric = numeric or (lambda k, v: float(v) if "." in v or "e" in v or "inf" in v else int(v))
     if resume:
@@ -52,7 +55,7 @@ def run_rows(fn, tasks, path: Path, fields, key, *, resume: bool, workers: int, 
     total = len(todo)
     if progress:
         progress(f"{label}: {total} to run ({len(rows)} done before)", 0, total)
-    from ..arena.pool import run_tasks  # worker processes that stop with Ctrl-C or their parent
+    from ..arena.executor import run_tasks
 
     with open(path, "a", newline="") as fh:
         writer = csv.DictWriter(fh, fields)
@@ -66,7 +69,7 @@ def run_rows(fn, tasks, path: Path, fields, key, *, resume: bool, workers: int, 
             if progress:
                 progress(label, done_now[0], total)
 
-        interrupted = run_tasks(fn, todo, workers, consume)
+        interrupted = run_tasks(fn, todo, consume, workers=workers, scheduler=scheduler)
     if interrupted:  # every finished row is on disk: resume continues
         raise KeyboardInterrupt
     return rows

@@ -311,7 +311,7 @@ def _markdown(result: dict) -> str:
 def run_fe_paper(out_dir, *, fig1_trees: int = 1000, fig1_depths=None, fig2_trees: int = 1000,
                  fig3: bool = True, fig3_pairs: int = 100, fig3_max_horizon: int = 6, fig3_tree_depth: int = 10,
                  resume: bool = False, workers: int | None = None, progress=None,
-                 command: str = "jitsearch bench fe-paper") -> dict:
+                 command: str = "jitsearch bench fe-paper", scheduler: str | None = None) -> dict:
     """Run figures 1, 2 and 3(a); write CSV/JSONL/JSON/markdown/PNG into ``out_dir``."""
     from ._rows import refuse_existing
 
@@ -334,10 +334,10 @@ def run_fe_paper(out_dir, *, fig1_trees: int = 1000, fig1_depths=None, fig2_tree
     rows1 = run_rows(fig1_tree, tasks, out / "figure1_trees.csv", FIG1_FIELDS,
                      key=lambda x: (x["branching"], x["depth"], x["seed"]) if isinstance(x, dict)
                      else (x[0], x[1], _seed(1, *x)),
-                     resume=resume, workers=workers, progress=progress, label="figure 1")
+                     resume=resume, workers=workers, progress=progress, label="figure 1", scheduler=scheduler)
     rows2_nested = run_rows(_fig2_flat, [(i,) for i in range(fig2_trees)], out / "figure2_trees.csv",
                             ["seed", "rows"], key=lambda x: x["seed"] if isinstance(x, dict) else _seed(2, x[0]),
-                            resume=resume, workers=workers, progress=progress, label="figure 2",
+                            resume=resume, workers=workers, progress=progress, label="figure 2", scheduler=scheduler,
                             numeric=lambda k, v: int(v) if k == "seed" else v)
     rows2 = [r for item in rows2_nested for r in json.loads(item["rows"])]
     result = {

@@ -65,7 +65,7 @@ def _count_tree(args):
     }
 
 
-def _run_counts(experiment, heights, trees, path: Path, resume, workers, progress):
+def _run_counts(experiment, heights, trees, path: Path, resume, workers, progress, scheduler=None):
     """Fill ``path`` (CSV) with one row per (height, tree); returns all rows."""
     tasks = [(experiment, h, i) for h in heights for i in range(trees)]
     tasks.sort(key=lambda a: -a[1])  # the largest trees first so the workers finish together
@@ -75,7 +75,7 @@ def _run_counts(experiment, heights, trees, path: Path, resume, workers, progres
             return (item["height"], item["seed"])
         return (item[1], _seed(*item))
 
-    return run_rows(_count_tree, tasks, path, EXP1_FIELDS, key, resume=resume, workers=workers,
+    return run_rows(_count_tree, tasks, path, EXP1_FIELDS, key, resume=resume, workers=workers, scheduler=scheduler,
                     progress=progress, label=f"experiment {experiment}",
                     numeric=lambda k, v: float(v) if k == "value" else int(v))
 
@@ -356,6 +356,7 @@ def run_fsss_paper(
     workers: int | None = None,
     progress=None,
     command: str = "jitsearch bench fsss-paper",
+    scheduler: str | None = None,
 ) -> dict:
     """Run everything, write CSV/JSON/markdown/PNG into ``out_dir``; return the summary."""
     out = Path(out_dir)
@@ -369,8 +370,10 @@ def run_fsss_paper(
     if min(heights) < 1 or max(heights) > 30 or min(exp2_heights) < 1 or max(exp2_heights) > 30:
         raise ValueError("heights must lie in 1..30")
     workers = workers or max(1, (os.cpu_count() or 1))
-    rows1 = _run_counts(1, list(heights), trees, out / "experiment1_trees.csv", resume, workers, progress)
-    rows2 = _run_counts(2, list(exp2_heights), exp2_trees, out / "experiment2_trees.csv", resume, workers, progress)
+    rows1 = _run_counts(1, list(heights), trees, out / "experiment1_trees.csv", resume, workers, progress,
+                        scheduler)
+    rows2 = _run_counts(2, list(exp2_heights), exp2_trees, out / "experiment2_trees.csv", resume, workers, progress,
+                        scheduler)
     result = {
         "benchmark": "fsss-paper",
         "command": command,

@@ -73,7 +73,7 @@ def cells():
 
 def run_mancala_paper(out: Path, *, pairs: int = 200, paper_games: int = 50, ext_iterations=(1000, 10000, 100000),
                       ext_pairs=(100, 100, 25), workers: int = 2, resume: bool = False, progress=None,
-                      command: str = "") -> dict:
+                      command: str = "", scheduler: str | None = None) -> dict:
     out = Path(out)
     games_dir = out / "games"
     games_dir.mkdir(parents=True, exist_ok=True)
@@ -86,7 +86,7 @@ def run_mancala_paper(out: Path, *, pairs: int = 200, paper_games: int = 50, ext
             progress(f"{phase} table {t}: {a} vs {b}", i, len(jobs) + len(ext_iterations) * 2)
         res = run_kalah_tournament(a, b, KalahMatch(6, 4, False, 300, openings, seed=1000 * t + 10 * r + c),
                                    n_pairs, out=games_dir / f"{phase}_t{t}_{r}_{c}.jsonl", resume=True,
-                                   workers=workers)
+                                   workers=workers, scheduler=scheduler)
         if res.get("interrupted"):  # every finished game is on disk: the next run resumes
             raise KeyboardInterrupt
         rows.append({"phase": phase, "table": t, "row": r, "col": c, **res})
@@ -98,7 +98,8 @@ def run_mancala_paper(out: Path, *, pairs: int = 200, paper_games: int = 50, ext
                 progress(f"extension: {a} vs {b}", len(jobs) + 2 * j + (kind == "hmcts"),
                          len(jobs) + len(ext_iterations) * 2)
             res = run_kalah_tournament(a, b, KalahMatch(6, 4, False, 300, 2, seed=77), n_pairs,
-                                       out=games_dir / f"ext_{kind}_{iters}.jsonl", resume=True, workers=workers)
+                                       out=games_dir / f"ext_{kind}_{iters}.jsonl", resume=True, workers=workers,
+                                       scheduler=scheduler)
             if res.get("interrupted"):
                 raise KeyboardInterrupt
             ext.append({"kind": kind, "iterations": iters, **res})

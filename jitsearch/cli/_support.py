@@ -150,7 +150,7 @@ def given_options(ctx) -> set:
     return given
 
 
-_ARGUMENTS = {"tree_file": "TREE_FILE"}
+_ARGUMENTS = {"tree_file": "TREE_FILE", "fmt": "--format"}
 
 
 def flag(name: str) -> str:

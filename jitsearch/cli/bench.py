@@ -103,6 +103,10 @@ def bench_fsss_paper(
     cost_heights: Annotated[str, typer.Option("--cost-heights", help="Heights for the cost table.")] = "16,20,22",
     resume: Annotated[bool, typer.Option("--resume", help="Continue from the CSV files in --out.")] = False,
     workers: Annotated[Optional[int], typer.Option("--workers", help="Processes (default: all cores).")] = None,
+    scheduler: Annotated[
+        Optional[str], typer.Option("--scheduler", help="Run on the Dask cluster at this address (tcp://HOST:PORT) "
+                                                        "instead of local processes.", show_default=False)
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
 ):
     """Reproduce section 4 of the FSSS paper (Figure 4.1 a/b) and measure the cost."""
@@ -128,7 +132,7 @@ def bench_fsss_paper(
         try:
             result = run_fsss_paper(
                 out, heights=hs, trees=trees, exp2_heights=hs2, exp2_trees=exp2_trees, cost=cost,
-                cost_heights=chs, resume=resume, workers=workers, progress=progress,
+                cost_heights=chs, resume=resume, workers=workers, progress=progress, scheduler=scheduler,
                 command=(
                     f"jitsearch bench fsss-paper --heights {heights} --trees {trees} --exp2-heights {exp2_heights} "
                     f"--exp2-trees {exp2_trees} --cost-heights {cost_heights}" + ("" if cost else " --no-cost")
@@ -156,6 +160,10 @@ def bench_fe_paper(
     quick: Annotated[bool, typer.Option("--quick", help="Small depths only (a smoke run in seconds).")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue from the files in --out.")] = False,
     workers: Annotated[Optional[int], typer.Option("--workers", help="Processes (default: all cores).")] = None,
+    scheduler: Annotated[
+        Optional[str], typer.Option("--scheduler", help="Run on the Dask cluster at this address (tcp://HOST:PORT) "
+                                                        "instead of local processes.", show_default=False)
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
 ):
     """Reproduce Zhang's forward-estimation figures 1, 2 and 3(a)."""
@@ -176,7 +184,7 @@ def bench_fe_paper(
             result = run_fe_paper(
                 out, fig1_trees=fig1_trees, fig1_depths=depths, fig2_trees=fig2_trees, fig3=fig3,
                 fig3_pairs=fig3_pairs, fig3_max_horizon=3 if quick else fig3_max_horizon, resume=resume,
-                workers=workers,
+                workers=workers, scheduler=scheduler,
                 progress=lambda desc, done, total: bar.update(task, description=desc, completed=done, total=total or None),
                 command=f"jitsearch bench fe-paper --fig1-trees {fig1_trees} --fig2-trees {fig2_trees} "
                         f"--fig3-pairs {fig3_pairs} --fig3-max-horizon {fig3_max_horizon}" + (" --quick" if quick else ""),
@@ -201,6 +209,10 @@ def bench_mancala_paper(
     ext_pairs: Annotated[str, typer.Option("--ext-pairs", help="Extension: pairs per iteration count.")]
     = "100,100,25",
     workers: Annotated[int, typer.Option("--workers", help="Games played in parallel processes.")] = 2,
+    scheduler: Annotated[
+        Optional[str], typer.Option("--scheduler", help="Run on the Dask cluster at this address (tcp://HOST:PORT) "
+                                                        "instead of local processes.", show_default=False)
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
 ):
     """Reproduce seed 003's four Kalah tables (and MCTS at more iterations); resumes by itself."""
@@ -224,7 +236,7 @@ def bench_mancala_paper(
         try:
             result = run_mancala_paper(
                 out, pairs=pairs, paper_games=paper_games, ext_iterations=tuple(iters), ext_pairs=tuple(ext),
-                workers=workers,
+                workers=workers, scheduler=scheduler,
                 progress=lambda desc, done, total: bar.update(task, description=desc, completed=done, total=total),
                 command=f"jitsearch bench mancala-paper --pairs {pairs} --paper-games {paper_games} "
                         f"--iterations {iterations} --ext-pairs {ext_pairs}",

@@ -14,7 +14,9 @@ from ._support import UserError, check_output_file, check_positive, given_option
 from .common import _emit_json, _stop_interrupted, stderr, stdout
 
 
-_KALAH_TOURNAMENT_OPTIONS = ("houses", "seeds", "empty_capture", "openings", "max_plies", "workers", "lockstep")
+_KALAH_TOURNAMENT_OPTIONS = ("houses", "seeds", "empty_capture", "openings", "max_plies", "workers", "lockstep",
+                             "engines", "fmt", "sprt", "alpha", "beta", "sprt_model", "random_openings", "balanced",
+                             "balance_depth", "scheduler", "plot")
 _TREE_GAME_OPTIONS = ("branching", "fixed_branching", "tree_depth", "depth_increment", "max_horizon")
 
 
@@ -29,9 +31,50 @@ def tournament(
     seeds: Annotated[int, typer.Option("--seeds", help="Kalah: seeds per house.")] = 4,
     empty_capture: Annotated[bool, typer.Option("--empty-capture", help="Kalah: the empty-capture variant.")]
     = False,
-    openings: Annotated[int, typer.Option("--openings", help="Kalah: seeded random opening plies per pair.")] = 0,
+    openings: Annotated[
+        str, typer.Option("--openings", help="Kalah: an opening suite FILE (one position per line, each played "
+                                             "with both seats), or N seeded random opening plies per pair.")
+    ] = "0",
+    random_openings: Annotated[
+        Optional[int], typer.Option("--random-openings", help="Kalah: a suite of K positions after 2-8 seeded "
+                                                              "random plies.", show_default=False)
+    ] = None,
+    balanced: Annotated[
+        Optional[float], typer.Option("--balanced", help="Kalah, with --random-openings: keep only positions whose "
+                                                         "depth-limited search value is within MARGIN seeds of 0.",
+                                      show_default=False)
+    ] = None,
+    balance_depth: Annotated[int, typer.Option("--balance-depth", help="Kalah: search depth of --balanced.")] = 6,
     max_plies: Annotated[int, typer.Option("--max-plies", help="Kalah: ply cap (scored by stores).")] = 300,
-    workers: Annotated[int, typer.Option("--workers", help="Kalah: games played in parallel processes.")] = 1,
+    workers: Annotated[
+        int, typer.Option("--workers", help="Kalah: worker processes (above 1: a local Dask cluster).")
+    ] = 1,
+    scheduler: Annotated[
+        Optional[str], typer.Option("--scheduler", help="Kalah: run the games on the Dask cluster at this address "
+                                                        "(tcp://HOST:PORT).", show_default=False)
+    ] = None,
+    engines: Annotated[
+        Optional[list[str]], typer.Option("--engines", help="Kalah: three or more engines (repeat the option or "
+                                                            "separate specs by spaces) instead of --a/--b.",
+                                          show_default=False)
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", help="Kalah, with --engines: gauntlet (the first against each other) or "
+                                           "round-robin.")
+    ] = "round-robin",
+    sprt: Annotated[
+        Optional[str], typer.Option("--sprt", help="Kalah: stop at a sequential test of H0 elo0 against H1 elo1, "
+                                                   "given as ELO0,ELO1.", show_default=False)
+    ] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="Kalah, --sprt: false positive rate.")] = 0.05,
+    beta: Annotated[float, typer.Option("--beta", help="Kalah, --sprt: false negative rate.")] = 0.05,
+    sprt_model: Annotated[
+        str, typer.Option("--sprt-model", help="Kalah, --sprt: normalized (nElo, as fishtest) or logistic (Elo).")
+    ] = "normalized",
+    plot: Annotated[
+        Optional[Path], typer.Option("--plot", help="Kalah: a PNG of the Elo estimate and the LLR over games.",
+                                     show_default=False)
+    ] = None,
     lockstep: Annotated[
         bool, typer.Option("--lockstep", help="Kalah: play every game side by side; a multi-tree MCTS agent "
                                               "(mcts:iterations=N,backend=cuda) searches all its games in one launch.")
@@ -66,8 +109,6 @@ def tournament(
     if resume and out is None:
         raise UserError("--resume needs --out")
     check_positive({"--pairs": pairs, "--workers": workers, "--max-plies": max_plies, "--max-horizon": max_horizon})
-    if openings < 0:
-        raise UserError(f"--openings must be >= 0, got {openings}")
     if out is not None:
         check_output_file(out)
     if game == "kalah":
@@ -77,9 +118,17 @@ def tournament(
     if not depth_increment:
         refuse_options(given, ("max_horizon",), "applies with --depth-increment only")
     if game == "kalah":
-        _kalah_tournament(a, b, pairs, houses, seeds, empty_capture, openings, max_plies, seed, workers, out,
-                          resume, as_json, lockstep)
+        from ._kalah_tournament import kalah_tournament
+
+        kalah_tournament(given, a=a, b=b, pairs=pairs, houses=houses, seeds=seeds, empty_capture=empty_capture,
+                         openings=openings, random_openings=random_openings, balanced=balanced,
+                         balance_depth=balance_depth, max_plies=max_plies, seed=seed, workers=workers,
+                         scheduler=scheduler, engines=engines, fmt=fmt, sprt=sprt, alpha=alpha, beta=beta,
+                         sprt_model=sprt_model, plot=plot, out=out, resume=resume, as_json=as_json,
+                         lockstep=lockstep)
         return
+    if openings != "0":
+        raise UserError("--openings applies to --game kalah only")
     spec_a, spec_b = PlayerSpec.parse(a), PlayerSpec.parse(b)
     config = GameConfig(branching=branching, random_branching=not fixed_branching, depth=tree_depth, seed=seed)
     config.tree(0)  # validates the tree parameters
@@ -121,52 +170,3 @@ def _print_tree_rounds(game, rounds, spec_a, spec_b):
                       f"{100 * r['a_win_rate']:.0f} ({100 * lo:.0f}-{100 * hi:.0f})", str(r["nodes_a"]),
                       str(r["nodes_b"]))
     stdout.print(table)
-
-
-def _kalah_tournament(a, b, pairs, houses, seeds, empty_capture, openings, max_plies, seed, workers, out, resume,
-                      as_json, lockstep=False):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from ..arena.kalah_tournament import KalahMatch, run_kalah_tournament
-
-    from ..arena.agents import parse_agent
-
-    match = KalahMatch(houses, seeds, empty_capture, max_plies, openings, seed)
-    match.check()
-    for spec in (a, b):  # every user error before the progress bar starts
-        if parse_agent(spec).kind == "human":
-            raise UserError("a tournament needs engines, not human players")
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=stderr, transient=True) as bar:
-        task = bar.add_task("games", total=2 * pairs)
-        r = run_kalah_tournament(a, b, match, pairs, out=out, resume=resume, workers=workers, lockstep=lockstep,
-                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
-    r["game"] = "kalah"
-    for note in r.get("notes") or []:
-        stderr.print(f"note: {note}")
-    if as_json:
-        _emit_json(r)
-    else:
-        _print_kalah_summary(r, a, b, houses, seeds, pairs)
-    if r.get("interrupted"):
-        _stop_interrupted(f"{r['games']} games were played" + (f" and saved in {out}; add --resume to continue"
-                                                                if out is not None else "; use --out to keep them"))
-
-
-def _print_kalah_summary(r, a, b, houses, seeds, pairs):
-    table = Table(title=f"Kalah({houses},{seeds}): A = {a} vs B = {b}, {pairs} pairs")
-    for col in ("games", "A wins", "draws", "B wins", "A score (95% CI)", "Elo A-B (95% CI)", "mean plies"):
-        table.add_column(col, justify="right")
-    lo, hi = r["a_score_ci95"]
-    elo_lo, elo_hi = r["elo_ci95"]
-    if r.get("elo_diff") is None:
-        elo = "n/a: sample too small"
-    else:
-        elo = (f"{r['elo_diff']:+.0f} ({'-inf' if elo_lo is None else f'{elo_lo:+.0f}'}, "
-               f"{'+inf' if elo_hi is None else f'{elo_hi:+.0f}'})")
-    score = "-" if r.get("a_score") is None else f"{r['a_score']:.3f} ({lo:.3f}-{hi:.3f})"
-    mean_plies = "-" if r.get("mean_plies") is None else f"{r['mean_plies']:.1f}"
-    table.add_row(str(r["games"]), str(r["a_wins"]), str(r["draws"]), str(r["b_wins"]), score, elo, mean_plies)
-    stdout.print(table)
-    if r.get("elo_note"):
-        stderr.print(f"note: {r['elo_note']}")

@@ -1,0 +1,105 @@
+"""Opening suites for Kalah tournaments: positions read from a file, or
+generated from a seed (optionally only balanced ones).
+
+A suite is a tuple of position texts (:meth:`KalahState.to_text`, e.g.
+``4,4,4,4,4,4/0/4,4,4,4,4,4/0 p0``); pair ``p`` of a tournament starts from
+``suite[p % len(suite)]`` and plays it with both seats, so every opening is
+played from both sides once per ``len(suite)`` pairs.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from ..games.kalah import KalahState
+from ..kernels.rng import mix64_py
+
+#: Openings in one suite at most.
+MAX_OPENINGS = 100_000
+#: Random plies of a generated opening: uniformly in this range (inclusive).
+RANDOM_PLIES = (2, 8)
+#: Depth of the alpha-beta search that judges balance (store-difference evaluation).
+BALANCE_DEPTH = 6
+#: Candidates tried per requested balanced opening before giving up.
+BALANCE_TRIES = 200
+
+
+def read_openings(path, houses: int, seeds: int, empty_capture: bool) -> tuple[str, ...]:
+    """The positions of ``path``, one per line (blank lines and ``#``
+    comments skipped), checked: each parses, has ``houses`` houses a side and
+    ``2·houses·seeds`` seeds in all, and is not over. Errors name ``file:line``."""
+    path = Path(path)
+    try:
+        lines = path.read_text().splitlines()
+    except FileNotFoundError:
+        raise ValueError(f"openings file {path} does not exist") from None
+    except IsADirectoryError:
+        raise ValueError(f"openings file {path} is a directory") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"openings file {path} is not a text file") from None
+    total = 2 * houses * seeds
+    out = []
+    for number, raw in enumerate(lines, 1):
+        text = raw.split("#", 1)[0].strip()
+        if not text:
+            continue
+        where = f"{path}:{number}"
+        try:
+            s = KalahState.from_text(text, empty_capture=empty_capture)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        if s.houses != houses:
+            raise ValueError(f"{where}: {s.houses} houses a side, the tournament plays {houses}")
+        if int(sum(int(x) for x in s.board)) != total:
+            raise ValueError(f"{where}: {sum(int(x) for x in s.board)} seeds in all, Kalah({houses},{seeds}) has "
+                             f"{total}")
+        if s.is_over:
+            raise ValueError(f"{where}: the game is over in this position")
+        out.append(s.to_text())
+        if len(out) > MAX_OPENINGS:
+            raise ValueError(f"{path} holds more than {MAX_OPENINGS:,} openings")
+    if not out:
+        raise ValueError(f"openings file {path} holds no position")
+    return tuple(out)
+
+
+def random_openings(count: int, houses: int, seeds: int, empty_capture: bool, seed: int, *,
+                    balanced: float | None = None, depth: int = BALANCE_DEPTH) -> tuple[str, ...]:
+    """``count`` distinct positions after RANDOM_PLIES random plies from the
+    start, drawn from ``seed`` (the same seed gives the same suite). With
+    ``balanced``, keep only positions whose depth-``depth`` alpha-beta value
+    (store difference) lies within ``balanced`` seeds of 0."""
+    if not isinstance(count, int) or not 1 <= count <= MAX_OPENINGS:
+        raise ValueError(f"random openings: count must be an integer in 1..{MAX_OPENINGS:,}, got {count!r}")
+    if balanced is not None and not balanced >= 0:
+        raise ValueError(f"balanced margin must be >= 0, got {balanced!r}")
+    rng = random.Random(mix64_py(seed * 0x2545F4914F6CDD1D + 17))
+    seen: set[str] = set()
+    out = []
+    tries = 0
+    limit = BALANCE_TRIES * count if balanced is not None else 50 * count
+    while len(out) < count:
+        tries += 1
+        if tries > limit:
+            what = f"within {balanced} of balance at depth {depth}" if balanced is not None else "distinct"
+            raise ValueError(f"found only {len(out)} of {count} random openings {what} in {limit:,} tries: "
+                             f"ask for fewer or widen --balanced")
+        s = KalahState.initial(houses, seeds, empty_capture=empty_capture)
+        for _ in range(rng.randint(*RANDOM_PLIES)):
+            if s.is_over:
+                break
+            s = s.play(rng.choice(s.legal_moves()))
+        if s.is_over:
+            continue
+        text = s.to_text()
+        if text in seen:
+            continue
+        seen.add(text)
+        if balanced is not None:
+            from ..games.kalah_search import search
+
+            if abs(search(s, depth)["value"]) > balanced:
+                continue
+        out.append(text)
+    return tuple(out)

@@ -1,0 +1,219 @@
+"""``jitsearch tournament --game kalah``: one match (--a/--b) or several
+engines (--engines, gauntlet or round robin), with opening suites, an SPRT,
+a live table, a plot and the arena's executor (local or Dask)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from rich.live import Live
+from rich.table import Table
+
+from ._support import UserError, refuse_options
+from .common import _emit_json, _stop_interrupted, stderr, stdout
+
+
+def _fmt(x, spec="+.0f", none="-"):
+    return none if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
+
+
+def _interval(pair, spec="+.0f"):
+    lo, hi = pair
+    return f"[{_fmt(lo, spec, '-inf')}, {_fmt(hi, spec, '+inf')}]"
+
+
+def _parse_sprt(text: str):
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        elo0, elo1 = (float(p) for p in parts)
+    except ValueError:
+        raise UserError(f"--sprt takes ELO0,ELO1 (two numbers), got {text!r}") from None
+    return elo0, elo1
+
+
+def _engine_list(engines) -> list[str]:
+    out = []
+    for item in engines:
+        out.extend(item.split())
+    return out
+
+
+def match_table(r: dict, title: str) -> Table:
+    """The live (and final) table of one match."""
+    st = r["statistics"]
+    table = Table(title=title)
+    for col in ("games", "W-D-L (A)", "pentanomial LL,LD,DD+WL,WD,WW", "score", "Elo A-B [95%]", "nElo [95%]",
+                "LOS"):
+        table.add_column(col, justify="right")
+    pent = "-" if st["pentanomial"] is None else ",".join(str(x) for x in st["pentanomial"])
+    table.add_row(f"{r['games']}/{2 * r['pairs']}", f"{r['a_wins']}-{r['draws']}-{r['b_wins']}", pent,
+                  _fmt(r.get("a_score"), ".3f"), f"{_fmt(st['elo'])} {_interval(st['elo_interval'])}",
+                  f"{_fmt(st['nelo'])} {_interval(st['nelo_interval'])}", _fmt(st["los"], ".1%"))
+    if r.get("sprt"):
+        sp = r["sprt"]
+        table.caption = (f"SPRT {sp['model']} [{sp['elo0']:g}, {sp['elo1']:g}] alpha {sp['alpha']:g} beta "
+                         f"{sp['beta']:g}: LLR {sp['llr']:+.2f} in ({sp['bounds'][0]:+.2f}, {sp['bounds'][1]:+.2f})"
+                         f" - {sp['state']}")
+    return table
+
+
+def standings_table(r: dict, title: str) -> Table:
+    table = Table(title=title)
+    for col in ("#", "engine", "points", "games", "score"):
+        table.add_column(col, justify="right" if col != "engine" else "left")
+    for i, e in enumerate(r["standings"]):
+        table.add_row(str(i + 1), e["engine"], f"{e['points']:g}", str(e["games"]), _fmt(e["score"], ".3f"))
+    return table
+
+
+def crosstable(r: dict) -> Table:
+    engines = r["engines"]
+    table = Table(title=f"crosstable ({r['format']}): row's W-D-L against column")
+    table.add_column("engine")
+    for j in range(len(engines)):
+        table.add_column(str(j + 1), justify="right")
+    for i, name in enumerate(engines):
+        cells = []
+        for j in range(len(engines)):
+            c = r["crosstable"][i][j]
+            cells.append("" if i == j else ("." if c is None else f"{c['wins']}-{c['draws']}-{c['losses']}"))
+        table.add_row(f"{i + 1} {name}", *cells)
+    return table
+
+
+def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openings, random_openings, balanced,
+                     balance_depth, max_plies, seed, workers, scheduler, engines, fmt, sprt, alpha, beta, sprt_model,
+                     plot, out, resume, as_json, lockstep):
+    from ..arena.agents import parse_agent
+    from ..arena.kalah_arena import FORMATS, engine_pairs, plot_trajectory, run_engines
+    from ..arena.kalah_tournament import KalahMatch, run_kalah_tournament
+    from ..arena.openings import random_openings as make_random_openings, read_openings
+    from ..arena.stats import SPRT
+
+    # -- every user error before anything runs
+    plies, suite = 0, ()
+    if openings.strip().isdigit():
+        plies = int(openings)
+    else:
+        if random_openings is not None:
+            raise UserError("give either --openings FILE or --random-openings K, not both")
+        try:
+            suite = read_openings(Path(openings), houses, seeds, empty_capture)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+    if random_openings is not None:
+        if random_openings < 1:
+            raise UserError(f"--random-openings must be >= 1, got {random_openings}")
+        if balance_depth < 1 or balance_depth > 20:
+            raise UserError(f"--balance-depth must lie in 1..20, got {balance_depth}")
+        if balanced is not None and not balanced >= 0:
+            raise UserError(f"--balanced must be >= 0, got {balanced}")
+    else:
+        refuse_options(given, ("balanced", "balance_depth"), "applies with --random-openings only")
+    multi = engines is not None
+    if multi:
+        refuse_options(given, ("a", "b"), "and --engines exclude each other")
+        refuse_options(given, ("sprt", "alpha", "beta", "sprt_model", "lockstep", "plot"),
+                       "applies to one match (--a/--b), not to --engines")
+        names = _engine_list(engines)
+        if fmt not in FORMATS:
+            raise UserError(f"--format must be gauntlet or round-robin, got {fmt!r}")
+        try:
+            engine_pairs(names, fmt)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        specs = names
+    else:
+        refuse_options(given, ("fmt",), "applies with --engines only")
+        specs = [a, b]
+    for spec in specs:
+        if parse_agent(spec).kind == "human":
+            raise UserError("a tournament needs engines, not human players")
+    test = None
+    if sprt is not None:
+        elo0, elo1 = _parse_sprt(sprt)
+        try:
+            test = SPRT(elo0, elo1, alpha=alpha, beta=beta, model=sprt_model)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+    else:
+        refuse_options(given, ("alpha", "beta", "sprt_model"), "applies with --sprt only")
+    if plot is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise UserError("--plot needs matplotlib: pip install 'jitsearch[bench]'") from None
+    if scheduler is not None and not scheduler.strip():
+        raise UserError("--scheduler needs an address such as tcp://HOST:8786")
+    if random_openings is not None:
+        with stderr.status("generating openings"):
+            try:
+                suite = make_random_openings(random_openings, houses, seeds, empty_capture, seed,
+                                             balanced=balanced, depth=balance_depth)
+            except ValueError as exc:
+                raise UserError(str(exc)) from None
+    match = KalahMatch(houses, seeds, empty_capture, max_plies, plies, seed, suite)
+    match.check()
+    if suite and pairs % len(suite):
+        stderr.print(f"note: {pairs} pairs over {len(suite)} openings: the first {pairs % len(suite)} openings are "
+                     f"played once more than the others", soft_wrap=True)
+
+    # -- run, with a live table
+    from ..arena.executor import ExecutorError, describe
+
+    where = describe(workers, scheduler, pairs * (len(engine_pairs(specs, fmt)) if multi else 1))
+    if not as_json:
+        stderr.print(f"running on {where}", soft_wrap=True)
+    state = {"result": None}
+    title = (f"Kalah({houses},{seeds}){' empty capture' if empty_capture else ''}: "
+             + (f"{len(specs)} engines, {fmt}" if multi else f"A = {a} vs B = {b}"))
+
+    def render():
+        r = state["result"]
+        if r is None:
+            return Table(title=title + " (starting)")
+        return standings_table(r, title) if multi else match_table(r, title)
+
+    live = Live(render(), console=stderr, transient=True, refresh_per_second=4) if not as_json else None
+
+    def on_update(r):
+        state["result"] = r
+        if live is not None:
+            live.update(render())
+
+    try:
+        if live is not None:
+            live.start()
+        if multi:
+            r = run_engines(specs, fmt, match, pairs, out_dir=out, resume=resume, workers=workers,
+                            scheduler=scheduler, on_update=on_update)
+        else:
+            r = run_kalah_tournament(a, b, match, pairs, out=out, resume=resume, workers=workers, lockstep=lockstep,
+                                     scheduler=scheduler, sprt=test, on_update=on_update)
+    except ExecutorError as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        if live is not None:
+            live.stop()
+    r["game"] = "kalah"
+    for m in (r["matches"] if multi else [r]):
+        for note in m.get("notes") or []:
+            stderr.print(f"note: {note}")
+    if plot is not None and not multi:
+        plot_trajectory(r, plot)
+    if as_json:
+        _emit_json(r)
+    elif multi:
+        stdout.print(standings_table(r, title))
+        stdout.print(crosstable(r))
+    else:
+        stdout.print(match_table(r, title))
+        if r.get("elo_note"):
+            stderr.print(f"note: {r['elo_note']}")
+    if plot is not None and not multi and not as_json:
+        stderr.print(f"plot written to {plot}")
+    if r.get("interrupted"):
+        games = sum(m["games"] for m in r["matches"]) if multi else r["games"]
+        _stop_interrupted(f"{games} games were played" + (f" and saved in {out}; add --resume to continue"
+                                                           if out is not None else "; use --out to keep them"))
