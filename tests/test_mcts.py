@@ -366,3 +366,69 @@ def test_cli_play_with_mcts_agents(capsys):
     assert code == 0
     r = json.loads(out)
     assert r["moves"] and isinstance(r["margin"], int)
+
+
+# -- the packed-board kernels and lazy expansion -------------------------------------------
+
+def _grown(kernel, state, seed, iterations=1500, **options):
+    from jitsearch.mcts.search import MCTSConfig
+
+    t = T.MCTSTree(iterations * state.houses + 1, state.houses)
+    t.set_root(state.board, state.player)
+    cfg = MCTSConfig(**options)
+    cfg.validate()
+    done = kernel(*t.arrays(), state.houses, cfg.params(state.empty_capture), np.uint64(seed), 0, iterations)
+    return t, done
+
+
+@pytest.mark.parametrize("m", [4, 6, 7])
+@pytest.mark.parametrize("empty_capture", [False, True])
+def test_packed_mcts_kernel_grows_the_generic_kernels_tree(m, empty_capture):
+    """Random playouts to the end on packed boards: the same trees (every
+    array, node for node) as the generic kernel, for a few seeds and
+    positions, one or several playouts per leaf."""
+    packed = T.mcts_kernel(m)
+    assert packed is not T.mcts_iterate and T.mcts_kernel(m) is packed
+    rnd = random.Random(m)
+    s = KalahState.initial(m, 4, empty_capture=empty_capture)
+    for seed in range(3):
+        for playouts in (1, 3):
+            a, done_a = _grown(packed, s, seed, c=2.0, playouts=playouts)
+            b, done_b = _grown(T.mcts_iterate, s, seed, c=2.0, playouts=playouts)
+            assert done_a == done_b == 1500
+            for x, y in zip(a.arrays(), b.arrays()):
+                assert np.array_equal(x, y)
+        s = s.play(rnd.choice(s.legal_moves()))
+        if s.is_over:
+            break
+
+
+def test_generic_kernel_outside_the_packed_range_and_other_options():
+    assert T.mcts_kernel(3) is T.mcts_iterate and T.mcts_kernel(8) is T.mcts_iterate
+    s = KalahState.initial(6, 3)
+    for options in ({"reward": "heuristic"}, {"playout_depth": 4}, {"solver": True}, {"pb": 0.5}):
+        a, _ = _grown(T.mcts_kernel(6), s, 4, iterations=800, **options)
+        b, _ = _grown(T.mcts_iterate, s, 4, iterations=800, **options)
+        for x, y in zip(a.arrays(), b.arrays()):
+            assert np.array_equal(x, y)
+
+
+@pytest.mark.parametrize("pb", [0.0, 0.5])
+def test_lazily_expanded_children_are_built_from_their_parents(pb):
+    """Every built child holds its parent's position played with its move
+    (eager with progressive bias, lazy without: unvisited children UNBUILT)."""
+    s = KalahState.initial(5, 3)
+    t, _ = _grown(T.mcts_kernel(5), s, 1, iterations=600, pb=pb)
+    states = {0: s}
+    unbuilt = 0
+    for node in range(1, int(t.size[0])):
+        par = int(t.parent[node])
+        if t.to_move[node] == T.UNBUILT:
+            assert pb == 0.0 and t.visits[node] == 0.0 and t.first_child[node] == T.NO_NODE
+            unbuilt += 1
+            continue
+        child = states[par].play(int(t.move[node]))
+        states[node] = child
+        assert np.array_equal(t.boards[node], child.board)
+        assert int(t.to_move[node]) == (child.player if not child.is_over else T.TERMINAL)
+    assert (unbuilt > 0) == (pb == 0.0)

@@ -19,9 +19,11 @@ packed boards (:func:`kalah_rules.build_packed`, one kernel compiled per m,
 from __future__ import annotations
 
 import functools
+import hashlib
 
 import numpy as np
 from numba import njit, prange
+from numba.core import serialize
 
 from ..games import kalah_rules
 from . import rng
@@ -51,13 +53,34 @@ def make_playout(jit, rules, gen):
     return jit(playout)
 
 
+def stable_jit(jit):
+    """``jit`` (a Numba CPU decorator) whose dispatchers get a UUID derived
+    from their function's content (code, closure, options) instead of a
+    random one. Numba's on-disk cache keys a closure by its pickled cell
+    contents, and a pickled dispatcher carries its UUID: a kernel built by a
+    factory (closing over dispatchers, e.g. the per-m packed kernels) would
+    otherwise miss the cache in every new process and compile again (seconds
+    each). Every dispatcher such a kernel closes over, directly or not, must
+    come from a ``stable_jit``."""
+    def wrap(fn):
+        d = jit(fn)
+        try:  # private Numba API: without it the kernels still work, they only recompile per process
+            blob = serialize.dumps((fn, d.targetoptions, d.locals))
+            d._set_uuid("jitsearch-" + hashlib.sha256(blob).hexdigest())
+        except Exception:
+            pass
+        return d
+
+    return wrap
+
+
 CPU_RULES = kalah_rules.build(njit(cache=True))
 CPU_RNG = rng.build(njit(cache=True))
 #: The rules as the playout compiles them: inlined into it at Numba's IR level
 #: (``inline='always'``), which measured 1.08x the playouts/s of calls into
 #: separately compiled functions (same results: the same source, only inlined).
 _INLINE_RULES = kalah_rules.build(njit(cache=True, inline="always"))
-_INLINE_RNG = rng.build(njit(cache=True, inline="always"))
+_INLINE_RNG = rng.build(stable_jit(njit(cache=True, inline="always")))
 playout = make_playout(njit(cache=True), _INLINE_RULES, CPU_RNG)
 stream_key = CPU_RNG.stream_key
 NO_PLY_CAP = 1 << 30
@@ -112,15 +135,38 @@ def _evaluate_parallel(boards, players, m, empty_capture, playouts_per_state, se
                            wins, draws, losses, margin_sum, plies_out)
 
 
+def make_packed_margin(jit, houses, gen):
+    """One playout to the end on a packed board (:func:`kalah_rules.build_packed`)
+    for ``houses`` m (1..MAX_PACKED_HOUSES): returns (``words``,
+    ``packed_margin``), where ``packed_margin(w, board, player, empty_capture,
+    key) -> (player 0's final margin, plies)`` loads ``board`` (2m+2 seed
+    counts, left unchanged) into ``w`` (scratch of ``words`` uint64) and plays
+    from it with ``player`` (0 or 1) to move; draw k of ``key``'s stream picks
+    the below(draw, count)-th legal house in house order, so the margin is
+    bit-identical to :func:`make_playout`'s with no ply cap."""
+    rules = kalah_rules.build_packed(stable_jit(njit(cache=True, inline="always")), houses)
+    load, legal_count, step, final_margin = rules.load, rules.legal_count, rules.step, rules.margin
+    draw, below = gen.draw, gen.below
+
+    def packed_margin(w, board, player, empty_capture, key):
+        side0, side1 = load(w, board)
+        k = 0
+        while player >= 0:
+            count, mask = legal_count(w, player)
+            player, side0, side1 = step(w, player, side0, side1, mask, below(draw(key, k), count), empty_capture)
+            k += 1
+        return final_margin(w, side0, side1), k
+
+    return rules.words, jit(packed_margin)
+
+
 def make_packed_evaluate(jit, houses, gen):
     """``evaluate_range`` for boards of ``houses`` m (1..MAX_PACKED_HOUSES) on
-    packed boards (:func:`kalah_rules.build_packed`): the same arguments
-    (``m`` must equal ``houses``) and bit-identical results, about 1.5x
-    faster on one core at Kalah(6,4)."""
-    rules = kalah_rules.build_packed(njit(cache=True, inline="always"), houses)
-    words = rules.words
-    load, legal_count, step, final_margin = rules.load, rules.legal_count, rules.step, rules.margin
-    draw, below, key_of = gen.draw, gen.below, gen.stream_key
+    packed boards (:func:`make_packed_margin`): the same arguments (``m``
+    must equal ``houses``) and bit-identical results, about 1.5x faster on
+    one core at Kalah(6,4)."""
+    words, packed_margin = make_packed_margin(stable_jit(njit(cache=True, inline="always")), houses, gen)
+    key_of = gen.stream_key
 
     def evaluate_packed(boards, players, m, empty_capture, playouts_per_state, seed, first, last,
                         wins, draws, losses, margin_sum, plies_out):
@@ -133,17 +179,8 @@ def make_packed_evaluate(jit, houses, gen):
             plies = 0
             mover = players[s]
             for p in range(playouts_per_state):
-                side0, side1 = load(w, boards[s])
-                key = key_of(seed, s, p)
-                player = mover
-                k = 0
-                while player >= 0:
-                    count, mask = legal_count(w, player)
-                    player, side0, side1 = step(w, player, side0, side1, mask, below(draw(key, k), count),
-                                                empty_capture)
-                    k += 1
+                margin, k = packed_margin(w, boards[s], mover, empty_capture, key_of(seed, s, p))
                 plies += k
-                margin = final_margin(w, side0, side1)
                 total += margin
                 mine = margin if mover == 0 else -margin
                 if mine > 0:
@@ -187,7 +224,7 @@ def cpu_kernels(m: int):
     kernels for MIN_PACKED_HOUSES..kalah_rules.MAX_PACKED_HOUSES, else the
     generic ones."""
     if MIN_PACKED_HOUSES <= m <= kalah_rules.MAX_PACKED_HOUSES:
-        range_fn = make_packed_evaluate(njit(cache=True, nogil=True), m, _INLINE_RNG)
+        range_fn = make_packed_evaluate(stable_jit(njit(cache=True, nogil=True)), m, _INLINE_RNG)
         return range_fn, _make_parallel(range_fn)
     return evaluate_range, _evaluate_parallel
 

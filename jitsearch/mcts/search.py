@@ -23,7 +23,7 @@ from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE, evaluate_cpu
 from ..kernels.rng import mix64_py
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from .tree import (DRAW, FORMULAS, LOSS, N_PARAMS, P_C, P_EMPTY_CAPTURE, P_FORMULA, P_PB, P_PLAYOUT_DEPTH,
-                   P_PLAYOUTS, P_REWARD, P_SOLVER, REWARDS, UNKNOWN, WIN, MCTSTree, mcts_iterate)
+                   P_PLAYOUTS, P_REWARD, P_SOLVER, REWARDS, UNKNOWN, WIN, MCTSTree, mcts_kernel)
 
 PROVEN_NAMES = {UNKNOWN: None, WIN: "win", DRAW: "draw", LOSS: "loss"}
 
@@ -200,18 +200,17 @@ class MCTSConfig:
         return p
 
 
-_WARMED = False
+_WARMED: set[int] = set()
 
 
 def _warm_kernel(state: KalahState, cfg: MCTSConfig) -> None:
-    """Compile (or load) the in-kernel MCTS once per process, on a tiny tree."""
-    global _WARMED
-    if _WARMED:
+    """Compile (or load) the in-kernel MCTS for the state's m once per process, on a tiny tree."""
+    if state.houses in _WARMED:
         return
-    _WARMED = True
+    _WARMED.add(state.houses)
     tree = MCTSTree(state.houses + 1, state.houses, max_bytes=None)
     tree.set_root(state.board, state.player)
-    mcts_iterate(*tree.arrays(), state.houses, cfg.params(state.empty_capture), np.uint64(0), 0, 1)
+    mcts_kernel(state.houses)(*tree.arrays(), state.houses, cfg.params(state.empty_capture), np.uint64(0), 0, 1)
 
 
 def worker_seed(seed: int, worker: int) -> int:
@@ -251,6 +250,7 @@ def _grow(state: KalahState, cfg: MCTSConfig, seed: int, iterations: int | None,
     params = cfg.params(state.empty_capture)
     if cfg.backend is not None:
         return _grow_batched(tree, state, cfg, params, seed, iterations, deadline)
+    mcts_iterate = mcts_kernel(m)
     args = (*tree.arrays(), m, params, np.uint64(seed))
     done = 0
     if iterations is not None and deadline is None:
@@ -361,6 +361,8 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
         if cfg.batch is None:
             return _search_many([state], [seed], cfg, backend, max_bytes)[0]
     w = cfg.workers
+    if cfg.backend is None:
+        mcts_kernel(state.houses)  # compiled (or loaded) here, not by several workers at once
     if cfg.time is not None and cfg.backend is None:
         _warm_kernel(state, cfg)  # the JIT must not eat the time budget
     per_worker = None if cfg.iterations is None else -(-cfg.iterations // w)

@@ -15,6 +15,12 @@ Struct of arrays, every node preallocated (``capacity`` of them):
   ``WIN`` / ``DRAW`` / ``LOSS`` for ``mover_in`` under perfect play);
 * ``boards[capacity, 2m+2]``: each node's position.
 
+Without progressive bias, children are expanded lazily: a new child's
+``to_move`` is ``UNBUILT`` and its board unset until it is first selected
+(most children of a search are never visited); the search then computes both
+from its parent's (:func:`build_node`), so the trees and results are the
+same as with eager expansion.
+
 Rewards are 1 / 0.5 / 0 for a win / draw / loss of the player they are
 credited to; the heuristic reward (HMCTS) maps seed 003's weighted H1..H5
 difference linearly into [0, 1] (see :func:`heuristic_reward`).
@@ -24,18 +30,22 @@ Named sentinels: ``NO_NODE`` (-1, no parent / not expanded), ``TERMINAL``.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 from numba import njit
 
 from ..games.kalah import apply_move, heuristic_of, legal_moves
-from ..games.kalah_rules import W1, W2, W3, W4, W5
-from ..kernels.playouts import playout, stream_key
+from ..games.kalah_rules import MAX_PACKED_HOUSES, W1, W2, W3, W4, W5
+from ..kernels.playouts import (MIN_PACKED_HOUSES, _INLINE_RNG, make_packed_margin, playout, stable_jit,
+                                stream_key)
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 
 NO_NODE = -1
 TERMINAL = -1
+#: ``to_move`` of a child whose board is not computed yet (lazy expansion, see :func:`expand_node`).
+UNBUILT = 2
 UNKNOWN, WIN, DRAW, LOSS = 0, 1, 2, 3
 
 # params vector (float64) indices
@@ -222,10 +232,23 @@ def solver_update(parent, first_child, num_children, to_move, mover_in, proven, 
         node = par
 
 
-@njit(cache=True)
-def expand(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven, boards, size,
-           node, m, empty_capture, pb, moves):
-    """Create every child of ``node``; returns how many (0 if the pool is full)."""
+@njit(cache=True, inline="always")
+def build_node(parent, move, to_move, mover_in, boards, node, m, empty_capture):
+    """Compute the position of a lazily expanded child (``to_move`` ==
+    UNBUILT) from its parent's: the board the eager expansion would have
+    written, and its player to move."""
+    par = parent[node]
+    for i in range(boards.shape[1]):
+        boards[node, i] = boards[par, i]
+    to_move[node] = apply_move(boards[node], m, mover_in[node], move[node], empty_capture)
+
+
+@njit(cache=True, inline="always")
+def expand_node(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven, boards,
+                size, node, m, empty_capture, pb, moves, lazy):
+    """:func:`expand`; with ``lazy`` (no progressive bias: no prior needs the
+    children's boards) each child is left UNBUILT, its board and player to
+    move computed by :func:`build_node` when it is first selected."""
     player = to_move[node]
     count = legal_moves(boards[node], m, player, moves)
     start = size[0]
@@ -235,9 +258,6 @@ def expand(first_child, num_children, parent, move, to_move, mover_in, visits, v
     top = -math.inf
     for j in range(count):
         ch = start + j
-        for i in range(n):
-            boards[ch, i] = boards[node, i]
-        to_move[ch] = apply_move(boards[ch], m, player, moves[j], empty_capture)
         parent[ch] = node
         first_child[ch] = NO_NODE
         num_children[ch] = 0
@@ -246,6 +266,12 @@ def expand(first_child, num_children, parent, move, to_move, mover_in, visits, v
         visits[ch] = 0.0
         value[ch] = 0.0
         proven[ch] = UNKNOWN
+        if lazy:
+            to_move[ch] = UNBUILT
+        else:
+            for i in range(n):
+                boards[ch, i] = boards[node, i]
+            to_move[ch] = apply_move(boards[ch], m, player, moves[j], empty_capture)
         if pb != 0.0:
             prior[ch] = heuristic_of(boards[ch], m, player)
             top = max(top, prior[ch])
@@ -264,79 +290,138 @@ def expand(first_child, num_children, parent, move, to_move, mover_in, visits, v
     return count
 
 
+@njit(cache=True)
+def expand(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven, boards, size,
+           node, m, empty_capture, pb, moves):
+    """Create every child of ``node`` with its board; returns how many (0 if the pool is full)."""
+    return expand_node(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven,
+                       boards, size, node, m, empty_capture, pb, moves, False)
+
+
 @njit(cache=True, inline="always")
 def descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven, boards, size,
             m, c, formula, pb, solver, empty_capture, moves):
     """Selection from the root to a leaf, then expansion: a non-terminal leaf
     gets all its children and the first one is returned (the leaf itself if
-    the pool is full)."""
+    the pool is full). Children are expanded lazily without progressive
+    bias; every node on the path, the returned one included, is built."""
     node = 0
     while first_child[node] != NO_NODE and to_move[node] != TERMINAL:
         ch = select_child(first_child, num_children, visits, value, prior, proven, node, c, formula, pb, solver)
         if ch == NO_NODE:
             break
         node = ch
+        if to_move[node] == UNBUILT:
+            build_node(parent, move, to_move, mover_in, boards, node, m, empty_capture)
     if to_move[node] != TERMINAL and first_child[node] == NO_NODE:
-        if expand(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven,
-                  boards, size, node, m, empty_capture, pb, moves) > 0:
+        if expand_node(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven,
+                       boards, size, node, m, empty_capture, pb, moves, pb == 0.0) > 0:
             node = first_child[node]
+            if to_move[node] == UNBUILT:
+                build_node(parent, move, to_move, mover_in, boards, node, m, empty_capture)
     return node
 
 
-@njit(cache=True, nogil=True)
-def mcts_iterate(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven, boards,
-                 size, m, params, seed, first_iteration, iterations):
-    """Run ``iterations`` MCTS iterations on the tree (root = node 0).
+def make_mcts_iterate(jit, playout_margin=None, words=1):
+    """Compile ``mcts_iterate`` with ``jit``.
 
-    Iteration ``i`` (counted from ``first_iteration``) draws its playouts
-    from the streams (seed, i, k), k < playouts per leaf, so a search is a
-    pure function of its seed and budget. Returns the iterations done (fewer
-    when the solver proves the root).
+    ``playout_margin`` (from :func:`jitsearch.kernels.playouts.make_packed_margin`,
+    with its ``words``) evaluates the leaves of a search with random
+    playouts to the end (reward ``win``, no ``playout_depth``) on packed
+    boards; it must be compiled for the tree's m. Every other search (HMCTS,
+    cut playouts), and every search when it is None, runs the generic
+    playout. Both give the same margins from the same streams, so the
+    kernels grow the same trees.
     """
-    c = params[P_C]
-    formula = np.int64(params[P_FORMULA])
-    pb = params[P_PB]
-    reward_kind = np.int64(params[P_REWARD])
-    cut = np.int64(params[P_PLAYOUT_DEPTH])
-    solver = params[P_SOLVER] != 0.0
-    k_playouts = np.int64(params[P_PLAYOUTS])
-    empty_capture = params[P_EMPTY_CAPTURE] != 0.0
-    max_plies = cut if cut > 0 else (1 << 30)
-    n = boards.shape[1]
-    total = 0
-    for i in range(n):
-        total += boards[0, i]
-    moves = np.empty(m, dtype=np.int64)
-    board = np.empty(n, dtype=boards.dtype)
-    done = 0
-    for it in range(iterations):
-        if solver and proven[0] != UNKNOWN:
-            break
-        node = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven,
-                       boards, size, m, c, formula, pb, solver, empty_capture, moves)
-        # evaluation
-        reward0 = 0.0
-        if to_move[node] == TERMINAL:
-            r = outcome_reward(boards[node], m, 0)
-            reward0 = r * k_playouts
-            if solver and proven[node] == UNKNOWN:
-                mine = r if mover_in[node] == 0 else 1.0 - r
-                proven[node] = WIN if mine == 1.0 else (LOSS if mine == 0.0 else DRAW)
-                solver_update(parent, first_child, num_children, to_move, mover_in, proven, node)
-        else:
-            key_index = first_iteration + it
-            for k in range(k_playouts):
-                for i in range(n):
-                    board[i] = boards[node, i]
-                key = stream_key(seed, key_index, k)
-                _, end_player = playout(board, m, to_move[node], empty_capture, key, max_plies, moves)
-                if reward_kind == REWARD_WIN and end_player == TERMINAL:
-                    reward0 += outcome_reward(board, m, 0)
-                else:  # HMCTS, or a playout cut at its depth
-                    reward0 += heuristic_reward(board, m, 0, total)
-        backup(parent, mover_in, visits, value, node, np.float64(k_playouts), reward0)
-        done += 1
-    return done
+    packed = playout_margin is not None
+    if not packed:
+        def _unused(w, board, player, empty_capture, key):
+            return 0, 0
+
+        playout_margin = stable_jit(njit(cache=True, inline="always"))(_unused)
+
+    def mcts_iterate(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven, boards,
+                     size, m, params, seed, first_iteration, iterations):
+        """Run ``iterations`` MCTS iterations on the tree (root = node 0).
+
+        Iteration ``i`` (counted from ``first_iteration``) draws its playouts
+        from the streams (seed, i, k), k < playouts per leaf, so a search is a
+        pure function of its seed and budget. Returns the iterations done (fewer
+        when the solver proves the root).
+        """
+        c = params[P_C]
+        formula = np.int64(params[P_FORMULA])
+        pb = params[P_PB]
+        reward_kind = np.int64(params[P_REWARD])
+        cut = np.int64(params[P_PLAYOUT_DEPTH])
+        solver = params[P_SOLVER] != 0.0
+        k_playouts = np.int64(params[P_PLAYOUTS])
+        empty_capture = params[P_EMPTY_CAPTURE] != 0.0
+        max_plies = cut if cut > 0 else (1 << 30)
+        use_packed = packed and reward_kind == REWARD_WIN and cut == 0
+        n = boards.shape[1]
+        total = 0
+        for i in range(n):
+            total += boards[0, i]
+        moves = np.empty(m, dtype=np.int64)
+        board = np.empty(n, dtype=boards.dtype)
+        w = np.zeros(words, dtype=np.uint64)
+        done = 0
+        for it in range(iterations):
+            if solver and proven[0] != UNKNOWN:
+                break
+            node = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven,
+                           boards, size, m, c, formula, pb, solver, empty_capture, moves)
+            # evaluation
+            reward0 = 0.0
+            if to_move[node] == TERMINAL:
+                r = outcome_reward(boards[node], m, 0)
+                reward0 = r * k_playouts
+                if solver and proven[node] == UNKNOWN:
+                    mine = r if mover_in[node] == 0 else 1.0 - r
+                    proven[node] = WIN if mine == 1.0 else (LOSS if mine == 0.0 else DRAW)
+                    solver_update(parent, first_child, num_children, to_move, mover_in, proven, node)
+            elif use_packed:  # random playouts to the end, scored by player 0's final margin
+                key_index = first_iteration + it
+                mover = np.int64(to_move[node])
+                for k in range(k_playouts):
+                    margin, _ = playout_margin(w, boards[node], mover, empty_capture, stream_key(seed, key_index, k))
+                    if margin > 0:
+                        reward0 += 1.0
+                    elif margin == 0:
+                        reward0 += 0.5
+            else:
+                key_index = first_iteration + it
+                for k in range(k_playouts):
+                    for i in range(n):
+                        board[i] = boards[node, i]
+                    key = stream_key(seed, key_index, k)
+                    _, end_player = playout(board, m, to_move[node], empty_capture, key, max_plies, moves)
+                    if reward_kind == REWARD_WIN and end_player == TERMINAL:
+                        reward0 += outcome_reward(board, m, 0)
+                    else:  # HMCTS, or a playout cut at its depth
+                        reward0 += heuristic_reward(board, m, 0, total)
+            backup(parent, mover_in, visits, value, node, np.float64(k_playouts), reward0)
+            done += 1
+        return done
+
+    return jit(mcts_iterate)
+
+
+#: The generic kernel (every m, every option).
+mcts_iterate = make_mcts_iterate(stable_jit(njit(cache=True, nogil=True)))
+
+
+@functools.lru_cache(maxsize=None)
+def mcts_kernel(m: int):
+    """The ``mcts_iterate`` for trees of m houses: for MIN_PACKED_HOUSES..
+    MAX_PACKED_HOUSES one compiled per m whose random playouts to the end
+    run on packed boards (same trees, about 1.3x the simulations/s at
+    Kalah(6,4)); else the generic kernel."""
+    if MIN_PACKED_HOUSES <= m <= MAX_PACKED_HOUSES:
+        words, margin = make_packed_margin(stable_jit(njit(cache=True, inline="always")), m, _INLINE_RNG)
+        return make_mcts_iterate(stable_jit(njit(cache=True, nogil=True)), margin, words)
+    return mcts_iterate
 
 
 # -- batched leaf evaluation (virtual loss) -----------------------------------------------
