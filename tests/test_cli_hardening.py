@@ -273,6 +273,11 @@ def test_readme_python_blocks_run_as_written(tmp_path, monkeypatch):
     for i, block in enumerate(_readme_blocks("python")):
         if "cuda" in block:  # needs a GPU; the CUDA paths are tested in test_gpu.py
             continue
+        if "openspiel" in block or "pyspiel" in block:  # the extra; run when it is installed
+            try:
+                import pyspiel  # noqa: F401
+            except ImportError:
+                continue
         exec(compile(block, f"README.md python block {i}", "exec"), namespace)
         ran += 1
     assert ran >= 4
@@ -289,7 +294,7 @@ def _runnable_cli_lines():
                 continue
             if re.search(r"\[|\||\bN\b|\bDIR\b|\bTEXT\b|\bS\b", line):
                 continue
-            if any(w in line for w in ("bench", "human", "--pairs 200", "--pairs 100", "cuda", "analyse", "--seeds 5", "--height 22",
+            if any(w in line for w in ("bench", "human", "openspiel", "--pairs 200", "--pairs 100", "cuda", "analyse", "--seeds 5", "--height 22",
                                        "--houses 6 --seeds 4")):
                 continue  # long runs; covered by their own tests
             lines.append(line)

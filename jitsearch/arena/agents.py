@@ -2,9 +2,13 @@
 
 Specs (command line and API): ``random``, ``alphabeta:depth=8``,
 ``alphabeta:time=1.5`` (iterative deepening with a time limit),
+``openspiel:mcts,simulations=1000`` and the other OpenSpiel bots of
+:mod:`jitsearch.arena.openspiel_agents` (with the ``openspiel`` extra),
 ``alphabeta:depth=6,eval=heuristic``, ``fsss:depth=5,eval=heuristic``,
 ``mtdf`` (exact: solves the position, small boards only; ``time=`` caps it
-and falls back to the deepest alpha-beta iteration), ``human`` (the CLI
+and falls back to the deepest alpha-beta iteration), ``perfect`` (solves
+every position it moves in, no limit: perfect play, for boards that solve
+in seconds), ``human`` (the CLI
 asks). ``eval`` is ``store`` (store difference, the default) or
 ``heuristic`` (seed 003's weighted H1..H5).
 
@@ -32,7 +36,7 @@ from dataclasses import dataclass, field
 from ..games.kalah import KalahState, check_choice, check_float, check_int
 from ..games.kalah_search import fsss_search, iterative_deepening, search, solve_exact
 
-KINDS = ("random", "human", "alphabeta", "fsss", "mtdf", "mcts", "hmcts", "mc")
+KINDS = ("random", "human", "alphabeta", "fsss", "mtdf", "perfect", "mcts", "hmcts", "mc")
 #: Value type of each MCTS option in a spec (``bool``: 0, 1, true or false).
 MCTS_OPTIONS = {"iterations": int, "time": float, "c": float, "formula": str, "pb": float, "reward": str,
                 "playout_depth": int, "solver": bool, "playouts": int, "final": str, "workers": int,
@@ -40,7 +44,7 @@ MCTS_OPTIONS = {"iterations": int, "time": float, "c": float, "formula": str, "p
                 "parallel": str, "blocks": int}
 #: Options of each agent kind and their value types.
 AGENT_OPTIONS = {"random": {}, "human": {}, "alphabeta": {"depth": int, "time": float, "eval": str},
-                 "fsss": {"depth": int, "eval": str}, "mtdf": {"time": float},
+                 "fsss": {"depth": int, "eval": str}, "mtdf": {"time": float}, "perfect": {},
                  "mcts": MCTS_OPTIONS, "hmcts": {k: v for k, v in MCTS_OPTIONS.items() if k != "reward"},
                  "mc": {"playouts": int, "time": float}}
 EVALS = ("store", "heuristic")
@@ -158,6 +162,12 @@ class Agent:
         if self.kind == "fsss":
             self.last = fsss_search(state, self.depth, eval=self.eval)
             return self.last["move"]
+        if self.kind == "perfect":  # solve the position exactly, play its best move
+            r = solve_exact(state)
+            self.last = r
+            if not r["complete"]:
+                raise RuntimeError(f"the perfect agent could not solve {state.to_text()}")
+            return r["best_move"]
         if self.kind == "mtdf":
             r = solve_exact(state, time_limit=self.time)
             self.last = r
@@ -204,6 +214,10 @@ def parse_agent(spec: str, *, seed: int | None = None) -> Agent:
         raise ValueError(f"an agent spec has at most {MAX_SPEC} characters, got {len(spec)}")
     kind, colon, rest = spec.strip().partition(":")
     kind = kind.strip()
+    if kind == "openspiel":
+        from .openspiel_agents import parse_openspiel_spec
+
+        return parse_openspiel_spec(spec, rest, seed)
     if kind not in KINDS:
         raise ValueError(f"unknown agent {kind!r} in agent spec {spec!r}; choose one of: {', '.join(KINDS)}")
     allowed = AGENT_OPTIONS[kind]
@@ -257,6 +271,25 @@ def _parse_value(kind, name, value, spec):
         raise ValueError(f"bad value {value!r} for {name} in agent spec {spec!r}: {what} is needed") from None
 
 
+def inform_move(agents, pit: int) -> None:
+    """Tell the agents that keep their own game (OpenSpiel bots, :mod:`jitsearch.arena.openspiel_agents`)
+    that ``pit`` was played."""
+    seen = set()
+    for agent in agents:
+        if hasattr(agent, "observe") and id(agent) not in seen:
+            seen.add(id(agent))
+            agent.observe(pit)
+
+
+def start_agents(agents, opening_moves) -> None:
+    """A new game for the agents that keep their own game: the start position plus ``opening_moves``."""
+    seen = set()
+    for agent in agents:
+        if hasattr(agent, "start") and id(agent) not in seen:
+            seen.add(id(agent))
+            agent.start(list(opening_moves))
+
+
 def play_game(state: KalahState, agents, *, max_plies: int = 300, on_move=None) -> dict:
     """Play to the end (or ``max_plies``, 1..MAX_PLIES); returns moves,
     final board and margin. ``agents``: two callables state -> pit (player
@@ -278,6 +311,7 @@ def play_game(state: KalahState, agents, *, max_plies: int = 300, on_move=None) 
         before = state
         state = state.play(pit)
         moves.append(pit)
+        inform_move(agents, pit)
         if on_move:
             on_move(before, pit, state, agent)
     return {"moves": moves, "final_board": [int(x) for x in state.board], "margin": state.margin,

@@ -202,8 +202,11 @@ def run_engines(engines: list[str], fmt: str, match: KalahMatch, pairs: int, *, 
     for spec in engines:
         if not isinstance(spec, str):
             raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=3', got {spec!r}")
-        if parse_agent(spec).kind == "human":
+        agent = parse_agent(spec)
+        if agent.kind == "human":
             raise ValueError("a tournament needs engines, not human players")
+        if agent.kind == "openspiel":
+            agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite)
     schedule = engine_pairs(engines, fmt)
     if out_dir is not None:
         out_dir = Path(out_dir)

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from ..kernels.rng import mix64_py
-from .agents import parse_agent, play_game
+from .agents import inform_move, parse_agent, play_game, start_agents
 from ..games.kalah import BOARD_DTYPE, KalahState, apply_move
 from ..games.kalah_rules import GAME_OVER
 from .pool import MAX_WORKERS
@@ -145,6 +145,7 @@ def _setup(a: str, b: str, match: KalahMatch, pair: int, seat: int):
     base = mix64_py((match.seed * 1_000_003 + pair) * 4 + seat * 2)
     agent_a = parse_agent(a, seed=base)
     agent_b = parse_agent(b, seed=base + 1)
+    start_agents([agent_a, agent_b], start)
     return start, s, ([agent_a, agent_b] if seat == 0 else [agent_b, agent_a])
 
 
@@ -208,6 +209,7 @@ def play_lockstep(a: str, b: str, match: KalahMatch, games):
                 raise RuntimeError(f"agent chose an illegal move {pit} in {g['state'].to_text()}")
             g["state"] = g["state"].play(pit)
             g["moves"].append(pit)
+            inform_move(g["agents"], pit)
             if g["state"].is_over or len(g["moves"]) >= g["cap"]:
                 yield _record(g["pair"], g["seat"], g["start"], g["moves"], g["state"], match)
             else:
@@ -414,8 +416,11 @@ def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=N
     for spec in (a, b):
         if not isinstance(spec, str):
             raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=3', got {spec!r}")
-        if parse_agent(spec).kind == "human":  # spec errors before any game
+        agent = parse_agent(spec)  # spec errors before any game
+        if agent.kind == "human":
             raise ValueError("a tournament needs engines, not human players")
+        if agent.kind == "openspiel":
+            agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite)
     match.check_openings(pairs)
     if lockstep:
         if workers != 1 or scheduler:

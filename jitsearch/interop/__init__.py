@@ -1,0 +1,1 @@
+"""Bridges to other game-AI libraries (optional extras): :mod:`jitsearch.interop.openspiel`."""
