@@ -19,7 +19,7 @@ _TREE_OPTIONS = ("tree_file", "random", "branching", "height", "seed", "values",
                  "bounds_file", "likely", "loss_threshold", "restart_deepest", "stop_when_proven", "max_leaves",
                  "max_seconds", "value_range", "first_guess", "storage")
 _KALAH_SOLVE_OPTIONS = ("houses", "seeds", "empty_capture", "position", "time_limit", "table_size", "endgame_seeds",
-                        "endgame_cache")
+                        "endgame_cache", "all_moves", "checkpoint", "resume")
 
 
 def solve(
@@ -118,6 +118,17 @@ def solve(
         bool, typer.Option("--endgame-cache/--no-endgame-cache",
                            help="kalah: keep built endgame databases in ~/.cache/jitsearch (or $XDG_CACHE_HOME).")
     ] = True,
+    all_moves: Annotated[
+        bool, typer.Option("--all-moves", help="kalah: the exact final margin of every legal move (a tablebase's "
+                                               "answer), from the databases where they cover it, else by search.")
+    ] = False,
+    checkpoint: Annotated[
+        Optional[Path], typer.Option("--checkpoint", help="kalah: solve move by move, saving each solved move to "
+                                                          "this file as it is done (--resume continues).",
+                                     show_default=False)
+    ] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="kalah: continue the solve saved in --checkpoint.")]
+    = False,
 ):
     """Solve a game tree (or Kalah) exactly and report value, best move and work done.
 
@@ -131,6 +142,12 @@ def solve(
         if position is not None:
             refuse_options(given, ("houses", "seeds"), "does not apply with --position (the position sets the board)")
         check_seconds(time_limit, "--time-limit")
+        if resume and checkpoint is None:
+            raise UserError("--resume needs --checkpoint")
+        if all_moves or checkpoint is not None:
+            _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds,
+                         as_json, max_bytes, endgame_cache, checkpoint, resume, all_moves)
+            return
         _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
                     max_bytes, endgame_cache)
         return
@@ -349,3 +366,59 @@ def _tree_title(desc: dict) -> str:
             f"values={desc['values']}"
         )
     return f"{desc.get('file', 'tree')} ({desc['num_nodes']} nodes, {desc['num_leaves']} leaves)"
+
+
+def _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
+                 max_bytes, endgame_cache, checkpoint, resume, all_moves):
+    """``--all-moves`` / ``--checkpoint``: every legal move solved exactly (:func:`move_values`)."""
+    from ..games.kalah_endgame import default_cache_dir
+    from ..games.kalah_moves import move_values
+
+    if game != "kalah":
+        raise UserError(f"--game must be kalah, got {game!r}")
+    if table_size is not None and not 16 <= table_size <= 2**40:
+        raise UserError(f"--table-size must lie in 16..2**40 slots, got {table_size}")
+    state = _kalah_state(houses, seeds, empty_capture, position)
+    if state.is_over:
+        raise UserError("the game is over in this position: no move to solve")
+    if checkpoint is not None and checkpoint.exists() and checkpoint.is_dir():
+        raise UserError(f"--checkpoint {checkpoint} is a directory")
+
+    def progress(move, row, done, total):
+        if as_json:
+            return
+        how = ("from the checkpoint" if row["from_checkpoint"] else
+               f"{row['nodes']:,} nodes, {row['seconds']:.1f} s")
+        what = (f"margin {row['margin']:+d} (value {row['value']:+d} for the mover)" if row["margin"] is not None
+                else f"not solved, margin in [{row['lower']}, {row['upper']}]")
+        stderr.print(f"move {done}/{total}, pit {move}: {what}, {how}")
+
+    result = move_values(state, checkpoint=checkpoint, resume=resume, time_limit=time_limit, tt_capacity=table_size,
+                         endgame_seeds=endgame_seeds, endgame_cache_dir=default_cache_dir() if endgame_cache else None,
+                         max_bytes=max_bytes, progress=progress)
+    result.update(game="kalah", houses=state.houses)
+    if as_json:
+        _emit_json(result)
+    else:
+        title = f"{state.to_text()} ({'empty-capture' if state.empty_capture else 'standard'} rules), p{state.player} " \
+                "to move"
+        table = Table(title=title)
+        for col in ("pit", "final margin (player 0)", "value for the mover", "nodes", "seconds"):
+            table.add_column(col, justify="right")
+        for row in result["moves"]:
+            best = " *" if row["move"] == result["best_move"] else ""
+            margin = "?" if row["margin"] is None else f"{row['margin']:+d}"
+            value = "?" if row["value"] is None else f"{row['value']:+d}{best}"
+            table.add_row(str(row["move"]), margin, value, f"{row['nodes']:,}",
+                          "-" if row["from_checkpoint"] else f"{row['seconds']:.2f}")
+        stdout.print(table)
+        if result["complete"]:
+            stdout.print(f"value {result['value']:+d} for p{state.player} (player 0's margin {result['margin']:+d}); "
+                         f"best move: pit {result['best_move']}")
+    if result["interrupted"]:
+        _stop_interrupted("the solved moves " + (f"are saved in {checkpoint}; add --resume to continue"
+                                                 if checkpoint is not None else "are above; use --checkpoint to keep "
+                                                                               "them"))
+    elif not result["complete"] and not as_json:
+        stderr.print("time limit reached: some moves are not solved" + (f"; --resume continues from {checkpoint}"
+                                                                         if checkpoint is not None else ""))
