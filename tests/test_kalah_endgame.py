@@ -58,7 +58,8 @@ def test_database_cache_round_trips(tmp_path):
     a = build_endgame_database(2, 5, True, cache_dir=tmp_path)
     b = build_endgame_database(2, 5, True, cache_dir=tmp_path)
     assert not a["loaded"] and b["loaded"] and (a["values"] == b["values"]).all()
-    (next(tmp_path.glob("*.npz"))).write_bytes(b"garbage")  # a damaged file is rebuilt, not trusted
+    a = dict(a, values=np.array(a["values"]))  # the maps follow their file; damaged below in place
+    (next(tmp_path.glob("*.npy"))).write_bytes(b"garbage")  # a damaged file is rebuilt, not trusted
     with pytest.warns(EndgameCacheWarning, match="rebuilding"):
         c = build_endgame_database(2, 5, True, cache_dir=tmp_path)
     assert not c["loaded"] and (c["values"] == a["values"]).all()
@@ -67,27 +68,24 @@ def test_database_cache_round_trips(tmp_path):
 # -- cache files: verified on load, rebuilt when damaged, written atomically ------------
 
 def _cache_file(directory):
-    (path,) = directory.glob("*.npz")
+    (path,) = directory.glob("*.npy")
     return path
 
 
 def _flip_value_bytes(path):
-    """Flip bytes inside the stored values, leaving every header intact."""
+    """Flip bytes inside the stored values, leaving the header intact."""
     data = bytearray(path.read_bytes())
-    start = data.index(b"\x93NUMPY")  # the values member comes first
-    data_start = start + 10 + int.from_bytes(data[start + 8:start + 10], "little")
+    data_start = 10 + int.from_bytes(data[8:10], "little")
     for i in range(data_start + 100, data_start + 110):
         data[i] ^= 0x55
     path.write_bytes(bytes(data))
 
 
 def _overwrite_values_keep_meta(path):
-    """The issue's damage: a well-formed file whose values changed, header and meta kept."""
-    with np.load(path) as f:
-        meta, values = f["meta"], f["values"].copy()
+    """The issue's damage: a well-formed file whose values changed, header and record kept."""
+    values = np.load(path)
     values[:] = 20
-    with open(path, "wb") as fh:
-        np.savez(fh, values=values, meta=meta)
+    np.save(path, values)
 
 
 @pytest.mark.parametrize("damage", [
@@ -95,7 +93,9 @@ def _overwrite_values_keep_meta(path):
     _overwrite_values_keep_meta,
     lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),  # truncated
     lambda p: p.write_bytes(b""),  # 0 bytes
-    lambda p: p.write_bytes(b"\x93NUMPY\x01\x00" + b"x" * 50),  # an .npy header, not an archive
+    lambda p: p.write_bytes(b"\x93NUMPY\x01\x00" + b"x" * 50),  # a broken .npy header
+    lambda p: p.with_suffix(".json").unlink(),  # no record
+    lambda p: p.with_suffix(".json").write_text("{"),  # a broken record
 ])
 def test_a_damaged_cache_file_is_detected_and_rebuilt(tmp_path, damage):
     pos = _random_positions(1, m=3, n=3, seed=44)[0]
@@ -111,7 +111,8 @@ def test_a_damaged_cache_file_is_detected_and_rebuilt(tmp_path, damage):
     assert r["complete"] and r["margin"] == want and r["endgame_seeds"] == 8
     again = build_endgame_database(3, 8, cache_dir=tmp_path)  # the rebuilt file is trusted again
     assert again["loaded"] and np.array_equal(again["values"], fresh["values"])
-    assert [p.name for p in tmp_path.iterdir()] == [_cache_file(tmp_path).name]  # no temporary left
+    names = sorted(p.name for p in tmp_path.iterdir())  # no temporary left
+    assert names == sorted([_cache_file(tmp_path).name, _cache_file(tmp_path).with_suffix(".json").name])
 
 
 def test_a_file_for_other_parameters_is_not_trusted(tmp_path):
@@ -119,7 +120,9 @@ def test_a_file_for_other_parameters_is_not_trusted(tmp_path):
 
     other = tmp_path / "other"
     build_endgame_database(2, 5, True, cache_dir=other)
-    _cache_file(other).replace(cache_path(tmp_path, 2, 5, False))  # the empty-capture values, renamed
+    built = _cache_file(other)
+    built.with_suffix(".json").replace(cache_path(tmp_path, 2, 5, False).with_suffix(".json"))
+    built.replace(cache_path(tmp_path, 2, 5, False))  # the empty-capture values and record, renamed
     with pytest.warns(EndgameCacheWarning, match="other parameters"):
         r = build_endgame_database(2, 5, False, cache_dir=tmp_path)
     assert not r["loaded"] and np.array_equal(r["values"], build_endgame_database(2, 5, False)["values"])
@@ -182,6 +185,6 @@ def test_two_builders_of_one_database_do_not_collide(tmp_path, monkeypatch):
     for t in threads:
         t.join()
     assert len(out) == 2 and np.array_equal(out[0]["values"], out[1]["values"])
-    assert len(renamed) == 2 and renamed[0] != renamed[1]  # each builder its own temporary file
+    assert len(renamed) == 4 and len(set(renamed)) == 4  # each builder its own temporary files
     assert build_endgame_database(3, 8, cache_dir=tmp_path)["loaded"]
-    assert len(list(tmp_path.iterdir())) == 1  # one file, no temporary left behind
+    assert len(list(tmp_path.iterdir())) == 2  # values and record, no temporary left behind

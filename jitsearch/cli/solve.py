@@ -296,8 +296,7 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
         stderr.print(f"endgame database: {done:,} of {total:,} positions, {seconds:.1f} s")
 
     if endgame_seeds:
-        stderr.print(f"endgame database: <= {endgame_seeds} seeds in the houses (built once, then cached)"
-                     if endgame_cache else f"building the endgame database (<= {endgame_seeds} seeds in the houses)")
+        _announce_endgame(state, endgame_seeds, endgame_cache)
     from ..games.kalah_endgame import default_cache_dir
 
     result, _, jit_seconds = timed(
@@ -393,6 +392,8 @@ def _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table
                 else f"not solved, margin in [{row['lower']}, {row['upper']}]")
         stderr.print(f"move {done}/{total}, pit {move}: {what}, {how}")
 
+    if endgame_seeds:
+        _announce_endgame(state, endgame_seeds, endgame_cache)
     result = move_values(state, checkpoint=checkpoint, resume=resume, time_limit=time_limit, tt_capacity=table_size,
                          endgame_seeds=endgame_seeds, endgame_cache_dir=default_cache_dir() if endgame_cache else None,
                          max_bytes=max_bytes, progress=progress)
@@ -422,3 +423,18 @@ def _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table
     elif not result["complete"] and not as_json:
         stderr.print("time limit reached: some moves are not solved" + (f"; --resume continues from {checkpoint}"
                                                                          if checkpoint is not None else ""))
+
+
+def _announce_endgame(state, endgame_seeds, endgame_cache):
+    """The endgame database's size and build time, before it is built (or loaded)."""
+    from ..games.kalah_endgame import estimate_endgame_build
+    from ..trees.memory import format_bytes
+
+    try:
+        est = estimate_endgame_build(state.houses, endgame_seeds)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    stderr.print(f"endgame database: <= {endgame_seeds} seeds in the houses, {est['positions']:,} positions, "
+                 f"{format_bytes(est['file_bytes'])} on disk, {format_bytes(est['ram_bytes'])} of memory to build, "
+                 f"about {est['seconds']:.0f} s on {est['threads']} threads"
+                 + (" (built once, then cached and memory-mapped)" if endgame_cache else ""), soft_wrap=True)
