@@ -118,27 +118,41 @@ def _run_dask(fn, tasks, on_result, stop, workers, scheduler) -> bool:
             except Exception:
                 pass
             if cluster is not None:  # a running task is not cancelled: end our own workers at once
-                _kill_local_workers()
+                _kill_local_workers(cluster)
         try:
             client.close(timeout=2)
         except Exception:
             pass
         if cluster is not None:
+            pids = _worker_pids(cluster)
             try:
                 cluster.close(timeout=2)
             except Exception:
                 pass
-            _kill_local_workers()
+            _kill_local_workers(None, pids)
     return interrupted
 
 
-def _kill_local_workers() -> None:
-    """Kill this process's Dask worker processes (a local cluster's; a kernel
-    holding a worker's interpreter would otherwise outlast the run)."""
+def _worker_pids(cluster) -> set:
+    """Process ids of a local cluster's workers."""
+    pids = set()
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        try:
+            if nanny.pid:
+                pids.add(int(nanny.pid))
+        except Exception:
+            pass
+    return pids
+
+
+def _kill_local_workers(cluster, pids=None) -> None:
+    """Kill our local cluster's worker processes (a kernel holding a worker's
+    interpreter would otherwise outlast the run); other clusters' are left alone."""
     import multiprocessing
 
+    pids = _worker_pids(cluster) if pids is None else pids
     for proc in multiprocessing.active_children():
-        if proc.name.startswith("Dask Worker process"):
+        if proc.pid in pids:
             try:
                 proc.kill()
                 proc.join(1)
