@@ -2,10 +2,17 @@
 tournaments that pit them against each other.
 
 It sits above :mod:`jitsearch.mcts` in the layers (trees -> search -> games
--> kernels -> mcts -> arena -> cli), so an agent may use any searcher.
+-> kernels -> mcts -> arena -> interop -> cli), so an agent may use any
+searcher.
 
-Besides the agents (:mod:`.agents`) and the tournaments
-(:mod:`.kalah_tournament`, :mod:`.random_tree_tournament`) it holds the
-machinery they share: JSONL record files (:mod:`.records`) and worker
-processes (:mod:`.pool`).
+* agents: :mod:`.agents` (our engines), :mod:`.openspiel_agents`
+  (OpenSpiel's bots, with the ``openspiel`` extra);
+* games and matches: :mod:`.kalah_tournament` (one Kalah game, its records
+  and their checks), :mod:`.kalah_arena` (matches with SPRT stopping,
+  gauntlets and round robins), :mod:`.random_tree_tournament`;
+* statistics: :mod:`.stats` (W/D/L, pentanomial, Elo, nElo, LOS, SPRT);
+* openings: :mod:`.openings` (suites from files, generated, balanced);
+* scheduling: :mod:`.executor` (this process, a local Dask cluster or a
+  remote one);
+* record files: :mod:`.records` (checked, resumable JSONL).
 """

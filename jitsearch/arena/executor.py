@@ -29,6 +29,8 @@ from __future__ import annotations
 import logging
 import warnings
 
+#: Worker processes of a local cluster at most.
+MAX_WORKERS = 256
 #: Fewer tasks than this run in this process even with several workers (a cluster costs about 2 s to start).
 MIN_CLUSTER_TASKS = 3
 #: Retries of a task that raised (a worker that died does not count here: Dask reschedules its tasks).

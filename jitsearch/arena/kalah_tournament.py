@@ -39,7 +39,7 @@ from ..kernels.rng import mix64_py
 from .agents import inform_move, parse_agent, play_game, start_agents
 from ..games.kalah import BOARD_DTYPE, KalahState, apply_move
 from ..games.kalah_rules import GAME_OVER
-from .pool import MAX_WORKERS
+from .executor import MAX_WORKERS
 from .records import (
     MAX_PAIRS,
     BadRecord,
