@@ -163,6 +163,11 @@ def test_cli_round_robin_with_a_random_balanced_suite(capsys, tmp_path):
     r = json.loads(out)
     assert r["format"] == "round-robin" and len(r["matches"]) == 3 and all(m["games"] == 4 for m in r["matches"])
     assert all(m["suite"] == 2 for m in r["matches"])
+    code, out, err = cli(capsys, *KALAH33, "--engines", f"{STRONG} alphabeta:depth=1", "--engines", WEAK,
+                         "--format", "round-robin", "--pairs", "3", "--random-openings", "2", "--balanced", "3",
+                         "--out", tmp_path / "rr", "--resume", "--json")
+    assert code == 0, err  # the directory of a round robin takes --resume
+    assert all(m["games"] == 6 for m in json.loads(out)["matches"])
     code, out, err = cli(capsys, *KALAH33, "--engines", f"{STRONG} {WEAK}", "--format", "gauntlet", "--pairs", "1")
     assert code == 0 and "crosstable" in out and "standings" not in err
 

@@ -54,7 +54,7 @@ def tournament(
                                                         "(tcp://HOST:PORT).", show_default=False)
     ] = None,
     engines: Annotated[
-        Optional[list[str]], typer.Option("--engines", help="Kalah: three or more engines (repeat the option or "
+        Optional[list[str]], typer.Option("--engines", help="Kalah: two or more engines (repeat the option or "
                                                             "separate specs by spaces) instead of --a/--b.",
                                           show_default=False)
     ] = None,
@@ -89,7 +89,8 @@ def tournament(
         bool, typer.Option("--depth-increment", help="Run the depth-increment protocol (horizons start at 1).")
     ] = False,
     max_horizon: Annotated[int, typer.Option("--max-horizon", help="Protocol: stop past this horizon.")] = 6,
-    out: Annotated[Optional[Path], typer.Option("--out", help="JSONL file of game records (appended).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="JSONL file of game records (appended); with "
+                                                       "--engines a directory, one file per match.")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the games already in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ):
@@ -109,7 +110,7 @@ def tournament(
     if resume and out is None:
         raise UserError("--resume needs --out")
     check_positive({"--pairs": pairs, "--workers": workers, "--max-plies": max_plies, "--max-horizon": max_horizon})
-    if out is not None:
+    if out is not None and engines is None:  # with --engines, --out is a directory (checked there)
         check_output_file(out)
     if game == "kalah":
         refuse_options(given, _TREE_GAME_OPTIONS, "applies to --game random-tree only")
