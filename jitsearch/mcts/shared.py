@@ -28,14 +28,13 @@ import time as _time
 
 import numpy as np
 
-from ..games.kalah import KalahState, check_choice, check_float, check_int, check_seed
+from ..games.kalah import KalahState, check_int, check_seed
 from ..kernels.multi_mcts import REWARD_UNITS, log_table_for
 from ..kernels.shared_tree import NODE_BYTES, SharedTrees, grow_shared_cpu
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes, format_bytes
-from .multi import FORMULAS, MAX_TREE_ITERATIONS, MAX_TREES, REWARDS, _best, grow_in_chunks, tree_keys_for
+from .multi import (FORMULAS, MAX_TREES, REWARDS, _best, _check_options, grow_in_chunks,
+                    tree_keys_for)
 
-#: Playouts per leaf at most (one shared-memory slot each on the GPU).
-MAX_LEAF_PLAYOUTS = 1024
 #: Blocks per tree at most, and blocks in one launch at most.
 MAX_BLOCKS = 1 << 16
 #: Nodes per tree at most (int32 indices), and per tree for a time budget by default.
@@ -153,20 +152,9 @@ def _warm(backend: str, houses: int) -> None:
 
 
 def check_options(*, iterations, time, c, formula, reward, playouts, playout_depth, trees, blocks, backend):
-    if iterations is None and time is None:
-        raise ValueError("give iterations= or time=")
-    if iterations is not None:
-        iterations = check_int("iterations", iterations, 1, MAX_TREE_ITERATIONS)
-    if time is not None:
-        from .search import MAX_TIME
-
-        time = check_float("time", time, 0.0, MAX_TIME, lo_open=True)
-    c = check_float("c", c, 0.0, 1e6)
-    formula = check_choice("formula", formula, tuple(FORMULAS))
-    reward = check_choice("reward", reward, tuple(REWARDS))
-    playouts = check_int("playouts", playouts, 1, MAX_LEAF_PLAYOUTS)
-    playout_depth = check_int("playout_depth", playout_depth, 0, 10_000)
-    trees = check_int("trees", trees, 1, MAX_TREES)
+    """The multi-tree search's checks (:func:`jitsearch.mcts.multi._check_options`) plus ``blocks``."""
+    iterations, time, c, formula, reward, playouts, playout_depth, _, trees = _check_options(
+        iterations, time, c, formula, reward, playouts, playout_depth, None, trees)
     if blocks is not None:
         blocks = check_int("blocks", blocks, 1, MAX_BLOCKS)
         if backend == "cpu" and blocks != 1:
