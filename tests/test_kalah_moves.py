@@ -78,7 +78,7 @@ def test_checkpoint_resume_equals_one_run_and_refuses_foreign_or_edited_files(tm
 def test_a_killed_checkpointed_solve_resumes_to_the_same_result(tmp_path):
     f = tmp_path / "k.jsonl"
     cmd = [sys.executable, "-m", "jitsearch", "solve", "--game", "kalah", "--houses", "4", "--seeds", "4",
-           "--checkpoint", str(f), "--json"]
+           "--all-moves", "--checkpoint", str(f), "--json"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:

@@ -14,8 +14,8 @@ from jitsearch.games.kalah_search import MTStack, solve_exact, table_slots_for
 
 from test_kalah_search import _random_positions, brute_force_margin
 
-_NO_DB = (np.zeros((2, 1), dtype=np.int8), np.zeros((1, 1), dtype=np.int64), -1)
-_SKIP = ("seconds", "endgame_seconds")
+_NO_DB = (np.zeros((2, 1), dtype=np.int8), np.zeros((1, 1), dtype=np.int64), -1, 0)
+_SKIP = ("seconds", "endgame_seconds", "total_seconds")
 
 
 def _same(a, b):
@@ -31,7 +31,7 @@ def _run_test(state, gamma, chunk, cap=1 << 10):
     while True:
         calls += 1
         status, g, move = ks._kalah_mt(state.board, state.houses, state.player, float(gamma), state.empty_capture,
-                                       table, counters, int(counters[0]) + chunk, 1 << 30, *_NO_DB, *stack.arrays())
+                                       table, counters, int(counters[0]) + chunk, 1 << 30, *_NO_DB, True, *stack.arrays())
         if status != ks.PAUSED:
             return status, g, move, int(counters[0]), calls, table
 

@@ -19,6 +19,7 @@ _TREE_OPTIONS = ("tree_file", "random", "branching", "height", "seed", "values",
                  "bounds_file", "likely", "loss_threshold", "restart_deepest", "stop_when_proven", "max_leaves",
                  "max_seconds", "value_range", "first_guess", "storage")
 _KALAH_SOLVE_OPTIONS = ("houses", "seeds", "empty_capture", "position", "time_limit", "table_size", "endgame_seeds",
+                        "checkpoint_every",
                         "endgame_cache", "all_moves", "checkpoint", "resume")
 
 
@@ -123,10 +124,15 @@ def solve(
                                                "answer), from the databases where they cover it, else by search.")
     ] = False,
     checkpoint: Annotated[
-        Optional[Path], typer.Option("--checkpoint", help="kalah: solve move by move, saving each solved move to "
-                                                          "this file as it is done (--resume continues).",
+        Optional[Path], typer.Option("--checkpoint", help="kalah: save the solve's state (table, bounds, the test "
+                                                          "in progress) in this directory every --checkpoint-every "
+                                                          "seconds and on stopping; with --all-moves, a file that "
+                                                          "gets each solved move. --resume continues.",
                                      show_default=False)
     ] = None,
+    checkpoint_every: Annotated[
+        float, typer.Option("--checkpoint-every", help="kalah: seconds between two saves of --checkpoint.")
+    ] = 600.0,
     resume: Annotated[bool, typer.Option("--resume", help="kalah: continue the solve saved in --checkpoint.")]
     = False,
 ):
@@ -144,12 +150,15 @@ def solve(
         check_seconds(time_limit, "--time-limit")
         if resume and checkpoint is None:
             raise UserError("--resume needs --checkpoint")
-        if all_moves or checkpoint is not None:
+        if "checkpoint_every" in given and (checkpoint is None or all_moves):
+            raise UserError("--checkpoint-every applies to a --checkpoint of a solve without --all-moves")
+        check_seconds(checkpoint_every, "--checkpoint-every")
+        if all_moves:
             _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds,
                          as_json, max_bytes, endgame_cache, checkpoint, resume, all_moves)
             return
         _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
-                    max_bytes, endgame_cache)
+                    max_bytes, endgame_cache, checkpoint, resume, checkpoint_every)
         return
     refuse_options(given, _KALAH_SOLVE_OPTIONS, "applies to --game kalah only")
     from ..search import ALGORITHMS, solve as solve_tree
@@ -273,7 +282,7 @@ def _bound_text(x) -> str:
 
 
 def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
-                max_bytes, endgame_cache=True):
+                max_bytes, endgame_cache=True, checkpoint=None, resume=False, checkpoint_every=600.0):
     from ..games.kalah_search import solve_exact
 
     if game != "kalah":
@@ -302,7 +311,7 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
     result, _, jit_seconds = timed(
         solve_exact, state, tt_capacity=table_size, time_limit=time_limit, progress=progress, max_bytes=max_bytes,
         endgame_seeds=endgame_seeds, endgame_cache_dir=default_cache_dir() if endgame_cache else None,
-        endgame_progress=endgame_progress)
+        endgame_progress=endgame_progress, checkpoint=checkpoint, resume=resume, checkpoint_seconds=checkpoint_every)
     # the solver's own clock, less the time Numba spent compiling or loading kernels
     result["compile_seconds"] = jit_seconds
     result["seconds"] = max(result["seconds"] - jit_seconds, 0.0)
