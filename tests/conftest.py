@@ -50,3 +50,24 @@ def incremental_costs_py(tree) -> list[float]:
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+def kill_when_ready(cmd, ready, timeout=120.0) -> bool:
+    """Start ``cmd`` and SIGKILL it as soon as ``ready()`` is true (polled);
+    True when it was killed, False when it ended first."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if ready():
+            break
+        time.sleep(0.02)
+    killed = proc.poll() is None
+    if killed:
+        os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return killed

@@ -4,12 +4,9 @@ checkpointed move by move that survive a kill, and the perfect agent."""
 from __future__ import annotations
 
 import json
-import os
 import random
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -17,6 +14,7 @@ from jitsearch.arena.agents import parse_agent
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah_moves import move_values, read_checkpoint
 from jitsearch.games.kalah_search import solve_exact
+from conftest import kill_when_ready
 
 
 def _positions(m, n, ec, count, seed):
@@ -79,16 +77,8 @@ def test_a_killed_checkpointed_solve_resumes_to_the_same_result(tmp_path):
     f = tmp_path / "k.jsonl"
     cmd = [sys.executable, "-m", "jitsearch", "solve", "--game", "kalah", "--houses", "4", "--seeds", "4",
            "--all-moves", "--checkpoint", str(f), "--json"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if f.exists() and len(f.read_text().splitlines()) >= 2:  # the header and the first solved move
-            break
-        time.sleep(0.05)
-    killed = proc.poll() is None
-    if killed:
-        os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    # killed after the header and the first solved move
+    killed = kill_when_ready(cmd, lambda: f.exists() and len(f.read_text().splitlines()) >= 2)
     out = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     resumed = json.loads(out.stdout)

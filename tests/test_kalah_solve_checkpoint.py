@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -18,6 +16,7 @@ from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah_endgame import build_endgame_database
 from jitsearch.games.kalah_search import solve_exact
 from jitsearch.games.kalah_solve_checkpoint import STATE_FILE
+from conftest import kill_when_ready
 from test_kalah_search import _random_positions, brute_force_margin
 
 _SAME = ("margin", "nodes", "iterations", "best_move", "lower", "upper", "first_guess")
@@ -143,16 +142,7 @@ def test_a_killed_cli_solve_resumes_to_the_same_nodes_and_margin(tmp_path):
     ck = tmp_path / "ck"
     cmd = [sys.executable, "-m", "jitsearch", "solve", "--game", "kalah", "--houses", "4", "--seeds", "5",
            "--checkpoint", str(ck), "--checkpoint-every", "0.05", "--json"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if (ck / STATE_FILE).exists():
-            break
-        time.sleep(0.02)
-    killed = proc.poll() is None
-    if killed:
-        os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    kill_when_ready(cmd, lambda: (ck / STATE_FILE).exists())
     out = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     resumed = json.loads(out.stdout)
