@@ -321,6 +321,11 @@ VERIFY_ALWAYS_BYTES = 64 * 1024**2
 #: Measured serial build rate (positions, both players, per second) at m = 6, S = 12..16,
 #: on a shared 2-core x86-64 machine: 2.35-2.7e6; other m scale as 6/m. Only for estimates.
 BUILD_RATE_M6 = 2.5e6
+#: Past this many positions a build reads its children at random from memory far beyond the caches: measured
+#: 1.9-2.1e6 positions/s with 2 threads at S = 20, 22 and 26 (m = 6, 226 M to 2.7 G positions), about half the
+#: small-database rate, so the estimate is scaled by BIG_DATABASE_SLOWDOWN there.
+BIG_DATABASE_POSITIONS = 10**8
+BIG_DATABASE_SLOWDOWN = 0.53
 #: Measured: the parallel kernel on one thread runs at 0.78-0.80 of the serial one
 #: (unranking, scattered order within a wave).
 PARALLEL_ONE_THREAD = 0.8
@@ -414,6 +419,8 @@ def estimate_endgame_build(houses: int, max_seeds: int, *, parallel: bool = True
     rate = BUILD_RATE_M6 * 6 / houses
     if parallel:
         rate *= PARALLEL_ONE_THREAD * (1 + PARALLEL_EFFICIENCY * (threads - 1))
+    if size > BIG_DATABASE_POSITIONS:
+        rate *= BIG_DATABASE_SLOWDOWN
     return {"positions": size, "values_bytes": 2 * size, "file_bytes": _npy_header_bytes(size) + 2 * size,
             "scratch_bytes": scratch, "ram_bytes": 2 * size + scratch, "threads": threads,
             "seconds": size / rate}
