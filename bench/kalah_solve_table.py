@@ -68,7 +68,7 @@ def imported_row(path: Path) -> dict:
         raise SystemExit(f"{path}: not a solve from the start position")
     return {"houses": m, "seeds": n, "rules": "empty-capture" if r["empty_capture"] else "standard",
             "status": "solved" if r["complete"] else "time limit", "margin": r["margin"], "best_move": r["best_move"],
-            "nodes": r["nodes"], "seconds": f"{r.get('total_seconds', r['seconds']) + r.get('endgame_seconds', 0):.2f}",
+            "nodes": r["nodes"], "seconds": f"{r.get('total_seconds', r['seconds']):.2f}",
             "lower": r["lower"], "upper": r["upper"], "table_slots": r["table_slots"],
             "endgame_seeds": r["endgame_seeds"], "endgame_seconds": f"{r.get('endgame_seconds', 0):.2f}",
             "source": str(Path(path).name)}
@@ -178,8 +178,9 @@ def write_markdown(done, args):
         extra = ""
         if r.get("endgame_seeds") not in (None, "", "0"):
             extra = f", DB{r['endgame_seeds']}"
-            if r.get("source") not in (None, "", "this table"):
-                extra += f" (built in {float(r.get('endgame_seconds') or 0):.0f} s, included)"
+            built = float(r.get("endgame_seconds") or 0)
+            if built >= 0.5:
+                extra += f" (built here in {built:.0f} s, included)"
         mark = " *" if r.get("source") not in (None, "", "this table") else ""
         if r["status"] != "solved":
             lo = r["lower"] if r["lower"] not in ("", "None", None) else "-inf"
@@ -193,8 +194,8 @@ def write_markdown(done, args):
              f"index), time and nodes; {args.table_size or 'default'} table slots; "
              f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, "
              f"{'one core' if args.workers == 1 and not args.scheduler else 'boards solved in parallel'}. "
-             "DBn: an endgame database of up to n seeds in the houses (cached; its one-time build is not in the "
-             "time unless said). *: a separate long run (its own table size), imported from its JSON.", "",
+             "DBn: an endgame database of up to n seeds in the houses (built by the first board that needs it, "
+             "then loaded from the cache: its build is in that board's time only). *: a separate long run (its own table size), imported from its JSON.", "",
              "| m | n | empty-capture | time, nodes | standard | time, nodes |", "|---|---|---|---|---|---|"]
     for m in range(1, args.max_houses + 1):
         for n in range(1, args.max_seeds + 1):
