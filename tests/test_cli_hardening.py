@@ -189,7 +189,12 @@ def _interrupt_after(proc, ready: str | None, seconds: float, timeout: float = 6
     time.sleep(seconds)
     t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    out, rest = proc.communicate(timeout=30)
+    try:
+        out, rest = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()  # never leave a search running after a failed test
+        proc.communicate()
+        raise
     return proc.returncode, out, err + rest, time.monotonic() - t0
 
 
