@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import signal
+
 import numpy as np
 import pytest
+
+# A test run started in the background by a non-interactive shell inherits SIGINT ignored, and so would
+# every process the tests start: the Ctrl-C tests would then see no Ctrl-C at all. Restore Python's
+# default handler (the processes the tests start then get SIGINT's default, as from a terminal).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def random_nested(rng: np.random.Generator, max_depth: int, values: str = "ties", max_branching: int = 4):
