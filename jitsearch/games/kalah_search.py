@@ -373,8 +373,8 @@ class MTStack:
     ``nmoves``, ``kidx``, ``value``, ``best``, ``hashes``, ``diffs``,
     ``seeds_left``; scratch ``keys`` (float64[m]) and ``child``; registers
     ``regs`` (int64[3]: started, sp, entering) and ``fregs`` (float64[1]:
-    the value being returned). :meth:`reset` makes the next call start a
-    new test.
+    the value being returned). ``regs[0] == 0`` (as built, and after a
+    finished test) makes the next call start a new test.
     """
 
     def __init__(self, state: KalahState):
@@ -400,9 +400,6 @@ class MTStack:
     def arrays(self) -> tuple:
         return (self.boards, self.movers, self.moves, self.nmoves, self.kidx, self.value, self.best, self.hashes,
                 self.diffs, self.seeds_left, self.keys, self.child, self.regs, self.fregs)
-
-    def reset(self) -> None:
-        self.regs[:] = 0
 
 
 _POLY = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime
