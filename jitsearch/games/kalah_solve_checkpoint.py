@@ -35,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .kalah_moves import _check_value  # the move-values checkpoint's check of its JSON lines
+
 FORMAT = "jitsearch-kalah-solve-checkpoint"
 VERSION = 1
 STATE_FILE = "state.json"
@@ -43,11 +45,6 @@ _BLOCK = 64 << 20  # bytes hashed and written at a time
 # the stack arrays of MTStack, with their dtypes, in the order of MTStack.arrays()
 STACK_FIELDS = ("boards", "movers", "moves", "nmoves", "kidx", "value", "best", "hashes", "diffs", "seeds_left",
                 "keys", "child", "regs", "fregs")
-
-
-def _check_value(fields: dict) -> str:
-    text = json.dumps({k: fields[k] for k in sorted(fields) if k != "check"}, sort_keys=True)
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def _write_table(path: Path, table: np.ndarray) -> str:
