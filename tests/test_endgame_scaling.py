@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 
 import jitsearch.games.kalah_endgame as eg
 from jitsearch.games.kalah import KalahState, apply_move
+from jitsearch.games.kalah_search import solve_exact
 from jitsearch.games.kalah_endgame import (EndgameCacheWarning, binomial_table, build_endgame_database, cache_path,
                                            database_size, estimate_endgame_build, partial_path, rank_houses,
                                            record_path)
@@ -206,26 +208,135 @@ def test_a_damaged_partial_is_not_resumed(tmp_path, monkeypatch):
 
 # -- memory-mapped files and how big ones are verified --------------------------------
 
-def test_big_files_are_hashed_when_their_stamp_changes(tmp_path, monkeypatch):
+def test_big_files_are_verified_once_a_process_and_whenever_they_change(tmp_path, monkeypatch):
     m, seeds = 3, 6
     monkeypatch.setattr(eg, "VERIFY_ALWAYS_BYTES", 0)  # every file counts as big
+    monkeypatch.setattr(eg, "BLOCK_BYTES", 4096)  # several blocks
+    monkeypatch.setattr(eg, "_VERIFIED", {})
     hashes = []
-    real = eg.values_checksum
-    monkeypatch.setattr(eg, "values_checksum", lambda v: hashes.append(1) or real(v))
+    real = eg.block_checksums
+    monkeypatch.setattr(eg, "block_checksums", lambda *a, **k: hashes.append(1) or real(*a, **k))
     build_endgame_database(m, seeds, cache_dir=tmp_path)
-    assert len(hashes) == 1  # the build's own hash, stamped in the record
+    assert len(hashes) == 1  # the build's own hash: trusted in this process
     assert build_endgame_database(m, seeds, cache_dir=tmp_path)["loaded"] and len(hashes) == 1
     assert build_endgame_database(m, seeds, cache_dir=tmp_path, verify="full")["loaded"] and len(hashes) == 2
+    eg._VERIFIED.clear()  # as a new process: hashed once, then trusted
+    assert build_endgame_database(m, seeds, cache_dir=tmp_path)["loaded"] and len(hashes) == 3
+    assert build_endgame_database(m, seeds, cache_dir=tmp_path)["loaded"] and len(hashes) == 3
     path = cache_path(tmp_path, m, seeds, False)
     st = path.stat()
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # touched: hashed once more, then re-stamped
-    assert build_endgame_database(m, seeds, cache_dir=tmp_path)["loaded"] and len(hashes) == 3
-    assert build_endgame_database(m, seeds, cache_dir=tmp_path)["loaded"] and len(hashes) == 3
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # touched: hashed once more
+    assert build_endgame_database(m, seeds, cache_dir=tmp_path)["loaded"] and len(hashes) == 4
     values = np.load(path)
     values[1, 5] += 1
-    np.save(path, values)  # rewritten: a new stamp, so hashed, and the damage found
-    with pytest.warns(EndgameCacheWarning, match="checksum mismatch"):
+    np.save(path, values)  # rewritten: hashed, and the damage found
+    with pytest.warns(EndgameCacheWarning, match="checksum mismatch in block 0 of"):
         assert not build_endgame_database(m, seeds, cache_dir=tmp_path)["loaded"]
+
+
+def _damage_in_place_keeping_size_and_mtime(path, offset, new_bytes):
+    """The issue's damage: ``cp -p`` of a damaged copy over the file (same
+    inode, size and mtime; only the ctime shows it)."""
+    import shutil
+    import subprocess
+
+    damaged = path.with_name("damaged-copy")
+    shutil.copy2(path, damaged)
+    with open(damaged, "r+b") as fh:
+        fh.seek(offset)
+        fh.write(new_bytes)
+    before = path.stat()
+    os.utime(damaged, ns=(before.st_atime_ns, before.st_mtime_ns))
+    subprocess.run(["cp", "-p", str(damaged), str(path)], check=True)
+    damaged.unlink()
+    after = path.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+
+
+@pytest.mark.parametrize("new_process", [False, True])
+@pytest.mark.parametrize("damage", ["negate", "zero", "blocks"])
+def test_a_big_database_damaged_in_place_is_never_trusted(tmp_path, monkeypatch, new_process, damage):
+    """A database over the always-hash size, damaged with its size, inode
+    and mtime kept, must not give a wrong exact value: in a new process (its
+    first open hashes it) nor in the same one (the ctime changed)."""
+    pos = KalahState.initial(3, 3)
+    monkeypatch.setattr(eg, "VERIFY_ALWAYS_BYTES", 0)
+    monkeypatch.setattr(eg, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(eg, "_VERIFIED", {})
+    want = solve_exact(pos)["margin"]
+    first = solve_exact(pos, endgame_seeds=8, endgame_cache_dir=tmp_path)
+    assert first["margin"] == want
+    path = cache_path(tmp_path, 3, 8, False)
+    size = database_size(3, 8)
+    header = path.stat().st_size - 2 * size
+    values = np.load(path)
+    if damage == "negate":  # every value negated: passes the search's own check, only the checksums see it
+        raw = (-values).astype(np.int8).tobytes()
+        _damage_in_place_keeping_size_and_mtime(path, header, raw)
+    elif damage == "zero":
+        _damage_in_place_keeping_size_and_mtime(path, header, bytes(2 * size))
+    else:  # a few bytes deep inside
+        _damage_in_place_keeping_size_and_mtime(path, header + 2 * size - 5000, b"\x05\x07\x01")
+    if new_process:
+        eg._VERIFIED.clear()
+    with pytest.warns(EndgameCacheWarning, match="checksum mismatch in block .*rebuilding"):
+        r = solve_exact(pos, endgame_seeds=8, endgame_cache_dir=tmp_path)
+    assert r["complete"] and r["margin"] == want and r["lower"] <= r["upper"]
+    again = build_endgame_database(3, 8, cache_dir=tmp_path)
+    assert again["loaded"] and np.array_equal(again["values"], values)
+
+
+def test_the_search_stops_on_an_impossible_database_value(tmp_path, monkeypatch):
+    """Values no position can have (|v| > seeds left, or the wrong parity)
+    stop the solve with an error naming the database; its record is
+    flagged, so the next use rebuilds it."""
+    from jitsearch.games.kalah_endgame import EndgameDatabaseError
+
+    monkeypatch.setattr(eg, "_VERIFIED", {})
+    pos = KalahState.initial(3, 3)
+    want = solve_exact(pos)["margin"]
+    db = build_endgame_database(3, 8, cache_dir=tmp_path)
+    real = np.array(db["values"])
+    for values in (np.full_like(real, 53),  # out of range: |v| > the seeds left
+                   np.where(np.abs(real) < 8, real + 1, real).astype(np.int8)):  # the wrong parity, in range
+        broken = dict(db, values=values)
+        with pytest.raises(EndgameDatabaseError, match=f"{db['path']}.*damaged.*impossible"):
+            solve_exact(pos, endgame_db=broken)
+    rec = json.loads(record_path(db["path"]).read_text())
+    assert "impossible" in rec["damaged"]
+    with pytest.warns(EndgameCacheWarning, match="impossible value.*rebuilding"):
+        r = solve_exact(pos, endgame_seeds=8, endgame_cache_dir=tmp_path)
+    assert r["margin"] == want
+    assert "damaged" not in json.loads(record_path(db["path"]).read_text())
+
+
+def test_stale_temporaries_of_dead_builders_are_removed(tmp_path, monkeypatch):
+    """A builder killed with kill -9 leaves its full-size .npy.tmp; the next
+    build removes it, but never the file of a builder still alive."""
+    import subprocess
+    import sys
+    import time
+
+    path = cache_path(tmp_path, 3, 8, False)
+    code = ("import sys, time; from pathlib import Path; import jitsearch.games.kalah_endgame as eg; "
+            f"t, v = eg._new_values_file(Path({str(path)!r}), 1000); print(t, flush=True); time.sleep(600)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        tmp = Path(proc.stdout.readline().strip())
+        assert tmp.exists() and tmp.name.endswith(".npy.tmp")
+        monkeypatch.setattr(eg, "STALE_TEMP_SECONDS", 0.0)
+        assert eg.remove_stale_temporaries(path) == [] and tmp.exists()  # its builder is alive: kept
+    finally:
+        proc.kill()
+        proc.wait()
+    old_json = path.with_name(path.stem + ".abc123.json.tmp")
+    old_json.write_text("{")
+    monkeypatch.setattr(eg, "STALE_TEMP_SECONDS", 3600.0)
+    assert eg.remove_stale_temporaries(path) == [] and tmp.exists()  # too young to judge
+    monkeypatch.setattr(eg, "STALE_TEMP_SECONDS", 0.0)
+    build_endgame_database(3, 8, cache_dir=tmp_path)  # the next build cleans up
+    assert not tmp.exists() and not old_json.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, record_path(path).name])
 
 
 def test_writes_to_a_loaded_database_never_reach_the_file(tmp_path):

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from jitsearch.games.kalah import KalahState
-from jitsearch.games.kalah_endgame import EndgameCacheWarning, build_endgame_database, database_size, rank_houses
+from jitsearch.games.kalah_endgame import (EndgameCacheWarning, EndgameDatabaseError, build_endgame_database,
+                                          database_size, rank_houses)
 from jitsearch.games.kalah_search import solve_exact
 
 from test_kalah_search import _random_positions, brute_force_margin
@@ -104,7 +105,10 @@ def test_a_damaged_cache_file_is_detected_and_rebuilt(tmp_path, damage):
     first = solve_exact(pos, endgame_seeds=8, endgame_cache_dir=tmp_path)
     assert first["margin"] == want and build_endgame_database(3, 8, cache_dir=tmp_path)["loaded"]
     wrong = dict(fresh, values=np.full_like(fresh["values"], 20))
-    assert solve_exact(pos, endgame_db=wrong)["margin"] != want  # damaged values would change the answer
+    with pytest.raises(EndgameDatabaseError, match="impossible value"):  # the search's own check
+        solve_exact(pos, endgame_db=wrong)
+    negated = dict(fresh, values=-fresh["values"])  # passes that check: only the checksums catch it
+    assert solve_exact(pos, endgame_db=negated)["margin"] != want  # damaged values would change the answer
     damage(_cache_file(tmp_path))
     with pytest.warns(EndgameCacheWarning, match="not usable.*rebuilding"):
         r = solve_exact(pos, endgame_seeds=8, endgame_cache_dir=tmp_path)

@@ -72,7 +72,54 @@ def main(argv: Optional[List[str]] = None) -> int:
     error (``ValueError`` from the library, a file that cannot be read or
     written, too much memory asked for): one ``error:`` line, no traceback.
     130: interrupted (Ctrl-C); commands print what they had found first.
+    A reader that closes stdout early (``| head``) is not an error: the
+    command stops quietly with the status it had (0 for a finished one).
+    Warnings (a cache rebuilt, a checkpoint not saved) are one ``warning:``
+    line each on stderr.
     """
+    import warnings
+
+    warnings.showwarning = _show_warning
+    try:
+        code = _run(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = 0
+    except SystemExit as exc:  # click exits 1 on EPIPE: a closed stdout is no failure of the command
+        if not (isinstance(exc.__context__, BrokenPipeError) or _stdout_closed()):
+            raise
+        code = 0 if exc.code in (0, 1, None) else exc.code
+    except KeyboardInterrupt:  # between the command's end and the flush
+        code = 130
+    if _stdout_closed() or type(sys.stdout).__name__ == "PacifyFlushWrapper":
+        _silence_stdout()
+    return code
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    sys.stderr.write("warning: " + " ".join(str(message).split()) + "\n")
+
+
+def _stdout_closed() -> bool:
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        return True
+    return False
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's last flush does not fail (and exit 1)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _run(argv: Optional[List[str]]) -> int:
     reset_interrupt_report()
     command = typer.main.get_command(app)
     args = sys.argv[1:] if argv is None else list(argv)

@@ -10,7 +10,8 @@ from typing import Annotated, Optional, Tuple
 import typer
 from rich.table import Table
 
-from ._support import Interrupted, UserError, check_seconds, given_options, refuse_options, run_interruptibly, timed
+from ._support import (Interrupted, JitWatch, UserError, check_seconds, given_options, refuse_options,
+                       run_interruptibly, timed)
 from .common import _emit_json, _kalah_state, _parse_bytes, _stop_interrupted, stderr, stdout
 
 
@@ -20,7 +21,7 @@ _TREE_OPTIONS = ("tree_file", "random", "branching", "height", "seed", "values",
                  "max_seconds", "value_range", "first_guess", "storage")
 _KALAH_SOLVE_OPTIONS = ("houses", "seeds", "empty_capture", "position", "time_limit", "table_size", "endgame_seeds",
                         "checkpoint_every",
-                        "endgame_cache", "all_moves", "checkpoint", "resume")
+                        "endgame_cache", "endgame_cache_dir", "all_moves", "checkpoint", "resume")
 
 
 def solve(
@@ -119,6 +120,12 @@ def solve(
         bool, typer.Option("--endgame-cache/--no-endgame-cache",
                            help="kalah: keep built endgame databases in ~/.cache/jitsearch (or $XDG_CACHE_HOME).")
     ] = True,
+    endgame_cache_dir: Annotated[
+        Optional[Path], typer.Option("--endgame-cache-dir", help="kalah: keep endgame databases in this directory "
+                                                                 "instead (default: $XDG_CACHE_HOME/jitsearch/"
+                                                                 "kalah-endgame, or ~/.cache/...).",
+                                     show_default=False)
+    ] = None,
     all_moves: Annotated[
         bool, typer.Option("--all-moves", help="kalah: the exact final margin of every legal move (a tablebase's "
                                                "answer), from the databases where they cover it, else by search.")
@@ -153,12 +160,17 @@ def solve(
         if "checkpoint_every" in given and (checkpoint is None or all_moves):
             raise UserError("--checkpoint-every applies to a --checkpoint of a solve without --all-moves")
         check_seconds(checkpoint_every, "--checkpoint-every")
+        if endgame_cache_dir is not None and not endgame_cache:
+            raise UserError("--endgame-cache-dir and --no-endgame-cache contradict each other: give one")
+        if "endgame_cache_dir" in given and not endgame_seeds:
+            raise UserError("--endgame-cache-dir applies with --endgame-seeds S (a database to build or load)")
+        cache_dir = _endgame_dir(endgame_cache, endgame_cache_dir)
         if all_moves:
             _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds,
-                         as_json, max_bytes, endgame_cache, checkpoint, resume, all_moves)
+                         as_json, max_bytes, cache_dir, checkpoint, resume, all_moves)
             return
         _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
-                    max_bytes, endgame_cache, checkpoint, resume, checkpoint_every)
+                    max_bytes, cache_dir, checkpoint, resume, checkpoint_every)
         return
     refuse_options(given, _KALAH_SOLVE_OPTIONS, "applies to --game kalah only")
     from ..search import ALGORITHMS, solve as solve_tree
@@ -281,8 +293,26 @@ def _bound_text(x) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
 
+def _endgame_dir(endgame_cache: bool, endgame_cache_dir):
+    """The endgame database directory of a solve (None: no cache), checked to be a directory."""
+    if not endgame_cache:
+        return None
+    if endgame_cache_dir is None:
+        from ..games.kalah_endgame import default_cache_dir
+
+        return default_cache_dir()
+    if endgame_cache_dir.exists() and not endgame_cache_dir.is_dir():
+        raise UserError(f"--endgame-cache-dir {endgame_cache_dir} is a file, not a directory")
+    return endgame_cache_dir
+
+
+def _note_resume(checkpoint, resume: bool, exists: bool) -> None:
+    if resume and not exists:
+        stderr.print(f"nothing to resume in {checkpoint}: starting afresh", soft_wrap=True)
+
+
 def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
-                max_bytes, endgame_cache=True, checkpoint=None, resume=False, checkpoint_every=600.0):
+                max_bytes, cache_dir=None, checkpoint=None, resume=False, checkpoint_every=600.0):
     from ..games.kalah_search import solve_exact
 
     if game != "kalah":
@@ -302,15 +332,20 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
         stderr.print(f"{label}: margin in [{lo}, {up}], {nodes:,} nodes, {seconds:.1f} s")
 
     def endgame_progress(done, total, seconds):
-        stderr.print(f"endgame database: {done:,} of {total:,} positions, {seconds:.1f} s")
+        # the time left from the rate measured so far (the estimate above assumes an idle machine)
+        left = f", about {(total - done) * seconds / done:.0f} s left" if 0 < done < total and seconds > 2 else ""
+        stderr.print(f"endgame database: {done:,} of {total:,} positions, {seconds:.1f} s{left}")
 
     if endgame_seeds:
-        _announce_endgame(state, endgame_seeds, endgame_cache)
-    from ..games.kalah_endgame import default_cache_dir
+        _announce_endgame(state, endgame_seeds, cache_dir)
+    if checkpoint is not None:
+        from ..games.kalah_solve_checkpoint import checkpoint_exists
+
+        _note_resume(checkpoint, resume, checkpoint_exists(checkpoint))
 
     result, _, jit_seconds = timed(
         solve_exact, state, tt_capacity=table_size, time_limit=time_limit, progress=progress, max_bytes=max_bytes,
-        endgame_seeds=endgame_seeds, endgame_cache_dir=default_cache_dir() if endgame_cache else None,
+        endgame_seeds=endgame_seeds, endgame_cache_dir=cache_dir,
         endgame_progress=endgame_progress, checkpoint=checkpoint, resume=resume, checkpoint_seconds=checkpoint_every)
     # the solver's own clock, less the time Numba spent compiling or loading kernels
     result["compile_seconds"] = jit_seconds
@@ -377,9 +412,8 @@ def _tree_title(desc: dict) -> str:
 
 
 def _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
-                 max_bytes, endgame_cache, checkpoint, resume, all_moves):
+                 max_bytes, cache_dir, checkpoint, resume, all_moves):
     """``--all-moves`` / ``--checkpoint``: every legal move solved exactly (:func:`move_values`)."""
-    from ..games.kalah_endgame import default_cache_dir
     from ..games.kalah_moves import move_values
 
     if game != "kalah":
@@ -389,8 +423,11 @@ def _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table
     state = _kalah_state(houses, seeds, empty_capture, position)
     if state.is_over:
         raise UserError("the game is over in this position: no move to solve")
-    if checkpoint is not None and checkpoint.exists() and checkpoint.is_dir():
-        raise UserError(f"--checkpoint {checkpoint} is a directory")
+    if checkpoint is not None:
+        if checkpoint.exists() and checkpoint.is_dir():
+            raise UserError(f"--checkpoint {checkpoint} is a directory")
+        _check_writable_file(checkpoint)
+        _note_resume(checkpoint, resume, checkpoint.exists() and checkpoint.stat().st_size > 0)
 
     def progress(move, row, done, total):
         if as_json:
@@ -402,10 +439,11 @@ def _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table
         stderr.print(f"move {done}/{total}, pit {move}: {what}, {how}")
 
     if endgame_seeds:
-        _announce_endgame(state, endgame_seeds, endgame_cache)
-    result = move_values(state, checkpoint=checkpoint, resume=resume, time_limit=time_limit, tt_capacity=table_size,
-                         endgame_seeds=endgame_seeds, endgame_cache_dir=default_cache_dir() if endgame_cache else None,
-                         max_bytes=max_bytes, progress=progress)
+        _announce_endgame(state, endgame_seeds, cache_dir)
+    with JitWatch():  # "compiling (first run only)..." on a cold cache; move times leave the compilation out
+        result = move_values(state, checkpoint=checkpoint, resume=resume, time_limit=time_limit,
+                             tt_capacity=table_size, endgame_seeds=endgame_seeds, endgame_cache_dir=cache_dir,
+                             max_bytes=max_bytes, progress=progress)
     result.update(game="kalah", houses=state.houses)
     if as_json:
         _emit_json(result)
@@ -434,16 +472,42 @@ def _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table
                                                                          if checkpoint is not None else ""))
 
 
-def _announce_endgame(state, endgame_seeds, endgame_cache):
-    """The endgame database's size and build time, before it is built (or loaded)."""
-    from ..games.kalah_endgame import estimate_endgame_build
+def _check_writable_file(path: Path) -> None:
+    """A file the command will write: its directory must exist (or be creatable) and take a new file."""
+    import os
+    import tempfile
+
+    parent = path.parent if str(path.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=".write-test-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UserError(f"cannot write {path} ({exc.strerror or type(exc).__name__}): choose a writable "
+                        "directory") from None
+
+
+def _announce_endgame(state, endgame_seeds, cache_dir):
+    """The endgame database's size and build time before it is built, or
+    that it is found in the cache and is verified first."""
+    from ..games.kalah_endgame import (BLOCK_BYTES, cache_path, estimate_endgame_build, needs_verification,
+                                       record_path)
     from ..trees.memory import format_bytes
 
     try:
         est = estimate_endgame_build(state.houses, endgame_seeds)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    path = None if cache_dir is None else cache_path(cache_dir, state.houses, endgame_seeds, state.empty_capture)
+    if path is not None and path.is_file() and record_path(path).is_file():
+        if needs_verification(path) and est["file_bytes"] > BLOCK_BYTES:
+            stderr.print(f"endgame database: {path} ({format_bytes(est['file_bytes'])}), verifying its checksums "
+                         "first (once a process)", soft_wrap=True)
+        return
     stderr.print(f"endgame database: <= {endgame_seeds} seeds in the houses, {est['positions']:,} positions, "
                  f"{format_bytes(est['file_bytes'])} on disk, {format_bytes(est['ram_bytes'])} of memory to build, "
-                 f"about {est['seconds']:.0f} s on {est['threads']} threads"
-                 + (" (built once, then cached and memory-mapped)" if endgame_cache else ""), soft_wrap=True)
+                 f"about {est['seconds']:.0f} s on {est['threads']} threads (measured on an idle 2-core machine: "
+                 "a busy one takes longer)"
+                 + (f" (built once, then cached in {cache_dir} and memory-mapped)" if cache_dir else ""),
+                 soft_wrap=True)

@@ -42,18 +42,29 @@ the build rather than in the middle of it) and opened with
 ``np.load(mmap_mode="c")``: pages are read on demand, never the whole file
 at once, and a stray write by the caller stays private and never reaches
 the file. Beside it a JSON record (``.json``) holds the format, the
-parameters, the shape, the dtype, a blake2b checksum of the values and a
-*stamp* (size, mtime_ns, inode) of the file as it was when last hashed.
-A file up to ``VERIFY_ALWAYS_BYTES`` (64 MiB) is hashed on every open; a
-bigger one is hashed (in 16 MiB blocks through the map) only when its stamp
-differs from the record's -- after the build it is the build's own stamp,
-and a file rewritten, replaced or copied since gets a new stamp and is
-hashed again (and re-stamped when it passes). ``verify="full"`` hashes on
-every open whatever the size. A file or record that does not match is never
-trusted but rebuilt, with an :class:`EndgameCacheWarning`. Writes are
-atomic: the values and the record go to unique temporary files, renamed
-over the cache (values first; a reader between the two renames sees a
-record whose checksum and stamp do not match, and rebuilds).
+parameters, the shape, the dtype and a SHA-256 checksum of every 16 MiB
+block of the values (``block_sha256``; records of older builds hold one
+blake2b of the whole instead).
+
+Every process verifies a file before it trusts it: the blocks are hashed in
+parallel threads (about 1.5-2 GB/s a core) the first time the process opens
+the file, and again whenever its identity (device, inode, size, mtime and
+ctime) changes: ctime cannot be set back from user space, so a file
+rewritten in place and its mtime restored (``cp -p``) is hashed again even
+within one process. Files up to ``VERIFY_ALWAYS_BYTES`` (64 MiB) are hashed
+on every open; ``verify="full"`` hashes on every open whatever the size. A
+file or record that does not match is never trusted but rebuilt, with an
+:class:`EndgameCacheWarning` naming the first damaged block. The search
+itself checks every value it reads (the rest of the game splits the seeds
+left in the houses, so a value ``v`` with ``r`` seeds left has ``|v| <= r``
+and the parity of ``r``); one that breaks this stops the solve with
+:class:`EndgameDatabaseError`, and :func:`mark_damaged` flags the record so
+that the next use rebuilds it. Writes are atomic: the values and the record
+go to unique temporary files, renamed over the cache (values first; a
+reader between the two renames sees a record whose checksums do not
+match, and rebuilds). A builder holds an advisory lock (``flock``) on its
+temporary file; a temporary left by a builder that died (``kill -9``) holds
+no lock and is removed by the next build of the same database.
 
 An interrupted build (a deadline, Ctrl-C) writes nothing, unless
 ``resumable=True``: its finished part is then kept as
@@ -73,10 +84,12 @@ import json
 import math
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numba
@@ -316,8 +329,12 @@ def default_cache_dir():
 
 
 FORMAT_VERSION = 3
-#: Cache files up to this size are hashed on every open; bigger ones when their stamp changed.
+#: Cache files up to this size are hashed on every open; bigger ones once a process (and when they change).
 VERIFY_ALWAYS_BYTES = 64 * 1024**2
+#: The values are checksummed in blocks of this many bytes, a SHA-256 each, hashed in parallel threads.
+BLOCK_BYTES = 1 << 24
+#: Threads that hash a big file's blocks at most.
+HASH_THREADS = 16
 #: Measured serial build rate (positions, both players, per second) at m = 6, S = 12..16,
 #: on a shared 2-core x86-64 machine: 2.35-2.7e6; other m scale as 6/m. Only for estimates.
 BUILD_RATE_M6 = 2.5e6
@@ -336,13 +353,25 @@ _CHUNK_SECONDS = 0.3
 _PARALLEL_WAVE = 4096
 _PROGRESS_SECONDS = 1.0
 _HASH_BLOCK = 1 << 24
-_RECORD_MAX_BYTES = 1 << 16
+#: A record holds 65 bytes of JSON per 16 MiB block: 4 MiB covers databases of 1 TiB.
+_RECORD_MAX_BYTES = 1 << 22
 #: One parallel kernel at a time: not every Numba threading layer allows concurrent launches.
 _PARALLEL_LOCK = threading.Lock()
 
 
+#: Resolved path -> identity of the file (see :func:`_identity`) when this process last verified it.
+_VERIFIED: dict = {}
+_VERIFIED_LOCK = threading.Lock()
+
+
 class EndgameCacheWarning(UserWarning):
     """A cached endgame database was unusable (rebuilt) or could not be saved."""
+
+
+class EndgameDatabaseError(ValueError):
+    """A search read a value from an endgame database that no position can
+    have: the database is damaged (its record is then flagged, so the next
+    use rebuilds it)."""
 
 
 def cache_path(cache_dir, houses: int, max_seeds: int, empty_capture: bool) -> Path:
@@ -371,6 +400,93 @@ def values_checksum(values: np.ndarray) -> str:
     for i in range(0, flat.size, _HASH_BLOCK):
         digest.update(flat[i:i + _HASH_BLOCK].data)
     return digest.hexdigest()
+
+
+def _hash_threads() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, HASH_THREADS))
+
+
+def block_checksums(values: np.ndarray, block_bytes: int | None = None, threads: int | None = None) -> list:
+    """SHA-256 (hex) of every ``block_bytes`` block (default
+    :data:`BLOCK_BYTES`) of the values' bytes (C order), hashed in parallel
+    threads (hashlib releases the GIL); a memory map is read block by block,
+    never copied whole."""
+    block_bytes = block_bytes or BLOCK_BYTES
+    flat = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+    starts = list(range(0, flat.size, block_bytes))
+
+    def one(i):
+        return hashlib.sha256(flat[i:i + block_bytes]).hexdigest()
+
+    n = min(threads or _hash_threads(), len(starts))
+    if n <= 1:
+        return [one(i) for i in starts]
+    pool = ThreadPoolExecutor(n, thread_name_prefix="jitsearch-hash")
+    try:
+        return list(pool.map(one, starts))
+    finally:  # on Ctrl-C: the blocks being hashed finish (milliseconds), the others are dropped
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _verify_values(values: np.ndarray, record: dict):
+    """None when the values match the record's checksums, else why not."""
+    blocks = record.get("block_sha256")
+    if blocks is None:  # a record of an older build: one blake2b of the whole
+        if values_checksum(values) != record.get("blake2b"):
+            return "checksum mismatch (damaged values)"
+        return None
+    block = record.get("block_bytes")
+    if (isinstance(block, bool) or not isinstance(block, int) or not 4096 <= block <= 1 << 34
+            or not isinstance(blocks, list) or len(blocks) != -(-values.nbytes // block)):
+        return "bad block checksums in the record"
+    for i, (got, want) in enumerate(zip(block_checksums(values, block), blocks)):
+        if got != want:
+            lo = i * block
+            hi = min(lo + block, values.nbytes) - 1
+            return (f"checksum mismatch in block {i} of {len(blocks)} (value bytes {lo:,}..{hi:,}): "
+                    f"damaged values")
+    return None
+
+
+def _identity(path) -> tuple:
+    """(device, inode, size, mtime_ns, ctime_ns): any write to the file
+    changes it, even when the mtime is set back (ctime cannot be)."""
+    st = os.stat(path)
+    return int(st.st_dev), int(st.st_ino), int(st.st_size), int(st.st_mtime_ns), int(st.st_ctime_ns)
+
+
+def _remember_verified(path: Path, identity) -> None:
+    with _VERIFIED_LOCK:
+        if identity is None:
+            _VERIFIED.pop(str(Path(path).resolve()), None)
+        else:
+            _VERIFIED[str(Path(path).resolve())] = identity
+
+
+def needs_verification(path, verify: str = "auto") -> bool:
+    """Whether opening the database file at ``path`` will hash it first (for
+    a notice before a long verification); False when there is no file."""
+    try:
+        identity = _identity(path)
+    except OSError:
+        return False
+    with _VERIFIED_LOCK:
+        known = _VERIFIED.get(str(Path(path).resolve()))
+    return verify == "full" or identity[2] <= VERIFY_ALWAYS_BYTES or known != identity
+
+
+def mark_damaged(values_path, why: str) -> None:
+    """Flag the record of the database at ``values_path`` as damaged (a
+    search found an impossible value in it): its next use rebuilds it."""
+    path = Path(values_path)
+    _remember_verified(path, None)
+    with contextlib.suppress(Exception):
+        record = _read_record(record_path(path))
+        _write_json_atomic(record_path(path), dict(record, damaged=str(why)[:500]))
 
 
 def _npy_header_bytes(size: int) -> int:
@@ -431,11 +547,6 @@ def _meta(houses, max_seeds, empty_capture, size):
             "empty_capture": bool(empty_capture), "shape": [2, int(size)], "dtype": "int8"}
 
 
-def _stamp(path) -> list:
-    st = os.stat(path)
-    return [int(st.st_size), int(st.st_mtime_ns), int(st.st_ino)]
-
-
 def _read_record(path: Path):
     """The JSON record at ``path`` (a dict), or raise."""
     with open(path, "rb") as fh:
@@ -483,19 +594,27 @@ def _load_cached(path: Path, expected: dict, verify: str):
         return None, "made for other parameters or another format"
     if record.get("complete") is not True:
         return None, "the record of an unfinished build"
+    if record.get("damaged"):
+        return None, f"a search found an impossible value in it ({record['damaged']})"
     try:
-        stamp = _stamp(path)
-        if stamp[0] != _npy_header_bytes(size) + 2 * size:
+        identity = _identity(path)
+        if identity[2] != _npy_header_bytes(size) + 2 * size:
             return None, "values of the wrong size"  # checked before mapping them
         values = _open_values(path, size)
     except Exception as exc:  # noqa: BLE001 - any unreadable file (EOFError, ValueError, OSError, ...) is rebuilt
         return None, f"unreadable: {type(exc).__name__}: {exc}"
-    if verify == "full" or stamp[0] <= VERIFY_ALWAYS_BYTES or record.get("verified") != stamp:
-        if values_checksum(values) != record.get("blake2b"):
-            return None, "checksum mismatch (damaged values)"
-        if stamp[0] > VERIFY_ALWAYS_BYTES and record.get("verified") != stamp:
-            with contextlib.suppress(OSError):
-                _write_json_atomic(record_path(path), dict(record, verified=stamp))
+    if needs_verification(path, verify):
+        why = _verify_values(values, record)
+        if why is not None:
+            _remember_verified(path, None)
+            return None, why
+        try:
+            if _identity(path) != identity:
+                return None, "the file changed while it was being verified"
+        except OSError as exc:
+            return None, f"unreadable: {exc}"
+        if identity[2] > VERIFY_ALWAYS_BYTES:
+            _remember_verified(path, identity)
     return values, None
 
 
@@ -521,16 +640,92 @@ def _check_disk(directory: Path, needed: int, what: str, fix: str) -> None:
                          f"in {directory}: {fix}")
 
 
+#: A temporary file of a build is stale (removable) when no builder holds its lock and it is older than this.
+STALE_TEMP_SECONDS = 60.0
+#: Temporary values file -> the open descriptor holding its advisory lock, while its build runs.
+_TEMP_LOCKS: dict = {}
+
+
+def _hold(tmp, fd=None) -> None:
+    """Take the advisory lock of a build's temporary file (kept until :func:`_release`)."""
+    try:
+        import fcntl
+    except ImportError:  # no flock: stale temporaries are then only removed by age
+        if fd is not None:
+            os.close(fd)
+        return
+    if fd is None:
+        fd = os.open(tmp, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise
+    _TEMP_LOCKS[str(tmp)] = fd
+
+
+def _release(tmp) -> None:
+    fd = _TEMP_LOCKS.pop(str(tmp), None)
+    if fd is not None:
+        os.close(fd)
+
+
+def remove_stale_temporaries(values_path) -> list:
+    """Remove the temporary files that builds of the database at
+    ``values_path`` left behind when they died (``kill -9``, a crash): a
+    ``.npy.tmp`` whose advisory lock no builder holds, or a ``.json.tmp``,
+    older than :data:`STALE_TEMP_SECONDS`. Returns the removed paths."""
+    path = Path(values_path)
+    removed = []
+    try:
+        import fcntl
+    except ImportError:
+        fcntl = None
+    now = time.time()
+    for tmp in list(path.parent.glob(glob_escape(path.stem) + ".*.tmp")):
+        if not tmp.name.endswith((".npy.tmp", ".json.tmp")) or str(tmp) in _TEMP_LOCKS:
+            continue
+        try:
+            if now - tmp.stat().st_ctime < STALE_TEMP_SECONDS:
+                continue
+            if tmp.name.endswith(".npy.tmp") and fcntl is not None:
+                fd = os.open(tmp, os.O_RDONLY)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # fails while a live builder holds it
+                except OSError:
+                    continue
+                finally:
+                    os.close(fd)
+            tmp.unlink()
+            removed.append(tmp)
+        except OSError:
+            continue
+    return removed
+
+
+def glob_escape(text: str) -> str:
+    import glob
+
+    return glob.escape(text)
+
+
 def _new_values_file(path: Path, size: int):
-    """A unique temporary ``.npy`` beside ``path``, preallocated, mapped for writing."""
+    """A unique temporary ``.npy`` beside ``path``, preallocated, mapped for
+    writing, its advisory lock held (see :func:`remove_stale_temporaries`)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".npy.tmp")
-    os.close(fd)
+    try:
+        _hold(tmp, fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     try:
         values = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.int8, shape=(2, size))
         with open(tmp, "r+b") as fh:
             if hasattr(os, "posix_fallocate"):
                 os.posix_fallocate(fh.fileno(), 0, _npy_header_bytes(size) + 2 * size)
     except BaseException:
+        _release(tmp)
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
@@ -562,6 +757,7 @@ def _claim_partial(path: Path, meta: dict, size: int):
     os.close(fd)
     try:
         os.replace(ppath, tmp)  # atomic: of two builders only one gets it
+        _hold(tmp)
     except FileNotFoundError:
         os.unlink(tmp)
         return None
@@ -593,6 +789,7 @@ def _claim_partial(path: Path, meta: dict, size: int):
         warnings.warn(f"partial endgame build {ppath} is not usable ({why}): starting afresh",
                       EndgameCacheWarning, stacklevel=3)
         del values
+        _release(tmp)
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         return None
@@ -653,13 +850,15 @@ def build_endgame_database(houses: int, max_seeds: int, empty_capture: bool = Fa
         and a later resumable build goes on from it; without it an
         interrupted build leaves nothing behind and starts over.
     verify : ``"auto"`` (hash files up to :data:`VERIFY_ALWAYS_BYTES` on each
-        open, bigger ones when their stamp changed) or ``"full"`` (always).
+        open, bigger ones on the first open in this process and whenever
+        the file changed since) or ``"full"`` (hash on every open).
 
     Returns
     -------
     dict with ``houses``, ``max_seeds``, ``empty_capture``, ``binom``,
-    ``values``, ``loaded`` and ``estimate`` (:func:`estimate_endgame_build`);
-    or None when the deadline stopped the build.
+    ``values``, ``loaded``, ``path`` (the cache file, None when not cached)
+    and ``estimate`` (:func:`estimate_endgame_build`); or None when the
+    deadline stopped the build.
     """
     from ..trees.memory import check_bytes
 
@@ -686,12 +885,14 @@ def build_endgame_database(houses: int, max_seeds: int, empty_capture: bool = Fa
         if path.exists() or record_path(path).exists():
             values, why = _load_cached(path, meta, verify)
             if values is not None:
-                return dict(result, values=values, loaded=True)
+                return dict(result, values=values, loaded=True, path=str(path))
             warnings.warn(f"endgame database {path} is not usable ({why}): rebuilding it", EndgameCacheWarning,
                           stacklevel=2)
         _check_cache_dir(path.parent)
+        remove_stale_temporaries(path)  # left by builders that died: they would hold the disk space below
         _check_disk(path.parent, estimate["file_bytes"], f"an endgame database of {size:,} positions per player",
-                    "free some space or choose another cache directory (--endgame-cache-dir)")
+                    "free some space or choose another cache directory (--endgame-cache-dir, or "
+                    "endgame_cache_dir= in the API)")
         claimed = _claim_partial(path, meta, size) if resumable else None
         if claimed is not None:
             tmp, values, old_regs, old_mode = claimed
@@ -710,6 +911,17 @@ def build_endgame_database(houses: int, max_seeds: int, empty_capture: bool = Fa
         except (MemoryError, ValueError):
             raise ValueError(f"could not allocate an endgame database of {size:,} positions per player: {fix}") \
                 from None
+    try:
+        return _finish_build(result, path, tmp, values, meta, regs, mode, resumable, houses, max_seeds,
+                             empty_capture, binom, parallel, threads, chunk_positions, progress, deadline, size)
+    finally:
+        if tmp is not None:
+            _release(tmp)
+
+
+def _finish_build(result, path, tmp, values, meta, regs, mode, resumable, houses, max_seeds, empty_capture, binom,
+                  parallel, threads, chunk_positions, progress, deadline, size):
+    """The build itself and its saving (``tmp``: the locked temporary file, or None without a cache)."""
     try:
         finished = _run_build(houses, max_seeds, bool(empty_capture), binom, values, regs, parallel, threads,
                               chunk_positions, progress, deadline, size)
@@ -732,20 +944,22 @@ def build_endgame_database(houses: int, max_seeds: int, empty_capture: bool = Fa
                     os.unlink(tmp)
         return None
     if tmp is None:
-        return dict(result, values=values, loaded=False)
+        return dict(result, values=values, loaded=False, path=None)
     try:
         _flush(values, tmp)
-        record = dict(meta, complete=True, blake2b=values_checksum(values), verified=_stamp(tmp))
+        record = dict(meta, complete=True, block_bytes=BLOCK_BYTES, block_sha256=block_checksums(values))
         os.replace(tmp, path)
         _write_json_atomic(record_path(path), record)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)  # the map stays readable: these values are still returned, just not cached
         warnings.warn(f"could not save the endgame database to {path} ({exc.strerror or exc}): not cached",
-                      EndgameCacheWarning, stacklevel=2)
-        return dict(result, values=values, loaded=False)
+                      EndgameCacheWarning, stacklevel=3)
+        return dict(result, values=values, loaded=False, path=None)
     del values
-    return dict(result, values=_open_values(path, size), loaded=False)
+    with contextlib.suppress(OSError):  # hashed above: trusted in this process until the file changes
+        _remember_verified(path, _identity(path))
+    return dict(result, values=_open_values(path, size), loaded=False, path=str(path))
 
 
 def _run_build(m, max_seeds, empty_capture, binom, values, regs, parallel, threads, chunk_positions, progress,

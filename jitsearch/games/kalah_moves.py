@@ -26,6 +26,7 @@ import os
 import time
 from pathlib import Path
 
+from .._jit import JitWatch
 from .kalah import KalahState
 
 FORMAT = "jitsearch-kalah-move-values"
@@ -146,6 +147,7 @@ def move_values(state: KalahState, *, checkpoint=None, resume: bool = False, tim
     start = time.perf_counter()
     moves = state.legal_moves()
     rows = []
+    compile_seconds = 0.0
     complete, interrupted = True, False
     for i, mv in enumerate(moves):
         if mv in done:
@@ -168,8 +170,11 @@ def move_values(state: KalahState, *, checkpoint=None, resume: bool = False, tim
                     r = {"margin": None, "complete": False, "nodes": 0, "lower": None, "upper": None,
                          "stop_reason": "time_limit"}
                 else:
-                    r = solve_exact(child, tt_capacity=tt_capacity, time_limit=left, max_bytes=max_bytes,
-                                    endgame_seeds=endgame_seeds if db is not None else 0, endgame_db=db)
+                    with JitWatch(notify=False) as jit:
+                        r = solve_exact(child, tt_capacity=tt_capacity, time_limit=left, max_bytes=max_bytes,
+                                        endgame_seeds=endgame_seeds if db is not None else 0, endgame_db=db)
+                    compile_seconds += jit.seconds
+                    t0 += jit.seconds  # a move's time is its search, not the kernels' compilation
             seconds = time.perf_counter() - t0
             row = {"move": mv, "margin": r["margin"] if r["complete"] else None,
                    "value": sign * r["margin"] if r["complete"] else None, "lower": r.get("lower"),
@@ -192,4 +197,5 @@ def move_values(state: KalahState, *, checkpoint=None, resume: bool = False, tim
             "value": None if best is None else best["value"], "margin": None if best is None else best["margin"],
             "complete": complete, "interrupted": interrupted, "seconds": time.perf_counter() - start,
             "nodes": sum(r["nodes"] for r in rows), "checkpoint": None if path is None else str(path),
+            "compile_seconds": compile_seconds,
             "endgame_seeds": endgame_seeds}

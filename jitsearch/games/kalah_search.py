@@ -361,7 +361,7 @@ def _order_moves_cheap(board, m, player, moves, count, keys, tt_move, empty_capt
     sort_by_key(moves, keys, count)
 
 
-SOLVED, PAUSED, TABLE_FULL = 0, 1, 2
+SOLVED, PAUSED, TABLE_FULL, DATABASE_DAMAGED = 0, 1, 2, 3
 ABORTED = PAUSED  # the old name: a test stopped by its node limit (now resumable)
 
 
@@ -437,8 +437,11 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
     test stops with status ``PAUSED``; calling again with the same
     arguments (and a higher limit) continues exactly where it stopped, so a
     test run in chunks visits the same nodes and returns the same result as
-    one run. ``regs[0] == 0`` starts a new test; SOLVED and TABLE_FULL
-    reset it.
+    one run. ``regs[0] == 0`` starts a new test; SOLVED, TABLE_FULL and
+    DATABASE_DAMAGED reset it. DATABASE_DAMAGED: a database value that no
+    position can have (the rest of the game splits the ``r`` seeds left in
+    the houses, so ``|v| <= r`` and ``v = r`` mod 2); ``g`` is then its
+    flat index in ``db_values``.
 
     Two things make it fast (both from the literature on solving Kalah):
 
@@ -524,7 +527,12 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
                     ret = d - r
                     done = True
                 elif sp > 0 and r <= db_seeds:
-                    ret = d + db_values[mover, rank_houses(board, m, db_binom)]
+                    rank = rank_houses(board, m, db_binom)
+                    dv = np.int64(db_values[mover, rank])
+                    if dv > r or dv < -r or (dv + r) & 1:  # no position has it: the r seeds split otherwise
+                        regs[0] = 0
+                        return DATABASE_DAMAGED, np.float64(mover * db_values.shape[1] + rank), -1
+                    ret = d + dv
                     done = True
                 else:
                     diffs[sp] = d
@@ -583,7 +591,11 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
                             c_lo = cd
                             c_up = cd
                         elif kind == 2:
-                            c_lo = cd + db_flat[np.int64(etc_key[j])]
+                            dv = np.int64(db_flat[np.int64(etc_key[j])])
+                            if dv > etc_left[j] or dv < -etc_left[j] or (dv + etc_left[j]) & 1:
+                                regs[0] = 0
+                                return DATABASE_DAMAGED, np.float64(etc_key[j]), -1
+                            c_lo = cd + dv
                             c_up = c_lo
                         else:
                             c_lo = cd - etc_left[j]
@@ -704,6 +716,22 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
             return SOLVED, ret, best[0]
         sp -= 1
         entering = False
+
+
+def _database_damaged(endgame_db: dict, what: str):
+    """Stop a solve whose endgame database proved damaged: flag its record
+    (the next use rebuilds it) and raise :class:`EndgameDatabaseError`."""
+    from .kalah_endgame import EndgameDatabaseError, mark_damaged
+
+    path = endgame_db.get("path")
+    if path:
+        mark_damaged(path, what)
+        where = f"the endgame database {path}"
+        fix = "it is flagged and will be rebuilt on its next use (or delete it)"
+    else:
+        where = "the endgame database given"
+        fix = "build it again"
+    raise EndgameDatabaseError(f"{where} is damaged ({what}); no exact value can be trusted from it: {fix}")
 
 
 def _estimate(state: KalahState, node_budget: int, out: dict, deadline: float | None = None) -> dict:
@@ -956,6 +984,10 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                 "table_slots": int(cap), "endgame_seeds": int(db_wanted), "etc_min_seeds": int(etc_min_seeds),
                 "db_etc_window": int(db_etc_window)}
     saved = None
+    if checkpoint is not None:
+        from .kalah_solve_checkpoint import check_checkpoint_dir
+
+        check_checkpoint_dir(checkpoint, cap * TABLE_ROW_BYTES)
     if checkpoint is not None and resume:
         from .kalah_solve_checkpoint import checkpoint_exists, load_solve_state
 
@@ -1069,7 +1101,15 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
             if status == TABLE_FULL:
                 stop = "table_full"
                 break
+            if status == DATABASE_DAMAGED:
+                _database_damaged(endgame_db, f"entry {int(g_new)} holds an impossible value")
             g_new = int(g_new)
+            if (g_new >= gamma and g_new > up) or (g_new < gamma and g_new < lo):
+                # a test proved a bound outside the bounds proved before: impossible for a sound search
+                what = f"a test at {gamma} returned {g_new}, outside the bounds [{lo}, {up}] proved before"
+                if endgame_db is not None:
+                    _database_damaged(endgame_db, what)
+                raise RuntimeError(f"internal error in the Kalah solver: {what}")
             best = record[2]
             if g_new >= gamma:
                 lo = max(lo, g_new)

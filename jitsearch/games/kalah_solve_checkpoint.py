@@ -103,6 +103,31 @@ def checkpoint_exists(path) -> bool:
     return (Path(path) / STATE_FILE).is_file()
 
 
+def check_checkpoint_dir(path, table_bytes: int) -> None:
+    """Fail before a solve whose checkpoint could not be saved: ``path``
+    must be (or be creatable as) a writable directory with room for one
+    more table file (a save writes the new table before deleting the old)."""
+    import shutil
+    import tempfile
+
+    from ..trees.memory import format_bytes
+
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".write-test-")
+        os.close(fd)
+        os.unlink(probe)
+        free = shutil.disk_usage(path).free
+    except OSError as exc:
+        raise ValueError(f"cannot write the checkpoint directory {path} ({exc.strerror or type(exc).__name__}): "
+                         "choose a writable directory") from None
+    if table_bytes > free:
+        raise ValueError(f"the checkpoint in {path} needs {format_bytes(table_bytes)} for its table, above the "
+                         f"{format_bytes(free)} free there: free some space, choose another directory or a smaller "
+                         "table (--table-size)")
+
+
 def load_solve_state(path, identity: dict) -> dict:
     """The checkpoint in ``path``: {"progress", "table", "stack"} (the stack as
     {field: array}). ``ValueError`` naming what is wrong when it is damaged,
