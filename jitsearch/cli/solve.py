@@ -331,9 +331,17 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
             label = "  running"
         stderr.print(f"{label}: margin in [{lo}, {up}], {nodes:,} nodes, {seconds:.1f} s")
 
+    first_report = []
+
     def endgame_progress(done, total, seconds):
-        # the time left from the rate measured so far (the estimate above assumes an idle machine)
-        left = f", about {(total - done) * seconds / done:.0f} s left" if 0 < done < total and seconds > 2 else ""
+        # the time left from the rate measured since the first report (which may include compiling the
+        # build's kernels): the estimate printed before the build assumes an idle machine
+        if not first_report:
+            first_report.append((done, seconds))
+        done0, seconds0 = first_report[0]
+        left = ""
+        if done0 < done < total and seconds - seconds0 > 2:
+            left = f", about {(total - done) * (seconds - seconds0) / (done - done0):.0f} s left"
         stderr.print(f"endgame database: {done:,} of {total:,} positions, {seconds:.1f} s{left}")
 
     if endgame_seeds:

@@ -641,7 +641,7 @@ def _check_disk(directory: Path, needed: int, what: str, fix: str) -> None:
 
 
 #: A temporary file of a build is stale (removable) when no builder holds its lock and it is older than this.
-STALE_TEMP_SECONDS = 60.0
+STALE_TEMP_SECONDS = 5.0
 #: Temporary values file -> the open descriptor holding its advisory lock, while its build runs.
 _TEMP_LOCKS: dict = {}
 
