@@ -4,7 +4,7 @@ Usage: python bench/kalah_endgame_build.py M S1,S2,... [THREADS,...]   e.g. 6 12
 """
 import sys, time, tempfile
 import numpy as np
-from jitsearch.games.kalah_endgame import build_endgame_database as b, estimate_endgame_build as est
+from jitsearch.games.kalah.endgame import build_endgame_database as b, estimate_endgame_build as est
 b(3, 5); b(3, 5, parallel=False); b(3, 5, threads=1)  # compile / load caches
 m = int(sys.argv[1]); seeds = [int(s) for s in sys.argv[2].split(",")]
 threads = [int(t) for t in sys.argv[3].split(",")] if len(sys.argv) > 3 else [1, 2]

@@ -32,7 +32,7 @@ from pathlib import Path
 from jitsearch.arena.executor import run_tasks
 from jitsearch.benchmarks._rows import drop_partial_line
 from jitsearch.games.kalah import KalahState
-from jitsearch.games.kalah_search import solve_exact
+from jitsearch.games.kalah.solver import solve_exact
 
 FIELDS = ["houses", "seeds", "rules", "status", "margin", "best_move", "nodes", "seconds", "lower", "upper",
           "table_slots", "endgame_seeds", "endgame_seconds", "source"]
@@ -157,7 +157,7 @@ def main(argv=None) -> int:
 def solve_board(task) -> dict:
     """Solve one board from the start; its CSV row."""
     m, n, rules, table_size, time_limit, endgame_seeds = task
-    from jitsearch.games.kalah_endgame import default_cache_dir
+    from jitsearch.games.kalah.endgame_files import default_cache_dir
 
     state = KalahState.initial(m, n, empty_capture=rules == "empty-capture")
     r = solve_exact(state, tt_capacity=table_size, time_limit=time_limit, endgame_seeds=endgame_seeds,

@@ -27,8 +27,9 @@ import time
 from pathlib import Path
 
 from jitsearch.games.kalah import KalahState
-from jitsearch.games.kalah_endgame import build_endgame_database, default_cache_dir
-from jitsearch.games.kalah_search import solve_exact
+from jitsearch.games.kalah.endgame import build_endgame_database
+from jitsearch.games.kalah.endgame_files import default_cache_dir
+from jitsearch.games.kalah.solver import solve_exact
 
 # name: (prefetch, db_etc_window); the first is the baseline ("before")
 VARIANTS = {

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 
 from .trees import ExplicitTree, UniformTree
-from .trees.uniform import hash_key_py, _mix64_py, _M64
+from .rng import M64, mix64_py
+from .trees.uniform import hash_key_py
 
 
 class _View:
@@ -59,7 +60,7 @@ class _View:
         if self.explicit:
             return self.values[node], self.numbers[node]
         j = node - self.first_leaf
-        h = _mix64_py((self.key + j * 0x9E3779B97F4A7C15) & _M64)
+        h = mix64_py((self.key + j * 0x9E3779B97F4A7C15) & M64)
         if self.kind == "int":
             return float(self.lo + h % (self.hi - self.lo + 1)), j
         if self.kind == "binary":

@@ -159,9 +159,12 @@ def test_good_arguments_of_every_accepted_type_still_work():
     r = mcts_search(S, iterations=np.int64(40), c=np.float32(1.5), seed=np.uint64(2**64 - 1), workers=np.int32(1),
                     solver=np.bool_(True))
     assert r["iterations"] <= 40 and r["move"] in S.legal_moves()
-    one = mcts_search(S, iterations=40, solver=1, seed=3)
+    one = mcts_search(S, iterations=40, solver=np.bool_(True), seed=3)
     true = mcts_search(S, iterations=40, solver=True, seed=3)
     assert one["children"] == true["children"] and one["proven"] == true["proven"]
+    # one meaning of a flag everywhere (jitsearch._checks.check_bool): True or False, never a number
+    with pytest.raises(ValueError, match="solver must be True or False, got int 1"):
+        mcts_search(S, iterations=40, solver=1, seed=3)
     s = KalahState.from_board(np.array([0, 2, 2, 0, 2, 2], dtype=np.uint8), np.int64(1))
     assert s.player == 1 and s.board.dtype == np.int32
     assert KalahState.from_board([0.0, 2.0, 2.0, 0.0, 2.0, 2.0], 0) == KalahState.initial(2, 2)
@@ -194,7 +197,8 @@ def test_board_is_read_only_and_owned_by_the_state():
 
 
 def test_the_exact_search_reads_a_read_only_board():
-    from jitsearch.games.kalah_search import search, solve_exact
+    from jitsearch.games.kalah.alphabeta import search
+    from jitsearch.games.kalah.solver import solve_exact
 
     s = KalahState.from_text("1,1,2/0/2,1,1/1 p0")
     assert not s.board.flags.writeable

@@ -122,7 +122,7 @@ def test_bad_opening_files_name_the_line(tmp_path, text, words):
 
 
 def test_random_balanced_openings_are_balanced_and_reproducible():
-    from jitsearch.games.kalah_search import search
+    from jitsearch.games.kalah.alphabeta import search
 
     a = random_openings(6, 4, 3, False, 5, balanced=1, depth=4)
     assert a == random_openings(6, 4, 3, False, 5, balanced=1, depth=4) and len(set(a)) == 6

@@ -12,12 +12,12 @@ import numba
 import numpy as np
 import pytest
 
-import jitsearch.games.kalah_endgame as eg
+import jitsearch.games.kalah.endgame as eg
+import jitsearch.games.kalah.endgame_files as ef
 from jitsearch.games.kalah import KalahState, apply_move
-from jitsearch.games.kalah_search import solve_exact
-from jitsearch.games.kalah_endgame import (EndgameCacheWarning, binomial_table, build_endgame_database, cache_path,
-                                           database_size, estimate_endgame_build, partial_path, rank_houses,
-                                           record_path)
+from jitsearch.games.kalah.solver import solve_exact
+from jitsearch.games.kalah.endgame import binomial_table, build_endgame_database, database_size, estimate_endgame_build, rank_houses
+from jitsearch.games.kalah.endgame_files import EndgameCacheWarning, cache_path, partial_path, record_path
 
 from test_kalah_endgame import _all_house_vectors
 from test_kalah_search import brute_force_margin
@@ -210,17 +210,17 @@ def test_a_damaged_partial_is_not_resumed(tmp_path, monkeypatch):
 
 def test_big_files_are_verified_once_a_process_and_whenever_they_change(tmp_path, monkeypatch):
     m, seeds = 3, 6
-    monkeypatch.setattr(eg, "VERIFY_ALWAYS_BYTES", 0)  # every file counts as big
-    monkeypatch.setattr(eg, "BLOCK_BYTES", 4096)  # several blocks
-    monkeypatch.setattr(eg, "_VERIFIED", {})
+    monkeypatch.setattr(ef, "VERIFY_ALWAYS_BYTES", 0)  # every file counts as big
+    monkeypatch.setattr(ef, "BLOCK_BYTES", 4096)  # several blocks
+    monkeypatch.setattr(ef, "_VERIFIED", {})
     hashes = []
-    real = eg.block_checksums
-    monkeypatch.setattr(eg, "block_checksums", lambda *a, **k: hashes.append(1) or real(*a, **k))
+    real = ef.block_checksums
+    monkeypatch.setattr(ef, "block_checksums", lambda *a, **k: hashes.append(1) or real(*a, **k))
     build_endgame_database(m, seeds, cache_dir=tmp_path)
     assert len(hashes) == 1  # the build's own hash: trusted in this process
     assert build_endgame_database(m, seeds, cache_dir=tmp_path)["loaded"] and len(hashes) == 1
     assert build_endgame_database(m, seeds, cache_dir=tmp_path, verify="full")["loaded"] and len(hashes) == 2
-    eg._VERIFIED.clear()  # as a new process: hashed once, then trusted
+    ef._VERIFIED.clear()  # as a new process: hashed once, then trusted
     assert build_endgame_database(m, seeds, cache_dir=tmp_path)["loaded"] and len(hashes) == 3
     assert build_endgame_database(m, seeds, cache_dir=tmp_path)["loaded"] and len(hashes) == 3
     path = cache_path(tmp_path, m, seeds, False)
@@ -260,9 +260,9 @@ def test_a_big_database_damaged_in_place_is_never_trusted(tmp_path, monkeypatch,
     and mtime kept, must not give a wrong exact value: in a new process (its
     first open hashes it) nor in the same one (the ctime changed)."""
     pos = KalahState.initial(3, 3)
-    monkeypatch.setattr(eg, "VERIFY_ALWAYS_BYTES", 0)
-    monkeypatch.setattr(eg, "BLOCK_BYTES", 4096)
-    monkeypatch.setattr(eg, "_VERIFIED", {})
+    monkeypatch.setattr(ef, "VERIFY_ALWAYS_BYTES", 0)
+    monkeypatch.setattr(ef, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(ef, "_VERIFIED", {})
     want = solve_exact(pos)["margin"]
     first = solve_exact(pos, endgame_seeds=8, endgame_cache_dir=tmp_path)
     assert first["margin"] == want
@@ -278,7 +278,7 @@ def test_a_big_database_damaged_in_place_is_never_trusted(tmp_path, monkeypatch,
     else:  # a few bytes deep inside
         _damage_in_place_keeping_size_and_mtime(path, header + 2 * size - 5000, b"\x05\x07\x01")
     if new_process:
-        eg._VERIFIED.clear()
+        ef._VERIFIED.clear()
     with pytest.warns(EndgameCacheWarning, match="checksum mismatch in block .*rebuilding"):
         r = solve_exact(pos, endgame_seeds=8, endgame_cache_dir=tmp_path)
     assert r["complete"] and r["margin"] == want and r["lower"] <= r["upper"]
@@ -290,9 +290,9 @@ def test_the_search_stops_on_an_impossible_database_value(tmp_path, monkeypatch)
     """Values no position can have (|v| > seeds left, or the wrong parity)
     stop the solve with an error naming the database; its record is
     flagged, so the next use rebuilds it."""
-    from jitsearch.games.kalah_endgame import EndgameDatabaseError
+    from jitsearch.games.kalah.endgame_files import EndgameDatabaseError
 
-    monkeypatch.setattr(eg, "_VERIFIED", {})
+    monkeypatch.setattr(ef, "_VERIFIED", {})
     pos = KalahState.initial(3, 3)
     want = solve_exact(pos)["margin"]
     db = build_endgame_database(3, 8, cache_dir=tmp_path)
@@ -318,22 +318,22 @@ def test_stale_temporaries_of_dead_builders_are_removed(tmp_path, monkeypatch):
     import time
 
     path = cache_path(tmp_path, 3, 8, False)
-    code = ("import sys, time; from pathlib import Path; import jitsearch.games.kalah_endgame as eg; "
-            f"t, v = eg._new_values_file(Path({str(path)!r}), 1000); print(t, flush=True); time.sleep(600)")
+    code = ("import sys, time; from pathlib import Path; import jitsearch.games.kalah.endgame_files as ef; "
+            f"t, v = ef.new_values_file(Path({str(path)!r}), 1000); print(t, flush=True); time.sleep(600)")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         tmp = Path(proc.stdout.readline().strip())
         assert tmp.exists() and tmp.name.endswith(".npy.tmp")
-        monkeypatch.setattr(eg, "STALE_TEMP_SECONDS", 0.0)
-        assert eg.remove_stale_temporaries(path) == [] and tmp.exists()  # its builder is alive: kept
+        monkeypatch.setattr(ef, "STALE_TEMP_SECONDS", 0.0)
+        assert ef.remove_stale_temporaries(path) == [] and tmp.exists()  # its builder is alive: kept
     finally:
         proc.kill()
         proc.wait()
     old_json = path.with_name(path.stem + ".abc123.json.tmp")
     old_json.write_text("{")
-    monkeypatch.setattr(eg, "STALE_TEMP_SECONDS", 3600.0)
-    assert eg.remove_stale_temporaries(path) == [] and tmp.exists()  # too young to judge
-    monkeypatch.setattr(eg, "STALE_TEMP_SECONDS", 0.0)
+    monkeypatch.setattr(ef, "STALE_TEMP_SECONDS", 3600.0)
+    assert ef.remove_stale_temporaries(path) == [] and tmp.exists()  # too young to judge
+    monkeypatch.setattr(ef, "STALE_TEMP_SECONDS", 0.0)
     build_endgame_database(3, 8, cache_dir=tmp_path)  # the next build cleans up
     assert not tmp.exists() and not old_json.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, record_path(path).name])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jitsearch.games import kalah_naive, kalah_rules
+from jitsearch.games.kalah import naive as kalah_naive, rules as kalah_rules
 from jitsearch.games.kalah import MAX_HOUSES, RULES
 from jitsearch.kernels import rng
 from jitsearch.kernels import playouts

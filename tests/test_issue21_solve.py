@@ -13,9 +13,9 @@ import sys
 import numpy as np
 import pytest
 
-import jitsearch.games.kalah_endgame as eg
+import jitsearch.games.kalah.endgame_files as ef
 from jitsearch.games.kalah import KalahState
-from jitsearch.games.kalah_search import solve_exact
+from jitsearch.games.kalah.solver import solve_exact
 
 CLI = [sys.executable, "-m", "jitsearch"]
 
@@ -65,7 +65,7 @@ def test_a_damaged_database_is_one_warning_and_the_right_answer(tmp_path):
             "--endgame-cache-dir", tmp_path, "--json"]
     first = _cli(*args)
     assert first.returncode == 0, first.stderr
-    path = eg.cache_path(tmp_path, 3, 8, False)
+    path = ef.cache_path(tmp_path, 3, 8, False)
     assert path.exists() and json.loads(first.stdout)["margin"] == solve_exact(KalahState.initial(3, 3))["margin"]
     st = path.stat()
     values = np.load(path)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from jitsearch.games.kalah import KalahState
-from jitsearch.games.kalah_endgame import (EndgameCacheWarning, EndgameDatabaseError, build_endgame_database,
-                                          database_size, rank_houses)
-from jitsearch.games.kalah_search import solve_exact
+from jitsearch.games.kalah.endgame import build_endgame_database, database_size, rank_houses
+from jitsearch.games.kalah.endgame_files import EndgameCacheWarning, EndgameDatabaseError
+from jitsearch.games.kalah.solver import solve_exact
 
 from test_kalah_search import _random_positions, brute_force_margin
 
@@ -120,7 +120,7 @@ def test_a_damaged_cache_file_is_detected_and_rebuilt(tmp_path, damage):
 
 
 def test_a_file_for_other_parameters_is_not_trusted(tmp_path):
-    from jitsearch.games.kalah_endgame import cache_path
+    from jitsearch.games.kalah.endgame_files import cache_path
 
     other = tmp_path / "other"
     build_endgame_database(2, 5, True, cache_dir=other)
@@ -134,7 +134,7 @@ def test_a_file_for_other_parameters_is_not_trusted(tmp_path):
 
 @pytest.mark.parametrize("under_a_file", [True, False])
 def test_an_unusable_cache_dir_fails_before_the_build(tmp_path, monkeypatch, under_a_file):
-    import jitsearch.games.kalah_endgame as eg
+    import jitsearch.games.kalah.endgame as eg
 
     a_file = tmp_path / "a-file"
     a_file.write_bytes(b"x")

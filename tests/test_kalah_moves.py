@@ -12,8 +12,8 @@ import pytest
 
 from jitsearch.arena.agents import parse_agent
 from jitsearch.games.kalah import KalahState
-from jitsearch.games.kalah_moves import move_values, read_checkpoint
-from jitsearch.games.kalah_search import solve_exact
+from jitsearch.games.kalah.moves import move_values, read_checkpoint
+from jitsearch.games.kalah.solver import solve_exact
 from conftest import kill_when_ready
 
 

@@ -8,9 +8,10 @@ import random
 import pytest
 
 from jitsearch.games.kalah import KalahState
-from jitsearch.games.kalah_naive import move as ref_move
-from jitsearch.games.kalah_rules import W1, W2, W3, W4, W5
-from jitsearch.games.kalah_search import iterative_deepening, search, solve_exact
+from jitsearch.games.kalah.naive import move as ref_move
+from jitsearch.games.kalah.rules import W1, W2, W3, W4, W5
+from jitsearch.games.kalah.alphabeta import iterative_deepening, search
+from jitsearch.games.kalah.solver import solve_exact
 
 
 def _split(state):
@@ -154,7 +155,7 @@ def test_solver_options_agree_with_brute_force(empty_capture):
 
 
 def test_estimate_margin_has_the_parity_of_the_seed_total():
-    from jitsearch.games.kalah_search import estimate_margin, estimate_position
+    from jitsearch.games.kalah.solver import estimate_margin, estimate_position
 
     for m, n in ((4, 3), (5, 3), (6, 4)):
         s = KalahState.initial(m, n)
@@ -176,7 +177,7 @@ def test_solver_time_limit_reports_bounds():
 
 @pytest.mark.parametrize("evaluation", ["store", "heuristic"])
 def test_fsss_on_kalah_matches_alphabeta_and_expands_a_subset(evaluation):
-    from jitsearch.games.kalah_search import fsss_search
+    from jitsearch.games.kalah.fsss import fsss_search
 
     for s in _random_positions(25, m=6, n=4, seed=7):
         for d in (1, 3, 5):

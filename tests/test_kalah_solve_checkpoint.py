@@ -13,9 +13,9 @@ import sys
 import pytest
 
 from jitsearch.games.kalah import KalahState
-from jitsearch.games.kalah_endgame import build_endgame_database
-from jitsearch.games.kalah_search import solve_exact
-from jitsearch.games.kalah_solve_checkpoint import STATE_FILE
+from jitsearch.games.kalah.endgame import build_endgame_database
+from jitsearch.games.kalah.solver import solve_exact
+from jitsearch.games.kalah.checkpoint import STATE_FILE
 from conftest import kill_when_ready
 from test_kalah_search import _random_positions, brute_force_margin
 
@@ -27,7 +27,7 @@ def _run_in_pieces(state, path, chunks, monkeypatch, **kw):
     (the progress callback raises it: with no gap between progress calls
     it is called before every chunk) and resuming from the checkpoint until
     complete; (result, runs)."""
-    import jitsearch.games.kalah_search as ks
+    import jitsearch.games.kalah.solver as ks
 
     monkeypatch.setattr(ks, "_PROGRESS_SECONDS", 0.0)
 

@@ -8,13 +8,14 @@ import math
 import numpy as np
 import pytest
 
-import jitsearch.games.kalah_search as ks
+import jitsearch.games.kalah.alphabeta as alphabeta
+import jitsearch.games.kalah.solver as ks
 from jitsearch.games.kalah import KalahState
-from jitsearch.games.kalah_search import MTStack, solve_exact, table_slots_for
+from jitsearch.games.kalah.solver import MTStack, solve_exact, table_slots_for
 
 from test_kalah_search import _random_positions, brute_force_margin
 
-_NO_DB = (np.zeros((2, 1), dtype=np.int8), np.zeros((1, 1), dtype=np.int64), -1, 0)
+_OPTIONS = ks.SolverOptions(etc_min_seeds=1 << 30, db_etc_window=0, prefetch=True)
 _SKIP = ("seconds", "endgame_seconds", "total_seconds")
 
 
@@ -26,12 +27,12 @@ def _run_test(state, gamma, chunk, cap=1 << 10):
     """One null-window test in chunks of ``chunk`` nodes: (status, g, move, nodes, calls, table)."""
     table = np.zeros((cap, 4), dtype=np.int64)
     counters = np.zeros(1, dtype=np.int64)
-    stack = MTStack(state)
+    stack = MTStack.for_state(state)
     calls = 0
     while True:
         calls += 1
         status, g, move = ks._kalah_mt(state.board, state.houses, state.player, float(gamma), state.empty_capture,
-                                       table, counters, int(counters[0]) + chunk, 1 << 30, *_NO_DB, True, *stack.arrays())
+                                       table, counters, int(counters[0]) + chunk, _OPTIONS, ks.NO_DATABASE, stack)
         if status != ks.PAUSED:
             return status, g, move, int(counters[0]), calls, table
 
@@ -133,8 +134,8 @@ def test_ctrl_c_in_the_first_guess_search(monkeypatch):
         return real(*args)
 
     s = KalahState.initial(4, 3)
-    table = ks.new_table(1 << 16)  # the estimate's iterations, uninterrupted
-    depth4_move = [ks.search(s, d, table=table)["move"] for d in (2, 4)][-1]
+    table = alphabeta.new_table(1 << 16)  # the estimate's iterations, uninterrupted
+    depth4_move = [alphabeta.search(s, d, table=table)["move"] for d in (2, 4)][-1]
     monkeypatch.setattr(ks, "kalah_alphabeta", flaky)
     r = solve_exact(s)
     assert calls == [2, 4, 6]
@@ -144,7 +145,7 @@ def test_ctrl_c_in_the_first_guess_search(monkeypatch):
 
 
 def test_ctrl_c_in_the_endgame_build(tmp_path, monkeypatch):
-    import jitsearch.games.kalah_endgame as eg
+    import jitsearch.games.kalah.endgame as eg
 
     monkeypatch.setattr(eg, "_PROGRESS_SECONDS", 0.0)
     s = KalahState.initial(3, 3)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from jitsearch.games.kalah import KalahState
-from jitsearch.games.kalah_search import solve_exact
+from jitsearch.games.kalah.solver import solve_exact
 from test_kalah_search import brute_force_margin
 
 ROOT = Path(__file__).resolve().parents[1]

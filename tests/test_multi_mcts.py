@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from jitsearch.games.kalah import KalahState
-from jitsearch.games.kalah_search import solve_exact
+from jitsearch.games.kalah.solver import solve_exact
 from jitsearch.arena.kalah_tournament import KalahMatch, play_one, run_kalah_tournament
 from jitsearch.kernels.multi_mcts import TreeBatch, grow_trees_cpu, log_table_for
 from jitsearch.mcts.multi import analyse_positions, multi_tree_search, search_many, tree_keys_for

@@ -108,7 +108,7 @@ def test_openspiel_bots_run_on_our_registered_boards():
     game = load_kalah(3, 2)
     value, action = minimax.alpha_beta_search(game, maximum_depth=40)  # solves Kalah(3,2): +4 for player 0
     ks = KalahState.initial(3, 2)
-    from jitsearch.games.kalah_search import solve_exact
+    from jitsearch.games.kalah.solver import solve_exact
 
     assert (value > 0) == (solve_exact(ks)["margin"] > 0) and action in ks.legal_moves()
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from jitsearch.games.kalah import KalahState
-from jitsearch.games.kalah_rules import GAME_OVER
+from jitsearch.games.kalah.rules import GAME_OVER
 from jitsearch.kernels.multi_mcts import REWARD_UNITS, log_table_for
 from jitsearch.kernels.shared_tree import NO_NODE, POOL_FULL, SharedTrees, grow_shared_cpu
 from jitsearch.mcts.multi import tree_keys_for

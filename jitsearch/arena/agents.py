@@ -33,8 +33,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from ..games.kalah import KalahState, check_choice, check_float, check_int
-from ..games.kalah_search import fsss_search, iterative_deepening, search, solve_exact
+from ..games.kalah import KalahState
+from .._checks import check_choice, check_float, check_int
+from ..games.kalah.alphabeta import iterative_deepening, search
+from ..games.kalah.fsss import fsss_search
+from ..games.kalah.solver import solve_exact
 
 KINDS = ("random", "human", "alphabeta", "fsss", "mtdf", "perfect", "mcts", "hmcts", "mc")
 #: Value type of each MCTS option in a spec (``bool``: 0, 1, true or false).

@@ -38,7 +38,7 @@ import numpy as np
 from ..kernels.rng import mix64_py
 from .agents import inform_move, parse_agent, play_game, start_agents
 from ..games.kalah import BOARD_DTYPE, KalahState, apply_move
-from ..games.kalah_rules import GAME_OVER
+from ..games.kalah.rules import GAME_OVER
 from .executor import MAX_WORKERS
 from .records import (
     MAX_PAIRS,

@@ -13,7 +13,7 @@ import random
 from pathlib import Path
 
 from ..games.kalah import KalahState
-from ..kernels.rng import mix64_py
+from ..rng import mix64_py
 
 #: Openings in one suite at most.
 MAX_OPENINGS = 100_000
@@ -97,7 +97,7 @@ def random_openings(count: int, houses: int, seeds: int, empty_capture: bool, se
             continue
         seen.add(text)
         if balanced is not None:
-            from ..games.kalah_search import search
+            from ..games.kalah.alphabeta import search
 
             if abs(search(s, depth)["value"]) > balanced:
                 continue

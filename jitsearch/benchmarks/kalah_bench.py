@@ -28,9 +28,9 @@ def _time(fn, repeats):
 
 
 def nodes_per_second(depths=(4, 5, 6, 7, 8), python_max_depth: int = 6, repeats: int = 3, progress=None) -> dict:
-    from ..games import kalah_naive
+    from ..games.kalah import naive as kalah_naive
     from ..games.kalah import KalahState
-    from ..games.kalah_search import search
+    from ..games.kalah.alphabeta import search
 
     state = KalahState.initial(6, 4)
     search(state, 2, tt_capacity=0, ordering=False)  # JIT warm-up
@@ -98,7 +98,7 @@ def _openspiel_store_difference(state) -> float:
 def solve_times(boards=((1, 1), (2, 2), (3, 3), (4, 3), (4, 4), (5, 3), (5, 4), (6, 3), (6, 4)),
                 time_limit: float = 60.0, table_size: int = 1 << 24, progress=None) -> list[dict]:
     from ..games.kalah import KalahState
-    from ..games.kalah_search import solve_exact
+    from ..games.kalah.solver import solve_exact
 
     solve_exact(KalahState.initial(2, 2), tt_capacity=1 << 8)  # JIT warm-up
     rows = []

@@ -41,7 +41,8 @@ def run_mcts_bench(*, simulations: int = 20000, playout_states: int = 256, playo
                    repeats: int = 5, workers: int | None = None, progress=None) -> dict:
     """Run the benchmark; every argument is checked and the work and the
     trees' memory are estimated before anything runs (``ValueError``)."""
-    from ..games.kalah import KalahState, check_int, max_threads
+    from ..games.kalah import KalahState
+    from .._checks import check_int, max_threads
     from ..kernels.playouts import check_work, evaluate_cpu
     from ..mcts.search import MAX_ITERATIONS, MCTSConfig, mcts_search, tree_capacity
     from ..trees.memory import DEFAULT_MAX_BYTES

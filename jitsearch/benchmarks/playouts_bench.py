@@ -50,7 +50,8 @@ def measure_playouts(backend: str = "cpu", houses: int = 6, seeds: int = 4, stat
     jitsearch's for both C variants) and ``ratio_to_c_plain`` /
     ``ratio_to_c_tuned`` (jitsearch / C, median of the per-repeat ratios;
     ``*_range`` their [min, max])."""
-    from ..games.kalah import KalahState, check_int, check_max_bytes, check_seed, max_threads
+    from ..games.kalah import KalahState
+    from .._checks import check_int, check_max_bytes, cap_to_physical_memory, check_seed, max_threads
     from ..kernels.backend import device_name, evaluate, resolve
     from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE, MAX_STATES, OUTPUT_BYTES_PER_STATE, check_work
 
@@ -61,7 +62,7 @@ def measure_playouts(backend: str = "cpu", houses: int = 6, seeds: int = 4, stat
     seed = check_seed("seed", seed)
     if seed + repeats >= 1 << 64:
         raise ValueError(f"seed must leave room for the {repeats} repeats' seeds (seed + repeats < 2**64)")
-    max_bytes = check_max_bytes(max_bytes)
+    max_bytes = cap_to_physical_memory(check_max_bytes("max_bytes", max_bytes))
     start = KalahState.initial(houses, seeds)
     check_work(states, playouts, "a launch")
     which = resolve(backend)

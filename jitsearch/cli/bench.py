@@ -436,7 +436,7 @@ def bench_gpu_mcts(
     are appended to --out/games; rerunning the same command continues them.
     """
     from ..benchmarks.gpu_mcts_bench import format_table, run_gpu_mcts_bench
-    from ..games.kalah import max_threads
+    from .._checks import max_threads
     from ..kernels.backend import BackendError, resolve
     from ..mcts.multi import MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREE_ITERATIONS, MAX_TREES
 

@@ -298,7 +298,7 @@ def _endgame_dir(endgame_cache: bool, endgame_cache_dir):
     if not endgame_cache:
         return None
     if endgame_cache_dir is None:
-        from ..games.kalah_endgame import default_cache_dir
+        from ..games.kalah.endgame_files import default_cache_dir
 
         return default_cache_dir()
     if endgame_cache_dir.exists() and not endgame_cache_dir.is_dir():
@@ -313,7 +313,7 @@ def _note_resume(checkpoint, resume: bool, exists: bool) -> None:
 
 def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
                 max_bytes, cache_dir=None, checkpoint=None, resume=False, checkpoint_every=600.0):
-    from ..games.kalah_search import solve_exact
+    from ..games.kalah.solver import solve_exact
 
     if game != "kalah":
         raise UserError(f"--game must be kalah, got {game!r}")
@@ -347,7 +347,7 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
     if endgame_seeds:
         _announce_endgame(state, endgame_seeds, cache_dir)
     if checkpoint is not None:
-        from ..games.kalah_solve_checkpoint import checkpoint_exists
+        from ..games.kalah.checkpoint import checkpoint_exists
 
         _note_resume(checkpoint, resume, checkpoint_exists(checkpoint))
 
@@ -422,7 +422,7 @@ def _tree_title(desc: dict) -> str:
 def _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
                  max_bytes, cache_dir, checkpoint, resume, all_moves):
     """``--all-moves`` / ``--checkpoint``: every legal move solved exactly (:func:`move_values`)."""
-    from ..games.kalah_moves import move_values
+    from ..games.kalah.moves import move_values
 
     if game != "kalah":
         raise UserError(f"--game must be kalah, got {game!r}")
@@ -499,8 +499,8 @@ def _check_writable_file(path: Path) -> None:
 def _announce_endgame(state, endgame_seeds, cache_dir):
     """The endgame database's size and build time before it is built, or
     that it is found in the cache and is verified first."""
-    from ..games.kalah_endgame import (BLOCK_BYTES, cache_path, estimate_endgame_build, needs_verification,
-                                       record_path)
+    from ..games.kalah.endgame import estimate_endgame_build
+    from ..games.kalah.endgame_files import BLOCK_BYTES, cache_path, needs_verification, record_path
     from ..trees.memory import format_bytes
 
     try:

@@ -68,7 +68,7 @@ _EVALUATORS: dict = {}
 
 def evaluator(threads_per_block: int = 128):
     """A cached :class:`CudaEvaluator` (its buffers are reused across calls)."""
-    from ..games.kalah import check_int
+    from .._checks import check_int
 
     threads_per_block = check_int("threads_per_block", threads_per_block, 1, 1024)
     from .cuda_playouts import CudaEvaluator
@@ -87,7 +87,7 @@ def evaluate(boards, players, playouts_per_state: int, seed: int, *, empty_captu
     limits, checked here before any backend runs), ``threads`` for the CPU,
     ``threads_per_block`` (1..1024) for CUDA.
     """
-    from ..games.kalah import check_bool, check_int, check_seed, max_threads
+    from .._checks import check_bool, check_int, check_seed, max_threads
     from .playouts import MAX_PLAYOUTS_PER_STATE, check_work
 
     playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)

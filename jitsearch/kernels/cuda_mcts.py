@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32, int64
 
-from ..games import kalah_rules
+from ..games.kalah import rules as kalah_rules
 from ..games.kalah import MAX_HOUSES
 from . import rng
 from .multi_mcts import TERMINAL, REWARD_UNITS, make_step

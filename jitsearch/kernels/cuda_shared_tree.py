@@ -27,7 +27,7 @@ from types import SimpleNamespace
 import numpy as np
 from numba import cuda, int32, int64
 
-from ..games import kalah_rules
+from ..games.kalah import rules as kalah_rules
 from ..games.kalah import MAX_HOUSES
 from . import rng
 from .multi_mcts import REWARD_UNITS

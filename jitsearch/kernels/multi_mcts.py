@@ -56,8 +56,8 @@ from types import SimpleNamespace
 import numpy as np
 from numba import njit, prange
 
-from ..games import kalah_rules
-from ..games.kalah_rules import W1, W2, W3, W4, W5
+from ..games.kalah.state import RULES
+from ..games.kalah.rules import W1, W2, W3, W4, W5
 from . import rng
 from .playouts import make_playout
 
@@ -247,7 +247,7 @@ def make_step(jit, rules, gen, playout):
                            stream_key=stream_key)
 
 
-CPU_RULES = kalah_rules.build(njit(cache=True))
+CPU_RULES = RULES  # the one CPU compilation of the rules
 CPU_RNG = rng.build(njit(cache=True))
 CPU_STEP = make_step(njit(cache=True), CPU_RULES, CPU_RNG, make_playout(njit(cache=True), CPU_RULES, CPU_RNG))
 _descend = CPU_STEP.descend

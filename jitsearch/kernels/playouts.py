@@ -25,7 +25,9 @@ import numpy as np
 from numba import njit, prange
 from numba.core import serialize
 
-from ..games import kalah_rules
+from .._checks import check_bool, check_int, check_seed, max_threads
+from ..games.kalah import rules as kalah_rules
+from ..games.kalah.state import MAX_HOUSES, MAX_SEEDS, RULES
 from . import rng
 
 
@@ -74,7 +76,7 @@ def stable_jit(jit):
     return wrap
 
 
-CPU_RULES = kalah_rules.build(njit(cache=True))
+CPU_RULES = RULES  # the one CPU compilation of the rules
 CPU_RNG = rng.build(njit(cache=True))
 #: The rules as the playout compiles them: inlined into it at Numba's IR level
 #: (``inline='always'``), which measured 1.08x the playouts/s of calls into
@@ -243,8 +245,8 @@ OUTPUT_BYTES_PER_STATE = 8 + 5 * 8
 
 def check_work(states: int, playouts_per_state: int, what: str = "a playout batch") -> None:
     """Refuse a batch above the documented work limits (before anything is allocated)."""
-    states = _kalah().check_int("states", states, 1, MAX_STATES)
-    playouts_per_state = _kalah().check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
+    states = check_int("states", states, 1, MAX_STATES)
+    playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
     if states * playouts_per_state > MAX_PLAYOUTS_PER_CALL:
         raise ValueError(f"{what} of {states:,} states x {playouts_per_state:,} playouts = "
                          f"{states * playouts_per_state:,} playouts is above the limit of "
@@ -262,9 +264,8 @@ def validate_batch(boards, players, playouts_per_state, seed):
     """
     from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 
-    kalah = _kalah()
-    playouts_per_state = kalah.check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
-    seed = kalah.check_seed("seed", seed)
+    playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
+    seed = check_seed("seed", seed)
     if isinstance(boards, (str, bytes)) or boards is None:
         raise ValueError(f"boards must be an integer array [K, 2m+2], got {type(boards).__name__}")
     try:
@@ -278,8 +279,8 @@ def validate_batch(boards, players, playouts_per_state, seed):
     if b.dtype.kind not in "iu":
         raise ValueError(f"boards must hold integers, got dtype {b.dtype}")
     m = b.shape[1] // 2 - 1
-    if m > kalah.MAX_HOUSES:
-        raise ValueError(f"at most {kalah.MAX_HOUSES} houses, got {m}")
+    if m > MAX_HOUSES:
+        raise ValueError(f"at most {MAX_HOUSES} houses, got {m}")
     k = b.shape[0]
     if k > MAX_STATES:
         raise ValueError(f"at most {MAX_STATES:,} states per call, got {k:,}")
@@ -289,10 +290,10 @@ def validate_batch(boards, players, playouts_per_state, seed):
                 f"a playout batch of {k:,} states", "evaluate fewer states per call")
     if b.size and b.min() < 0:
         raise ValueError("boards hold a negative seed count")
-    if b.size and b.max() > kalah.MAX_SEEDS:
-        raise ValueError(f"a board holds more than {kalah.MAX_SEEDS} seeds (the limit of a board)")
-    if k and b.sum(axis=1, dtype=np.int64).max() > kalah.MAX_SEEDS:
-        raise ValueError(f"a board holds more than {kalah.MAX_SEEDS} seeds (the limit of a board)")
+    if b.size and b.max() > MAX_SEEDS:
+        raise ValueError(f"a board holds more than {MAX_SEEDS} seeds (the limit of a board)")
+    if k and b.sum(axis=1, dtype=np.int64).max() > MAX_SEEDS:
+        raise ValueError(f"a board holds more than {MAX_SEEDS} seeds (the limit of a board)")
     if isinstance(players, (str, bytes)) or players is None:
         raise ValueError(f"players must be 0 or 1 per board, got {players!r}")
     p = np.asarray(players)
@@ -315,14 +316,8 @@ def validate_batch(boards, players, playouts_per_state, seed):
     return out, np.ascontiguousarray(p, dtype=np.int64), m
 
 
-def _kalah():
-    from ..games import kalah
-
-    return kalah
-
-
 def kalah_max_houses() -> int:
-    return _kalah().MAX_HOUSES
+    return MAX_HOUSES
 
 
 def evaluate_cpu(boards, players, playouts_per_state: int, seed: int, *, empty_capture: bool = False,
@@ -334,8 +329,8 @@ def evaluate_cpu(boards, players, playouts_per_state: int, seed: int, *, empty_c
     MAX_PLAYOUTS_PER_STATE, MAX_PLAYOUTS_PER_CALL), ``threads`` in 1..4 per
     core; a bad one raises ``ValueError`` before any kernel runs."""
     b, p, m = validate_batch(boards, players, playouts_per_state, seed)
-    empty_capture = _kalah().check_bool("empty_capture", empty_capture)
-    threads = _kalah().check_int("threads", threads, 1, _kalah().max_threads())
+    empty_capture = check_bool("empty_capture", empty_capture)
+    threads = check_int("threads", threads, 1, max_threads())
     k = b.shape[0]
     out = {name: np.zeros(k, dtype=np.int64) for name in ("wins", "draws", "losses", "margin_sum", "plies")}
     args = (b, p, m, bool(empty_capture), int(playouts_per_state), np.uint64(seed))

@@ -2,7 +2,8 @@
 
 Counter-based, so any playout's stream is a pure function of its identity:
 ``key = stream_key(seed, state_index, playout_index)`` and the i-th draw is
-``mix64(key + (i + 1) * GOLDEN)`` (a SplitMix64 stream started at ``key``).
+``mix64(key + (i + 1) * GOLDEN)`` (a SplitMix64 stream started at ``key``;
+the mixer is :mod:`jitsearch.rng`'s).
 A draw in ``[0, k)`` takes the top 32 bits times ``k`` shifted right by 32
 (Lemire's multiply-shift), so it never reaches ``k`` and needs no float.
 Every operation is on ``uint64``, identical on the CPU and in CUDA.
@@ -17,23 +18,15 @@ from types import SimpleNamespace
 
 import numpy as np
 
-GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-MIX2 = np.uint64(0x94D049BB133111EB)
+from ..rng import GOLDEN, M64 as _M, mix64_body, mix64_py
+
 STATE_MUL = np.uint64(0xD1B54A32D192ED03)
 PLAYOUT_MUL = np.uint64(0xAEF17502108EF2D9)
 
 
-def _mix64(z):
-    z = np.uint64(z)
-    z = (z ^ (z >> np.uint64(30))) * MIX1
-    z = (z ^ (z >> np.uint64(27))) * MIX2
-    return z ^ (z >> np.uint64(31))
-
-
 def make(jit):
     """Compile the generator with ``jit``; returns (mix64, stream_key, draw, below)."""
-    mix64 = jit(_mix64)
+    mix64 = jit(mix64_body)
 
     def stream_key(seed, state_index, playout_index):
         """Key of the stream of playout ``playout_index`` of state ``state_index``."""
@@ -58,16 +51,6 @@ def build(jit):
 
 
 # -- plain-Python twin (tests, documentation) ----------------------------------------
-
-_M = (1 << 64) - 1
-
-
-def mix64_py(z: int) -> int:
-    z &= _M
-    z = ((z ^ (z >> 30)) * int(MIX1)) & _M
-    z = ((z ^ (z >> 27)) * int(MIX2)) & _M
-    return z ^ (z >> 31)
-
 
 def stream_key_py(seed: int, state_index: int, playout_index: int) -> int:
     z = mix64_py(seed + int(GOLDEN))

@@ -51,7 +51,7 @@ from types import SimpleNamespace
 import numpy as np
 from numba import njit, prange
 
-from ..games import kalah_rules
+from ..games.kalah.state import RULES
 from . import rng
 from .multi_mcts import REWARD_WIN, TERMINAL, make_score, make_units
 from .playouts import make_playout
@@ -215,7 +215,7 @@ def _cpu_ops():
                            exchange=j(exchange), fence=j(fence))
 
 
-CPU_RULES = kalah_rules.build(njit(cache=True))
+CPU_RULES = RULES  # the one CPU compilation of the rules
 CPU_RNG = rng.build(njit(cache=True))
 CPU_SHARED_STEP = make_shared_step(njit(cache=True), CPU_RULES, CPU_RNG,
                                    make_playout(njit(cache=True), CPU_RULES, CPU_RNG), _cpu_ops())

@@ -33,9 +33,10 @@ import time as _time
 
 import numpy as np
 
-from ..games.kalah import KalahState, check_choice, check_float, check_int, check_seed, max_threads
+from ..games.kalah import KalahState
+from .._checks import check_choice, check_float, check_int, check_seed, max_threads
 from ..kernels.multi_mcts import (NO_NODE, REWARD_UNITS, TreeBatch, grow_trees_cpu, log_table_for, node_bytes)
-from ..kernels.rng import mix64_py
+from ..rng import mix64_py
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 
 FORMULAS = {"ucb1": 0, "sqrt": 1, "sqrtlog": 2}

@@ -17,8 +17,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..games.kalah import (KalahState, check_bool, check_choice, check_float, check_int, check_max_bytes,
-                           check_seed, max_threads)
+from ..games.kalah import KalahState
+from .._checks import check_bool, check_choice, check_float, check_int, check_max_bytes, cap_to_physical_memory, check_seed, max_threads
 from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE, evaluate_cpu
 from ..kernels.rng import mix64_py
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
@@ -349,7 +349,7 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     if config is not None and not isinstance(config, MCTSConfig):
         raise ValueError(f"config must be an MCTSConfig, got {type(config).__name__}")
     seed = check_seed("seed", seed)
-    max_bytes = check_max_bytes(max_bytes)
+    max_bytes = cap_to_physical_memory(check_max_bytes("max_bytes", max_bytes))
     cfg = config if config is not None else MCTSConfig.from_options(**options)
     cfg.validate()
     if state.is_over:
@@ -439,7 +439,7 @@ def mcts_search_many(states, seeds, *, max_bytes: int = DEFAULT_MAX_BYTES, **opt
         raise ValueError("mcts_search_many runs the multi-tree search: give backend= and no batch=")
     from ..kernels.backend import resolve
 
-    return _search_many(states, seeds, cfg, resolve(cfg.backend), check_max_bytes(max_bytes))
+    return _search_many(states, seeds, cfg, resolve(cfg.backend), cap_to_physical_memory(check_max_bytes("max_bytes", max_bytes)))
 
 
 def _flip(status: int) -> int:

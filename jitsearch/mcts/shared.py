@@ -28,7 +28,8 @@ import time as _time
 
 import numpy as np
 
-from ..games.kalah import KalahState, check_int, check_seed
+from ..games.kalah import KalahState
+from .._checks import check_int, check_seed
 from ..kernels.multi_mcts import REWARD_UNITS, log_table_for
 from ..kernels.shared_tree import NODE_BYTES, SharedTrees, grow_shared_cpu
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes, format_bytes

@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit
 
 from ..games.kalah import apply_move, heuristic_of, legal_moves
-from ..games.kalah_rules import MAX_PACKED_HOUSES, W1, W2, W3, W4, W5
+from ..games.kalah.rules import MAX_PACKED_HOUSES, W1, W2, W3, W4, W5
 from ..kernels.playouts import (MIN_PACKED_HOUSES, _INLINE_RNG, make_packed_margin, playout, stable_jit,
                                 stream_key)
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
@@ -65,12 +65,13 @@ class MCTSTree:
         ``houses`` houses a side; the arrays' size is checked against
         ``max_bytes`` (and physical memory) before anything is allocated
         (``None``: the caller has checked it)."""
-        from ..games.kalah import MAX_HOUSES, check_int, check_max_bytes
+        from ..games.kalah import MAX_HOUSES
+        from .._checks import check_int, check_max_bytes, cap_to_physical_memory
 
         self.capacity = check_int("capacity", capacity, 1, (1 << 31) - 1)
         self.houses = check_int("houses", houses, 1, MAX_HOUSES)
         if max_bytes is not None:
-            check_bytes(self.capacity * self.bytes_per_node(self.houses), check_max_bytes(max_bytes),
+            check_bytes(self.capacity * self.bytes_per_node(self.houses), cap_to_physical_memory(check_max_bytes("max_bytes", max_bytes)),
                         f"an MCTS tree of {self.capacity:,} nodes", "lower the capacity")
         c = self.capacity
         self.parent = np.full(c, NO_NODE, dtype=np.int32)
@@ -96,7 +97,7 @@ class MCTSTree:
 
     def set_root(self, board, player: int):
         """Make node 0 the position ``board`` (2m+2 seed counts) with ``player`` to move (-1: over)."""
-        from ..games.kalah import check_int
+        from .._checks import check_int
 
         player = check_int("player", player, -1, 1)
         b = np.asarray(board)
@@ -115,7 +116,7 @@ class MCTSTree:
 
     def children(self, node: int = 0) -> range:
         """Indices of ``node``'s children (empty while it is not expanded)."""
-        from ..games.kalah import check_int
+        from .._checks import check_int
 
         node = check_int("node", node, 0, max(int(self.size[0]), 1) - 1)
         f = int(self.first_child[node])

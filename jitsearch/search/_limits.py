@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 
 from ..trees import ExplicitTree, UniformTree
-from ..trees._validate import check_bool
-from ..trees.memory import check_bytes, check_max_bytes
+from .._checks import check_bool, check_max_bytes
+from ..trees.memory import check_bytes
 
 #: Status a resumable kernel returns when it needs a larger table or pool.
 NEED_ROOM = 4
@@ -32,7 +32,7 @@ def check_common(tree, trace, max_bytes) -> tuple[bool, int]:
     """Validate ``trace`` and ``max_bytes`` (the tree itself by ``tree_data``)."""
     if not isinstance(tree, (ExplicitTree, UniformTree)):
         raise ValueError(f"expected an ExplicitTree or UniformTree, got {type(tree).__name__}")
-    return check_bool(trace, "trace"), check_max_bytes(max_bytes)
+    return check_bool("trace", trace), check_max_bytes("max_bytes", max_bytes)
 
 
 def trace_bytes(tree, trace: bool) -> int:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..trees._access import mix64
-from ..trees._validate import check_choice
+from ..rng import mix64
+from .._checks import check_choice
 from ..trees.memory import check_bytes, format_bytes, memory_guard
 
 EMPTY = -1
@@ -120,7 +120,7 @@ def make_table(tree, storage: str, default_lower: float, default_upper: float,
     """
     from ..trees import ExplicitTree
 
-    check_choice(storage, "storage", ("auto", "dense", "hash"))
+    check_choice("storage", storage, ("auto", "dense", "hash"))
     n = tree.num_nodes
     if storage == "auto":
         dense = isinstance(tree, ExplicitTree) or n * DENSE_NODE_BYTES <= dense_max_bytes

@@ -39,7 +39,7 @@ from ..trees._access import (
     uniform_leaf_int,
     uniform_leaf_value,
 )
-from ..trees._validate import check_pair
+from .._checks import check_pair
 from ..trees.uniform import DEFAULT_INT_RANGE
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes, memory_guard
 from ._limits import check_common, check_search_bytes, trace_bytes, tree_max_branching
@@ -646,7 +646,7 @@ STACK_BYTES = 7 * 8
 
 
 def _window(window) -> tuple[float, float]:
-    alpha, beta = check_pair(window, "window")
+    alpha, beta = check_pair("window", window)
     if not alpha < beta:
         raise ValueError(f"window needs alpha < beta, got ({alpha}, {beta})")
     return alpha, beta

@@ -35,9 +35,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..trees._validate import check_bool, check_int, check_pair, check_real
+from .._checks import check_bool, check_float, check_int, check_max_bytes, check_pair
 from ..trees.incremental import IncrementalTree, inc_child_key, inc_edge_cost, inc_num_children
-from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes, check_max_bytes, memory_guard
+from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes, memory_guard
 from .result import SearchResult
 
 #: Per level of search depth: the stack arrays of ``incremental_search``.
@@ -268,8 +268,8 @@ def perfect_ordering_generations(tree: IncrementalTree, depth: int | None = None
     """
     if not isinstance(tree, IncrementalTree):
         raise ValueError(f"expected an IncrementalTree, got {type(tree).__name__}")
-    d = tree.depth if depth is None else check_int(depth, "depth", 0, tree.depth)
-    max_nodes = check_real(max_nodes, "max_nodes", lo=0.0)
+    d = tree.depth if depth is None else check_int("depth", depth, 0, tree.depth)
+    max_nodes = check_float("max_nodes", max_nodes, lo=0.0)
     if tree_is_uniform(tree):
         b = tree.branching
         return int(sum(b ** math.ceil(k / 2) + b ** (k // 2) - 1 for k in range(1, d + 1)))
@@ -306,9 +306,9 @@ class EdgeBounds:
     def learn(cls, branching: int, *, random_branching: bool = False, trees: int = 20, depth: int = 3,
               seed: int = 10**6, edge_lo: int | None = None, edge_hi: int | None = None) -> "EdgeBounds":
         """Sample ``trees`` trees (seeds ``seed, seed+1, ...``) down to ``depth``."""
-        trees = check_int(trees, "trees", 1, 10**6)
-        depth = check_int(depth, "depth", 1, 64)
-        seed = check_int(seed, "seed", 0, 2**64 - 1 - trees)
+        trees = check_int("trees", trees, 1, 10**6)
+        depth = check_int("depth", depth, 1, 64)
+        seed = check_int("seed", seed, 0, 2**64 - 1 - trees)
         probe = IncrementalTree(branching, depth, seed=seed, random_branching=random_branching,
                                 **({} if edge_lo is None else {"edge_lo": edge_lo}),
                                 **({} if edge_hi is None else {"edge_hi": edge_hi}))
@@ -331,7 +331,7 @@ class EdgeBounds:
 
     def likely(self, q: float = 0.9) -> tuple[float, float]:
         """(l'', u''): the (1-q) and q quantiles, the "most likely" increments of (2)."""
-        q = check_real(q, "q")
+        q = check_float("q", q)
         levels = [round(x, 10) for x in self.levels]
         if round(q, 10) not in levels or round(1 - q, 10) not in levels or q <= 0.5:
             raise ValueError(f"q must be one of {[x for x in levels if x > 0.5 and round(1 - x, 10) in levels]}")
@@ -375,7 +375,7 @@ def resolve_bounds(tree: IncrementalTree, bounds) -> tuple[int, float, float]:
         return BOUNDS_FIXED, bounds.lo, bounds.hi
     if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__"):
         raise ValueError(f"bounds must be exact, online, an EdgeBounds or (l, u); got {bounds!r}")
-    lo, hi = check_pair(bounds, "bounds", allow_inf=False)
+    lo, hi = check_pair("bounds", bounds, allow_inf=False)
     if lo > hi:
         raise ValueError(f"edge bounds need finite l <= u, got ({lo}, {hi})")
     return BOUNDS_FIXED, lo, hi
@@ -398,7 +398,7 @@ def _run(tree, depth, use_fe, bounds, delta, name, max_bytes):
     if not 0 < delta <= 1:
         raise ValueError(f"delta must lie in (0, 1], got {delta}")
     mode, lo, hi = resolve_bounds(tree, bounds)
-    max_bytes = check_max_bytes(max_bytes)
+    max_bytes = check_max_bytes("max_bytes", max_bytes)
     check_bytes((d + 1) * STACK_BYTES, max_bytes, f"{name}'s search stack ({d + 1} levels)",
                 "lower the depth or raise max_bytes (--max-memory)")
     counters = np.zeros(1, dtype=np.int64)
@@ -433,7 +433,7 @@ def forward_estimation(tree: IncrementalTree, *, depth: int | None = None, delta
     (``edge_lo``, ``edge_hi``; the learned ones with on-line bounds).
     ``leaves_expanded`` is -1: FE counts generations, not leaves.
     """
-    if check_bool(trace, "trace"):
+    if check_bool("trace", trace):
         raise ValueError("trace is not available for forward estimation (it counts node generations)")
     return _run(tree, depth, True, bounds, delta, "fe", max_bytes)
 
@@ -441,7 +441,7 @@ def forward_estimation(tree: IncrementalTree, *, depth: int | None = None, delta
 def incremental_alphabeta(tree: IncrementalTree, *, depth: int | None = None, trace: bool = False,
                           max_bytes: int = DEFAULT_MAX_BYTES) -> SearchResult:
     """Alpha-beta on an incremental tree, counting node generations like FE."""
-    if check_bool(trace, "trace"):
+    if check_bool("trace", trace):
         raise ValueError("trace is not available on incremental trees; materialise with tree.to_explicit()")
     return _run(tree, depth, False, "exact", 1.0, "alphabeta", max_bytes)
 

@@ -46,8 +46,8 @@ from numba import njit
 
 from ..trees import ExplicitTree
 from ..trees._access import child, is_leaf, leaf_number, leaf_value, num_children, player_to_move
-from ..trees._validate import INT64_MAX, check_bool, check_choice, check_int, check_pair, check_real
-from ..trees.memory import DEFAULT_MAX_BYTES, check_max_bytes, memory_guard
+from .._checks import INT64_MAX, check_bool, check_choice, check_float, check_int, check_max_bytes, check_pair
+from ..trees.memory import DEFAULT_MAX_BYTES, memory_guard
 from ._limits import (
     NEED_ROOM,
     ChunkClock,
@@ -92,7 +92,7 @@ def _gt(x1, k1, x2, k2):
 
 
 @njit(cache=True, inline="always")
-def _select_child(maximize, bounds, c0, n, ax, ak, bx, bk):
+def fsss_select_child(maximize, bounds, c0, n, ax, ak, bx, bk):
     """Traverse of Algorithm 2 at one node.
 
     ``bounds[c0:c0+n, 0]`` and ``bounds[c0:c0+n, 1]`` are the children's L
@@ -165,7 +165,7 @@ def _select_child(maximize, bounds, c0, n, ax, ak, bx, bk):
 
 
 @njit(cache=True, inline="always")
-def _combine(maximize, bounds, c0, n):
+def fsss_combine(maximize, bounds, c0, n):
     """Backup of Algorithm 2: (L, U) = (f_i L_i, f_i U_i) over rows ``[c0, c0+n)``."""
     lo = bounds[c0, 0]
     up = bounds[c0, 1]
@@ -323,7 +323,7 @@ def _fsss_pool_kernel(t, pool, state, paths, lo0, hi0, restart_deepest, stop_whe
             maximize = player_to_move(t, node, d) > 0
             path_n[d] = n
             path_max[d] = maximize
-            best_i, nax, nak, nbx, nbk = _select_child(
+            best_i, nax, nak, nbx, nbk = fsss_select_child(
                 maximize, bounds, c0, n,
                 path_ax[d], path_ak[d], path_bx[d], path_bk[d],
             )
@@ -340,7 +340,7 @@ def _fsss_pool_kernel(t, pool, state, paths, lo0, hi0, restart_deepest, stop_whe
         for level in range(d - 1, -1, -1):
             e = path_entry[level]
             c0 = pool[e, _FIRST]
-            lo, up = _combine(path_max[level], bounds, c0, path_n[level])
+            lo, up = fsss_combine(path_max[level], bounds, c0, path_n[level])
             if restart_deepest and bounds[e, _LO] == lo and bounds[e, _UP] == up:
                 start = level
                 break
@@ -406,7 +406,7 @@ def _fsss_table_kernel(t, keys, lower, upper, state, paths, lo0, hi0, restart_de
                 child_bounds[i, 0], child_bounds[i, 1] = table_bounds(
                     keys, lower, upper, child(t, node, i), lo0, hi0
                 )
-            best_i, nax, nak, nbx, nbk = _select_child(
+            best_i, nax, nak, nbx, nbk = fsss_select_child(
                 player_to_move(t, node, d) > 0, child_bounds, 0, n,
                 path_ax[d], path_ak[d], path_bx[d], path_bk[d],
             )
@@ -425,7 +425,7 @@ def _fsss_table_kernel(t, keys, lower, upper, state, paths, lo0, hi0, restart_de
                 child_bounds[i, 0], child_bounds[i, 1] = table_bounds(
                     keys, lower, upper, child(t, node, i), lo0, hi0
                 )
-            lo, up = _combine(player_to_move(t, node, level) > 0, child_bounds, 0, n)
+            lo, up = fsss_combine(player_to_move(t, node, level) > 0, child_bounds, 0, n)
             slot = table_insert(keys, lower, upper, node, used, lo0, hi0)
             if restart_deepest and lower[slot] == lo and upper[slot] == up:
                 start = level
@@ -443,7 +443,7 @@ def _fsss_table_kernel(t, keys, lower, upper, state, paths, lo0, hi0, restart_de
 def _value_range(tree, value_range):
     if value_range is None:
         return -math.inf, math.inf
-    lo, hi = check_pair(value_range, "value_range")
+    lo, hi = check_pair("value_range", value_range)
     if lo > hi:
         raise ValueError(f"value_range needs lo <= hi, got ({lo}, {hi})")
     if isinstance(tree, ExplicitTree):
@@ -519,14 +519,14 @@ def fsss(
     ``storage`` and ``peak_bytes`` (everything allocated, at its largest).
     """
     trace, max_bytes = check_common(tree, trace, max_bytes)
-    restart_deepest = check_bool(restart_deepest, "restart_deepest")
-    stop_when_proven = check_bool(stop_when_proven, "stop_when_proven")
+    restart_deepest = check_bool("restart_deepest", restart_deepest)
+    stop_when_proven = check_bool("stop_when_proven", stop_when_proven)
     if max_leaves is not None:
-        max_leaves = check_int(max_leaves, "max_leaves", 0, INT64_MAX)
+        max_leaves = check_int("max_leaves", max_leaves, 0, INT64_MAX)
     if max_seconds is not None:
-        max_seconds = check_real(max_seconds, "max_seconds", lo=0.0, lo_open=True)
-    check_choice(storage, "storage", ("pool", "auto", "dense", "hash"))
-    dense_max_bytes = check_max_bytes(dense_max_bytes, "dense_max_bytes")
+        max_seconds = check_float("max_seconds", max_seconds, lo=0.0, lo_open=True)
+    check_choice("storage", storage, ("pool", "auto", "dense", "hash"))
+    dense_max_bytes = check_max_bytes("dense_max_bytes", dense_max_bytes)
     cancel = check_cancel(cancel)
     t = tree_data(tree)
     lo0, hi0 = _value_range(tree, value_range)

@@ -29,7 +29,7 @@ from ..trees._access import (
     num_children,
     player_to_move,
 )
-from ..trees._validate import check_int, check_real
+from .._checks import check_int, check_float
 from ..trees.memory import DEFAULT_MAX_BYTES, memory_guard
 from ._limits import check_common, check_search_bytes, trace_bytes
 from .depth_first import trace_buffer, tree_data
@@ -163,9 +163,9 @@ def two_agent(
     """
     trace, max_bytes = check_common(tree, trace, max_bytes)
     if depth is not None:
-        depth = check_int(depth, "depth", 0)
+        depth = check_int("depth", depth, 0)
     if loss_threshold is not None:
-        loss_threshold = check_real(loss_threshold, "loss_threshold", allow_inf=True)
+        loss_threshold = check_float("loss_threshold", loss_threshold, allow_inf=True)
     levels = min(int(tree.height), tree.height if depth is None else depth) + 1
     parts = {"stack": levels * STACK_BYTES, "trace": trace_bytes(tree, trace)}
     if isinstance(tree, ExplicitTree):

@@ -29,8 +29,8 @@ import numpy as np
 from numba import njit
 
 from ..trees._access import child, is_leaf, leaf_number, leaf_value, num_children, player_to_move
-from ..trees._validate import check_choice, check_real
-from ..trees.memory import DEFAULT_MAX_BYTES, check_max_bytes, memory_guard
+from .._checks import check_choice, check_float, check_max_bytes
+from ..trees.memory import DEFAULT_MAX_BYTES, memory_guard
 from ._limits import NEED_ROOM, ChunkClock, cancelled, check_cancel, check_common, check_search_bytes, trace_bytes
 from ._table import (
     DEFAULT_DENSE_MAX_BYTES,
@@ -213,8 +213,8 @@ def _best_root_move(t, keys, lower, upper, value):
 
 def _run_mtd(name, tree, first_guess, storage, trace, max_bytes, dense_max_bytes, cancel):
     trace, max_bytes = check_common(tree, trace, max_bytes)
-    check_choice(storage, "storage", ("auto", "dense", "hash"))
-    dense_max_bytes = check_max_bytes(dense_max_bytes, "dense_max_bytes")
+    check_choice("storage", storage, ("auto", "dense", "hash"))
+    dense_max_bytes = check_max_bytes("dense_max_bytes", dense_max_bytes)
     cancel = check_cancel(cancel)
     t = tree_data(tree)
     height = int(tree.height)
@@ -296,5 +296,5 @@ def mtdf(tree, *, first_guess: float = 0.0, storage: str = "auto", trace: bool =
     (``lower <= V <= upper``), ``stopped`` "interrupted" and ``interrupted``
     True; ``value`` is the bound the root's player is guaranteed.
     """
-    f = check_real(first_guess, "first_guess", allow_inf=True)
+    f = check_float("first_guess", first_guess, allow_inf=True)
     return _run_mtd("mtdf", tree, f, storage, trace, max_bytes, dense_max_bytes, cancel)

@@ -24,6 +24,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ..rng import GOLDEN, mix64
+
 KIND_EXPLICIT = 0
 KIND_UNIFORM = 1
 
@@ -35,9 +37,7 @@ VALUE_KIND_NAMES = {"int": VALUES_INT, "binary": VALUES_BINARY, "float": VALUES_
 MAX_PLAYER = 1
 MIN_PLAYER = -1
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
+
 _INV_2_53 = 1.0 / 9007199254740992.0
 
 
@@ -90,23 +90,15 @@ class TreeData(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def mix64(z):
-    """SplitMix64 finaliser on ``uint64`` (bijective avalanche mix)."""
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True, inline="always")
 def hash_key(seed):
     """Key of the leaf hash for ``seed`` (computed once per tree)."""
-    return mix64(np.uint64(seed) + _GOLDEN)
+    return mix64(np.uint64(seed) + GOLDEN)
 
 
 @njit(cache=True, inline="always")
 def leaf_hash(key, leaf):
     """Counter-based hash of ``(key, leaf)`` -> uint64, same in pure Python."""
-    return mix64(key + np.uint64(leaf) * _GOLDEN)
+    return mix64(key + np.uint64(leaf) * GOLDEN)
 
 
 @njit(cache=True, inline="always")

@@ -40,8 +40,8 @@ import numpy as np
 from numba import njit
 
 from ._access import KIND_EXPLICIT, MAX_PLAYER, MIN_PLAYER, TreeData
-from ._validate import check_bool, check_int, is_int
-from .memory import DEFAULT_MAX_BYTES, check_bytes, check_max_bytes, memory_guard
+from .._checks import check_bool, check_int, check_max_bytes, is_int
+from .memory import DEFAULT_MAX_BYTES, check_bytes, memory_guard
 
 #: Bytes of arrays held per node by an ExplicitTree (an upper estimate).
 BYTES_PER_NODE = 64
@@ -462,12 +462,12 @@ class ExplicitTree:
         """
         from .uniform import MAX_IMPLICIT_NODES, uniform_num_nodes
 
-        b = check_int(branching, "branching", 1, MAX_IMPLICIT_NODES)
-        h = check_int(height, "height", 0)
-        max_bytes = check_max_bytes(max_bytes)
+        b = check_int("branching", branching, 1, MAX_IMPLICIT_NODES)
+        h = check_int("height", height, 0)
+        max_bytes = check_max_bytes("max_bytes", max_bytes)
         root_tm = _player(root, "the root")
         if integral is not None:
-            integral = check_bool(integral, "integral")
+            integral = check_bool("integral", integral)
         if not isinstance(leaves, (list, tuple, np.ndarray)):
             raise ValueError(f"leaves must be a list or 1-D array of numbers, got {type(leaves).__name__}")
         num_leaves = len(leaves)
@@ -530,7 +530,7 @@ class ExplicitTree:
 
     def to_json_obj(self, *, uniform: bool = False):
         """JSON-ready object: nested form, or the uniform form when asked."""
-        if check_bool(uniform, "uniform"):
+        if check_bool("uniform", uniform):
             b = self.max_branching
             h = self.height
             leaves = self.leaf_values()
@@ -584,7 +584,7 @@ class ExplicitTree:
         ordered uniform tree expands b**ceil(h/2) + b**floor(h/2) - 1 leaves
         (Knuth & Moore 1975).
         """
-        worst_first = check_bool(worst_first, "worst_first")
+        worst_first = check_bool("worst_first", worst_first)
         vals = self.node_values()
         n = self.num_nodes
         new_index = np.empty(n, dtype=np.int64)
@@ -712,7 +712,7 @@ def load_tree(path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> ExplicitTree:
     JSON file.
     """
     path = _path_arg(path)
-    max_bytes = check_max_bytes(max_bytes)
+    max_bytes = check_max_bytes("max_bytes", max_bytes)
     if not os.path.exists(path):
         raise ValueError(f"tree file not found: {path}")
     if os.path.isdir(path):

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._access import mix64
-from ._validate import check_bool, check_int
+from ..rng import M64, mix64, mix64_py
+from .._checks import check_bool, check_int
 from .memory import DEFAULT_MAX_BYTES, check_bytes, memory_guard
 
 #: Largest branching accepted (children are enumerated one by one).
@@ -41,7 +41,6 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _GOLDEN2 = np.uint64(0xD1B54A32D192ED03)
 _C_BRANCH = np.uint64(0xA0761D6478BD642F)
 _C_EDGE = np.uint64(0xE7037ED1A0B428DB)
-_M64 = (1 << 64) - 1
 
 
 @njit(cache=True, inline="always")
@@ -68,18 +67,12 @@ def inc_edge_cost(key, edge_lo, edge_span):
 
 # -- pure-Python twins (tests and references) ------------------------------------
 
-def _mix64_py(z: int) -> int:
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
-    return z ^ (z >> 31)
-
-
 def root_key_py(seed: int) -> int:
-    return _mix64_py((seed + 0x9E3779B97F4A7C15) & _M64)
+    return mix64_py((seed + 0x9E3779B97F4A7C15) & M64)
 
 
 def child_key_py(key: int, i: int) -> int:
-    return _mix64_py((key + (i + 1) * 0xD1B54A32D192ED03) & _M64)
+    return mix64_py((key + (i + 1) * 0xD1B54A32D192ED03) & M64)
 
 
 @dataclass(frozen=True)
@@ -104,12 +97,12 @@ class IncrementalTree:
 
     def __post_init__(self):
         fix = object.__setattr__  # normalise NumPy scalars to Python ints (frozen dataclass)
-        fix(self, "branching", check_int(self.branching, "branching", 1, MAX_INCREMENTAL_BRANCHING))
-        fix(self, "depth", check_int(self.depth, "depth", 0, 64))
-        fix(self, "seed", check_int(self.seed, "seed", 0, 2**64 - 1))
-        fix(self, "random_branching", check_bool(self.random_branching, "random_branching"))
-        fix(self, "edge_lo", check_int(self.edge_lo, "edge_lo", -(2**52), 2**52))
-        fix(self, "edge_hi", check_int(self.edge_hi, "edge_hi", -(2**52), 2**52))
+        fix(self, "branching", check_int("branching", self.branching, 1, MAX_INCREMENTAL_BRANCHING))
+        fix(self, "depth", check_int("depth", self.depth, 0, 64))
+        fix(self, "seed", check_int("seed", self.seed, 0, 2**64 - 1))
+        fix(self, "random_branching", check_bool("random_branching", self.random_branching))
+        fix(self, "edge_lo", check_int("edge_lo", self.edge_lo, -(2**52), 2**52))
+        fix(self, "edge_hi", check_int("edge_hi", self.edge_hi, -(2**52), 2**52))
         if self.edge_lo > self.edge_hi:
             raise ValueError(f"edge costs need integers edge_lo <= edge_hi, got {self.edge_lo}, {self.edge_hi}")
         if max(abs(self.edge_lo), abs(self.edge_hi)) * max(self.depth, 1) > 2**52:
@@ -149,7 +142,7 @@ class IncrementalTree:
     def _depth_arg(self, depth) -> int:
         if depth is None:
             return self.depth
-        return check_int(depth, "depth", 0, self.depth)
+        return check_int("depth", depth, 0, self.depth)
 
     def _worst_nodes(self, d: int) -> int:
         m = self.max_branching
@@ -170,10 +163,10 @@ class IncrementalTree:
     def num_children_py(self, key: int) -> int:
         if not self.random_branching:
             return self.branching
-        return 1 + _mix64_py(key ^ 0xA0761D6478BD642F) % (2 * self.branching - 1)
+        return 1 + mix64_py(key ^ 0xA0761D6478BD642F) % (2 * self.branching - 1)
 
     def edge_cost_py(self, key: int) -> float:
-        return float(self.edge_lo + _mix64_py(key ^ 0xE7037ED1A0B428DB) % self.edge_span)
+        return float(self.edge_lo + mix64_py(key ^ 0xE7037ED1A0B428DB) % self.edge_span)
 
     # -- materialising ---------------------------------------------------------
     def to_explicit(self, depth: int | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES):

@@ -7,7 +7,7 @@ limit and what to change:
 * :func:`check_bytes` -- against the caller's ``max_bytes`` and against what
   this machine can hold (``MemAvailable`` from ``/proc/meminfo`` when
   readable, else the physical memory);
-* :func:`check_max_bytes` -- validates a ``max_bytes`` argument;
+* :func:`~jitsearch._checks.check_max_bytes` (from the checks) -- validates a ``max_bytes`` argument;
 * :func:`memory_guard` -- turns a ``MemoryError`` raised by NumPy or a Numba
   kernel at an allocation into a ``ValueError`` saying what to lower.
 """
@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 
 import numpy as np
+
+from .._checks import check_max_bytes, physical_memory
 
 #: Default ceiling for one allocation made on a user's behalf (2 GiB).
 DEFAULT_MAX_BYTES = 2 * 1024**3
@@ -65,25 +66,8 @@ def machine_bytes() -> tuple[int | None, str]:
                     return int(line.split()[1]) * 1024, "available memory"
     except (OSError, ValueError, IndexError):
         pass
-    try:
-        pages = os.sysconf("SC_PHYS_PAGES")
-        size = os.sysconf("SC_PAGE_SIZE")
-        if pages > 0 and size > 0:
-            return int(pages) * int(size), "physical memory"
-    except (AttributeError, OSError, ValueError):
-        pass
-    return None, ""
-
-
-def check_max_bytes(max_bytes, name: str = "max_bytes") -> int:
-    """Validate a memory limit: a positive integer (NumPy integers accepted)."""
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)):
-        raise ValueError(
-            f"{name} must be an integer number of bytes, got {type(max_bytes).__name__} {max_bytes!r}"
-        )
-    if max_bytes <= 0:
-        raise ValueError(f"{name} must be > 0 bytes, got {max_bytes}")
-    return int(max_bytes)
+    phys = physical_memory()
+    return (phys, "physical memory") if phys and phys > 0 else (None, "")
 
 
 def check_bytes(needed, max_bytes, what: str, fix: str) -> None:
@@ -94,7 +78,7 @@ def check_bytes(needed, max_bytes, what: str, fix: str) -> None:
     ``fix``), or when it exceeds what this machine can hold (see
     :func:`machine_bytes`). ``needed`` may be any Python integer or float.
     """
-    max_bytes = check_max_bytes(max_bytes)
+    max_bytes = check_max_bytes("max_bytes", max_bytes)
     if isinstance(needed, float) and math.isnan(needed):
         raise ValueError(f"the size of {what} could not be estimated: {fix}")
     if needed > max_bytes:

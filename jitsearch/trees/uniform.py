@@ -27,8 +27,9 @@ from ._access import (
     TreeData,
     fill_leaf_values,
 )
-from ._validate import check_choice, check_int, check_real, is_int
-from .memory import DEFAULT_MAX_BYTES, check_bytes, check_max_bytes, memory_guard
+from .._checks import check_choice, check_float, check_int, check_max_bytes, is_int
+from .memory import DEFAULT_MAX_BYTES, check_bytes, memory_guard
+from ..rng import M64, mix64_py
 
 #: Default integer leaf range, about +-2**31 as in Weinstein et al. (seed 000).
 DEFAULT_INT_RANGE = (-(2**31), 2**31)
@@ -41,23 +42,16 @@ _EMPTY_I64 = np.zeros(0, dtype=np.int64)
 _EMPTY_I8 = np.zeros(0, dtype=np.int8)
 _EMPTY_F64 = np.zeros(0, dtype=np.float64)
 
-_M64 = (1 << 64) - 1
-
-
-def _mix64_py(z: int) -> int:
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
-    return z ^ (z >> 31)
 
 
 def hash_key_py(seed: int) -> int:
     """Pure-Python twin of the kernels' ``hash_key``."""
-    return _mix64_py((seed + 0x9E3779B97F4A7C15) & _M64)
+    return mix64_py((seed + 0x9E3779B97F4A7C15) & M64)
 
 
 def leaf_hash_py(seed: int, leaf: int) -> int:
     """Pure-Python twin of the kernels' leaf hash for ``seed`` (references/tests)."""
-    return _mix64_py((hash_key_py(seed) + leaf * 0x9E3779B97F4A7C15) & _M64)
+    return mix64_py((hash_key_py(seed) + leaf * 0x9E3779B97F4A7C15) & M64)
 
 
 def _parse_root(root) -> int:
@@ -134,19 +128,19 @@ class UniformTree:
     leaf_cost: int = 0
 
     def __post_init__(self):
-        b = check_int(self.branching, "branching", 1, MAX_IMPLICIT_NODES)
-        h = check_int(self.height, "height", 0)
+        b = check_int("branching", self.branching, 1, MAX_IMPLICIT_NODES)
+        h = check_int("height", self.height, 0)
         object.__setattr__(self, "branching", b)
         object.__setattr__(self, "height", h)
-        object.__setattr__(self, "seed", check_int(self.seed, "seed", 0, 2**64 - 1))
-        check_choice(self.values, "values", tuple(VALUE_KIND_NAMES))
+        object.__setattr__(self, "seed", check_int("seed", self.seed, 0, 2**64 - 1))
+        check_choice("values", self.values, tuple(VALUE_KIND_NAMES))
         _parse_root(self.root)
-        object.__setattr__(self, "leaf_cost", check_int(self.leaf_cost, "leaf_cost", 0, 10**7))
+        object.__setattr__(self, "leaf_cost", check_int("leaf_cost", self.leaf_cost, 0, 10**7))
         check_uniform_size(b, h)
         for name in ("lo", "hi"):
             x = getattr(self, name)
             if x is not None:
-                check_real(x, name)
+                check_float(name, x)
         lo, hi = self.value_range
         if self.values == "int":
             if not (_is_int(lo) and _is_int(hi)):
@@ -263,7 +257,7 @@ class UniformTree:
 
     def leaf_value(self, leaf: int) -> float:
         """Value of one leaf, computed in pure Python (reference twin)."""
-        leaf = check_int(leaf, "leaf", 0, self.num_leaves - 1)
+        leaf = check_int("leaf", leaf, 0, self.num_leaves - 1)
         h = leaf_hash_py(self.seed, leaf)
         lo, hi = self.value_range
         if self.values == "int":
@@ -276,7 +270,7 @@ class UniformTree:
         """The same tree as an :class:`ExplicitTree` (same node numbering)."""
         from .explicit import BUILD_BYTES_PER_NODE, ExplicitTree
 
-        max_bytes = check_max_bytes(max_bytes)
+        max_bytes = check_max_bytes("max_bytes", max_bytes)
         n = self.num_nodes
         check_bytes(
             n * BUILD_BYTES_PER_NODE + self.num_leaves * 8,

@@ -2,7 +2,7 @@
 player gets from a tablebase), and solves that survive interruption.
 
 :func:`move_values` solves the position after each legal move exactly
-(:func:`jitsearch.games.kalah_search.solve_exact`: MTD(f) with a
+(:func:`jitsearch.games.kalah.solver.solve_exact`: MTD(f) with a
 transposition table and, with ``endgame_seeds``, the endgame database for
 every position it covers) and reports, per move, player 0's final margin
 under perfect play and the value for the player to move (the margin with
@@ -20,27 +20,23 @@ dropped.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import time
 from pathlib import Path
 
-from .._jit import JitWatch
-from .kalah import KalahState
+from ..._io import append_line_synced, check_value, drop_partial_line
+from ..._jit import JitWatch
+from .endgame import build_endgame_database
+from .solver import solve_exact
+from .state import KalahState
 
 FORMAT = "jitsearch-kalah-move-values"
 VERSION = 1
 
 
-def _check_value(fields: dict) -> str:
-    text = json.dumps({k: fields[k] for k in sorted(fields) if k != "check"}, sort_keys=True)
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
-
-
 def _header(state: KalahState) -> dict:
     h = {"format": FORMAT, "version": VERSION, "position": state.to_text(), "empty_capture": state.empty_capture}
-    h["check"] = _check_value(h)
+    h["check"] = check_value(h)
     return h
 
 
@@ -63,7 +59,7 @@ def read_checkpoint(path, state: KalahState) -> dict:
         raise ValueError(f"{path}:1: not a move-values checkpoint (no JSON header)") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise ValueError(f"{path}:1: not a move-values checkpoint")
-    if header.get("check") != _check_value(header):
+    if header.get("check") != check_value(header):
         raise ValueError(f"{path}:1: the header was edited (its check value does not match)")
     if header.get("position") != state.to_text() or header.get("empty_capture") != state.empty_capture:
         raise ValueError(f"{path} holds the moves of {header.get('position')!r} "
@@ -79,7 +75,7 @@ def read_checkpoint(path, state: KalahState) -> dict:
             entry = json.loads(line)
         except json.JSONDecodeError:
             raise ValueError(f"{path}:{number}: not a JSON line") from None
-        if not isinstance(entry, dict) or entry.get("check") != _check_value(entry):
+        if not isinstance(entry, dict) or entry.get("check") != check_value(entry):
             raise ValueError(f"{path}:{number}: the line was edited (its check value does not match)")
         move, margin = entry.get("move"), entry.get("margin")
         if move not in legal or not isinstance(margin, int) or abs(margin) > total:
@@ -90,11 +86,8 @@ def read_checkpoint(path, state: KalahState) -> dict:
 
 def _append(path: Path, entry: dict) -> None:
     entry = dict(entry)
-    entry["check"] = _check_value(entry)
-    with open(path, "a") as fh:
-        fh.write(json.dumps(entry, sort_keys=True) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    entry["check"] = check_value(entry)
+    append_line_synced(path, json.dumps(entry, sort_keys=True))
 
 
 def move_values(state: KalahState, *, checkpoint=None, resume: bool = False, time_limit: float | None = None,
@@ -115,8 +108,6 @@ def move_values(state: KalahState, *, checkpoint=None, resume: bool = False, tim
     value for the mover, = the position's solved value), ``margin`` (player
     0's), ``complete``, ``interrupted``, ``seconds``, ``nodes``.
     """
-    from .kalah_search import solve_exact
-
     if not isinstance(state, KalahState):
         raise ValueError(f"state must be a KalahState, got {type(state).__name__}")
     if state.is_over:
@@ -133,15 +124,10 @@ def move_values(state: KalahState, *, checkpoint=None, resume: bool = False, tim
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "w") as fh:
                 fh.write(json.dumps(_header(state), sort_keys=True) + "\n")
-        else:  # drop a torn last line before appending
-            raw = path.read_bytes()
-            if raw and not raw.endswith(b"\n"):
-                with open(path, "wb") as fh:
-                    fh.write(raw[:raw.rfind(b"\n") + 1])
+        else:
+            drop_partial_line(path)  # a line torn by a kill, before appending
     db = None
     if endgame_seeds:
-        from .kalah_endgame import build_endgame_database
-
         db = build_endgame_database(state.houses, endgame_seeds, state.empty_capture, cache_dir=endgame_cache_dir)
     sign = 1 if state.player == 0 else -1
     start = time.perf_counter()

@@ -1,7 +1,7 @@
 """Checkpoints of a running exact Kalah solve, so that a solve of hours
 survives a kill.
 
-:func:`jitsearch.games.kalah_search.solve_exact` with ``checkpoint=PATH``
+:func:`jitsearch.games.kalah.solver.solve_exact` with ``checkpoint=PATH``
 saves its whole state every ``checkpoint_seconds`` (and when it stops on a
 time limit, Ctrl-C or a full table): the transposition table, the MTD(f)
 bounds and the stack and registers of the null-window test in progress.
@@ -31,11 +31,15 @@ import hashlib
 import json
 import os
 import secrets
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from .kalah_moves import _check_value  # the move-values checkpoint's check of its JSON lines
+from ...trees.memory import format_bytes
+
+from ..._io import check_value
 
 FORMAT = "jitsearch-kalah-solve-checkpoint"
 VERSION = 1
@@ -66,7 +70,7 @@ def save_solve_state(path, identity: dict, progress: dict, table: np.ndarray, st
 
     ``identity``: what must agree on resume (JSON values); ``progress``: the
     bounds and counters (JSON values); ``table``: int64[cap, 4]; ``stack``:
-    the :class:`~jitsearch.games.kalah_search.MTStack`.
+    the :class:`~jitsearch.games.kalah.solver.MTStack`.
     """
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
@@ -84,7 +88,7 @@ def save_solve_state(path, identity: dict, progress: dict, table: np.ndarray, st
     state = {"format": FORMAT, "version": VERSION, "identity": identity, "progress": progress,
              "stack": stack_lists, "table": {"file": name, "rows": int(table.shape[0]), "bytes": int(table.nbytes),
                                              "blake2b": checksum}}
-    state["check"] = _check_value(state)
+    state["check"] = check_value(state)
     tmp = path / (STATE_FILE + f".{secrets.token_hex(4)}.tmp")
     with open(tmp, "w") as fh:
         json.dump(state, fh)
@@ -107,11 +111,6 @@ def check_checkpoint_dir(path, table_bytes: int) -> None:
     """Fail before a solve whose checkpoint could not be saved: ``path``
     must be (or be creatable as) a writable directory with room for one
     more table file (a save writes the new table before deleting the old)."""
-    import shutil
-    import tempfile
-
-    from ..trees.memory import format_bytes
-
     path = Path(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -146,7 +145,7 @@ def load_solve_state(path, identity: dict) -> dict:
         raise ValueError(f"{sfile}: not a Kalah solve checkpoint")
     if state.get("version") != VERSION:
         raise ValueError(f"{sfile}: checkpoint version {state.get('version')} is not {VERSION}")
-    if state.get("check") != _check_value(state):
+    if state.get("check") != check_value(state):
         raise ValueError(f"{sfile}: damaged or edited (its check value does not match)")
     theirs = state["identity"]
     differ = [k for k in sorted(set(identity) | set(theirs)) if identity.get(k) != theirs.get(k)]

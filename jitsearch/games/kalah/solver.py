@@ -1,22 +1,10 @@
-"""Depth-limited alpha-beta on Kalah, iterative deepening, and an exact solver.
+"""The exact Kalah solver: MTD(f) over resumable null-window alpha-beta
+tests to the end of the game, with seed-count bounds, a transposition table
+of bounds on the rest of the game, endgame databases and checkpoints.
 
-Conventions: a ply is one move (an extra-turn move is a ply too); the
-player to move decides whether a node is MAX (the root player) or MIN, never
-the depth's parity. Values are from the root player's point of view:
-``eval="store"`` is the store difference (its final margin at the end of the
-game), ``eval="heuristic"`` the weighted H1..H5 of seed 003 computed for the
-root player. Finished games are always scored by the store difference.
-
-Move ordering (seed 004 section 3.4.1, seed 002): the transposition table's
-move first, then moves that give an extra turn, then by the store difference
-one ply later, best first for the mover; ties keep house order.
-
-Transposition table (seed 004 section 3.3.1): ``capacity`` slots (a power of
-two) indexed by a 64-bit hash of (board, player to move); each slot keeps
-the key, the searched depth, the bound type (exact / lower / upper), the
-value and the best move. Replacement: a slot is overwritten by a search of
-equal or greater depth of any position, or by any search of the same
-position (depth-preferred), so deep results survive shallow ones.
+Values are player 0's final margin (stores plus the seeds each side keeps);
+player 0 maximises. See :func:`solve_exact` and the test kernel
+:func:`_kalah_mt`.
 """
 
 from __future__ import annotations
@@ -25,313 +13,20 @@ import math
 import os
 import time
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from ..search.fsss_minimax import _combine as combine
-from ..search.fsss_minimax import _select_child as select_child
-from ..trees._access import mix64
-from .kalah import KalahState, apply_move, heuristic_of, legal_moves, margin_of
+from ...rng import GOLDEN, mix64
+from ...trees.memory import check_bytes, format_bytes
 from ._prefetch import prefetch_item
-from .kalah_endgame import rank_houses
+from .alphabeta import ABORTED_MOVE, EVAL_STORE, kalah_alphabeta, new_table, sort_by_key
+from .checkpoint import check_checkpoint_dir, checkpoint_exists, load_solve_state, save_solve_state
+from .endgame import build_endgame_database, rank_houses
+from .endgame_files import EndgameDatabaseError, mark_damaged
+from .state import KalahState, apply_move, legal_moves, margin_of
 
-EVAL_STORE = 0
-EVAL_HEURISTIC = 1
-EXACT, LOWER, UPPER = 0, 1, 2
-ABORTED_MOVE = -2  # kalah_alphabeta's move when its node limit stopped it
-NO_LIMIT = np.iinfo(np.int64).max
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-@njit(cache=True, inline="always")
-def board_hash(board, player):
-    h = mix64(np.uint64(player + 7))
-    for i in range(board.shape[0]):
-        h = mix64(h ^ (np.uint64(board[i]) + np.uint64(i + 1) * _GOLDEN))
-    return h
-
-
-@njit(cache=True, inline="always")
-def path_hash(parent, move):
-    """Identity of a node by the moves leading to it (for expansion traces)."""
-    return mix64(parent ^ (np.uint64(move + 1) * _GOLDEN))
-
-
-@njit(cache=True, inline="always")
-def evaluate(board, m, root_player, eval_kind, over):
-    """Value from the root player's point of view (see module docstring)."""
-    margin = np.float64(margin_of(board, m))
-    if root_player == 1:
-        margin = -margin
-    if over or eval_kind == EVAL_STORE:
-        return margin
-    return heuristic_of(board, m, root_player)
-
-
-@njit(cache=True, inline="always")
-def sort_by_key(moves, keys, count):
-    """Stable insertion sort of ``moves[:count]`` by descending ``keys``."""
-    for j in range(1, count):
-        mv = moves[j]
-        kv = keys[j]
-        i = j - 1
-        while i >= 0 and keys[i] < kv:
-            moves[i + 1] = moves[i]
-            keys[i + 1] = keys[i]
-            i -= 1
-        moves[i + 1] = mv
-        keys[i + 1] = kv
-
-
-@njit(cache=True, inline="always")
-def _order_moves(board, m, player, empty_capture, moves, count, scratch, keys, tt_move):
-    """Sort ``moves[:count]`` best first (see module docstring)."""
-    sign = 1.0 if player == 0 else -1.0
-    for j in range(count):
-        scratch[:] = board
-        nxt = apply_move(scratch, m, player, moves[j], empty_capture)
-        key = sign * np.float64(margin_of(scratch, m))
-        if nxt == player:
-            key += 1e6
-        if moves[j] == tt_move:
-            key += 1e9
-        keys[j] = key
-    sort_by_key(moves, keys, count)
-
-
-@njit(cache=True, nogil=True)
-def kalah_alphabeta(root_board, m, root_player, depth, eval_kind, empty_capture, ordering,
-                    tt_keys, tt_depth, tt_flag, tt_value, tt_move, counters, trace, node_limit):
-    """Depth-limited fail-soft alpha-beta from ``root_board`` (root player to move).
-
-    ``tt_keys`` of size 0 disables the table. ``counters``: int64[2] gets
-    (nodes visited, frontier evaluations) added. ``trace`` (uint64[K], K > 0
-    to record) receives the path hash (:func:`path_hash` of the moves from
-    the root) of each frontier state evaluated. Returns (value, best move
-    pit, or -1 when the root is decided by the table); (nan,
-    ``ABORTED_MOVE``) when ``counters[0]`` would pass ``node_limit`` (the
-    search is abandoned; the table keeps only sound entries).
-    """
-    n = 2 * m + 2
-    cap = tt_keys.shape[0]
-    mask = np.uint64(cap - 1) if cap > 0 else np.uint64(0)
-    boards = np.empty((depth + 1, n), dtype=root_board.dtype)
-    movers = np.empty(depth + 1, dtype=np.int64)
-    moves = np.empty((depth + 1, m), dtype=np.int64)
-    keys = np.empty(m, dtype=np.float64)
-    scratch = np.empty(n, dtype=root_board.dtype)
-    nmoves = np.empty(depth + 1, dtype=np.int64)
-    kidx = np.empty(depth + 1, dtype=np.int64)
-    alpha = np.empty(depth + 1, dtype=np.float64)
-    beta = np.empty(depth + 1, dtype=np.float64)
-    alpha0 = np.empty(depth + 1, dtype=np.float64)
-    beta0 = np.empty(depth + 1, dtype=np.float64)
-    value = np.empty(depth + 1, dtype=np.float64)
-    best = np.empty(depth + 1, dtype=np.int64)
-    hashes = np.empty(depth + 1, dtype=np.uint64)
-    paths = np.empty(depth + 1, dtype=np.uint64)
-    record = trace.shape[0] > 0
-    paths[0] = np.uint64(0)
-    boards[0] = root_board
-    movers[0] = root_player
-    alpha[0] = -math.inf
-    beta[0] = math.inf
-    sp = 0
-    entering = True
-    ret = 0.0
-    while True:
-        if entering:
-            if counters[0] >= node_limit:
-                return math.nan, np.int64(ABORTED_MOVE)
-            counters[0] += 1
-            mover = movers[sp]
-            board = boards[sp]
-            done = False
-            if mover < 0 or sp == depth:
-                ret = evaluate(board, m, root_player, eval_kind, mover < 0)
-                if record and counters[1] < trace.shape[0]:
-                    trace[counters[1]] = paths[sp]
-                counters[1] += 1
-                done = True
-            tt_best = -1
-            if not done and cap > 0:
-                h = board_hash(board, mover)
-                hashes[sp] = h
-                slot = np.int64(h & mask)
-                if tt_keys[slot] == h:
-                    tt_best = tt_move[slot]
-                    if sp > 0 and tt_depth[slot] >= depth - sp:  # the root is always searched
-                        v = tt_value[slot]
-                        f = tt_flag[slot]
-                        if f == EXACT or (f == LOWER and v >= beta[sp]) or (f == UPPER and v <= alpha[sp]):
-                            ret = v
-                            done = True
-            if done:
-                if sp == 0:
-                    return ret, np.int64(-1)
-                sp -= 1
-                entering = False
-                continue
-            count = legal_moves(board, m, mover, moves[sp])
-            if ordering:
-                _order_moves(board, m, mover, empty_capture, moves[sp], count, scratch, keys, tt_best)
-            nmoves[sp] = count
-            kidx[sp] = 0
-            alpha0[sp] = alpha[sp]
-            beta0[sp] = beta[sp]
-            value[sp] = -math.inf if mover == root_player else math.inf
-            best[sp] = -1
-        else:
-            # child kidx[sp] returned ret
-            mv = moves[sp, kidx[sp]]
-            if movers[sp] == root_player:
-                if ret > value[sp]:
-                    value[sp] = ret
-                    best[sp] = mv
-                if ret > alpha[sp]:
-                    alpha[sp] = ret
-            else:
-                if ret < value[sp]:
-                    value[sp] = ret
-                    best[sp] = mv
-                if ret < beta[sp]:
-                    beta[sp] = ret
-            kidx[sp] += 1
-        k = kidx[sp]
-        if k < nmoves[sp] and alpha[sp] < beta[sp]:
-            boards[sp + 1] = boards[sp]
-            movers[sp + 1] = apply_move(boards[sp + 1], m, movers[sp], moves[sp, k], empty_capture)
-            paths[sp + 1] = path_hash(paths[sp], moves[sp, k])
-            alpha[sp + 1] = alpha[sp]
-            beta[sp + 1] = beta[sp]
-            sp += 1
-            entering = True
-            continue
-        ret = value[sp]
-        if cap > 0:
-            slot = np.int64(hashes[sp] & mask)
-            d = depth - sp
-            if tt_keys[slot] == hashes[sp] or d >= tt_depth[slot]:
-                tt_keys[slot] = hashes[sp]
-                tt_depth[slot] = d
-                tt_value[slot] = ret
-                tt_move[slot] = best[sp]
-                tt_flag[slot] = UPPER if ret <= alpha0[sp] else (LOWER if ret >= beta0[sp] else EXACT)
-        if sp == 0:
-            return ret, best[0]
-        sp -= 1
-
-
-def new_table(capacity: int):
-    """A transposition table of ``capacity`` slots (rounded up to a power of two; 0: none)."""
-    if capacity <= 0:
-        cap = 0
-    else:
-        cap = 1 << max(0, int(capacity - 1).bit_length())
-    return (np.zeros(cap, dtype=np.uint64), np.full(cap, -1, dtype=np.int64), np.zeros(cap, dtype=np.int8),
-            np.zeros(cap, dtype=np.float64), np.full(cap, -1, dtype=np.int64))
-
-
-TABLE_SLOT_BYTES = 8 + 8 + 1 + 8 + 8
-
-
-def search(state: KalahState, depth: int, *, eval: str = "store", ordering: bool = True,
-           tt_capacity: int = 1 << 16, table=None, trace: bool = False) -> dict:
-    """Depth-limited alpha-beta from ``state``; returns value, move, nodes, PV."""
-    _check_depth(state, depth, eval)
-    table = table if table is not None else new_table(tt_capacity)
-    counters = np.zeros(2, dtype=np.int64)
-    buf = np.zeros(_trace_capacity(state, depth) if trace else 0, dtype=np.uint64)
-    value, move = kalah_alphabeta(state.board, state.houses, state.player, int(depth),
-                                  EVAL_STORE if eval == "store" else EVAL_HEURISTIC, state.empty_capture,
-                                  ordering, *table, counters, buf, NO_LIMIT)
-    move = int(move)
-    out = {"value": float(value), "move": move, "nodes": int(counters[0]), "evaluations": int(counters[1]),
-           "depth": int(depth), "pv": principal_variation(state, table, depth, first=move)}
-    if trace:
-        out["frontier"] = buf[:min(int(counters[1]), buf.size)].copy()
-    return out
-
-
-def _trace_capacity(state: KalahState, depth: int) -> int:
-    from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
-
-    cap = min(state.houses ** depth, 1 << 26)
-    check_bytes(cap * 8, DEFAULT_MAX_BYTES, f"a frontier trace of up to {cap} states", "lower the depth")
-    return cap
-
-
-def _check_depth(state, depth, evaluation):
-    if state.is_over:
-        raise ValueError("the game is over: nothing to search")
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
-        raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
-    if evaluation not in ("store", "heuristic"):
-        raise ValueError(f"eval must be store or heuristic, got {evaluation!r}")
-
-
-def principal_variation(state: KalahState, table, depth: int, first: int) -> list[int]:
-    """Moves from the root following the table's best moves (validated)."""
-    keys, _, _, _, moves = table
-    pv = [first]
-    s = state.play(first)
-    cap = keys.shape[0]
-    while cap and not s.is_over and len(pv) < depth:
-        h = int(_hash(s.board, s.player))
-        slot = h & (cap - 1)
-        if int(keys[slot]) != h or int(moves[slot]) not in s.legal_moves():
-            break
-        pv.append(int(moves[slot]))
-        s = s.play(int(moves[slot]))
-    return pv
-
-
-@njit(cache=True)
-def _hash(board, player):
-    return board_hash(board, player)
-
-
-@njit(cache=True)
-def _houses_hash(board, m, player):
-    return houses_hash(board, m, player)
-
-
-def iterative_deepening(state: KalahState, *, max_depth: int = 64, time_limit: float | None = None,
-                        eval: str = "store", tt_capacity: int = 1 << 18) -> dict:
-    """Deepen one ply at a time, reusing the table, until ``max_depth`` or the
-    time limit; returns the result of the deepest completed iteration.
-
-    A search cannot be interrupted, so the next iteration is started only if
-    its predicted time (the last one's times its growth factor) fits the
-    remaining time.
-    """
-    if time_limit is not None and not time_limit > 0:
-        raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
-    table = new_table(tt_capacity)
-    start = time.perf_counter()
-    result = None
-    last = None
-    growth = 4.0
-    nodes = 0
-    for d in range(1, max_depth + 1):
-        t0 = time.perf_counter()
-        r = search(state, d, eval=eval, table=table)
-        dt = time.perf_counter() - t0
-        nodes += r["nodes"]
-        result = r
-        if last:
-            growth = min(max(dt / max(last, 1e-6), 1.5), 20.0)
-        last = dt
-        if time_limit is not None and (time.perf_counter() - start) + dt * growth > time_limit:
-            break
-    result = dict(result)
-    result["total_nodes"] = nodes
-    result["seconds"] = time.perf_counter() - start
-    return result
-
-
-# -- exact solving: MTD(f) with a transposition table of bounds ---------------------
 
 @njit(cache=True, inline="always")
 def _order_moves_cheap(board, m, player, moves, count, keys, tt_move, empty_capture):
@@ -365,8 +60,9 @@ SOLVED, PAUSED, TABLE_FULL, DATABASE_DAMAGED = 0, 1, 2, 3
 ABORTED = PAUSED  # the old name: a test stopped by its node limit (now resumable)
 
 
-class MTStack:
-    """The caller-owned stack and registers of one :func:`_kalah_mt` test.
+class MTStack(NamedTuple):
+    """The caller-owned stack and registers of one :func:`_kalah_mt` test
+    (:meth:`for_state` builds it).
 
     One row per ply, ``4 * seeds + 9`` rows (a game cannot last longer):
     ``boards`` (int32[D, 2m+2]), ``movers``, ``moves`` (int64[D, m]),
@@ -377,29 +73,57 @@ class MTStack:
     finished test) makes the next call start a new test.
     """
 
-    def __init__(self, state: KalahState):
+    boards: np.ndarray
+    movers: np.ndarray
+    moves: np.ndarray
+    nmoves: np.ndarray
+    kidx: np.ndarray
+    value: np.ndarray
+    best: np.ndarray
+    hashes: np.ndarray
+    diffs: np.ndarray
+    seeds_left: np.ndarray
+    keys: np.ndarray
+    child: np.ndarray
+    regs: np.ndarray
+    fregs: np.ndarray
+
+    @classmethod
+    def for_state(cls, state: KalahState) -> "MTStack":
         m = state.houses
         n = 2 * m + 2
         rows = 4 * int(state.board.sum()) + 9
         i64 = np.int64
-        self.boards = np.zeros((rows, n), dtype=state.board.dtype)
-        self.movers = np.zeros(rows, dtype=i64)
-        self.moves = np.zeros((rows, m), dtype=i64)
-        self.nmoves = np.zeros(rows, dtype=i64)
-        self.kidx = np.zeros(rows, dtype=i64)
-        self.value = np.zeros(rows, dtype=np.float64)
-        self.best = np.zeros(rows, dtype=i64)
-        self.hashes = np.zeros(rows, dtype=np.uint64)
-        self.diffs = np.zeros(rows, dtype=np.float64)
-        self.seeds_left = np.zeros(rows, dtype=i64)
-        self.keys = np.zeros(m, dtype=np.float64)
-        self.child = np.zeros(n, dtype=state.board.dtype)
-        self.regs = np.zeros(3, dtype=i64)
-        self.fregs = np.zeros(1, dtype=np.float64)
+        return cls(boards=np.zeros((rows, n), dtype=state.board.dtype), movers=np.zeros(rows, dtype=i64),
+                   moves=np.zeros((rows, m), dtype=i64), nmoves=np.zeros(rows, dtype=i64),
+                   kidx=np.zeros(rows, dtype=i64), value=np.zeros(rows, dtype=np.float64),
+                   best=np.zeros(rows, dtype=i64), hashes=np.zeros(rows, dtype=np.uint64),
+                   diffs=np.zeros(rows, dtype=np.float64), seeds_left=np.zeros(rows, dtype=i64),
+                   keys=np.zeros(m, dtype=np.float64), child=np.zeros(n, dtype=state.board.dtype),
+                   regs=np.zeros(3, dtype=i64), fregs=np.zeros(1, dtype=np.float64))
 
-    def arrays(self) -> tuple:
-        return (self.boards, self.movers, self.moves, self.nmoves, self.kidx, self.value, self.best, self.hashes,
-                self.diffs, self.seeds_left, self.keys, self.child, self.regs, self.fregs)
+
+class EndgameArrays(NamedTuple):
+    """What the test kernel reads of an endgame database: ``values``
+    (int8[2, size]), ``binom`` (the ranking's binomial table) and ``seeds``
+    (the most seeds in the houses it answers; -1: no database)."""
+
+    values: np.ndarray
+    binom: np.ndarray
+    seeds: int
+
+
+#: No database: a placeholder the kernel never reads.
+NO_DATABASE = EndgameArrays(np.zeros((2, 1), dtype=np.int8), np.zeros((1, 1), dtype=np.int64), -1)
+
+
+class SolverOptions(NamedTuple):
+    """Options of the test kernel that change the work, never a value (see
+    :func:`solve_exact`): ``etc_min_seeds``, ``db_etc_window``, ``prefetch``."""
+
+    etc_min_seeds: int
+    db_etc_window: int
+    prefetch: bool
 
 
 _POLY = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime
@@ -410,7 +134,7 @@ def houses_hash(board, m, player):
     """64-bit key of (the houses, the player to move), stores left out: the
     rest of the game depends on nothing else. A polynomial over the houses
     (one multiply per house) finished by one SplitMix64 round."""
-    h = np.uint64(player + 1) * _GOLDEN  # high bits: never confused with a house count
+    h = np.uint64(player + 1) * GOLDEN  # high bits: never confused with a house count
     for i in range(1, m + 1):
         h = (h ^ np.uint64(board[i])) * _POLY
     for i in range(m + 2, 2 * m + 2):
@@ -419,9 +143,7 @@ def houses_hash(board, m, player):
 
 
 @njit(cache=True, nogil=True)
-def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters, node_limit, etc_min_seeds,
-              db_values, db_binom, db_seeds, db_etc_window, prefetch, boards, movers, moves, nmoves, kidx, value, best, hashes, diffs,
-              seeds_left, keys, child, regs, fregs):
+def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters, node_limit, options, db, stack):
     """Null-window test "margin >= gamma?" to the end of the game, resumable.
 
     Values are player 0's final margin; player 0 maximises. Fail-soft:
@@ -429,10 +151,12 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
     margin <= g; the root is always expanded (no cutoff from the table or the
     seed counts there) so the move is the one its own search found.
 
-    The stack (``boards`` .. ``seeds_left``, one row per ply, at least
-    ``4 * seeds + 9`` rows; ``keys``, ``child``: scratch) and the registers
-    (``regs``: int64[3] = started, sp, entering; ``fregs``: float64[1] =
-    the value being returned) belong to the caller (:class:`MTStack`). When
+    ``options`` is a :class:`SolverOptions`, ``db`` an :class:`EndgameArrays`
+    (:data:`NO_DATABASE` for none). The stack (``boards`` .. ``seeds_left``,
+    one row per ply, at least ``4 * seeds + 9`` rows; ``keys``, ``child``:
+    scratch) and the registers (``regs``: int64[3] = started, sp, entering;
+    ``fregs``: float64[1] = the value being returned) belong to the caller
+    (``stack``, an :class:`MTStack`). When
     ``counters[0]`` reaches ``node_limit`` before a node is entered the
     test stops with status ``PAUSED``; calling again with the same
     arguments (and a higher limit) continues exactly where it stopped, so a
@@ -453,7 +177,7 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
       positions that differ only in how the stores split share one entry.
 
     With an endgame database (``db_seeds`` >= 0, see
-    :mod:`jitsearch.games.kalah_endgame`) a node with at most ``db_seeds``
+    :mod:`jitsearch.games.kalah.endgame`) a node with at most ``db_seeds``
     seeds left in the houses takes its exact value from it. At a node with
     at most ``db_seeds + db_etc_window`` seeds, every child the database (or
     the end of the game) answers is looked up before any is searched (an
@@ -476,6 +200,13 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
     with the most seeds left (the biggest subtree), the odd one the most
     recent other entry; a new entry that beats the even slot's demotes it.
     """
+    etc_min_seeds, db_etc_window, prefetch = options.etc_min_seeds, options.db_etc_window, options.prefetch
+    db_values, db_binom, db_seeds = db.values, db.binom, db.seeds
+    boards, movers, moves, nmoves, kidx, value = stack.boards, stack.movers, stack.moves, stack.nmoves, stack.kidx, \
+        stack.value
+    best, hashes, diffs, seeds_left, keys, child = stack.best, stack.hashes, stack.diffs, stack.seeds_left, \
+        stack.keys, stack.child
+    regs, fregs = stack.regs, stack.fregs
     n = 2 * m + 2
     total = 0
     for i in range(n):
@@ -721,8 +452,6 @@ def _kalah_mt(root_board, m, root_player, gamma, empty_capture, table, counters,
 def _database_damaged(endgame_db: dict, what: str):
     """Stop a solve whose endgame database proved damaged: flag its record
     (the next use rebuilds it) and raise :class:`EndgameDatabaseError`."""
-    from .kalah_endgame import EndgameDatabaseError, mark_damaged
-
     path = endgame_db.get("path")
     if path:
         mark_damaged(path, what)
@@ -859,8 +588,6 @@ def table_slots_for(state: KalahState, endgame_seeds: int = 0, max_bytes: int = 
 
 def _allocate(shape, dtype, what: str, fix: str) -> np.ndarray:
     """``np.zeros`` whose failure is a one-line ValueError saying what to lower."""
-    from ..trees.memory import format_bytes
-
     try:
         return np.zeros(shape, dtype=dtype)
     except (MemoryError, ValueError):
@@ -904,7 +631,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
     endgame_seeds, endgame_db, endgame_cache_dir : an endgame database of
         positions with at most ``endgame_seeds`` (0..127) seeds in the
         houses, given or built (and cached in ``endgame_cache_dir``, see
-        :func:`jitsearch.games.kalah_endgame.build_endgame_database`).
+        :func:`jitsearch.games.kalah.endgame.build_endgame_database`).
     endgame_progress : ``endgame_progress(positions_done, positions_total,
         seconds)`` during a database build, about every second.
     chunk_nodes : nodes per kernel call; None sizes the calls from the
@@ -925,7 +652,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
     checkpoint, resume, checkpoint_seconds : a directory where the solve's
         whole state (table, bounds, the test in progress) is saved every
         ``checkpoint_seconds`` and when it stops unfinished (see
-        :mod:`jitsearch.games.kalah_solve_checkpoint`); ``resume=True``
+        :mod:`jitsearch.games.kalah.checkpoint`); ``resume=True``
         continues from it node for node (a missing checkpoint starts afresh).
         An existing checkpoint without ``resume`` is refused, so that hours
         of work are never overwritten by mistake.
@@ -952,8 +679,6 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
     if prefetch is not None and not isinstance(prefetch, (bool, np.bool_)):
         raise ValueError(f"prefetch must be True, False or None (automatic), got {prefetch!r}")
     if checkpoint is not None:
-        from .kalah_solve_checkpoint import checkpoint_exists
-
         if isinstance(checkpoint_seconds, bool) or not isinstance(checkpoint_seconds, (int, float)) or not (
                 math.isfinite(checkpoint_seconds) and checkpoint_seconds > 0):
             raise ValueError(f"checkpoint_seconds must be a positive number, got {checkpoint_seconds!r}")
@@ -964,8 +689,6 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                              "or remove it")
     elif resume:
         raise ValueError("resume=True needs a checkpoint")
-    from ..trees.memory import check_bytes
-
     if state.is_over:
         return {"margin": state.margin, "best_move": -1, "best_move_source": None, "nodes": 0, "iterations": 0,
                 "seconds": 0.0, "total_seconds": 0.0, "resumed": False, "checkpoint": None,
@@ -985,15 +708,11 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                 "db_etc_window": int(db_etc_window)}
     saved = None
     if checkpoint is not None:
-        from .kalah_solve_checkpoint import check_checkpoint_dir
-
         check_checkpoint_dir(checkpoint, cap * TABLE_ROW_BYTES)
     if checkpoint is not None and resume:
-        from .kalah_solve_checkpoint import checkpoint_exists, load_solve_state
-
         if checkpoint_exists(checkpoint):
             saved = load_solve_state(checkpoint, identity)
-    stack = MTStack(state)
+    stack = MTStack.for_state(state)
     counters = np.zeros(1, dtype=np.int64)
     if saved is not None:
         table = saved["table"]
@@ -1032,8 +751,6 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
     g = None
 
     def save_checkpoint():
-        from .kalah_solve_checkpoint import save_solve_state
-
         progress_fields = {"record": [int(x) for x in record], "gamma": gamma, "g": g, "nodes": int(counters[0]),
                            "first_guess": first_guess, "estimate": estimate,
                            "seconds": before_seconds + time.perf_counter() - start}
@@ -1044,20 +761,19 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
 
     try:
         if endgame_db is None and endgame_seeds > 0:
-            from .kalah_endgame import build_endgame_database
-
             endgame_db = build_endgame_database(m, endgame_seeds, state.empty_capture, max_bytes=max_bytes,
                                                 cache_dir=endgame_cache_dir, progress=endgame_progress,
                                                 deadline=deadline)
             db_seconds = time.perf_counter() - start
             if endgame_db is None:
                 stop = "time_limit"
+        db = NO_DATABASE
         if endgame_db is not None:
-            db_values, db_binom, db_seeds = endgame_db["values"], endgame_db["binom"], int(endgame_db["max_seeds"])
-        else:
-            db_values, db_binom = np.zeros((2, 1), dtype=np.int8), np.zeros((1, 1), dtype=np.int64)
+            db = EndgameArrays(endgame_db["values"], endgame_db["binom"], int(endgame_db["max_seeds"]))
+            db_seeds = db.seeds
         if prefetch is None:
-            prefetch = table.nbytes + db_values.nbytes > PREFETCH_MIN_BYTES
+            prefetch = table.nbytes + db.values.nbytes > PREFETCH_MIN_BYTES
+        options = SolverOptions(int(etc_min_seeds), int(db_etc_window), bool(prefetch))
         if stop is None and first_guess is None:
             _estimate(state, _ESTIMATE_NODES, estimate, deadline)
             first_guess = estimate.get("margin", int(state.board.sum()) % 2)
@@ -1084,8 +800,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                 before = int(counters[0])
                 status, g_new, root_move = _kalah_mt(
                     state.board, m, state.player, float(gamma), state.empty_capture, table, counters,
-                    before + size, etc_min_seeds, db_values, db_binom, db_seeds, db_etc_window, prefetch,
-                    *stack.arrays())
+                    before + size, options, db, stack)
                 dt = time.perf_counter() - now
                 kernel_nodes += int(counters[0]) - before
                 kernel_seconds += dt
@@ -1160,136 +875,6 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
             "first_guess": None if first_guess is None else int(first_guess), "estimate_nodes": estimate["nodes"]}
 
 
-# -- depth-limited FSSS-Minimax on the game --------------------------------------------
-
-@njit(cache=True, nogil=True)
-def kalah_fsss(root_board, m, root_player, depth, eval_kind, empty_capture, counters, trace):
-    """FSSS-Minimax (seed 000, Algorithm 2) to ``depth`` plies on Kalah.
-
-    A preallocated, growing node pool holds each visited state's (L, U)
-    bounds; children of an entry are allocated together, in the same order
-    alpha-beta uses without a table (:func:`_order_moves`), with the move
-    that leads to each. Boards are recomputed along the rollout path. Exact
-    epsilon steps as in :mod:`jitsearch.search.fsss_minimax`. ``counters``:
-    (node visits, frontier expansions); ``trace`` receives frontier path
-    hashes. Returns (value, best move).
-    """
-    n = 2 * m + 2
-    cap = 1024
-    bounds = np.empty((cap, 2), dtype=np.float64)
-    first = np.empty(cap, dtype=np.int64)
-    move_of = np.empty(cap, dtype=np.int64)
-    bounds[0, 0] = -math.inf
-    bounds[0, 1] = math.inf
-    first[0] = -1
-    used = 1
-    boards = np.empty((depth + 1, n), dtype=root_board.dtype)
-    movers = np.empty(depth + 1, dtype=np.int64)
-    path_entry = np.empty(depth + 1, dtype=np.int64)
-    path_hash_ = np.empty(depth + 1, dtype=np.uint64)
-    path_ax = np.empty(depth + 1, dtype=np.float64)
-    path_ak = np.empty(depth + 1, dtype=np.int64)
-    path_bx = np.empty(depth + 1, dtype=np.float64)
-    path_bk = np.empty(depth + 1, dtype=np.int64)
-    nchild = np.empty(depth + 1, dtype=np.int64)
-    moves = np.empty(m, dtype=np.int64)
-    keys = np.empty(m, dtype=np.float64)
-    scratch = np.empty(n, dtype=root_board.dtype)
-    record = trace.shape[0] > 0
-    boards[0] = root_board
-    movers[0] = root_player
-    path_entry[0] = 0
-    path_hash_[0] = np.uint64(0)
-    path_ax[0] = -math.inf
-    path_ak[0] = 0
-    path_bx[0] = math.inf
-    path_bk[0] = 0
-    while bounds[0, 0] != bounds[0, 1]:
-        d = 0
-        while True:
-            e = path_entry[d]
-            mover = movers[d]
-            counters[0] += 1
-            if mover < 0 or d == depth:
-                v = evaluate(boards[d], m, root_player, eval_kind, mover < 0)
-                bounds[e, 0] = v
-                bounds[e, 1] = v
-                if record and counters[1] < trace.shape[0]:
-                    trace[counters[1]] = path_hash_[d]
-                counters[1] += 1
-                break
-            c0 = first[e]
-            if c0 < 0:
-                count = legal_moves(boards[d], m, mover, moves)
-                _order_moves(boards[d], m, mover, empty_capture, moves, count, scratch, keys, -1)
-                if used + count > bounds.shape[0]:
-                    new_cap = bounds.shape[0] * 2
-                    nb = np.empty((new_cap, 2), dtype=np.float64)
-                    nf = np.empty(new_cap, dtype=np.int64)
-                    nm = np.empty(new_cap, dtype=np.int64)
-                    nb[:used] = bounds[:used]
-                    nf[:used] = first[:used]
-                    nm[:used] = move_of[:used]
-                    bounds, first, move_of = nb, nf, nm
-                c0 = used
-                for i in range(count):
-                    bounds[c0 + i, 0] = -math.inf
-                    bounds[c0 + i, 1] = math.inf
-                    first[c0 + i] = -1
-                    move_of[c0 + i] = moves[i]
-                first[e] = c0
-                used += count
-                nchild[d] = count
-            else:
-                nchild[d] = legal_count(boards[d], m, mover)
-            best_i, nax, nak, nbx, nbk = select_child(
-                mover == root_player, bounds, c0, nchild[d], path_ax[d], path_ak[d], path_bx[d], path_bk[d]
-            )
-            ce = c0 + best_i
-            boards[d + 1] = boards[d]
-            movers[d + 1] = apply_move(boards[d + 1], m, mover, move_of[ce], empty_capture)
-            path_hash_[d + 1] = path_hash(path_hash_[d], move_of[ce])
-            d += 1
-            path_entry[d] = ce
-            path_ax[d] = nax
-            path_ak[d] = nak
-            path_bx[d] = nbx
-            path_bk[d] = nbk
-        for level in range(d - 1, -1, -1):
-            e = path_entry[level]
-            lo, up = combine(movers[level] == root_player, bounds, first[e], nchild[level])
-            bounds[e, 0] = lo
-            bounds[e, 1] = up
-    # best move: the lowest-ordered child proven to attain the value
-    c0 = first[0]
-    best = np.int64(-1)
-    if c0 >= 0:
-        for i in range(nchild[0] if depth > 0 else 0):
-            if root_player == movers[0] and bounds[c0 + i, 0] == bounds[0, 0]:
-                best = move_of[c0 + i]
-                break
-    return bounds[0, 0], best
-
-
-@njit(cache=True, inline="always")
-def legal_count(board, m, player):
-    first = 1 if player == 0 else m + 2
-    count = 0
-    for i in range(first, first + m):
-        if board[i] > 0:
-            count += 1
-    return count
-
-
-def fsss_search(state: KalahState, depth: int, *, eval: str = "store", trace: bool = False) -> dict:
-    """Depth-limited FSSS on ``state``; same value as :func:`search` without a table."""
-    _check_depth(state, depth, eval)
-    counters = np.zeros(2, dtype=np.int64)
-    buf = np.zeros(_trace_capacity(state, depth) if trace else 0, dtype=np.uint64)
-    value, move = kalah_fsss(state.board, state.houses, state.player, int(depth),
-                             EVAL_STORE if eval == "store" else EVAL_HEURISTIC, state.empty_capture, counters, buf)
-    out = {"value": float(value), "move": int(move), "nodes": int(counters[0]), "evaluations": int(counters[1]),
-           "depth": int(depth), "pv": [int(move)]}
-    if trace:
-        out["frontier"] = buf[:min(int(counters[1]), buf.size)].copy()
-    return out
+@njit(cache=True)
+def _houses_hash(board, m, player):
+    return houses_hash(board, m, player)

@@ -1,5 +1,5 @@
 """A deliberately plain Kalah implementation, written independently of
-jitsearch.games.kalah_rules: the source of the golden transition file
+jitsearch.games.kalah.rules: the source of the golden transition file
 (tests/data/kalah_golden.jsonl) and the baseline of the Kalah benchmark.
 
 Positions are (houses0, store0, houses1, store1, player) with each side's

@@ -1,4 +1,4 @@
-"""Kalah(m, n): positions, validation, text/ASCII/JSON forms (rules in kalah_rules).
+"""Kalah(m, n) positions: validation, text/ASCII/JSON forms (the rules are in :mod:`.rules`).
 
 Position text form (round-trips)::
 
@@ -13,18 +13,18 @@ m+2..2m+1), player 1's store, then the player to move: ``p0``, ``p1``, or
 from __future__ import annotations
 
 import json
-import math
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
 
-from . import kalah_rules
-from .kalah_rules import GAME_OVER
+from ..._checks import check_bool, check_int
+from . import rules
+from .rules import GAME_OVER
 
-#: Rules compiled for the CPU (cached); the CUDA twin uses kalah_rules.build too.
-RULES = kalah_rules.build(njit(cache=True))
+#: The rules compiled for the CPU (cached): the one CPU compilation, used by every
+#: CPU kernel; the CUDA kernels compile the same source with ``rules.build``.
+RULES = rules.build(njit(cache=True))
 # module-level names: Numba resolves compiled callees as globals, not attributes
 apply_move = RULES.apply_move
 legal_moves = RULES.legal_moves
@@ -51,7 +51,7 @@ class KalahState:
     """An immutable Kalah position.
 
     Attributes: ``board`` (int32[2m+2], read-only, layout in
-    :mod:`kalah_rules`), ``player`` (0 or 1 to move, or -1 when the game is
+    :mod:`.rules`), ``player`` (0 or 1 to move, or -1 when the game is
     over), ``houses`` m (1..MAX_HOUSES), ``empty_capture`` (the rule
     variant), ``seeds_total`` (at most MAX_SEEDS). Every constructor
     validates; a bad argument raises ``ValueError``.
@@ -273,92 +273,12 @@ class KalahState:
         return hash((self.board.tobytes(), self.player, self.empty_capture))
 
 
-from ..trees._validate import _range_words  # noqa: E402  (one wording of ranges for every layer)
-
-
 def _check_size(houses, seeds):
     houses = check_int("houses", houses, 1, MAX_HOUSES)
     seeds = check_int("seeds", seeds, 1, MAX_SEEDS_PER_HOUSE, what="seeds per house")
     if 2 * houses * seeds > MAX_SEEDS:
         raise ValueError(f"Kalah({houses},{seeds}) has {2 * houses * seeds} seeds, above the limit of "
                          f"{MAX_SEEDS} seeds on a board: lower --houses or --seeds")
-
-
-# -- argument checks (shared by the agents, MCTS and the playout kernels) --------------
-
-def check_int(name: str, value, lo: int | None = None, hi: int | None = None, *, what: str | None = None) -> int:
-    """``value`` as an int in ``lo..hi`` (Python or NumPy integers; no bool,
-    no float, no string), else ``ValueError`` naming ``name``."""
-    label = what or name
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{label} must be an integer{_range_words(lo, hi)}, got {value!r} "
-                         f"({type(value).__name__})")
-    v = int(value)
-    if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise ValueError(f"{label} must be an integer{_range_words(lo, hi)}, got {v}")
-    return v
-
-
-def check_float(name: str, value, lo: float | None = None, hi: float | None = None, *,
-                lo_open: bool = False) -> float:
-    """``value`` as a finite float in ``[lo, hi]`` (``(lo, hi]`` with
-    ``lo_open``); ints and NumPy numbers are accepted, bool and strings not."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
-    v = float(value)
-    low = "" if lo is None else (f" > {lo:g}" if lo_open else f" >= {lo:g}")
-    high = "" if hi is None else f"{',' if low else ''} <= {hi:g}"
-    if not math.isfinite(v) or (lo is not None and (v <= lo if lo_open else v < lo)) \
-            or (hi is not None and v > hi):
-        raise ValueError(f"{name} must be a finite number{low}{high}, got {value!r}")
-    return v
-
-
-def check_bool(name: str, value) -> bool:
-    """``value`` as a bool: True / False (Python or NumPy) or the integers 0 / 1."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
-        return bool(value)
-    raise ValueError(f"{name} must be True or False (or 0 / 1), got {value!r}")
-
-
-def check_choice(name: str, value, choices) -> str:
-    """``value`` if it is one of the strings ``choices``."""
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
-    return value
-
-
-def check_seed(name: str, value) -> int:
-    """A seed: an integer in [0, 2**64)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer in [0, 2**64), got {value!r} ({type(value).__name__})")
-    v = int(value)
-    if not 0 <= v < 1 << 64:
-        raise ValueError(f"{name} must lie in [0, 2**64), got {v}")
-    return v
-
-
-def max_threads() -> int:
-    """The most threads (MCTS workers, playout threads) a call may ask for: 4 per core."""
-    return 4 * (os.cpu_count() or 1)
-
-
-def physical_memory() -> int | None:
-    """Bytes of physical memory, or None where the OS does not say."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        return None
-
-
-def check_max_bytes(max_bytes) -> int:
-    """A memory ceiling given by a caller: an integer >= 1 (bytes), capped
-    by the machine's physical memory."""
-    v = check_int("max_bytes", max_bytes, 1)
-    phys = physical_memory()
-    return min(v, phys) if phys else v
 
 
 def dumps(state: KalahState) -> str:

@@ -1,0 +1,193 @@
+"""The package's shape, checked from its source: imports only go down the
+layers, no module takes another module's private name, no import circle
+(imports inside functions count too), no module over 800 lines.
+
+Layers, from the ground up (README, "Layout"): the ground floor (``_checks``,
+``_io``, ``rng``, ``_jit``, ``_version``: imports nothing of jitsearch),
+then trees -> search (and the plain-Python reference ``naive``) -> games ->
+kernels -> mcts -> arena -> interop -> benchmarks -> cli. A module may import
+from its own layer or any lower one; the package's ``__init__`` (the public
+API) may import anything and is imported by nothing inside the package.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "jitsearch"
+GROUND = {"_checks", "_io", "rng", "_jit", "_version"}
+LAYERS = ["trees", "search", "games", "kernels", "mcts", "arena", "interop", "benchmarks", "cli"]
+#: Top-level modules that are not subpackages, and the layer each sits in.
+TOP_MODULES = {"naive": "search", "__main__": "cli"}
+MAX_LINES = 800
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _is_package(name: str) -> bool:
+    return MODULES[name].name == "__init__.py"
+
+
+def _resolve(importer: str, level: int, module: str | None) -> str:
+    """The absolute name of ``from <level dots><module> import ...`` in ``importer``."""
+    if level == 0:
+        return module or ""
+    base = importer.split(".")
+    if not _is_package(importer):
+        base = base[:-1]
+    base = base[:len(base) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
+
+
+def _imports(name: str):
+    """(line, imported module, imported names, in a function?) of a module, every import statement."""
+    tree = ast.parse(MODULES[name].read_text(), str(MODULES[name]))
+    out = []
+
+    def visit(node, in_function):
+        for child in ast.iter_child_nodes(node):
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    if alias.name.split(".")[0] == "jitsearch":
+                        out.append((child.lineno, alias.name, [], in_function))
+            elif isinstance(child, ast.ImportFrom):
+                target = _resolve(name, child.level, child.module)
+                if target.split(".")[0] == "jitsearch":
+                    out.append((child.lineno, target, [a.name for a in child.names], in_function))
+            visit(child, inner)
+
+    visit(tree, False)
+    return out
+
+
+def _edges(name: str):
+    """(line, module imported) of ``name``: a name imported from a package that is one of its modules counts
+    as an import of that module."""
+    for line, target, names, _ in _imports(name):
+        hits = [f"{target}.{n}" for n in names if f"{target}.{n}" in MODULES]
+        if hits and len(hits) == len(names):
+            for h in hits:
+                yield line, h
+        elif target in MODULES:
+            yield line, target
+
+
+def _layer(name: str) -> str | None:
+    parts = name.split(".")
+    if len(parts) == 1:
+        return "top"
+    if parts[1] in GROUND:
+        return "ground"
+    if parts[1] in TOP_MODULES:
+        return TOP_MODULES[parts[1]]
+    return parts[1]
+
+
+def _rank(layer: str) -> int:
+    return -1 if layer == "ground" else LAYERS.index(layer)
+
+
+def test_the_layers_cover_every_module():
+    unknown = sorted(n for n in MODULES if _layer(n) not in {"top", "ground", *LAYERS})
+    assert not unknown, f"modules outside the layers (add them to tests/test_layers.py): {unknown}"
+
+
+def test_imports_only_go_down_the_layers():
+    bad = []
+    for name, path in MODULES.items():
+        mine = _layer(name)
+        for line, target in _edges(name):
+            theirs = _layer(target)
+            where = f"{path.relative_to(ROOT.parent)}:{line}"
+            if theirs == "top" and mine != "top":
+                bad.append(f"{where}: {name} imports the package's __init__ ({target})")
+            elif mine == "ground" and theirs != "ground":
+                bad.append(f"{where}: the ground floor's {name} imports {target}")
+            elif mine not in ("top", "ground") and theirs not in ("top", "ground") and _rank(theirs) > _rank(mine):
+                bad.append(f"{where}: {name} ({mine}) imports {target} ({theirs}), a higher layer")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_module_takes_another_modules_private_name():
+    bad = []
+    for name, path in MODULES.items():
+        source = path.read_text()
+        tree = ast.parse(source)
+        aliases = {}  # local name -> jitsearch module bound to it
+        for line, target, names, _ in _imports(name):
+            where = f"{path.relative_to(ROOT.parent)}:{line}"
+            for n in names:
+                if n.startswith("_") and not n.startswith("__") and f"{target}.{n}" not in MODULES:
+                    bad.append(f"{where}: {name} imports the private name {n} of {target}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                target = _resolve(name, node.level, node.module)
+                for a in node.names:
+                    if f"{target}.{a.name}" in MODULES:
+                        aliases[a.asname or a.name] = f"{target}.{a.name}"
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name in MODULES and a.asname:
+                        aliases[a.asname] = a.name
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                    and node.attr.startswith("_") and not node.attr.startswith("__")):
+                bad.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}: {name} uses the private name "
+                           f"{node.attr} of {aliases[node.value.id]}")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_import_circle():
+    graph = {name: sorted({t for _, t in _edges(name) if t != name}) for name in MODULES}
+    index, low, stack, on_stack, circles = {}, {}, [], set(), []
+    counter = [0]
+
+    def connect(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    import sys
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in graph:
+        if v not in index:
+            connect(v)
+    assert not circles, "import circles (imports inside functions count):\n" + "\n".join(
+        " <-> ".join(c) for c in circles)
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_module_over_800_lines(name):
+    lines = MODULES[name].read_text().count("\n")
+    assert lines <= MAX_LINES, f"{MODULES[name].relative_to(ROOT.parent)} has {lines} lines (at most {MAX_LINES})"
