@@ -197,7 +197,7 @@ EXAMPLE_PAGES = [p for p in PAGES if any(b.lang in ("python", "bash", "console")
 def test_page_examples_run(page, tmp_path, tmp_path_factory):
     steps = _steps(_blocks(page))
     if not steps:
-        pytest.skip("every example on this page needs what is missing here (listed below)")
+        pytest.skip("every example on this page is marked: not run, or needs what is missing here")
     work = tmp_path / "work"
     work.mkdir()
     (tmp_path / "steps.json").write_text(json.dumps(steps))
