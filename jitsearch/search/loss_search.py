@@ -150,6 +150,8 @@ def two_agent(
         may be considered (depth 1 .. d).
     trace : record the leaf numbers of expanded leaves in order.
 
+    Notes
+    -----
     Losses: ``tree.loss_a`` / ``tree.loss_b``; a leaf without them gets the
     zero-sum default ``L(A) = -v``, ``L(B) = v`` where ``v`` is the leaf's
     value seen from A's side (so zero-sum two-agent search is minimax).
