@@ -21,7 +21,8 @@ from jitsearch.games.kalah import MAX_SEEDS, KalahState
 from jitsearch.kernels.backend import evaluate, evaluator, resolve
 from jitsearch.kernels.playouts import evaluate_cpu
 from jitsearch.mcts import tree as T
-from jitsearch.mcts.search import MCTSConfig, choose_final_move, mcts_search, monte_carlo_search, worker_seed
+from jitsearch.mcts.config import MCTSConfig
+from jitsearch.mcts.search import choose_final_move, mcts_search, monte_carlo_search, worker_seed
 
 S = KalahState.initial(3, 2)
 RANDOM = [Agent("random", seed=1), Agent("random", seed=2)]

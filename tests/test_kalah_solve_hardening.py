@@ -9,13 +9,15 @@ import numpy as np
 import pytest
 
 import jitsearch.games.kalah.alphabeta as alphabeta
+import jitsearch.games.kalah.null_window as nw
 import jitsearch.games.kalah.solver as ks
 from jitsearch.games.kalah import KalahState
-from jitsearch.games.kalah.solver import MTStack, solve_exact, table_slots_for
+from jitsearch.games.kalah.null_window import MTStack
+from jitsearch.games.kalah.solver import solve_exact, table_slots_for
 
 from test_kalah_search import _random_positions, brute_force_margin
 
-_OPTIONS = ks.SolverOptions(etc_min_seeds=1 << 30, db_etc_window=0, prefetch=True)
+_OPTIONS = nw.SolverOptions(etc_min_seeds=1 << 30, db_etc_window=0, prefetch=True)
 _SKIP = ("seconds", "endgame_seconds", "total_seconds")
 
 
@@ -31,9 +33,9 @@ def _run_test(state, gamma, chunk, cap=1 << 10):
     calls = 0
     while True:
         calls += 1
-        status, g, move = ks._kalah_mt(state.board, state.houses, state.player, float(gamma), state.empty_capture,
-                                       table, counters, int(counters[0]) + chunk, _OPTIONS, ks.NO_DATABASE, stack)
-        if status != ks.PAUSED:
+        status, g, move = nw.null_window_test(state.board, state.houses, state.player, float(gamma), state.empty_capture,
+                                       table, counters, int(counters[0]) + chunk, _OPTIONS, nw.NO_DATABASE, stack)
+        if status != nw.PAUSED:
             return status, g, move, int(counters[0]), calls, table
 
 
@@ -43,7 +45,7 @@ def test_a_test_in_tiny_chunks_equals_one_run(ec):
     for pos in positions:
         for gamma in (-3, 0, 1, 2, 6):
             whole = _run_test(pos, gamma, 1 << 40)
-            assert whole[0] == ks.SOLVED and whole[4] == 1
+            assert whole[0] == nw.SOLVED and whole[4] == 1
             for chunk in (1, 7, 100):
                 part = _run_test(pos, gamma, chunk)
                 assert part[:4] == whole[:4], (pos.to_text(), gamma, chunk)

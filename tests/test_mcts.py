@@ -371,7 +371,7 @@ def test_cli_play_with_mcts_agents(capsys):
 # -- the packed-board kernels and lazy expansion -------------------------------------------
 
 def _grown(kernel, state, seed, iterations=1500, **options):
-    from jitsearch.mcts.search import MCTSConfig
+    from jitsearch.mcts.config import MCTSConfig
 
     t = T.MCTSTree(iterations * state.houses + 1, state.houses)
     t.set_root(state.board, state.player)

@@ -64,7 +64,7 @@ def _check_against_core(t, tree, prune, perspective, record, order_fn=None):
     for alpha, beta in WINDOWS:
         buf_a = _trace_buffer(tree) if record else NO_TRACE
         buf_b = _trace_buffer(tree) if record else NO_TRACE
-        got = df._search_kernel(t, alpha, beta, prune, perspective, buf_a, order_fn)
+        got = df.search_kernel(t, alpha, beta, prune, perspective, buf_a, order_fn)
         want = df._search_core(t, alpha, beta, prune, perspective, buf_b, order_fn)
         assert tuple(got) == tuple(want), (tree, alpha, beta, prune, perspective, record)
         if record:
@@ -145,9 +145,9 @@ def test_windows_and_and_or_match_naive():
 
 
 def test_benchmark_entry_point_keeps_its_arguments():
-    # jitsearch/benchmarks/throughput.py calls _search_kernel(t, alpha, beta, prune, perspective, buf)
+    # jitsearch/benchmarks/throughput.py calls search_kernel(t, alpha, beta, prune, perspective, buf)
     t = UniformTree(2, 10, seed=3).data()
-    got = df._search_kernel(t, -math.inf, math.inf, True, 1, NO_TRACE)
+    got = df.search_kernel(t, -math.inf, math.inf, True, 1, NO_TRACE)
     assert tuple(got) == tuple(df._search_generic(t, -math.inf, math.inf, True, 1, NO_TRACE))
 
 

@@ -45,7 +45,8 @@ def _seed(experiment: int, height: int, index: int) -> int:
 
 def _count_tree(args):
     """Leaves expanded by the three solvers on one tree (runs in a worker)."""
-    from .. import UniformTree, alphabeta, fsss, mtd_inf
+    from ..search import alphabeta, fsss, mtd_inf
+    from ..trees import UniformTree
 
     experiment, height, index = args
     values = "int" if experiment == 1 else "binary"
@@ -153,7 +154,8 @@ def _time_solver(fn, tree, repeats):
 def run_cost(heights=(16, 20, 22), trees=5, repeats=3, sweep_height=20, sweep_trees=3,
              costs=(0, 4, 16, 64, 256, 1024, 4096), progress=None) -> dict:
     """Wall time, time per expanded leaf and peak memory; leaf-cost sweep."""
-    from .. import UniformTree, alphabeta, fsss, mtd_inf
+    from ..search import alphabeta, fsss, mtd_inf
+    from ..trees import UniformTree
 
     solvers = {
         "alphabeta": lambda t: alphabeta(t),

@@ -44,7 +44,8 @@ def run_mcts_bench(*, simulations: int = 20000, playout_states: int = 256, playo
     from ..games.kalah import KalahState
     from .._checks import check_int, max_threads
     from ..kernels.playouts import check_work, evaluate_cpu
-    from ..mcts.search import MAX_ITERATIONS, MCTSConfig, mcts_search, tree_capacity
+    from ..mcts.config import MAX_ITERATIONS, MCTSConfig
+    from ..mcts.search import mcts_search, tree_capacity
     from ..trees.memory import DEFAULT_MAX_BYTES
 
     simulations = check_int("simulations", simulations, 1, MAX_ITERATIONS)

@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import naive
 from ..search import alphabeta
-from ..search.depth_first import _search_kernel
+from ..search.depth_first import search_kernel
 from ..trees import UniformTree
 
 _FIRST_CALL_SCRIPT = r"""
@@ -50,7 +50,7 @@ def _kernel_time(datas, buf) -> tuple[float, int]:
     leaves = 0
     t0 = time.perf_counter()
     for t in datas:
-        leaves += _search_kernel(t, -math.inf, math.inf, True, 1, buf)[2]
+        leaves += search_kernel(t, -math.inf, math.inf, True, 1, buf)[2]
     return time.perf_counter() - t0, leaves
 
 
@@ -149,7 +149,7 @@ def run_throughput(
     c_note = unavailable_reason() if c_reference else "C reference not asked for"
     buf = np.zeros(0, dtype=np.int64)
     # JIT warm-up (compiles or loads from cache)
-    _search_kernel(UniformTree(2, 4, seed=seed).data(), -math.inf, math.inf, True, 1, buf)
+    search_kernel(UniformTree(2, 4, seed=seed).data(), -math.inf, math.inf, True, 1, buf)
     rows = []
     for h in heights:
         if progress:

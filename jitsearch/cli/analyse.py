@@ -21,7 +21,7 @@ def _read_positions(path: Path, empty_capture: bool):
     """(line number, KalahState) for each position line of ``path`` (blank
     lines and ``#`` comments skipped); a bad line is one ``FILE:LINE:`` error."""
     from ..games.kalah import MAX_TEXT, KalahState
-    from ..mcts.multi import MAX_TREES
+    from ..mcts.config import MAX_TREES
 
     try:
         fh = open(path, "rb")  # decoded line by line, so a bad byte is reported on its own line

@@ -352,7 +352,8 @@ def _parse_list(text: str, option: str, kind, example: str) -> list:
 def _parse_rates(text: str, leaves: Optional[int], backend: str) -> list[tuple]:
     """--rates: TREESxPLAYOUTS or TREESxLEAVESxPLAYOUTS entries, each checked
     against the multi-tree search's limits."""
-    from ..mcts.multi import MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREES, default_leaves
+    from ..mcts.config import MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREES
+    from ..mcts.multi import default_leaves
 
     settings = []
     for entry in (x.strip() for x in text.split(",")):
@@ -438,7 +439,7 @@ def bench_gpu_mcts(
     from ..benchmarks.gpu_mcts_bench import format_table, run_gpu_mcts_bench
     from .._checks import max_threads
     from ..kernels.backend import BackendError, resolve
-    from ..mcts.multi import MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREE_ITERATIONS, MAX_TREES
+    from ..mcts.config import MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREE_ITERATIONS, MAX_TREES
 
     try:
         resolved = resolve(backend)
@@ -461,7 +462,7 @@ def bench_gpu_mcts(
     if parallel not in ("tree", "root"):
         raise UserError(f"--parallel must be tree or root, got {parallel!r}")
     check_positive({"--blocks": blocks})
-    from ..mcts.shared import MAX_BLOCKS
+    from ..mcts.config import MAX_BLOCKS
 
     if blocks is not None and blocks > MAX_BLOCKS:
         raise UserError(f"--blocks must be at most {MAX_BLOCKS}, got {blocks}")

@@ -25,11 +25,11 @@ from numba import cuda, int32, int64
 
 from ..games.kalah import rules as kalah_rules
 from ..games.kalah import MAX_HOUSES
+from .sentinels import MAX_PITS, TERMINAL
 from . import rng
-from .multi_mcts import TERMINAL, REWARD_UNITS, make_step
+from .multi_mcts import REWARD_UNITS, make_step
 from .playouts import make_playout
 
-MAX_PITS = 2 * MAX_HOUSES + 2
 #: Threads per block at most.
 MAX_THREADS = 256
 #: Leaves per step at most, and leaves x playouts per step at most (shared memory: 8 bytes a playout).

@@ -26,9 +26,8 @@ from ..games.kalah import rules as kalah_rules
 from ..games.kalah import MAX_HOUSES
 from . import rng
 from .playouts import make_playout
+from .sentinels import MAX_PITS, NO_PLY_CAP
 
-MAX_PITS = 2 * MAX_HOUSES + 2
-NO_PLY_CAP = 1 << 30
 
 
 def make_kernel(device):

@@ -29,12 +29,12 @@ from numba import cuda, int32, int64
 
 from ..games.kalah import rules as kalah_rules
 from ..games.kalah import MAX_HOUSES
+from .sentinels import MAX_PITS
 from . import rng
 from .multi_mcts import REWARD_UNITS
 from .playouts import make_playout
 from .shared_tree import MAX_PATH, make_shared_step
 
-MAX_PITS = 2 * MAX_HOUSES + 2
 #: Threads per block at most; playouts per leaf at most (one shared slot each).
 MAX_THREADS = 256
 MAX_PLAYOUTS = 1024

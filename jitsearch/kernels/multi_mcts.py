@@ -60,13 +60,9 @@ from ..games.kalah.state import RULES
 from ..games.kalah.rules import W1, W2, W3, W4, W5
 from . import rng
 from .playouts import make_playout
+from .sentinels import FORMULA_SQRT, FORMULA_UCB1, NO_NODE, REWARD_WIN, TERMINAL
 
-NO_NODE = -1
-TERMINAL = -1
 REWARD_UNITS = 1 << 16
-FORMULA_UCB1, FORMULA_SQRT, FORMULA_SQRTLOG = 0, 1, 2
-REWARD_WIN, REWARD_HEURISTIC = 0, 1
-NO_PLY_CAP = 1 << 30
 #: Bytes of one node: seven int32/int64 fields and an int16 board of 2m+2 pits.
 NODE_FIXED_BYTES = 4 * 6 + 8 * 2
 

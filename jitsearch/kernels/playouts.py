@@ -29,6 +29,7 @@ from .._checks import check_bool, check_int, check_seed, max_threads
 from ..games.kalah import rules as kalah_rules
 from ..games.kalah.state import MAX_HOUSES, MAX_SEEDS, RULES
 from . import rng
+from .sentinels import NO_PLY_CAP
 
 
 def make_playout(jit, rules, gen):
@@ -81,11 +82,10 @@ CPU_RNG = rng.build(njit(cache=True))
 #: The rules as the playout compiles them: inlined into it at Numba's IR level
 #: (``inline='always'``), which measured 1.08x the playouts/s of calls into
 #: separately compiled functions (same results: the same source, only inlined).
-_INLINE_RULES = kalah_rules.build(njit(cache=True, inline="always"))
-_INLINE_RNG = rng.build(stable_jit(njit(cache=True, inline="always")))
-playout = make_playout(njit(cache=True), _INLINE_RULES, CPU_RNG)
+INLINE_RULES = kalah_rules.build(njit(cache=True, inline="always"))
+INLINE_RNG = rng.build(stable_jit(njit(cache=True, inline="always")))
+playout = make_playout(njit(cache=True), INLINE_RULES, CPU_RNG)
 stream_key = CPU_RNG.stream_key
-NO_PLY_CAP = 1 << 30
 
 
 @njit(cache=True, nogil=True)
@@ -226,7 +226,7 @@ def cpu_kernels(m: int):
     kernels for MIN_PACKED_HOUSES..kalah_rules.MAX_PACKED_HOUSES, else the
     generic ones."""
     if MIN_PACKED_HOUSES <= m <= kalah_rules.MAX_PACKED_HOUSES:
-        range_fn = make_packed_evaluate(stable_jit(njit(cache=True, nogil=True)), m, _INLINE_RNG)
+        range_fn = make_packed_evaluate(stable_jit(njit(cache=True, nogil=True)), m, INLINE_RNG)
         return range_fn, _make_parallel(range_fn)
     return evaluate_range, _evaluate_parallel
 

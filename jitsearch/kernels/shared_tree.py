@@ -53,12 +53,10 @@ from numba import njit, prange
 
 from ..games.kalah.state import RULES
 from . import rng
-from .multi_mcts import REWARD_WIN, TERMINAL, make_score, make_units
+from .multi_mcts import make_score, make_units
 from .playouts import make_playout
+from .sentinels import EXPANDING, NO_NODE, POOL_FULL, REWARD_WIN, TERMINAL
 
-NO_NODE = -1
-EXPANDING = -2
-POOL_FULL = -3
 #: Nodes on one descent's path at most (a deeper descent stops and evaluates there).
 MAX_PATH = 256
 #: Bytes of one node: three int32 and two int64 fields.

@@ -34,28 +34,18 @@ import time as _time
 import numpy as np
 
 from ..games.kalah import KalahState
-from .._checks import check_choice, check_float, check_int, check_seed, max_threads
-from ..kernels.multi_mcts import (NO_NODE, REWARD_UNITS, TreeBatch, grow_trees_cpu, log_table_for, node_bytes)
+from .._checks import check_int, check_seed, max_threads
+from ..kernels.multi_mcts import REWARD_UNITS, TreeBatch, grow_trees_cpu, log_table_for, node_bytes
+from ..kernels.sentinels import FORMULAS, NO_NODE, REWARDS
 from ..rng import mix64_py
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
+from .config import MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREES, check_tree_options
 
-FORMULAS = {"ucb1": 0, "sqrt": 1, "sqrtlog": 2}
-REWARDS = {"win": 0, "heuristic": 1}
-#: Trees in one launch.
-MAX_TREES = 1 << 16
-#: Iterations per tree.
-MAX_TREE_ITERATIONS = 10**7
-#: Playouts per leaf.
-MAX_LEAF_PLAYOUTS = 1024
 #: Nodes per tree (int32 indices).
 MAX_NODES = 1 << 24
 #: Default nodes per tree in a time-limited search.
 DEFAULT_TIME_NODES = 1 << 16
 CHUNK_SECONDS = 0.02
-#: Leaves per step (selected with virtual visits, evaluated together).
-MAX_LEAVES = 64
-#: Playouts per step of one tree: leaves x playouts (the GPU's shared memory holds one slot each).
-MAX_STEP_PLAYOUTS = 1024
 
 
 def default_leaves(backend: str) -> int:
@@ -218,22 +208,6 @@ def _root_children(batch: TreeBatch, t: int) -> list[tuple[int, int, int]]:
     return [(int(batch.move[t, ch]), int(batch.visits[t, ch]), int(batch.value[t, ch])) for ch in range(f, f + n)]
 
 
-def _check_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees):
-    if iterations is None and time is None:
-        raise ValueError("give iterations= or time=")
-    if iterations is not None:
-        iterations = check_int("iterations", iterations, 1, MAX_TREE_ITERATIONS)
-    if time is not None:
-        from .search import MAX_TIME
-
-        time = check_float("time", time, 0.0, MAX_TIME, lo_open=True)
-    c = check_float("c", c, 0.0, 1e6)
-    formula = check_choice("formula", formula, tuple(FORMULAS))
-    reward = check_choice("reward", reward, tuple(REWARDS))
-    playouts = check_int("playouts", playouts, 1, MAX_LEAF_PLAYOUTS)
-    playout_depth = check_int("playout_depth", playout_depth, 0, 10_000)
-    trees = check_int("trees", trees, 1, MAX_TREES)
-    return iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees
 
 
 def analyse_positions(states, *, iterations: int | None = 1000, time: float | None = None, seed: int = 0,
@@ -261,7 +235,7 @@ def analyse_positions(states, *, iterations: int | None = 1000, time: float | No
     if any(s.is_over for s in states):
         bad = next(i for i, s in enumerate(states) if s.is_over)
         raise ValueError(f"position {bad + 1} is already over: no move to search")
-    iterations, time, c, formula, reward, playouts, playout_depth, capacity, _ = _check_options(
+    iterations, time, c, formula, reward, playouts, playout_depth, capacity, _ = check_tree_options(
         iterations, time, c, formula, reward, playouts, playout_depth, capacity, len(states))
     from ..kernels.backend import resolve
 
@@ -294,14 +268,14 @@ def analyse_positions(states, *, iterations: int | None = 1000, time: float | No
     for t in range(len(states)):
         kids = [{"move": mv, "visits": n, "value": (v / (n * scale)) if n else None}
                 for mv, n, v in _root_children(batch, t)]
-        positions.append({"move": _best(kids), "children": kids, "nodes": int(batch.size[t])})
+        positions.append({"move": most_visited(kids), "children": kids, "nodes": int(batch.size[t])})
     return {"positions": positions, "iterations": grower.iterations,
             "playouts_total": grower.iterations * playouts * len(states), "seconds": seconds,
             "backend": grower.backend, "interrupted": interrupted, "trees": len(states), "playouts": playouts,
             "leaves": leaves}
 
 
-def _best(children: list[dict]) -> int:
+def most_visited(children: list[dict]) -> int:
     """Most visits; ties to the better mean value, then house order; -1 if none."""
     best, key = -1, None
     for ch in children:
@@ -341,7 +315,7 @@ def search_many(states, seeds, *, trees: int = 256, iterations: int | None = Non
     out = []
     for g, state in enumerate(states):
         children, nodes = _sum_trees(state, r["positions"][g * trees:(g + 1) * trees])
-        out.append({"move": _best(children), "children": children, "iterations": r["iterations"] * trees,
+        out.append({"move": most_visited(children), "children": children, "iterations": r["iterations"] * trees,
                     "simulations": r["iterations"] * trees * playouts, "nodes": nodes, "seconds": r["seconds"],
                     "backend": r["backend"], "trees": trees, "leaves": r["leaves"], "interrupted": r["interrupted"],
                     "proven": None})

@@ -33,11 +33,10 @@ from .._checks import check_int, check_seed
 from ..kernels.multi_mcts import REWARD_UNITS, log_table_for
 from ..kernels.shared_tree import NODE_BYTES, SharedTrees, grow_shared_cpu
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes, format_bytes
-from .multi import (FORMULAS, MAX_TREES, REWARDS, _best, _check_options, grow_in_chunks,
-                    tree_keys_for)
+from ..kernels.sentinels import FORMULAS, REWARDS
+from .config import MAX_BLOCKS, MAX_TREES, check_tree_options
+from .multi import grow_in_chunks, most_visited, tree_keys_for
 
-#: Blocks per tree at most, and blocks in one launch at most.
-MAX_BLOCKS = 1 << 16
 #: Nodes per tree at most (int32 indices), and per tree for a time budget by default.
 MAX_NODES = (1 << 31) - 1
 DEFAULT_TIME_NODES = 1 << 25
@@ -153,8 +152,8 @@ def _warm(backend: str, houses: int) -> None:
 
 
 def check_options(*, iterations, time, c, formula, reward, playouts, playout_depth, trees, blocks, backend):
-    """The multi-tree search's checks (:func:`jitsearch.mcts.multi._check_options`) plus ``blocks``."""
-    iterations, time, c, formula, reward, playouts, playout_depth, _, trees = _check_options(
+    """The multi-tree search's checks (:func:`jitsearch.mcts.config.check_tree_options`) plus ``blocks``."""
+    iterations, time, c, formula, reward, playouts, playout_depth, _, trees = check_tree_options(
         iterations, time, c, formula, reward, playouts, playout_depth, None, trees)
     if blocks is not None:
         blocks = check_int("blocks", blocks, 1, MAX_BLOCKS)
@@ -245,7 +244,7 @@ def search_many_shared(states, seeds, *, trees: int = 1, blocks: int | None = No
         children = [{"move": mv, "visits": visits[mv],
                      "value": value[mv] / (visits[mv] * scale) if visits[mv] else None, "proven": None}
                     for mv in visits]
-        out.append({"move": _best(children), "children": children, "iterations": grower.done * trees,
+        out.append({"move": most_visited(children), "children": children, "iterations": grower.done * trees,
                     "simulations": grower.done * trees * playouts,
                     "nodes": int(sizes[p * trees:(p + 1) * trees].sum()), "seconds": seconds,
                     "backend": resolved, "trees": trees, "blocks": blocks, "parallel": "tree",

@@ -38,12 +38,11 @@ from numba import njit
 
 from ..games.kalah import apply_move, heuristic_of, legal_moves
 from ..games.kalah.rules import MAX_PACKED_HOUSES, W1, W2, W3, W4, W5
-from ..kernels.playouts import (MIN_PACKED_HOUSES, _INLINE_RNG, make_packed_margin, playout, stable_jit,
+from ..kernels.playouts import (MIN_PACKED_HOUSES, INLINE_RNG, make_packed_margin, playout, stable_jit,
                                 stream_key)
+from ..kernels.sentinels import FORMULA_SQRT, FORMULA_UCB1, NO_NODE, REWARD_WIN, TERMINAL
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 
-NO_NODE = -1
-TERMINAL = -1
 #: ``to_move`` of a child whose board is not computed yet (lazy expansion, see :func:`expand_node`).
 UNBUILT = 2
 UNKNOWN, WIN, DRAW, LOSS = 0, 1, 2, 3
@@ -51,10 +50,6 @@ UNKNOWN, WIN, DRAW, LOSS = 0, 1, 2, 3
 # params vector (float64) indices
 P_C, P_FORMULA, P_PB, P_REWARD, P_PLAYOUT_DEPTH, P_SOLVER, P_PLAYOUTS, P_EMPTY_CAPTURE = range(8)
 N_PARAMS = 8
-FORMULA_UCB1, FORMULA_SQRT, FORMULA_SQRTLOG = 0, 1, 2
-REWARD_WIN, REWARD_HEURISTIC = 0, 1
-FORMULAS = {"ucb1": FORMULA_UCB1, "sqrt": FORMULA_SQRT, "sqrtlog": FORMULA_SQRTLOG}
-REWARDS = {"win": REWARD_WIN, "heuristic": REWARD_HEURISTIC}
 
 
 class MCTSTree:
@@ -420,7 +415,7 @@ def mcts_kernel(m: int):
     run on packed boards (same trees, about 1.3x the simulations/s at
     Kalah(6,4)); else the generic kernel."""
     if MIN_PACKED_HOUSES <= m <= MAX_PACKED_HOUSES:
-        words, margin = make_packed_margin(stable_jit(njit(cache=True, inline="always")), m, _INLINE_RNG)
+        words, margin = make_packed_margin(stable_jit(njit(cache=True, inline="always")), m, INLINE_RNG)
         return make_mcts_iterate(stable_jit(njit(cache=True, nogil=True)), margin, words)
     return mcts_iterate
 

@@ -599,7 +599,7 @@ def specialised_kernel(key):
     return fn
 
 
-def _search_kernel(t, alpha0, beta0, prune, perspective, trace, order_fn=None):
+def search_kernel(t, alpha0, beta0, prune, perspective, trace, order_fn=None):
     """Run the specialised kernel for ``t`` and these options.
 
     Same arguments and result as ``_search_core`` (``perspective`` is +1 or
@@ -667,7 +667,7 @@ def _run(name, tree, alpha, beta, prune, perspective, trace, max_bytes, order_fn
     )
     buf = trace_buffer(tree, trace, max_bytes)
     with memory_guard(f"{name}'s search stack ({levels} levels)", "lower the height"):
-        value, best, leaves, nodes = _search_kernel(t, alpha, beta, prune, perspective, buf, order_fn)
+        value, best, leaves, nodes = search_kernel(t, alpha, beta, prune, perspective, buf, order_fn)
     return SearchResult(
         algorithm=name,
         value=float(value),

@@ -41,6 +41,21 @@ MIN_PLAYER = -1
 _INV_2_53 = 1.0 / 9007199254740992.0
 
 
+#: Node indices are int64: a tree may hold at most this many nodes.
+MAX_IMPLICIT_NODES = 2**62
+
+
+def uniform_num_nodes(branching: int, height: int) -> int:
+    """Exact number of nodes of a uniform tree (Python int).
+
+    Call :func:`check_uniform_size` first: it refuses, without computing
+    ``b**(h+1)``, shapes whose node count would not fit in 64 bits.
+    """
+    if branching == 1:
+        return height + 1
+    return (branching ** (height + 1) - 1) // (branching - 1)
+
+
 class TreeData(NamedTuple):
     """Arrays and scalars describing a tree, as the kernels see it.
 

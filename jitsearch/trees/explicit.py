@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._access import KIND_EXPLICIT, MAX_PLAYER, MIN_PLAYER, TreeData
+from ._access import KIND_EXPLICIT, MAX_IMPLICIT_NODES, MAX_PLAYER, MIN_PLAYER, TreeData, uniform_num_nodes
 from .._checks import check_bool, check_int, check_max_bytes, is_int
 from .memory import DEFAULT_MAX_BYTES, check_bytes, memory_guard
 
@@ -460,7 +460,6 @@ class ExplicitTree:
         leaf values, left to right. The arrays built are checked against
         ``max_bytes`` first.
         """
-        from .uniform import MAX_IMPLICIT_NODES, uniform_num_nodes
 
         b = check_int("branching", branching, 1, MAX_IMPLICIT_NODES)
         h = check_int("height", height, 0)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ._access import (
     KIND_UNIFORM,
+    MAX_IMPLICIT_NODES,
     MAX_PLAYER,
     MIN_PLAYER,
     VALUE_KIND_NAMES,
@@ -26,6 +27,7 @@ from ._access import (
     VALUES_INT,
     TreeData,
     fill_leaf_values,
+    uniform_num_nodes,
 )
 from .._checks import check_choice, check_float, check_int, check_max_bytes, is_int
 from .memory import DEFAULT_MAX_BYTES, check_bytes, memory_guard
@@ -35,8 +37,6 @@ from ..rng import M64, mix64_py
 DEFAULT_INT_RANGE = (-(2**31), 2**31)
 #: Default float leaf range.
 DEFAULT_FLOAT_RANGE = (0.0, 1.0)
-#: Node indices are int64: a tree may hold at most this many nodes.
-MAX_IMPLICIT_NODES = 2**62
 
 _EMPTY_I64 = np.zeros(0, dtype=np.int64)
 _EMPTY_I8 = np.zeros(0, dtype=np.int8)
@@ -64,17 +64,6 @@ def _parse_root(root) -> int:
 
 
 _is_int = is_int
-
-
-def uniform_num_nodes(branching: int, height: int) -> int:
-    """Exact number of nodes of a uniform tree (Python int).
-
-    Call :func:`check_uniform_size` first: it refuses, without computing
-    ``b**(h+1)``, shapes whose node count would not fit in 64 bits.
-    """
-    if branching == 1:
-        return height + 1
-    return (branching ** (height + 1) - 1) // (branching - 1)
 
 
 def check_uniform_size(branching: int, height: int) -> int:

@@ -1,0 +1,447 @@
+"""The null-window test of the exact Kalah solver: "is player 0's final
+margin >= gamma?" searched to the end of the game, resumable node for node
+(the kernel :func:`null_window_test`, its caller-owned stack
+:class:`MTStack` and its option and database records). MTD(f) around it is
+:func:`jitsearch.games.kalah.solver.solve_exact`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ...rng import GOLDEN, mix64
+from ._prefetch import prefetch_item
+from .alphabeta import sort_by_key
+from .endgame import rank_houses
+from .state import KalahState, apply_move, legal_moves, margin_of
+
+
+@njit(cache=True, inline="always")
+def _order_moves_cheap(board, m, player, moves, count, keys, tt_move, empty_capture):
+    """Solver ordering without trying the moves: the table's move, then moves
+    whose last seed reaches the store (an extra turn, found arithmetically;
+    the one nearest the store first, so it leaves the others' extra turns
+    standing), then captures (biggest first), then the rest from the house
+    nearest the store."""
+    cycle = 2 * m + 1  # pits a sowing visits: all but the opponent's store
+    n = 2 * m + 2
+    for j in range(count):
+        pit = moves[j]
+        dist = (m + 1 - pit) if player == 0 else (2 * m + 2 - pit)
+        seeds = board[pit]
+        key = np.float64(-dist)
+        if seeds % cycle == dist % cycle:
+            key += 1e3
+        elif seeds < dist:
+            land = pit + seeds  # an own house, reached without a lap
+            if board[land] == 0 and (empty_capture or board[n - land] > 0):
+                key += 100.0 + board[n - land]
+        elif seeds == cycle:
+            key += 100.0 + board[n - pit] + 1  # a full lap ends in the emptied start house
+        if pit == tt_move:
+            key += 1e6
+        keys[j] = key
+    sort_by_key(moves, keys, count)
+
+
+SOLVED, PAUSED, TABLE_FULL, DATABASE_DAMAGED = 0, 1, 2, 3
+ABORTED = PAUSED  # the old name: a test stopped by its node limit (now resumable)
+
+
+class MTStack(NamedTuple):
+    """The caller-owned stack and registers of one :func:`null_window_test` test
+    (:meth:`for_state` builds it).
+
+    One row per ply, ``4 * seeds + 9`` rows (a game cannot last longer):
+    ``boards`` (int32[D, 2m+2]), ``movers``, ``moves`` (int64[D, m]),
+    ``nmoves``, ``kidx``, ``value``, ``best``, ``hashes``, ``diffs``,
+    ``seeds_left``; scratch ``keys`` (float64[m]) and ``child``; registers
+    ``regs`` (int64[3]: started, sp, entering) and ``fregs`` (float64[1]:
+    the value being returned). ``regs[0] == 0`` (as built, and after a
+    finished test) makes the next call start a new test.
+    """
+
+    boards: np.ndarray
+    movers: np.ndarray
+    moves: np.ndarray
+    nmoves: np.ndarray
+    kidx: np.ndarray
+    value: np.ndarray
+    best: np.ndarray
+    hashes: np.ndarray
+    diffs: np.ndarray
+    seeds_left: np.ndarray
+    keys: np.ndarray
+    child: np.ndarray
+    regs: np.ndarray
+    fregs: np.ndarray
+
+    @classmethod
+    def for_state(cls, state: KalahState) -> "MTStack":
+        m = state.houses
+        n = 2 * m + 2
+        rows = 4 * int(state.board.sum()) + 9
+        i64 = np.int64
+        return cls(boards=np.zeros((rows, n), dtype=state.board.dtype), movers=np.zeros(rows, dtype=i64),
+                   moves=np.zeros((rows, m), dtype=i64), nmoves=np.zeros(rows, dtype=i64),
+                   kidx=np.zeros(rows, dtype=i64), value=np.zeros(rows, dtype=np.float64),
+                   best=np.zeros(rows, dtype=i64), hashes=np.zeros(rows, dtype=np.uint64),
+                   diffs=np.zeros(rows, dtype=np.float64), seeds_left=np.zeros(rows, dtype=i64),
+                   keys=np.zeros(m, dtype=np.float64), child=np.zeros(n, dtype=state.board.dtype),
+                   regs=np.zeros(3, dtype=i64), fregs=np.zeros(1, dtype=np.float64))
+
+
+class EndgameArrays(NamedTuple):
+    """What the test kernel reads of an endgame database: ``values``
+    (int8[2, size]), ``binom`` (the ranking's binomial table) and ``seeds``
+    (the most seeds in the houses it answers; -1: no database)."""
+
+    values: np.ndarray
+    binom: np.ndarray
+    seeds: int
+
+
+#: No database: a placeholder the kernel never reads.
+NO_DATABASE = EndgameArrays(np.zeros((2, 1), dtype=np.int8), np.zeros((1, 1), dtype=np.int64), -1)
+
+
+class SolverOptions(NamedTuple):
+    """Options of the test kernel that change the work, never a value (see
+    :func:`solve_exact`): ``etc_min_seeds``, ``db_etc_window``, ``prefetch``."""
+
+    etc_min_seeds: int
+    db_etc_window: int
+    prefetch: bool
+
+
+_POLY = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime
+
+
+@njit(cache=True, inline="always")
+def houses_hash(board, m, player):
+    """64-bit key of (the houses, the player to move), stores left out: the
+    rest of the game depends on nothing else. A polynomial over the houses
+    (one multiply per house) finished by one SplitMix64 round."""
+    h = np.uint64(player + 1) * GOLDEN  # high bits: never confused with a house count
+    for i in range(1, m + 1):
+        h = (h ^ np.uint64(board[i])) * _POLY
+    for i in range(m + 2, 2 * m + 2):
+        h = (h ^ np.uint64(board[i])) * _POLY
+    return mix64(h)
+
+
+@njit(cache=True, nogil=True)
+def null_window_test(root_board, m, root_player, gamma, empty_capture, table, counters, node_limit, options, db, stack):
+    """Null-window test "margin >= gamma?" to the end of the game, resumable.
+
+    Values are player 0's final margin; player 0 maximises. Fail-soft:
+    returns (status, g, root move) with g >= gamma meaning margin >= g, else
+    margin <= g; the root is always expanded (no cutoff from the table or the
+    seed counts there) so the move is the one its own search found.
+
+    ``options`` is a :class:`SolverOptions`, ``db`` an :class:`EndgameArrays`
+    (:data:`NO_DATABASE` for none). The stack (``boards`` .. ``seeds_left``,
+    one row per ply, at least ``4 * seeds + 9`` rows; ``keys``, ``child``:
+    scratch) and the registers (``regs``: int64[3] = started, sp, entering;
+    ``fregs``: float64[1] = the value being returned) belong to the caller
+    (``stack``, an :class:`MTStack`). When
+    ``counters[0]`` reaches ``node_limit`` before a node is entered the
+    test stops with status ``PAUSED``; calling again with the same
+    arguments (and a higher limit) continues exactly where it stopped, so a
+    test run in chunks visits the same nodes and returns the same result as
+    one run. ``regs[0] == 0`` starts a new test; SOLVED, TABLE_FULL and
+    DATABASE_DAMAGED reset it. DATABASE_DAMAGED: a database value that no
+    position can have (the rest of the game splits the ``r`` seeds left in
+    the houses, so ``|v| <= r`` and ``v = r`` mod 2); ``g`` is then its
+    flat index in ``db_values``.
+
+    Two things make it fast (both from the literature on solving Kalah):
+
+    * seed-count bounds: with stores s0, s1 and r seeds left in the houses the
+      final margin lies in [s0 - s1 - r, s0 - s1 + r], so a node whose whole
+      range is on one side of gamma is answered without a move;
+    * the table is keyed on the houses and the player to move only, and keeps
+      bounds on the *rest* of the game (final margin minus s0 - s1), so
+      positions that differ only in how the stores split share one entry.
+
+    With an endgame database (``db_seeds`` >= 0, see
+    :mod:`jitsearch.games.kalah.endgame`) a node with at most ``db_seeds``
+    seeds left in the houses takes its exact value from it. At a node with
+    at most ``db_seeds + db_etc_window`` seeds, every child the database (or
+    the end of the game) answers is looked up before any is searched (an
+    enhanced transposition cutoff from the database): one that decides the
+    test cuts at once, the others leave the move list with their best value
+    kept, so they are never entered. Near the root (``etc_min_seeds``) the
+    children's table entries are looked up the same way.
+
+    Where the time goes (a profile of Kalah(6,4) with a 20-seed database):
+    about 40% on the load of the node's table bucket and 20% on the
+    database entry, both cache misses. So when a node's first child fails
+    to cut (the node is most likely one whose every child is searched),
+    ``prefetch`` hints the buckets and database entries of all its other
+    children at once and the misses overlap.
+
+    ``table`` is int64[cap, 4], one row per slot: the 64-bit key, the lower
+    and the upper bound on the rest (float64 bit patterns, read through a
+    float view) and ``best move + 256 * seeds left in the houses``. Slots
+    pair into buckets (two-tier replacement): the even slot keeps the entry
+    with the most seeds left (the biggest subtree), the odd one the most
+    recent other entry; a new entry that beats the even slot's demotes it.
+    """
+    etc_min_seeds, db_etc_window, prefetch = options.etc_min_seeds, options.db_etc_window, options.prefetch
+    db_values, db_binom, db_seeds = db.values, db.binom, db.seeds
+    boards, movers, moves, nmoves, kidx, value = stack.boards, stack.movers, stack.moves, stack.nmoves, stack.kidx, \
+        stack.value
+    best, hashes, diffs, seeds_left, keys, child = stack.best, stack.hashes, stack.diffs, stack.seeds_left, \
+        stack.keys, stack.child
+    regs, fregs = stack.regs, stack.fregs
+    n = 2 * m + 2
+    total = 0
+    for i in range(n):
+        total += root_board[i]
+    # every ply moves at least one seed forward: 4 * total + 8 plies is a safe bound on game length
+    depth_cap = boards.shape[0] - 1
+    cap = table.shape[0]
+    mask = np.uint64(cap - 2)  # buckets of two slots: an even index
+    tt_f = table.view(np.float64)
+    table_flat = table.reshape(-1)
+    db_flat = db_values.reshape(-1)
+    etc_diff = np.empty(m, dtype=np.float64)
+    etc_left = np.empty(m, dtype=np.int64)
+    etc_kind = np.empty(m, dtype=np.int64)
+    etc_key = np.empty(m, dtype=np.uint64)
+    if regs[0] == 0:
+        boards[0] = root_board
+        movers[0] = root_player
+        sp = 0
+        entering = True
+        ret = 0.0
+        regs[0] = 1
+    else:
+        sp = regs[1]
+        entering = regs[2] != 0
+        ret = fregs[0]
+    while True:
+        if entering:
+            if counters[0] >= node_limit:
+                regs[1] = sp
+                regs[2] = 1
+                fregs[0] = ret
+                return PAUSED, 0.0, -1
+            counters[0] += 1
+            mover = movers[sp]
+            board = boards[sp]
+            done = False
+            tt_best = -1
+            if mover < 0:
+                ret = np.float64(margin_of(board, m))
+                done = True
+            else:
+                d = np.float64(board[m + 1] - board[0])
+                r = total - board[m + 1] - board[0]
+                if sp > 0 and d + r < gamma:
+                    ret = d + r
+                    done = True
+                elif sp > 0 and d - r >= gamma:
+                    ret = d - r
+                    done = True
+                elif sp > 0 and r <= db_seeds:
+                    rank = rank_houses(board, m, db_binom)
+                    dv = np.int64(db_values[mover, rank])
+                    if dv > r or dv < -r or (dv + r) & 1:  # no position has it: the r seeds split otherwise
+                        regs[0] = 0
+                        return DATABASE_DAMAGED, np.float64(mover * db_values.shape[1] + rank), -1
+                    ret = d + dv
+                    done = True
+                else:
+                    diffs[sp] = d
+                    seeds_left[sp] = r
+                    h = houses_hash(board, m, mover)
+                    hashes[sp] = h
+                    slot = np.int64(h & mask)
+                    if np.uint64(table[slot, 0]) != h:
+                        slot ^= 1
+                    if np.uint64(table[slot, 0]) == h:
+                        tt_best = table[slot, 3] & 255
+                        if sp == 0:
+                            pass  # the root is always searched, so that it names its best move
+                        elif tt_f[slot, 1] + d >= gamma:
+                            ret = tt_f[slot, 1] + d
+                            done = True
+                        elif tt_f[slot, 2] + d < gamma:
+                            ret = tt_f[slot, 2] + d
+                            done = True
+            count = 0
+            known = math.inf if mover == 1 else -math.inf  # the best exact child value taken out of the search
+            known_move = -1
+            if not done:
+                count = legal_moves(board, m, mover, moves[sp])
+                probe_table = seeds_left[sp] >= etc_min_seeds
+                if sp > 0 and (probe_table or seeds_left[sp] <= db_seeds + db_etc_window):
+                    # enhanced transposition cutoff: a child whose bounds
+                    # (game over, seed counts, endgame database, table near
+                    # the root) already decide the test. Children of exact
+                    # value (over, or in the database) that do not are taken
+                    # out of the move list, their best value kept in `known`.
+                    # two passes: the children first, then their database and
+                    # table entries, so the memory loads overlap
+                    for j in range(count):
+                        for i in range(n):
+                            child[i] = board[i]
+                        cm = apply_move(child, m, mover, moves[sp, j], empty_capture)
+                        cd = np.float64(child[m + 1] - child[0])
+                        cr = total - child[m + 1] - child[0]
+                        etc_diff[j] = cd
+                        etc_left[j] = cr
+                        etc_kind[j] = 0
+                        if cm < 0:
+                            etc_kind[j] = 1  # over: exact
+                        elif cr <= db_seeds:
+                            etc_kind[j] = 2  # in the database: exact
+                            etc_key[j] = np.uint64(cm * db_values.shape[1] + rank_houses(child, m, db_binom))
+                        elif probe_table:
+                            etc_kind[j] = 3  # the table may bound it
+                            etc_key[j] = houses_hash(child, m, cm)
+                    kept = 0
+                    for j in range(count):
+                        cd = etc_diff[j]
+                        kind = etc_kind[j]
+                        if kind == 1:
+                            c_lo = cd
+                            c_up = cd
+                        elif kind == 2:
+                            dv = np.int64(db_flat[np.int64(etc_key[j])])
+                            if dv > etc_left[j] or dv < -etc_left[j] or (dv + etc_left[j]) & 1:
+                                regs[0] = 0
+                                return DATABASE_DAMAGED, np.float64(etc_key[j]), -1
+                            c_lo = cd + dv
+                            c_up = c_lo
+                        else:
+                            c_lo = cd - etc_left[j]
+                            c_up = cd + etc_left[j]
+                            if kind == 3:
+                                ch = etc_key[j]
+                                cs = np.int64(ch & mask)
+                                if np.uint64(table[cs, 0]) != ch:
+                                    cs ^= 1
+                                if np.uint64(table[cs, 0]) == ch:
+                                    c_lo = max(c_lo, tt_f[cs, 1] + cd)
+                                    c_up = min(c_up, tt_f[cs, 2] + cd)
+                        if mover == 0 and c_lo >= gamma:
+                            ret = c_lo
+                            done = True
+                            break
+                        if mover == 1 and c_up < gamma:
+                            ret = c_up
+                            done = True
+                            break
+                        if c_lo == c_up:
+                            if (mover == 0 and c_lo > known) or (mover == 1 and c_lo < known):
+                                known = c_lo
+                                known_move = moves[sp, j]
+                        else:
+                            moves[sp, kept] = moves[sp, j]
+                            kept += 1
+                    if not done:
+                        count = kept
+                        if count == 0:
+                            ret = known
+                            done = True
+            if done:
+                if sp == 0:
+                    regs[0] = 0
+                    return SOLVED, ret, -1  # the root is over
+                sp -= 1
+                entering = False
+                continue
+            _order_moves_cheap(board, m, mover, moves[sp], count, keys, tt_best, empty_capture)
+            nmoves[sp] = count
+            kidx[sp] = 0
+            value[sp] = known
+            best[sp] = moves[sp, 0] if known_move < 0 else known_move
+        else:
+            mv = moves[sp, kidx[sp]]
+            if movers[sp] == 0:
+                if ret > value[sp]:
+                    value[sp] = ret
+                    best[sp] = mv
+            else:
+                if ret < value[sp]:
+                    value[sp] = ret
+                    best[sp] = mv
+            kidx[sp] += 1
+        k = kidx[sp]
+        g = value[sp]
+        more = g < gamma if movers[sp] == 0 else g >= gamma
+        if k < nmoves[sp] and more:
+            if sp + 1 > depth_cap:
+                regs[0] = 0
+                return TABLE_FULL, 0.0, -1
+            if k == 1 and prefetch:
+                # the first child did not cut: most likely every child will be
+                # searched, so ask for all their table buckets and database
+                # entries now and let the memory loads overlap
+                mover = movers[sp]
+                for j in range(1, nmoves[sp]):
+                    for i in range(n):
+                        child[i] = boards[sp, i]
+                    cm = apply_move(child, m, mover, moves[sp, j], empty_capture)
+                    if cm < 0:
+                        continue
+                    cd = np.float64(child[m + 1] - child[0])
+                    cr = total - child[m + 1] - child[0]
+                    if cd + cr < gamma or cd - cr >= gamma:
+                        continue
+                    if cr <= db_seeds:
+                        prefetch_item(db_flat, cm * db_values.shape[1] + rank_houses(child, m, db_binom))
+                    else:
+                        prefetch_item(table_flat, np.int64(houses_hash(child, m, cm) & mask) * 4)
+            boards[sp + 1] = boards[sp]
+            movers[sp + 1] = apply_move(boards[sp + 1], m, movers[sp], moves[sp, k], empty_capture)
+            sp += 1
+            entering = True
+            continue
+        # store the bound learnt (on the rest of the game) and return g
+        h = hashes[sp]
+        slot = np.int64(h & mask)  # even: the bucket's deep slot
+        work = seeds_left[sp]
+        fresh = False
+        if np.uint64(table[slot, 0]) != h:
+            if np.uint64(table[slot + 1, 0]) == h:
+                slot += 1
+            else:
+                fresh = True
+                if work >= (table[slot, 3] >> 8):
+                    # demote the deep slot's entry to the recent slot
+                    for c in range(4):
+                        table[slot + 1, c] = table[slot, c]
+                else:
+                    slot += 1
+                table[slot, 0] = np.int64(h)
+                tt_f[slot, 1] = -math.inf
+                tt_f[slot, 2] = math.inf
+        rest = g - diffs[sp]
+        if g >= gamma:
+            tt_f[slot, 1] = max(tt_f[slot, 1], rest)
+        else:
+            tt_f[slot, 2] = min(tt_f[slot, 2], rest)
+        # the move is kept from a fail-high (the move that proved the
+        # lower bound); a fail-low only names one for a fresh entry
+        if fresh or g >= gamma:
+            table[slot, 3] = best[sp] + 256 * work
+        ret = g
+        if sp == 0:
+            regs[0] = 0
+            return SOLVED, ret, best[0]
+        sp -= 1
+        entering = False
+
+
+@njit(cache=True)
+def root_houses_hash(board, m, player):
+    """:func:`houses_hash` callable from Python (the root's table entry)."""
+    return houses_hash(board, m, player)

@@ -1,0 +1,29 @@
+"""The sentinels and enums shared by the MCTS kernels (CPU and CUDA) and the
+CPU tree of :mod:`jitsearch.mcts`: one definition each.
+
+Node links: :data:`NO_NODE` (a child not created yet; -1), :data:`TERMINAL`
+(``to_move`` of a finished game), and in the shared tree :data:`EXPANDING`
+(a node another block is expanding) and :data:`POOL_FULL`. Selection
+formulas and rewards are small integers in the kernels and names at the
+Python boundary (:data:`FORMULAS`, :data:`REWARDS`).
+"""
+
+from __future__ import annotations
+
+from ..games.kalah.state import MAX_HOUSES
+
+NO_NODE = -1
+TERMINAL = -1
+EXPANDING = -2
+POOL_FULL = -3
+#: A playout without a ply cap (``playout_depth`` 0).
+NO_PLY_CAP = 1 << 30
+#: Pits of the largest board: the CUDA kernels' per-thread arrays are sized from it.
+MAX_PITS = 2 * MAX_HOUSES + 2
+
+FORMULA_UCB1, FORMULA_SQRT, FORMULA_SQRTLOG = 0, 1, 2
+REWARD_WIN, REWARD_HEURISTIC = 0, 1
+#: Selection formulas by name: w/n + c*sqrt(ln N / n) (ucb1), c*sqrt(N)/n (sqrt), c*sqrt(ln N)/sqrt(n) (sqrtlog).
+FORMULAS = {"ucb1": FORMULA_UCB1, "sqrt": FORMULA_SQRT, "sqrtlog": FORMULA_SQRTLOG}
+#: Rewards by name: the playout's win/draw/loss, or seed 003's heuristic of where it stopped.
+REWARDS = {"win": REWARD_WIN, "heuristic": REWARD_HEURISTIC}

@@ -1,0 +1,214 @@
+"""Options of every MCTS search, and the one set of limits they are checked
+against: :class:`MCTSConfig` (the options of
+:func:`jitsearch.mcts.search.mcts_search`, validated by
+:meth:`MCTSConfig.validate`) and :func:`check_tree_options` (the
+multi-tree and tree-parallel searches' options). Every amount of work a
+caller can ask for is bounded here and refused above these limits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from .._checks import check_bool, check_choice, check_float, check_int, max_threads
+from ..kernels.sentinels import FORMULAS, REWARDS
+from .tree import (N_PARAMS, P_C, P_EMPTY_CAPTURE, P_FORMULA, P_PB, P_PLAYOUT_DEPTH, P_PLAYOUTS, P_REWARD,
+                   P_SOLVER)
+
+#: Iterations (expanded leaves) of one search, all workers together.
+MAX_ITERATIONS = 10**8
+#: Playouts per expanded leaf.
+MAX_PLAYOUTS = 100_000
+#: Simulations (iterations x playouts per leaf) of one search: roughly half an
+#: hour of one CPU core on Kalah(6,4); use ``time=`` for longer searches.
+MAX_SIMULATIONS = 10**9
+#: Seconds of an anytime search (``time=``) or a pure Monte Carlo search: one day.
+MAX_TIME = 86_400.0
+#: Plies before a cut playout is scored (``playout_depth``; 0 = to the end).
+MAX_PLAYOUT_DEPTH = 10_000
+#: Leaves per batched launch.
+MAX_BATCH = 1 << 16
+#: Nodes of one tree: node indices are int32.
+MAX_CAPACITY = (1 << 31) - 1
+#: Largest exploration constant, progressive-bias weight and virtual loss.
+MAX_WEIGHT = 1e6
+FINALS = ("visits", "value")
+#: The backend searches without batch=: one block per tree (root), many blocks per shared tree (tree).
+PARALLEL_MODES = ("root", "tree")
+#: The default per resolved backend: on a GPU the tree-parallel search (it measured stronger at equal time per
+#: move, bench/results/gpu_mcts/), on the CPU the multi-tree search (one tree per core; the tree-parallel CPU twin
+#: grows each tree with one worker).
+DEFAULT_PARALLEL = {"cuda": "tree", "cpu": "root"}
+#: Trees in one launch.
+MAX_TREES = 1 << 16
+#: Iterations per tree.
+MAX_TREE_ITERATIONS = 10**7
+#: Playouts per leaf.
+MAX_LEAF_PLAYOUTS = 1024
+#: Leaves per step (selected with virtual visits, evaluated together).
+MAX_LEAVES = 64
+#: Playouts per step of one tree: leaves x playouts (the GPU's shared memory holds one slot each).
+MAX_STEP_PLAYOUTS = 1024
+#: Blocks per tree at most, and blocks in one launch at most.
+MAX_BLOCKS = 1 << 16
+
+
+@dataclass
+class MCTSConfig:
+    """Options of :func:`mcts_search` (each documented there)."""
+
+    iterations: int | None = 1000
+    time: float | None = None
+    c: float = math.sqrt(2)
+    formula: str = "ucb1"
+    pb: float = 0.0
+    reward: str = "win"
+    playout_depth: int = 0
+    solver: bool = False
+    playouts: int = 1
+    final: str = "visits"
+    workers: int = 1
+    capacity: int | None = None
+    backend: str | None = None
+    batch: int | None = None
+    virtual_loss: float = 1.0
+    trees: int | None = None
+    leaves: int | None = None
+    parallel: str | None = None
+    blocks: int | None = None
+
+    def validate(self):
+        """Check every option (type, range, and the combinations that
+        conflict) and normalise the types; raises ``ValueError`` naming the
+        option, what it got and what is allowed."""
+        from ..kernels.backend import BACKENDS
+
+        if self.iterations is None and self.time is None:
+            raise ValueError("give iterations= or time=")
+        if self.iterations is not None:
+            self.iterations = check_int("iterations", self.iterations, 1, MAX_ITERATIONS)
+        if self.time is not None:
+            self.time = check_float("time", self.time, 0.0, MAX_TIME, lo_open=True)
+        self.formula = check_choice("formula", self.formula, tuple(FORMULAS))
+        self.reward = check_choice("reward", self.reward, tuple(REWARDS))
+        self.final = check_choice("final", self.final, FINALS)
+        self.c = check_float("c", self.c, 0.0, MAX_WEIGHT)
+        self.pb = check_float("pb", self.pb, 0.0, MAX_WEIGHT)
+        self.playout_depth = check_int("playout_depth", self.playout_depth, 0, MAX_PLAYOUT_DEPTH)
+        self.solver = check_bool("solver", self.solver)
+        self.playouts = check_int("playouts", self.playouts, 1, MAX_PLAYOUTS)
+        if self.iterations is not None and self.iterations * self.playouts > MAX_SIMULATIONS:
+            raise ValueError(f"iterations x playouts = {self.iterations:,} x {self.playouts:,} simulations is "
+                             f"above the limit of {MAX_SIMULATIONS:,}: lower iterations= or playouts=, "
+                             f"or give time= instead")
+        self.workers = check_int("workers", self.workers, 1, max_threads())
+        if self.capacity is not None:
+            self.capacity = check_int("capacity", self.capacity, 1, MAX_CAPACITY)
+        if self.batch is not None:
+            self.batch = check_int("batch", self.batch, 1, MAX_BATCH)
+        self.virtual_loss = check_float("virtual_loss", self.virtual_loss, 0.0, MAX_WEIGHT, lo_open=True)
+        if self.trees is not None:
+            self.trees = check_int("trees", self.trees, 1, MAX_TREES)
+            if self.backend is None:
+                raise ValueError("trees= applies to the multi-tree search: give backend= (cpu, cuda or auto)")
+        if self.leaves is not None:
+            self.leaves = check_int("leaves", self.leaves, 1, MAX_LEAVES)
+            if self.backend is None or self.batch is not None:
+                raise ValueError("leaves= applies to the multi-tree search: give backend= without batch=")
+        if self.backend is not None:
+            self.backend = check_choice("backend", self.backend, BACKENDS)
+            if self.solver:
+                raise ValueError("the solver runs with the in-kernel playouts only (leave backend unset)")
+            if self.batch is not None:  # leaf parallelism: one launch per batch of leaves
+                if self.trees is not None:
+                    raise ValueError("batch= (leaf-parallel evaluation) and trees= (multi-tree search) exclude "
+                                     "each other")
+                if self.reward != "win" or self.playout_depth:
+                    raise ValueError("batched leaf evaluation plays random playouts to the end (reward=win)")
+            else:  # the multi-tree search (one thread block per tree on a GPU)
+                if self.pb:
+                    raise ValueError("progressive bias (pb=) is not part of the multi-tree search: leave backend "
+                                     "unset")
+                if self.final != "visits":
+                    raise ValueError("the multi-tree search plays the most visited move (final=visits)")
+                if self.workers != 1:
+                    raise ValueError("workers= is root parallelism on threads; with backend= use trees=")
+        if self.parallel is not None:
+            self.parallel = check_choice("parallel", self.parallel, PARALLEL_MODES)
+            if self.backend is None or self.batch is not None:
+                raise ValueError("parallel= chooses between the backend searches: give backend= without batch=")
+        if self.blocks is not None:
+            self.blocks = check_int("blocks", self.blocks, 1, MAX_BLOCKS)
+            if self.backend is None or self.mode() != "tree":
+                raise ValueError("blocks= (workers per shared tree) applies to parallel=tree: give backend= and "
+                                 "parallel=tree")
+        if self.leaves is not None and self.backend is not None and self.mode() == "tree":
+            raise ValueError("leaves= applies to parallel=root (one block per tree); parallel=tree evaluates one "
+                             "leaf per block: use blocks=")
+
+    def mode(self) -> str | None:
+        """The backend search this config runs: ``tree`` (tree-parallel,
+        :mod:`jitsearch.mcts.shared`), ``root`` (multi-tree block
+        parallelism, :mod:`jitsearch.mcts.multi`), ``leaf`` (batched leaf
+        evaluation), or None (the in-kernel CPU search)."""
+        if self.backend is None:
+            return None
+        if self.batch is not None:
+            return "leaf"
+        if self.parallel is not None:
+            return self.parallel
+        from ..kernels.backend import resolve
+
+        return DEFAULT_PARALLEL[resolve(self.backend)]
+
+    @classmethod
+    def from_options(cls, **options) -> "MCTSConfig":
+        """A config from keyword options; ``time`` alone means no iteration
+        cap. Unknown options, and ``batch`` / ``virtual_loss`` without a
+        ``backend`` (they would be ignored), raise ``ValueError``."""
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise ValueError(f"unknown MCTS option(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        if options.get("backend") is None:
+            stray = [k for k in ("batch", "virtual_loss", "trees", "leaves", "parallel", "blocks") if k in options]
+            if stray:
+                raise ValueError(f"{' and '.join(stray)} {'apply' if len(stray) > 1 else 'applies'} to the "
+                                 f"backend searches only: give backend= "
+                                 f"(cpu, cuda or auto) or drop {', '.join(stray)}")
+        if "time" in options and "iterations" not in options:
+            options["iterations"] = None
+        return cls(**options)
+
+    def params(self, empty_capture: bool) -> np.ndarray:
+        p = np.zeros(N_PARAMS, dtype=np.float64)
+        p[P_C] = self.c
+        p[P_FORMULA] = FORMULAS[self.formula]
+        p[P_PB] = self.pb
+        p[P_REWARD] = REWARDS[self.reward]
+        p[P_PLAYOUT_DEPTH] = self.playout_depth
+        p[P_SOLVER] = 1.0 if self.solver else 0.0
+        p[P_PLAYOUTS] = self.playouts
+        p[P_EMPTY_CAPTURE] = 1.0 if empty_capture else 0.0
+        return p
+
+
+def check_tree_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees):
+    """The options of the multi-tree and tree-parallel searches, checked
+    against this module's limits; returns them normalised."""
+    if iterations is None and time is None:
+        raise ValueError("give iterations= or time=")
+    if iterations is not None:
+        iterations = check_int("iterations", iterations, 1, MAX_TREE_ITERATIONS)
+    if time is not None:
+        time = check_float("time", time, 0.0, MAX_TIME, lo_open=True)
+    c = check_float("c", c, 0.0, MAX_WEIGHT)
+    formula = check_choice("formula", formula, tuple(FORMULAS))
+    reward = check_choice("reward", reward, tuple(REWARDS))
+    playouts = check_int("playouts", playouts, 1, MAX_LEAF_PLAYOUTS)
+    playout_depth = check_int("playout_depth", playout_depth, 0, MAX_PLAYOUT_DEPTH)
+    trees = check_int("trees", trees, 1, MAX_TREES)
+    return iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees
