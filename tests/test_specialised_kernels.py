@@ -144,11 +144,19 @@ def test_windows_and_and_or_match_naive():
         assert explicit.trace.tolist() == traced.trace.tolist()
 
 
+@njit(cache=True)
+def _search_generic(t, alpha0, beta0, prune, perspective, trace):
+    """The reference the specialised kernels are checked against: the generic
+    kernel in natural order (moved here from the package, where only the
+    tests used it)."""
+    return df._search_core(t, alpha0, beta0, prune, perspective, trace, None)
+
+
 def test_benchmark_entry_point_keeps_its_arguments():
     # jitsearch/benchmarks/throughput.py calls search_kernel(t, alpha, beta, prune, perspective, buf)
     t = UniformTree(2, 10, seed=3).data()
     got = df.search_kernel(t, -math.inf, math.inf, True, 1, NO_TRACE)
-    assert tuple(got) == tuple(df._search_generic(t, -math.inf, math.inf, True, 1, NO_TRACE))
+    assert tuple(got) == tuple(_search_generic(t, -math.inf, math.inf, True, 1, NO_TRACE))
 
 
 def test_forward_estimation_specialisations_equal_the_generic_kernel():

@@ -316,10 +316,6 @@ def validate_batch(boards, players, playouts_per_state, seed):
     return out, np.ascontiguousarray(p, dtype=np.int64), m
 
 
-def kalah_max_houses() -> int:
-    return MAX_HOUSES
-
-
 def evaluate_cpu(boards, players, playouts_per_state: int, seed: int, *, empty_capture: bool = False,
                  threads: int = 1) -> dict:
     """Batched leaf evaluation on the CPU: per state (wins, draws, losses)

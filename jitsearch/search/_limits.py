@@ -18,10 +18,6 @@ from ..trees.memory import check_bytes
 NEED_ROOM = 4
 
 
-def tree_height(tree) -> int:
-    return int(tree.height)
-
-
 def tree_max_branching(tree) -> int:
     if isinstance(tree, ExplicitTree):
         return tree.max_branching

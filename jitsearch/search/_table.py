@@ -169,14 +169,6 @@ def table_bytes(keys, lower, upper) -> int:
     return int(keys.nbytes + lower.nbytes + upper.nbytes)
 
 
-def max_hash_slots(max_bytes: int) -> int:
-    """Largest power-of-two capacity whose table fits ``max_bytes``."""
-    cap = INITIAL_HASH_CAPACITY
-    while cap * 2 * HASH_SLOT_BYTES <= max_bytes:
-        cap *= 2
-    return cap
-
-
 def out_of_memory_message(what: str, max_bytes: int) -> str:
     return (
         f"{what} needs a bound table above the memory limit of {format_bytes(max_bytes)}: "

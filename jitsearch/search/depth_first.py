@@ -173,14 +173,6 @@ def _search_core(t, alpha0, beta0, prune, perspective, trace, order_fn):
         sp -= 1
 
 
-@njit(cache=True, nogil=True)
-def _search_generic(t, alpha0, beta0, prune, perspective, trace):
-    """Natural-order :func:`_search_core`: one kernel for every tree and flag
-    (tested at run time), kept as the reference that the specialised kernels
-    are tested and benchmarked against."""
-    return _search_core(t, alpha0, beta0, prune, perspective, trace, None)
-
-
 # -- specialised kernels ------------------------------------------------------
 #
 # ``_search_core`` tests the tree kind, the value kind, the prune / trace flags
