@@ -263,7 +263,7 @@ def test_limits_are_refused_fast_and_before_allocating(fn, words):
 
 def test_limits_are_documented_and_consistent():
     from jitsearch.games import kalah
-    from jitsearch.mcts import search as S_
+    from jitsearch.mcts import config as S_
 
     # every Kalah start position the constructor accepts fits the board limit, the largest one included
     biggest = KalahState.initial(16, MAX_SEEDS // 32)

@@ -9,6 +9,8 @@ only when it is used.
 
 from __future__ import annotations
 
+import functools
+
 BACKENDS = ("auto", "cpu", "cuda")
 GPU_EXTRA_HINT = "install the gpu extra: pip install 'jitsearch[gpu]'"
 
@@ -17,8 +19,10 @@ class BackendError(ValueError):
     """The requested backend cannot run here."""
 
 
+@functools.lru_cache(maxsize=1)
 def cuda_status() -> tuple[bool, str]:
-    """(usable, reason if not)."""
+    """(usable, reason if not); asked once a process (a driver or device does
+    not come or go while it runs)."""
     try:
         from numba import cuda
     except ImportError:

@@ -160,9 +160,20 @@ class MCTSConfig:
             return "leaf"
         if self.parallel is not None:
             return self.parallel
-        from ..kernels.backend import resolve
+        return DEFAULT_PARALLEL[self.resolved_backend()]
 
-        return DEFAULT_PARALLEL[resolve(self.backend)]
+    def resolved_backend(self) -> str | None:
+        """``cpu`` or ``cuda`` for the backend asked for (``auto`` decided),
+        None for the in-kernel CPU search; a CUDA request without a GPU
+        raises :class:`~jitsearch.kernels.backend.BackendError` here. The
+        answer is kept: one search resolves its backend once."""
+        if self.backend is None:
+            return None
+        if getattr(self, "_resolved", (None, None))[0] != self.backend:
+            from ..kernels.backend import resolve
+
+            self._resolved = (self.backend, resolve(self.backend))
+        return self._resolved[1]
 
     @classmethod
     def from_options(cls, **options) -> "MCTSConfig":

@@ -103,10 +103,10 @@ def _grow_batched(tree, state, cfg, params, seed, iterations, deadline):
     """MCTS whose leaves are evaluated in batches: ``batch`` leaves chosen
     with virtual loss, ``playouts`` playouts each, one backend launch per
     step (:func:`jitsearch.kernels.backend.evaluate`); an iteration = a leaf."""
-    from ..kernels.backend import evaluate, resolve
+    from ..kernels.backend import evaluate
     from .tree import backup_batch, select_batch
 
-    backend = resolve(cfg.backend)
+    backend = cfg.resolved_backend()
     leaves = np.empty(cfg.batch, dtype=np.int64)
     m = state.houses
     done = 0
@@ -183,9 +183,7 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     if state.is_over:
         raise ValueError("the game is over: no move to search")
     if cfg.backend is not None:
-        from ..kernels.backend import resolve
-
-        backend = resolve(cfg.backend)  # a CUDA request without a GPU fails here, before any tree is allocated
+        backend = cfg.resolved_backend()  # a CUDA request without a GPU fails here, before any tree is allocated
         if cfg.batch is None:
             return _search_many([state], [seed], cfg, backend, max_bytes)[0]
     w = cfg.workers
@@ -230,23 +228,19 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
            "simulations": iterations * cfg.playouts, "nodes": nodes, "seconds": time.perf_counter() - start,
            "proven": PROVEN_NAMES[root_proven]}
     if cfg.backend is not None:
-        from ..kernels.backend import resolve
-
-        out["backend"] = resolve(cfg.backend)
+        out["backend"] = cfg.resolved_backend()
     return out
 
 
 def _search_many(states, seeds, cfg: MCTSConfig, backend: str, max_bytes: int) -> list[dict]:
 
     if cfg.mode() == "tree":
-
         trees = cfg.trees or 1
         per_tree = None if cfg.iterations is None else max(1, -(-cfg.iterations // trees))
         return search_many_shared(states, seeds, trees=trees, blocks=cfg.blocks, iterations=per_tree, time=cfg.time,
                                   c=cfg.c, formula=cfg.formula, reward=cfg.reward, playouts=cfg.playouts,
                                   playout_depth=cfg.playout_depth, capacity=cfg.capacity, backend=backend,
                                   max_bytes=max_bytes)
-
     trees = cfg.trees or default_trees(backend)
     per_tree = None if cfg.iterations is None else max(1, -(-cfg.iterations // trees))
     return search_many(states, seeds, trees=trees, iterations=per_tree, time=cfg.time, c=cfg.c, formula=cfg.formula,
@@ -263,9 +257,8 @@ def mcts_search_many(states, seeds, *, max_bytes: int = DEFAULT_MAX_BYTES, **opt
     cfg.validate()
     if cfg.backend is None or cfg.batch is not None:
         raise ValueError("mcts_search_many runs the multi-tree search: give backend= and no batch=")
-    from ..kernels.backend import resolve
-
-    return _search_many(states, seeds, cfg, resolve(cfg.backend), cap_to_physical_memory(check_max_bytes("max_bytes", max_bytes)))
+    max_bytes = cap_to_physical_memory(check_max_bytes("max_bytes", max_bytes))
+    return _search_many(states, seeds, cfg, cfg.resolved_backend(), max_bytes)
 
 
 def _flip(status: int) -> int:
