@@ -285,7 +285,8 @@ class Agent:
         seeds)). The other kinds play every board."""
         if self.kind != "perfect":
             return
-        starts = [position] if position is not None else list(suite) or [
+        starts = [position] if position is not None else [
+            KalahState.from_text(text, empty_capture=empty_capture) for text in suite] or [
             KalahState.initial(houses, seeds, empty_capture=empty_capture)]
         for start in starts:
             if not start.is_over:
