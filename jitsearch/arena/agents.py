@@ -8,7 +8,8 @@ Specs (command line and API): ``random``, ``alphabeta:depth=8``,
 ``mtdf`` (exact: solves the position, small boards only; ``time=`` caps it
 and falls back to the deepest alpha-beta iteration), ``perfect`` (solves
 every position it moves in, no limit: perfect play, for boards that solve
-in seconds), ``human`` (the CLI
+in seconds; a position with more seeds in its houses than
+:func:`perfect_seed_limit` allows is refused in one line), ``human`` (the CLI
 asks). ``eval`` is ``store`` (store difference, the default) or
 ``heuristic`` (seed 003's weighted H1..H5).
 
@@ -124,6 +125,8 @@ class _SearchThread:
     def _loop(self) -> None:
         while True:
             job = self.jobs.get()
+            if job is None:  # retired (its search was abandoned): end once that search returns
+                return
             job.run()
             del job  # drop the search's arrays before waiting for the next one
 
@@ -155,8 +158,9 @@ def run_search(fn, *args):
             pass
     except KeyboardInterrupt:
         job.stop.set()
-        if not job.done.is_set():
-            _search_thread = None  # still busy with the abandoned search: the next search starts a new thread
+        if not job.done.is_set() and _search_thread is not None:
+            _search_thread.jobs.put(None)  # still busy with the abandoned search: it ends after it,
+            _search_thread = None  # and the next search starts a new thread
         raise
     if job.error is not None:
         raise job.error
