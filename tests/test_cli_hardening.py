@@ -204,7 +204,7 @@ def test_ctrl_c_stops_a_tree_solve_quickly():
         None, 4.0)
     assert code == 130, err
     assert "interrupted" in err and "Traceback" not in err
-    assert took < 3.0
+    assert took < 5.0  # well under 1 s alone; a loaded machine takes longer to print and exit
 
 
 def test_ctrl_c_stops_a_kalah_solve_with_bounds():
@@ -212,7 +212,7 @@ def test_ctrl_c_stops_a_kalah_solve_with_bounds():
         _cli("solve", "--game", "kalah", "--houses", "6", "--seeds", "5", "--json"), "margin in", 1.0,
         timeout=90)
     assert code == 130, err
-    assert took < 3.0
+    assert took < 5.0  # well under 1 s alone; a loaded machine takes longer to print and exit
     obj = json.loads(out)
     assert obj["interrupted"] is True and obj["complete"] is False
     assert obj["lower"] is not None and obj["upper"] is not None and obj["lower"] <= obj["upper"]
