@@ -8,7 +8,8 @@ Specs (command line and API): ``random``, ``alphabeta:depth=8``,
 ``mtdf`` (exact: solves the position, small boards only; ``time=`` caps it
 and falls back to the deepest alpha-beta iteration), ``perfect`` (solves
 every position it moves in, no limit: perfect play, for boards that solve
-in seconds), ``human`` (the CLI
+in seconds; a position with more seeds in its houses than
+:func:`perfect_seed_limit` allows is refused in one line), ``human`` (the CLI
 asks). ``eval`` is ``store`` (store difference, the default) or
 ``heuristic`` (seed 003's weighted H1..H5).
 
@@ -26,11 +27,24 @@ seed and the number of moves it has made, so a game replays exactly.
 Each option may be given once; values are checked against the same limits
 as the API (:mod:`jitsearch.mcts.search`: iterations, playouts, workers,
 batch, time), and an option that does not apply to the agent is refused.
+
+Ctrl-C: called from the main thread, an agent runs its search on a helper
+thread (:func:`run_search`; every kernel it calls is ``nogil``) and waits
+for it in short slices, so a Ctrl-C raises ``KeyboardInterrupt`` within a
+fraction of a second even in the middle of a long kernel; the interrupted
+search is abandoned (an exact solve is told to stop and ends within about a
+second; a depth-limited alpha-beta or FSSS kernel runs on until it returns,
+on a daemon thread that does not keep the process alive). A search that
+reports it was interrupted raises ``KeyboardInterrupt`` too, never plays on.
+Called from any other thread (a Dask worker, a thread of the caller's), the
+search runs in that thread, with no hand-off.
 """
 
 from __future__ import annotations
 
+import queue
 import random
+import threading
 from dataclasses import dataclass, field
 
 from ..games.kalah import KalahState
@@ -51,6 +65,8 @@ AGENT_OPTIONS = {"random": {}, "human": {}, "alphabeta": {"depth": int, "time": 
                  "mcts": MCTS_OPTIONS, "hmcts": {k: v for k, v in MCTS_OPTIONS.items() if k != "reward"},
                  "mc": {"playouts": int, "time": float}}
 EVALS = ("store", "heuristic")
+#: The kinds that search (on the search thread when called from the main thread: :func:`run_search`).
+_SEARCHING = ("alphabeta", "fsss", "perfect", "mtdf", "mcts", "hmcts", "mc")
 #: Deepest alpha-beta / FSSS search an agent may ask for, in plies.
 MAX_DEPTH = 64
 #: Longest time limit of an agent's move, in seconds (one day).
@@ -59,6 +75,128 @@ MAX_MOVE_TIME = 86_400.0
 MAX_SPEC = 1000
 #: Most plies :func:`play_game` may be asked to play.
 MAX_PLIES = 1_000_000
+
+
+#: Most seeds in the houses (both sides) of a position the ``perfect`` agent agrees to solve, by houses per
+#: side (none up to 2 houses; 28 from 7 houses on). The first position of a game is the hardest it solves; the
+#: start of each largest board allowed solves in 0.5-5 s on one core of a loaded machine (Kalah(3,12) 2.0 s,
+#: (4,6) 4.5 s, (5,4) 4.5-5 s, (6,3) 2.2 s, (7,2) 2.7 s, (8,2) 1.5 s), while Kalah(6,4) (48 seeds) or
+#: (7,3) (42) is not solved in a minute.
+PERFECT_MAX_SEEDS = {3: 72, 4: 48, 5: 40, 6: 36}
+PERFECT_MAX_SEEDS_WIDE = 28
+
+
+def perfect_seed_limit(houses: int) -> int | None:
+    """Most seeds in the houses the ``perfect`` agent solves on a board of ``houses`` per side (None: any)."""
+    if houses <= 2:
+        return None
+    return PERFECT_MAX_SEEDS.get(houses, PERFECT_MAX_SEEDS_WIDE)
+
+
+class _SearchJob:
+    """One search handed to the search thread: ``fn(stop, *args)``; ``stop``
+    is set when the caller gave up waiting (Ctrl-C)."""
+
+    __slots__ = ("fn", "args", "done", "stop", "result", "error")
+
+    def __init__(self, fn, args):
+        self.fn, self.args = fn, args
+        self.done = threading.Event()
+        self.stop = threading.Event()
+        self.result = None
+        self.error = None
+
+    def run(self) -> None:
+        try:
+            self.result = self.fn(self.stop, *self.args)
+        except BaseException as exc:  # handed to the waiting thread
+            self.error = exc
+        finally:
+            self.done.set()
+
+
+class _SearchThread:
+    """A daemon thread that runs the main thread's searches one at a time
+    (started once and kept: a hand-off costs tens of microseconds, a new
+    thread per move several times that)."""
+
+    def __init__(self):
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name="jitsearch-agent-search", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None:  # retired (its search was abandoned): end once that search returns
+                return
+            job.run()
+            del job  # drop the search's arrays before waiting for the next one
+
+
+_search_thread: _SearchThread | None = None
+#: Seconds the main thread waits per slice (a Ctrl-C is seen at once anyway: a wait is interruptible).
+_WAIT_SLICE = 0.1
+
+
+def run_search(fn, *args):
+    """``fn(stop, *args)``, interruptible by Ctrl-C.
+
+    From the main thread: run on the search thread while the main thread
+    waits, so that ``KeyboardInterrupt`` is raised here at once even while
+    ``fn`` is inside a long ``nogil`` kernel; the search is then abandoned
+    (``stop``, a ``threading.Event``, is set for ``fn`` to notice if it can;
+    the next search gets a fresh thread, since this one is still busy).
+    From any other thread: ``fn(None, *args)`` right here.
+    """
+    global _search_thread
+    if threading.current_thread() is not threading.main_thread():
+        return fn(None, *args)
+    job = _SearchJob(fn, args)
+    try:
+        if _search_thread is None or not _search_thread.thread.is_alive():
+            _search_thread = _SearchThread()
+        _search_thread.jobs.put(job)
+        while not job.done.wait(_WAIT_SLICE):
+            pass
+    except KeyboardInterrupt:
+        job.stop.set()
+        if not job.done.is_set() and _search_thread is not None:
+            _search_thread.jobs.put(None)  # still busy with the abandoned search: it ends after it,
+            _search_thread = None  # and the next search starts a new thread
+        raise
+    if job.error is not None:
+        raise job.error
+    return job.result
+
+
+def _stop_check(stop):
+    """A ``solve_exact`` progress callback that stops the solve (as a Ctrl-C
+    would) once ``stop`` is set; None without ``stop``."""
+    if stop is None:
+        return None
+
+    def progress(*_):
+        if stop.is_set():
+            raise KeyboardInterrupt
+
+    return progress
+
+
+def _seeds_in_houses(state: KalahState) -> int:
+    m = state.houses
+    return int(state.board.sum()) - int(state.board[0]) - int(state.board[m + 1])
+
+
+def check_perfect_board(state: KalahState) -> None:
+    """Refuse (``ValueError``, one line) a position the ``perfect`` agent
+    cannot solve in seconds (:func:`perfect_seed_limit`)."""
+    limit = perfect_seed_limit(state.houses)
+    seeds = _seeds_in_houses(state)
+    if limit is not None and seeds > limit:
+        raise ValueError(f"the perfect agent solves every position it moves in: with {state.houses} houses a "
+                         f"side it takes at most {limit} seeds in the houses (seconds a solve), not {seeds} "
+                         f"(Kalah(6,4) would take hours); use mtdf:time=SECONDS or alphabeta:time=SECONDS")
 
 
 @dataclass
@@ -146,6 +284,21 @@ class Agent:
         return (self.kind in ("mcts", "hmcts") and o.get("backend") is not None and o.get("batch") is None
                 and o.get("time") is None)
 
+    def check_match(self, houses: int, seeds: int, empty_capture: bool, suite=(), position=None) -> None:
+        """Refuse (``ValueError``, one line), before the first game, a board this
+        agent cannot play: ``perfect`` on a board it cannot solve in a few
+        seconds (:func:`check_perfect_board`, from ``position`` or each
+        opening of ``suite`` when given, else the start of Kalah(houses,
+        seeds)). The other kinds play every board."""
+        if self.kind != "perfect":
+            return
+        starts = [position] if position is not None else [
+            KalahState.from_text(text, empty_capture=empty_capture) for text in suite] or [
+            KalahState.initial(houses, seeds, empty_capture=empty_capture)]
+        for start in starts:
+            if not start.is_over:
+                check_perfect_board(start)
+
     def __call__(self, state: KalahState) -> int:
         if not isinstance(state, KalahState):
             raise ValueError(f"an agent plays a KalahState, got {type(state).__name__}")
@@ -154,6 +307,13 @@ class Agent:
         if self.kind == "random":
             self.last = {}
             return self._rng.choice(state.legal_moves())
+        if self.kind not in _SEARCHING:
+            raise ValueError(f"agent {self.kind!r} cannot choose moves by itself")
+        return run_search(self._search, state)
+
+    def _search(self, stop, state: KalahState) -> int:
+        """The move of a searching agent (:func:`run_search` calls it, on the
+        search thread when the caller is the main thread)."""
         if self.kind == "alphabeta":
             if self.time is not None:
                 r = iterative_deepening(state, time_limit=self.time, eval=self.eval,
@@ -166,28 +326,32 @@ class Agent:
             self.last = fsss_search(state, self.depth, eval=self.eval)
             return self.last["move"]
         if self.kind == "perfect":  # solve the position exactly, play its best move
-            r = solve_exact(state)
+            check_perfect_board(state)
+            r = solve_exact(state, progress=_stop_check(stop))
             self.last = r
+            if r["interrupted"]:
+                raise KeyboardInterrupt
             if not r["complete"]:
-                raise RuntimeError(f"the perfect agent could not solve {state.to_text()}")
+                raise ValueError(f"the perfect agent could not solve {state.to_text()} "
+                                 f"({r['stop_reason'] or 'unfinished'}): use mtdf:time=SECONDS or alphabeta instead")
             return r["best_move"]
         if self.kind == "mtdf":
-            r = solve_exact(state, time_limit=self.time)
+            r = solve_exact(state, time_limit=self.time, progress=_stop_check(stop))
             self.last = r
+            if r["interrupted"]:
+                raise KeyboardInterrupt
             if r["complete"] and r["best_move"] >= 0:
                 return r["best_move"]
             return iterative_deepening(state, time_limit=self.time or 1.0)["move"]
-        if self.kind in ("mcts", "hmcts", "mc"):
-            from ..mcts.search import mcts_search, monte_carlo_search
+        from ..mcts.search import mcts_search, monte_carlo_search
 
-            seed = self.next_search_seed()
-            if self.kind == "mc":
-                self.last = monte_carlo_search(state, playouts=self.options.get("playouts", 1000),
-                                               time_limit=self.options.get("time"), seed=seed)
-            else:
-                self.last = mcts_search(state, seed=seed, **self.options)
-            return self.last["move"]
-        raise ValueError(f"agent {self.kind!r} cannot choose moves by itself")
+        seed = self.next_search_seed()
+        if self.kind == "mc":
+            self.last = monte_carlo_search(state, playouts=self.options.get("playouts", 1000),
+                                           time_limit=self.options.get("time"), seed=seed)
+        else:
+            self.last = mcts_search(state, seed=seed, **self.options)
+        return self.last["move"]
 
     def __str__(self) -> str:
         opts = []
@@ -199,6 +363,13 @@ class Agent:
             opts.append(f"eval={self.eval}")
         opts += [f"{k}={v}" for k, v in self.options.items() if not (self.kind == "hmcts" and k == "reward")]
         return self.kind + (":" + ",".join(opts) if opts else "")
+
+
+def agent_kind(spec: str) -> str:
+    """The kind a spec names (its text before ``:``), without checking the rest."""
+    if not isinstance(spec, str):
+        raise ValueError(f"an agent spec is a string such as 'alphabeta:depth=6', got {type(spec).__name__}")
+    return spec.strip().partition(":")[0].strip()
 
 
 def parse_agent(spec: str, *, seed: int | None = None) -> Agent:
@@ -215,8 +386,8 @@ def parse_agent(spec: str, *, seed: int | None = None) -> Agent:
         raise ValueError(f"an agent spec is a string such as 'alphabeta:depth=6', got {type(spec).__name__}")
     if len(spec) > MAX_SPEC:
         raise ValueError(f"an agent spec has at most {MAX_SPEC} characters, got {len(spec)}")
-    kind, colon, rest = spec.strip().partition(":")
-    kind = kind.strip()
+    kind = agent_kind(spec)
+    rest = spec.strip().partition(":")[2]
     if kind == "openspiel":
         from .openspiel_agents import parse_openspiel_spec
 
@@ -317,5 +488,10 @@ def play_game(state: KalahState, agents, *, max_plies: int = 300, on_move=None) 
         inform_move(agents, pit)
         if on_move:
             on_move(before, pit, state, agent)
-    return {"moves": moves, "final_board": [int(x) for x in state.board], "margin": state.margin,
-            "result": state.result, "plies": len(moves), "final": state.to_text(), "finished": state.is_over}
+    return game_result(moves, state)
+
+
+def game_result(moves, final: KalahState) -> dict:
+    """:func:`play_game`'s result for ``moves`` that reached ``final``."""
+    return {"moves": list(moves), "final_board": [int(x) for x in final.board], "margin": final.margin,
+            "result": final.result, "plies": len(moves), "final": final.to_text(), "finished": final.is_over}

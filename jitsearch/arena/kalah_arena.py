@@ -25,7 +25,7 @@ from .kalah_tournament import (KalahMatch, _GameRecords, _game_key_text, config_
                                summarize)
 from .agents import parse_agent
 from .records import RecordSink, check_out_path, check_records, read_record_file, seal
-from .stats import SPRT, Pentanomial, pentanomial_from_pairs, summary, wdl_from_scores
+from .stats import SPRT, Pentanomial, pentanomial_from_pairs, sprt_decision, summary, wdl_from_scores
 
 FORMATS = ("gauntlet", "round-robin")
 _SCORE = {"win": 1.0, "draw": 0.5, "loss": 0.0}
@@ -128,6 +128,10 @@ class MatchRun:
         if self.sprt is not None:
             st = out["statistics"]
             out["sprt"] = {k: st[k] for k in ("elo0", "elo1", "alpha", "beta", "model", "llr", "bounds", "state")}
+            # "state" is the LLR's place among the bounds; "decision" what the run concluded ("undecided":
+            # every pair played without reaching a bound)
+            out["sprt"]["pairs_played"] = counts.pairs
+            out["sprt"]["decision"] = sprt_decision(st["state"], counts.pairs, self.pairs)
         out["trajectory"] = list(self.trajectory)
         if self.notes:
             out["notes"] = list(self.notes)
@@ -205,8 +209,7 @@ def run_engines(engines: list[str], fmt: str, match: KalahMatch, pairs: int, *, 
         agent = parse_agent(spec)
         if agent.kind == "human":
             raise ValueError("a tournament needs engines, not human players")
-        if agent.kind == "openspiel":
-            agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite)
+        agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite)  # before any game
     schedule = engine_pairs(engines, fmt)
     if out_dir is not None:
         out_dir = Path(out_dir)
@@ -276,6 +279,9 @@ def plot_trajectory(result: dict, path) -> None:
         raise ValueError("the plot needs matplotlib: pip install 'jitsearch[bench]'") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from pathlib import Path
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
 
     traj = result.get("trajectory") or []
     xs = [t["games"] for t in traj]

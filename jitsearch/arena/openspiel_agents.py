@@ -127,7 +127,8 @@ class OpenSpielAgent:
     def __call__(self, state: KalahState) -> int:
         if self._os_state is None:
             if state.to_text() != KalahState.initial(6, 4).to_text() or state.houses != 6 or state.empty_capture:
-                self.check_match(state.houses, int(sum(int(x) for x in state.board)) // 12, state.empty_capture)
+                self.check_match(state.houses, int(sum(int(x) for x in state.board)) // (2 * state.houses),
+                                 state.empty_capture)
                 raise ValueError("openspiel agent: it was not shown how the game reached "
                                  f"{state.to_text()} (start() with the moves from the start, then observe())")
             self.start()

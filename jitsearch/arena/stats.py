@@ -40,6 +40,9 @@ NELO_PER_T = 800.0 / math.log(10.0)
 EMPTY_BUCKET = 1e-3
 MODELS = ("logistic", "normalized")
 SPRT_STATES = ("H0 accepted", "H1 accepted", "continue")
+#: An SPRT's decision at the end of a run: its state, or "undecided" when the run played every pair it was
+#: given without reaching a bound (:func:`sprt_decision`).
+SPRT_DECISIONS = ("H0 accepted", "H1 accepted", "continue", "undecided")
 
 
 # -- the normal distribution (no scipy) ---------------------------------------------------
@@ -431,6 +434,19 @@ class SPRT:
     @property
     def state(self) -> str:
         return self.state_of(self.llr)
+
+
+def sprt_decision(state: str, pairs_played: int, pairs_total: int) -> str:
+    """What a run reports for an SPRT in ``state`` (one of ``SPRT_STATES``)
+    after ``pairs_played`` of its ``pairs_total`` pairs: a bound's decision,
+    "undecided" when every pair was played without reaching one (the run was
+    too short to decide), else "continue" (still running, or stopped early and
+    resumable)."""
+    if state not in SPRT_STATES:
+        raise ValueError(f"state must be one of {SPRT_STATES}, got {state!r}")
+    if state == "continue" and pairs_played >= pairs_total:
+        return "undecided"
+    return state
 
 
 # -- summary ------------------------------------------------------------------------------

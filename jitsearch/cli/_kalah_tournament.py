@@ -54,7 +54,8 @@ def match_table(r: dict, title: str) -> Table:
         sp = r["sprt"]
         table.caption = (f"SPRT {sp['model']} [{sp['elo0']:g}, {sp['elo1']:g}] alpha {sp['alpha']:g} beta "
                          f"{sp['beta']:g}: LLR {sp['llr']:+.2f} in ({sp['bounds'][0]:+.2f}, {sp['bounds'][1]:+.2f})"
-                         f" - {sp['state']}")
+                         f" - {sp['decision']}" + (f" after {sp['pairs_played']} pairs"
+                                                    if sp["decision"] == "undecided" else ""))
     return table
 
 
@@ -127,8 +128,9 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
     else:
         refuse_options(given, ("fmt",), "applies with --engines only")
         specs = [a, b]
-    for spec in specs:
-        if parse_agent(spec).kind == "human":
+    agents = [parse_agent(spec) for spec in specs]
+    for agent in agents:
+        if agent.kind == "human":
             raise UserError("a tournament needs engines, not human players")
     test = None
     if sprt is not None:
@@ -155,6 +157,11 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
                 raise UserError(str(exc)) from None
     match = KalahMatch(houses, seeds, empty_capture, max_plies, plies, seed, suite)
     match.check()
+    for spec, agent in zip(specs, agents):  # a board an agent cannot play, before the first game
+        try:
+            agent.check_match(houses, seeds, empty_capture, suite)
+        except ValueError as exc:
+            raise UserError(f"{spec}: {exc}") from None
     if suite and pairs % len(suite):
         stderr.print(f"note: {pairs} pairs over {len(suite)} openings: the first {pairs % len(suite)} openings are "
                      f"played once more than the others", soft_wrap=True)
@@ -200,8 +207,6 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
     for m in (r["matches"] if multi else [r]):
         for note in m.get("notes") or []:
             stderr.print(f"note: {note}")
-    if plot is not None and not multi:
-        plot_trajectory(r, plot)
     if as_json:
         _emit_json(r)
     elif multi:
@@ -211,8 +216,13 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
         stdout.print(match_table(r, title))
         if r.get("elo_note"):
             stderr.print(f"note: {r['elo_note']}")
-    if plot is not None and not multi and not as_json:
-        stderr.print(f"plot written to {plot}")
+    if plot is not None and not multi:  # after the results: a plot that cannot be written loses nothing else
+        try:
+            plot_trajectory(r, plot)
+        except OSError as exc:
+            raise UserError(f"--plot {plot}: {exc.strerror or exc}") from None
+        if not as_json:
+            stderr.print(f"plot written to {plot}")
     if r.get("interrupted"):
         games = sum(m["games"] for m in r["matches"]) if multi else r["games"]
         _stop_interrupted(f"{games} games were played" + (f" and saved in {out}; add --resume to continue"

@@ -121,11 +121,18 @@ def check_positive(values: dict) -> None:
 
 # -- output files ------------------------------------------------------------------------------
 
-def check_output_file(path: Path, option: str = "--out") -> None:
-    """Refuse, before any work, a file path that cannot be written."""
+def check_output_file(path: Path, option: str = "--out", suffixes: tuple[str, ...] | None = None) -> None:
+    """Refuse, before any work, a file path that cannot be written: a
+    directory, something under a file, a folder without write permission,
+    a read-only file, or (with ``suffixes``, e.g. ``(".png", ".svg")``) a
+    name without one of those suffixes. Missing folders are fine: the
+    writers create them."""
     path = Path(path)
     if path.exists() and path.is_dir():
         raise UserError(f"{option} {path} is a directory; give a file name")
+    if suffixes and path.suffix.lower() not in suffixes:
+        names = ", ".join(suffixes[:-1]) + (" or " if len(suffixes) > 1 else "") + suffixes[-1]
+        raise UserError(f"{option} {path}: give a file name ending in {names}")
     parent = path.parent if str(path.parent) else Path(".")
     _check_dir_writable(parent, option, path)
     if path.exists() and not os.access(path, os.W_OK):

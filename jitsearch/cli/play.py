@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from ._support import UserError, check_positive
-from .common import _emit_json, _kalah_state, stdout
+from .common import _emit_json, _kalah_state, _stop_interrupted, stdout
 
 
 def play(
@@ -24,16 +24,37 @@ def play(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (moves, final_board, margin).")]
     = False,
 ):
-    """Play Kalah in the terminal: people against engines, or engines against each other."""
-    from ..arena.agents import parse_agent, play_game
+    """Play Kalah in the terminal: people against engines, or engines against each other.
+
+    Ctrl-C stops the game within a second, even in the middle of an
+    engine's search: the moves played so far are printed (with --json, the
+    result with "interrupted": true) and the exit status is 130.
+    """
+    from ..arena.agents import agent_kind, game_result, parse_agent, play_game
+    from ..arena.openspiel_agents import OpenSpielAgent
 
     check_positive({"--max-plies": max_plies})
+    for option, spec in (("--p0", p0), ("--p1", p1)):
+        if agent_kind(spec) == "openspiel":  # told by the spec, whether OpenSpiel is installed or not
+            if position is not None:
+                raise UserError(f"{option} {spec}: an openspiel agent plays from the start of Kalah(6,4) only "
+                                "(OpenSpiel reaches a position by its moves), not from --position")
+            try:
+                OpenSpielAgent.check_match(houses, seeds, empty_capture)
+            except ValueError as exc:
+                raise UserError(f"{option} {spec}: {exc}") from None
     agents = [parse_agent(p0, seed=seed), parse_agent(p1, seed=None if seed is None else seed + 1)]
     if as_json and any(a.kind == "human" for a in agents):
         raise UserError("--json needs two engine players (no human)")
     state = _kalah_state(houses, seeds, empty_capture, position)
     if state.is_over:
         raise UserError("the position is already finished")
+    for option, a in zip(("--p0", "--p1"), agents):
+        if hasattr(a, "check_match") and a.kind != "openspiel":
+            try:
+                a.check_match(state.houses, seeds, state.empty_capture, position=state)
+            except ValueError as exc:
+                raise UserError(f"{option} {a}: {exc}") from None
 
     def human(st):
         stdout.print(st.ascii())
@@ -68,7 +89,19 @@ def play(
         if not any(getattr(x, "kind", "human") == "human" for x in agents) or after.is_over:
             stdout.print(after.ascii())
 
-    result = play_game(state, agents, max_plies=max_plies, on_move=on_move)
+    played = []
+
+    def on_move_kept(before, pit, after, agent):
+        played.append((pit, after))
+        on_move(before, pit, after, agent)
+
+    try:
+        result = play_game(state, agents, max_plies=max_plies, on_move=on_move_kept)
+    except KeyboardInterrupt:
+        final = played[-1][1] if played else state
+        if as_json:
+            _emit_json({**game_result([pit for pit, _ in played], final), "interrupted": True})
+        _stop_interrupted(f"the game was stopped after {len(played)} plies")
     if as_json:
         _emit_json(result)
         return

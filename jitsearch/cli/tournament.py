@@ -10,13 +10,15 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from ._support import UserError, check_output_file, check_positive, given_options, refuse_options
+from ._support import UserError, check_output_dir, check_output_file, check_positive, given_options, refuse_options
 from .common import _emit_json, _stop_interrupted, stderr, stdout
 
 
 _KALAH_TOURNAMENT_OPTIONS = ("houses", "seeds", "empty_capture", "openings", "max_plies", "workers", "lockstep",
                              "engines", "fmt", "sprt", "alpha", "beta", "sprt_model", "random_openings", "balanced",
                              "balance_depth", "scheduler", "plot")
+#: File types ``--plot`` writes (matplotlib picks the format from the suffix).
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 _TREE_GAME_OPTIONS = ("branching", "fixed_branching", "tree_depth", "depth_increment", "max_horizon")
 
 
@@ -72,7 +74,8 @@ def tournament(
         str, typer.Option("--sprt-model", help="Kalah, --sprt: normalized (nElo, as fishtest) or logistic (Elo).")
     ] = "normalized",
     plot: Annotated[
-        Optional[Path], typer.Option("--plot", help="Kalah: a PNG of the Elo estimate and the LLR over games.",
+        Optional[Path], typer.Option("--plot", help="Kalah: a PNG (.svg, .pdf) of the Elo estimate and the LLR "
+                                                    "over games.",
                                      show_default=False)
     ] = None,
     lockstep: Annotated[
@@ -110,8 +113,13 @@ def tournament(
     if resume and out is None:
         raise UserError("--resume needs --out")
     check_positive({"--pairs": pairs, "--workers": workers, "--max-plies": max_plies, "--max-horizon": max_horizon})
-    if out is not None and engines is None:  # with --engines, --out is a directory (checked there)
-        check_output_file(out)
+    if out is not None:  # every output path before the first game
+        if engines is None:
+            check_output_file(out)
+        else:
+            check_output_dir(out)
+    if plot is not None:
+        check_output_file(plot, "--plot", PLOT_SUFFIXES)
     if game == "kalah":
         refuse_options(given, _TREE_GAME_OPTIONS, "applies to --game random-tree only")
     else:

@@ -106,7 +106,7 @@ class _Grower:
         t = boards.shape[0]
         need = t * capacity * node_bytes(houses)
         check_bytes(need, max_bytes, f"{t:,} MCTS trees of {capacity:,} nodes",
-                    "lower trees=, capacity= or iterations=, or raise --max-memory")
+                    "lower trees=, capacity= or iterations= (API: or raise max_bytes)")
         if self.backend == "cuda":
             from ..kernels.cuda_mcts import free_bytes
 

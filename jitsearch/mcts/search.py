@@ -63,7 +63,7 @@ def tree_capacity(cfg: MCTSConfig, houses: int, iterations: int | None, max_byte
         capacity = min(1 << 22, max_bytes // per_node)
     capacity = max(capacity, houses + 1)
     check_bytes(capacity * per_node, max_bytes, f"an MCTS tree of {capacity:,} nodes",
-                "lower iterations= / capacity= or raise --max-memory")
+                "lower iterations= or capacity= (API: or raise max_bytes)")
     if capacity > MAX_CAPACITY:
         raise ValueError(f"an MCTS tree of {capacity:,} nodes is above the limit of {MAX_CAPACITY:,} "
                          f"(int32 node indices): lower iterations= or capacity=")

@@ -65,7 +65,7 @@ class _SharedGrower:
         t = boards.shape[0]
         need = t * capacity * NODE_BYTES
         check_bytes(need, max_bytes, f"{t:,} shared MCTS trees of {capacity:,} nodes",
-                    "lower capacity= or iterations=, or raise --max-memory")
+                    "lower capacity= or iterations= (API: or raise max_bytes)")
         self.trees = SharedTrees(t, capacity, boards, players) if backend == "cpu" else None
         self.num_trees = t
         self.capacity = capacity
