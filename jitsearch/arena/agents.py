@@ -47,8 +47,8 @@ import random
 import threading
 from dataclasses import dataclass, field
 
-from ..games.kalah import KalahState
 from .._checks import check_choice, check_float, check_int
+from ..games.kalah import KalahState
 from ..games.kalah.alphabeta import iterative_deepening, search
 from ..games.kalah.fsss import fsss_search
 from ..games.kalah.solver import solve_exact
@@ -73,6 +73,8 @@ MAX_DEPTH = 64
 MAX_MOVE_TIME = 86_400.0
 #: Longest agent spec, in characters.
 MAX_SPEC = 1000
+#: What an exact agent's memory refusal says to change (play and tournament have no memory options).
+_AGENT_MEMORY_HINT = "play on a smaller board (fewer houses or seeds) or use a depth-limited agent"
 #: Most plies :func:`play_game` may be asked to play.
 MAX_PLIES = 1_000_000
 
@@ -247,7 +249,7 @@ class Agent:
         if self.time is not None and self.options.get("time") != self.time:
             raise ValueError(f"a {self.kind} agent's time goes in its options (time=)")
         if self.kind == "mc":
-            from ..mcts.search import MAX_TIME
+            from ..mcts.config import MAX_TIME
             from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
 
             if "playouts" in self.options:
@@ -257,7 +259,7 @@ class Agent:
             return
         if self.kind == "hmcts" and self.options.setdefault("reward", "heuristic") != "heuristic":
             raise ValueError("hmcts is mcts with reward=heuristic: drop reward= (or use mcts:reward=...)")
-        from ..mcts.search import MCTSConfig
+        from ..mcts.config import MCTSConfig
 
         MCTSConfig.from_options(**self.options).validate()  # the same errors as the API, before any game starts
         if self.options.get("backend") is not None:
@@ -269,7 +271,7 @@ class Agent:
         """The seed of this agent's next Monte Carlo search: a function of
         its own seed and the moves it has made, so a game replays exactly
         (and a lockstep tournament gets the same searches)."""
-        from ..kernels.rng import mix64_py
+        from ..rng import mix64_py
 
         seed = mix64_py((self.seed or 0) * 1_000_003 + self._moves_made)
         self._moves_made += 1
@@ -327,7 +329,7 @@ class Agent:
             return self.last["move"]
         if self.kind == "perfect":  # solve the position exactly, play its best move
             check_perfect_board(state)
-            r = solve_exact(state, progress=_stop_check(stop))
+            r = solve_exact(state, progress=_stop_check(stop), memory_hint=_AGENT_MEMORY_HINT)
             self.last = r
             if r["interrupted"]:
                 raise KeyboardInterrupt
@@ -336,7 +338,7 @@ class Agent:
                                  f"({r['stop_reason'] or 'unfinished'}): use mtdf:time=SECONDS or alphabeta instead")
             return r["best_move"]
         if self.kind == "mtdf":
-            r = solve_exact(state, time_limit=self.time, progress=_stop_check(stop))
+            r = solve_exact(state, time_limit=self.time, progress=_stop_check(stop), memory_hint=_AGENT_MEMORY_HINT)
             self.last = r
             if r["interrupted"]:
                 raise KeyboardInterrupt

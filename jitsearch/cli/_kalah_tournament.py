@@ -11,7 +11,7 @@ from rich.live import Live
 from rich.table import Table
 
 from ._support import UserError, refuse_options
-from .common import _emit_json, _stop_interrupted, stderr, stdout
+from .common import emit_json, stop_interrupted, stderr, stdout
 
 
 def _fmt(x, spec="+.0f", none="-"):
@@ -208,7 +208,7 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
         for note in m.get("notes") or []:
             stderr.print(f"note: {note}")
     if as_json:
-        _emit_json(r)
+        emit_json(r)
     elif multi:
         stdout.print(standings_table(r, title))
         stdout.print(crosstable(r))
@@ -225,5 +225,5 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
             stderr.print(f"plot written to {plot}")
     if r.get("interrupted"):
         games = sum(m["games"] for m in r["matches"]) if multi else r["games"]
-        _stop_interrupted(f"{games} games were played" + (f" and saved in {out}; add --resume to continue"
+        stop_interrupted(f"{games} games were played" + (f" and saved in {out}; add --resume to continue"
                                                            if out is not None else "; use --out to keep them"))

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from ._support import UserError, check_output_file, check_positive, check_seconds, timed, write_text_atomic
-from .common import _emit_json, _json_safe, _parse_bytes, _stop_interrupted, stdout
+from .common import emit_json, json_safe, parse_bytes, stop_interrupted, stdout
 
 
 _POSITION_EXAMPLE = "4,4,4,4,4,4/0/4,4,4,4,4,4/0 p0"
@@ -114,7 +114,7 @@ def analyse(
     check_positive({"--iterations": iterations, "--playouts": playouts, "--leaves": leaves})
     if not 0 <= seed < 2**64:
         raise UserError(f"--seed must lie in [0, 2**64), got {seed}")
-    max_bytes = _parse_bytes(max_memory)
+    max_bytes = parse_bytes(max_memory)
     if out is not None:
         check_output_file(out)
     if time_limit is None and iterations is None:
@@ -133,7 +133,7 @@ def analyse(
 
     (r, warm_only), _, jit_seconds = timed(run)
     if warm_only:
-        _stop_interrupted("before the search started; nothing to show")
+        stop_interrupted("before the search started; nothing to show")
     seconds = r["seconds"]
     result = {
         "game": "kalah", "houses": states[0].houses, "empty_capture": empty_capture, "file": str(positions_file),
@@ -145,13 +145,13 @@ def analyse(
         "c": c, "formula": formula, "reward": reward, "seed": seed, "interrupted": r["interrupted"],
     }
     if out is not None:
-        write_text_atomic(out, json.dumps(_json_safe(result), indent=2) + "\n")
+        write_text_atomic(out, json.dumps(json_safe(result), indent=2) + "\n")
     if as_json:
-        _emit_json(result)
+        emit_json(result)
     else:
         _print_analysis(result)
     if r["interrupted"]:
-        _stop_interrupted(f"after {r['iterations']:,} iterations per position; the figures above are from those")
+        stop_interrupted(f"after {r['iterations']:,} iterations per position; the figures above are from those")
 
 
 def _print_analysis(result: dict) -> None:

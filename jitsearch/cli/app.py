@@ -148,7 +148,7 @@ def _run(argv: Optional[List[str]]) -> int:
     except BrokenPipeError:
         return 0
     except MemoryError:
-        _error("out of memory: ask for a smaller problem (or lower --max-memory / the sizes given)")
+        _error("out of memory: ask for a smaller problem (fewer seeds, a smaller depth, table or tree)")
         return 2
     except OverflowError as exc:
         _error(f"a number is too large: {exc}")

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ._support import UserError, check_output_dir, check_output_file, check_positive, check_seconds, write_text_atomic
-from .common import _emit_json, _json_safe, _stop_interrupted, stderr, stdout
+from .common import emit_json, json_safe, stop_interrupted, stderr, stdout
 
 
 bench_app = typer.Typer(help="Benchmarks (print a table; --json for scripts).", no_args_is_help=True)
@@ -85,9 +85,9 @@ def bench_throughput(
             progress=lambda msg: status.update(f"benchmarking: {msg}"),
         )
     if out is not None:
-        write_text_atomic(out, json.dumps(_json_safe(result), indent=2) + "\n")
+        write_text_atomic(out, json.dumps(json_safe(result), indent=2) + "\n")
     if as_json:
-        _emit_json(result)
+        emit_json(result)
         return
     print_throughput_table(result, stdout)
 
@@ -140,9 +140,9 @@ def bench_fsss_paper(
             )
         except KeyboardInterrupt:
             bar.stop()
-            _stop_interrupted(f"the finished rows and games are in {out}; rerun with --resume to continue")
+            stop_interrupted(f"the finished rows and games are in {out}; rerun with --resume to continue")
     if as_json:
-        _emit_json(result)
+        emit_json(result)
         return
     sys.stdout.write((out / "summary.md").read_text())
     stdout.print(f"written to {out}/ (experiment1_trees.csv, experiment2_trees.csv, summary.json, summary.md, "
@@ -191,9 +191,9 @@ def bench_fe_paper(
             )
         except KeyboardInterrupt:
             bar.stop()
-            _stop_interrupted(f"the finished rows and games are in {out}; rerun with --resume to continue")
+            stop_interrupted(f"the finished rows and games are in {out}; rerun with --resume to continue")
     if as_json:
-        _emit_json(result)
+        emit_json(result)
         return
     sys.stdout.write((out / "summary.md").read_text())
     stdout.print(f"written to {out}/ ({', '.join(result['plots']) or 'no plots: install the bench extra'})")
@@ -243,9 +243,9 @@ def bench_mancala_paper(
             )
         except KeyboardInterrupt:
             bar.stop()
-            _stop_interrupted(f"the finished rows and games are in {out}; rerun the same command to continue")
+            stop_interrupted(f"the finished rows and games are in {out}; rerun the same command to continue")
     if as_json:
-        _emit_json(result)
+        emit_json(result)
         return
     sys.stdout.write((out / "summary.md").read_text())
     stdout.print(f"written to {out}/ ({', '.join(result['plots']) or 'no plots: install the bench extra'})")
@@ -282,7 +282,7 @@ def bench_playouts(
     except BackendError as exc:
         raise UserError(str(exc)) from None
     if as_json:
-        _emit_json(r)
+        emit_json(r)
         return
     stdout.print(f"{r['backend']} ({r['device']}): {r['playouts_per_second']:,.0f} playouts/s, "
                  f"{r['plies_per_second']:,.0f} plies/s  [Kalah({houses},{seeds}), {states} states x "
@@ -315,9 +315,9 @@ def bench_mcts(
         r = run_mcts_bench(simulations=simulations, repeats=repeats, workers=workers,
                            progress=lambda msg: status.update(f"benchmarking: {msg}"))
     if out is not None:
-        write_text_atomic(out, json.dumps(_json_safe(r), indent=2) + "\n")
+        write_text_atomic(out, json.dumps(json_safe(r), indent=2) + "\n")
     if as_json:
-        _emit_json(r)
+        emit_json(r)
         return
     table = Table(title=f"Kalah(6,4) from the start; median of {repeats} runs; {r['machine']}")
     table.add_column("figure")
@@ -508,17 +508,17 @@ def bench_gpu_mcts(
                                    parallel=parallel, blocks=blocks, shared_settings=shared_settings,
                                    opponents=opponent_keys)
     except KeyboardInterrupt:
-        _stop_interrupted(f"the games played so far are in {out / 'games'}; rerun the same command to continue")
+        stop_interrupted(f"the games played so far are in {out / 'games'}; rerun the same command to continue")
     table = format_table(r)
-    write_text_atomic(out / "gpu_mcts.json", json.dumps(_json_safe(r), indent=2) + "\n")
+    write_text_atomic(out / "gpu_mcts.json", json.dumps(json_safe(r), indent=2) + "\n")
     write_text_atomic(out / "gpu_mcts.md", table)
     if as_json:
-        _emit_json(r)
+        emit_json(r)
     else:
         sys.stdout.write(table)
         stdout.print(f"written to {out}/ (gpu_mcts.json, gpu_mcts.md, games/)")
     if any(g.get("interrupted") for g in r["games"]):
-        _stop_interrupted(f"the games played so far are in {out / 'games'}; rerun the same command to continue")
+        stop_interrupted(f"the games played so far are in {out / 'games'}; rerun the same command to continue")
 
 
 @bench_app.command("kalah")
@@ -543,9 +543,9 @@ def bench_kalah(
         result = run_kalah_bench(_parse_heights(depths, "--depths"), python_max_depth, solve, time_limit,
                                  progress=lambda msg: status.update(f"benchmarking: {msg}"))
     if out is not None:
-        write_text_atomic(out, json.dumps(_json_safe(result), indent=2) + "\n")
+        write_text_atomic(out, json.dumps(json_safe(result), indent=2) + "\n")
     if as_json:
-        _emit_json(result)
+        emit_json(result)
         return
     table = Table(title="Kalah(6,4) alpha-beta from the start, store difference, no ordering, no table")
     for col in ("depth", "nodes", "numba nodes/s", "python nodes/s", "x python", "OpenSpiel nodes/s", "x OpenSpiel",

@@ -20,7 +20,7 @@ stdout = Console(highlight=False)
 stderr = Console(stderr=True, highlight=False)
 
 
-def _parse_bytes(text: str) -> int:
+def parse_bytes(text: str) -> int:
     units = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2,
              "mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3, "t": 1024**4, "tb": 1024**4,
              "tib": 1024**4}
@@ -36,22 +36,22 @@ def _parse_bytes(text: str) -> int:
     return int(value * units[unit])
 
 
-def _json_safe(obj):
+def json_safe(obj):
     """Replace non-finite floats (not valid JSON) by null: an unbounded bound."""
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     if isinstance(obj, dict):
-        return {k: _json_safe(v) for k, v in obj.items()}
+        return {k: json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
+        return [json_safe(v) for v in obj]
     return obj
 
 
-def _emit_json(obj) -> None:
-    sys.stdout.write(json.dumps(_json_safe(obj), allow_nan=False) + "\n")
+def emit_json(obj) -> None:
+    sys.stdout.write(json.dumps(json_safe(obj), allow_nan=False) + "\n")
 
 
-def _kalah_state(houses, seeds, empty_capture, position):
+def kalah_state(houses, seeds, empty_capture, position):
     from ..games.kalah import KalahState
 
     if position is not None:
@@ -73,11 +73,11 @@ def reset_interrupt_report() -> None:
 
 
 def interrupt_reported() -> bool:
-    """True when :func:`_stop_interrupted` ran since the last reset."""
+    """True when :func:`stop_interrupted` ran since the last reset."""
     return _INTERRUPT_REPORTED
 
 
-def _stop_interrupted(message: str):
+def stop_interrupted(message: str):
     """Print ``interrupted: message`` on stderr and exit with status 130."""
     global _INTERRUPT_REPORTED
     _INTERRUPT_REPORTED = True

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from ._support import UserError, check_positive
-from .common import _emit_json, _kalah_state, _stop_interrupted, stdout
+from .common import emit_json, kalah_state, stop_interrupted, stdout
 
 
 def play(
@@ -46,7 +46,7 @@ def play(
     agents = [parse_agent(p0, seed=seed), parse_agent(p1, seed=None if seed is None else seed + 1)]
     if as_json and any(a.kind == "human" for a in agents):
         raise UserError("--json needs two engine players (no human)")
-    state = _kalah_state(houses, seeds, empty_capture, position)
+    state = kalah_state(houses, seeds, empty_capture, position)
     if state.is_over:
         raise UserError("the position is already finished")
     for option, a in zip(("--p0", "--p1"), agents):
@@ -100,9 +100,9 @@ def play(
     except KeyboardInterrupt:
         final = played[-1][1] if played else state
         if as_json:
-            _emit_json({**game_result([pit for pit, _ in played], final), "interrupted": True})
-        _stop_interrupted(f"the game was stopped after {len(played)} plies")
+            emit_json({**game_result([pit for pit, _ in played], final), "interrupted": True})
+        stop_interrupted(f"the game was stopped after {len(played)} plies")
     if as_json:
-        _emit_json(result)
+        emit_json(result)
         return
     stdout.print(f"result: {result['result'] or 'unfinished'}, margin {result['margin']:+d} after {result['plies']} plies")

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ._support import (Interrupted, JitWatch, UserError, check_seconds, given_options, refuse_options,
                        run_interruptibly, timed)
-from .common import _emit_json, _kalah_state, _parse_bytes, _stop_interrupted, stderr, stdout
+from .common import emit_json, kalah_state, parse_bytes, stop_interrupted, stderr, stdout
 
 
 _TREE_OPTIONS = ("tree_file", "random", "branching", "height", "seed", "values", "lo", "hi", "root", "algorithm",
@@ -149,7 +149,7 @@ def solve(
     solve first prints the bounds and move found so far.
     """
     given = given_options(ctx)
-    max_bytes = _parse_bytes(max_memory)
+    max_bytes = parse_bytes(max_memory)
     if game is not None:
         refuse_options(given, _TREE_OPTIONS, "does not apply to --game kalah (it solves the game, not a tree)")
         if position is not None:
@@ -256,7 +256,7 @@ def solve(
         result, seconds, jit_seconds = timed(run_interruptibly, solve_tree, tree, algorithm, stop_event=cancel,
                                              **options)
     except Interrupted:
-        _stop_interrupted(f"{algorithm} keeps no partial result on a tree; for an anytime answer use "
+        stop_interrupted(f"{algorithm} keeps no partial result on a tree; for an anytime answer use "
                           "--algorithm fsss (or mtdf) and press Ctrl-C, or give fsss --max-seconds N")
     desc = tree.describe()
     if tree_file is not None:
@@ -266,9 +266,9 @@ def solve(
     out["compile_seconds"] = jit_seconds
     out["tree"] = desc
     if as_json:
-        _emit_json(out)
+        emit_json(out)
         if result.extra.get("interrupted"):
-            _stop_interrupted(f"{algorithm} stopped early; the JSON holds the bounds found so far")
+            stop_interrupted(f"{algorithm} stopped early; the JSON holds the bounds found so far")
         return
     table = Table(title=f"{algorithm} on {_tree_title(desc)}", show_header=False)
     table.add_column("key", style="bold")
@@ -283,7 +283,7 @@ def solve(
     if trace:
         stdout.print("trace: " + " ".join(str(x) for x in out["trace"]))
     if result.extra.get("interrupted"):
-        _stop_interrupted(f"{algorithm} stopped early: the value lies in [{_bound_text(result.extra.get('lower'))}, "
+        stop_interrupted(f"{algorithm} stopped early: the value lies in [{_bound_text(result.extra.get('lower'))}, "
                           f"{_bound_text(result.extra.get('upper'))}]")
 
 
@@ -319,7 +319,7 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
         raise UserError(f"--game must be kalah, got {game!r}")
     if table_size is not None and not 16 <= table_size <= 2**40:
         raise UserError(f"--table-size must lie in 16..2**40 slots, got {table_size}")
-    state = _kalah_state(houses, seeds, empty_capture, position)
+    state = kalah_state(houses, seeds, empty_capture, position)
     shown = {"iteration": -1}
 
     def progress(iteration, lo, up, nodes, seconds):
@@ -362,7 +362,7 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
                   player_to_move=state.player)
     interrupted = bool(result.get("interrupted"))
     if as_json:
-        _emit_json(result)
+        emit_json(result)
     else:
         table = Table(title=f"Kalah({state.houses}, {seeds if position is None else '?'}) "
                             f"{'empty-capture' if state.empty_capture else 'standard'} rules", show_header=False)
@@ -375,7 +375,7 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
         table.add_row("seconds", f"{result['seconds']:.2f}")
         stdout.print(table)
     if interrupted:
-        _stop_interrupted(f"the margin lies in [{result.get('lower')}, {result.get('upper')}] "
+        stop_interrupted(f"the margin lies in [{result.get('lower')}, {result.get('upper')}] "
                           f"(best move so far: pit {result.get('best_move')}, {result.get('best_move_source')}); "
                           "run again to solve it")
     elif not result.get("complete") and result.get("stop_reason") == "time_limit" and not as_json:
@@ -428,7 +428,7 @@ def _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table
         raise UserError(f"--game must be kalah, got {game!r}")
     if table_size is not None and not 16 <= table_size <= 2**40:
         raise UserError(f"--table-size must lie in 16..2**40 slots, got {table_size}")
-    state = _kalah_state(houses, seeds, empty_capture, position)
+    state = kalah_state(houses, seeds, empty_capture, position)
     if state.is_over:
         raise UserError("the game is over in this position: no move to solve")
     if checkpoint is not None:
@@ -454,7 +454,7 @@ def _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table
                              max_bytes=max_bytes, progress=progress)
     result.update(game="kalah", houses=state.houses)
     if as_json:
-        _emit_json(result)
+        emit_json(result)
     else:
         title = f"{state.to_text()} ({'empty-capture' if state.empty_capture else 'standard'} rules), p{state.player} " \
                 "to move"
@@ -472,7 +472,7 @@ def _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table
             stdout.print(f"value {result['value']:+d} for p{state.player} (player 0's margin {result['margin']:+d}); "
                          f"best move: pit {result['best_move']}")
     if result["interrupted"]:
-        _stop_interrupted("the solved moves " + (f"are saved in {checkpoint}; add --resume to continue"
+        stop_interrupted("the solved moves " + (f"are saved in {checkpoint}; add --resume to continue"
                                                  if checkpoint is not None else "are above; use --checkpoint to keep "
                                                                                "them"))
     elif not result["complete"] and not as_json:

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from ._support import UserError, check_output_dir, check_output_file, check_positive, given_options, refuse_options
-from .common import _emit_json, _stop_interrupted, stderr, stdout
+from .common import emit_json, stop_interrupted, stderr, stdout
 
 
 _KALAH_TOURNAMENT_OPTIONS = ("houses", "seeds", "empty_capture", "openings", "max_plies", "workers", "lockstep",
@@ -160,11 +160,11 @@ def tournament(
     for note in [n for r in [result, *rounds] for n in (r.get("notes") or [])]:
         stderr.print(f"note: {note}")
     if as_json:
-        _emit_json(result)
+        emit_json(result)
     elif rounds:
         _print_tree_rounds(game, rounds, spec_a, spec_b)
     if interrupted:
-        _stop_interrupted("the games above were played" + (f" and saved in {out}; add --resume to continue"
+        stop_interrupted("the games above were played" + (f" and saved in {out}; add --resume to continue"
                                                             if out is not None else "; use --out to keep them"))
 
 

@@ -180,7 +180,8 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                 etc_min_seeds: int = 1 << 30, endgame_seeds: int = 0, endgame_db: dict | None = None,
                 endgame_cache_dir=None, chunk_nodes: int | None = None, endgame_progress=None,
                 db_etc_window: int = DB_ETC_WINDOW, checkpoint=None, resume: bool = False,
-                checkpoint_seconds: float = 600.0, prefetch: bool | None = None) -> dict:
+                checkpoint_seconds: float = 600.0, prefetch: bool | None = None,
+                memory_hint: str | None = None) -> dict:
     """Game-theoretic value (player 0's final margin under perfect play) and
     the best move, by MTD(f) with a transposition table.
 
@@ -219,6 +220,8 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
         together exceed :data:`PREFETCH_MIN_BYTES`, so that their loads
         miss the caches; on a board whose table fits them it only costs the
         extra moves (Kalah(4,4): 1.6x slower).
+    memory_hint : what a refusal for memory tells the user to change (default:
+        the table size or ``max_bytes``, as the ``solve`` command names them).
     checkpoint, resume, checkpoint_seconds : a directory where the solve's
         whole state (table, bounds, the test in progress) is saved every
         ``checkpoint_seconds`` and when it stops unfinished (see
@@ -271,7 +274,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
         cap = table_slots_for(state, db_wanted, max_bytes)
     else:
         cap = 1 << max(4, int(tt_capacity - 1).bit_length())
-    fix = "lower the table size (tt_capacity, --table-size) or raise max_bytes (--max-memory)"
+    fix = memory_hint or "lower the table size (tt_capacity, --table-size) or raise max_bytes (--max-memory)"
     check_bytes(cap * TABLE_ROW_BYTES, max_bytes, f"a transposition table of {cap} slots", fix)
     identity = {"position": state.to_text(), "player": int(state.player), "empty_capture": bool(state.empty_capture),
                 "table_slots": int(cap), "endgame_seeds": int(db_wanted), "etc_min_seeds": int(etc_min_seeds),
