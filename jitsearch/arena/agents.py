@@ -42,6 +42,7 @@ search runs in that thread, with no hand-off.
 
 from __future__ import annotations
 
+import copy
 import queue
 import random
 import threading
@@ -214,9 +215,22 @@ class Agent:
     options: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        self._config = None  # the MCTS options, validated once (mcts and hmcts agents)
         self._check()
         self._rng = random.Random(self.seed)
         self._moves_made = 0
+
+    def with_seed(self, seed: int | None) -> "Agent":
+        """A fresh agent of this spec (already parsed and checked: nothing
+        is parsed or validated again) with its own ``seed`` and its own
+        state: what a tournament makes for each game."""
+        twin = copy.copy(self)
+        twin.seed = None if seed is None else check_int("seed", seed)
+        twin.last = {}
+        twin.options = dict(self.options)
+        twin._rng = random.Random(twin.seed)
+        twin._moves_made = 0
+        return twin
 
     def _check(self):
         """Validate the fields (what :func:`parse_agent` checks, for direct construction too)."""
@@ -261,11 +275,10 @@ class Agent:
             raise ValueError("hmcts is mcts with reward=heuristic: drop reward= (or use mcts:reward=...)")
         from ..mcts.config import MCTSConfig
 
-        MCTSConfig.from_options(**self.options).validate()  # the same errors as the API, before any game starts
-        if self.options.get("backend") is not None:
-            from ..kernels.backend import resolve
-
-            resolve(self.options["backend"])  # a CUDA request without a GPU fails here, in one line
+        config = MCTSConfig.from_options(**self.options)
+        config.validate()  # the same errors as the API, once, before any game starts
+        config.resolved_backend()  # a CUDA request without a GPU fails here, in one line
+        self._config = config
 
     def next_search_seed(self) -> int:
         """The seed of this agent's next Monte Carlo search: a function of
@@ -352,7 +365,7 @@ class Agent:
             self.last = monte_carlo_search(state, playouts=self.options.get("playouts", 1000),
                                            time_limit=self.options.get("time"), seed=seed)
         else:
-            self.last = mcts_search(state, seed=seed, **self.options)
+            self.last = mcts_search(state, self._config, seed=seed)
         return self.last["move"]
 
     def __str__(self) -> str:
