@@ -199,7 +199,8 @@ def test_stop_mid_chunk_delivers_nothing_after_it():
 
 
 def test_local_workers_ignore_sigint_and_do_not_touch_this_environment():
-    before = {k: os.environ.get(k) for k in ("MALLOC_TRIM_THRESHOLD_", "NUMBA_NUM_THREADS", "OMP_NUM_THREADS")}
+    before = {k: os.environ.get(k) for k in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "NUMBA_NUM_THREADS",
+                                             "OMP_NUM_THREADS")}
     client, cluster = executor.connect(2, None)
     try:
         info = client.run(_worker_state)
@@ -207,9 +208,10 @@ def test_local_workers_ignore_sigint_and_do_not_touch_this_environment():
         client.close()
         cluster.close()
     assert len(info) == 2
-    for sigint, trim, numba_threads in info.values():
+    for sigint, trim, pad, numba_threads in info.values():
         assert sigint == "ignored"
         assert trim is None  # no MALLOC_TRIM_THRESHOLD_: no mmap/munmap per large array
+        assert pad == str(executor.MALLOC_TOP_PAD) or "MALLOC_TOP_PAD_" in os.environ
         assert numba_threads == str(max(1, (os.cpu_count() or 1) // 2)) or "NUMBA_NUM_THREADS" in os.environ
     assert {k: os.environ.get(k) for k in before} == before
     assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
@@ -218,18 +220,21 @@ def test_local_workers_ignore_sigint_and_do_not_touch_this_environment():
 def _worker_state():
     handler = signal.getsignal(signal.SIGINT)
     return ("ignored" if handler == signal.SIG_IGN else str(handler), os.environ.get("MALLOC_TRIM_THRESHOLD_"),
-            os.environ.get("NUMBA_NUM_THREADS"))
+            os.environ.get("MALLOC_TOP_PAD_"), os.environ.get("NUMBA_NUM_THREADS"))
 
 
 # -- Ctrl-C on a bench running on a local cluster ------------------------------------------------
 
 
 def test_ctrl_c_on_fsss_paper_with_workers_is_clean(tmp_path):
-    """SIGINT to the whole process group (as a terminal's Ctrl-C): exit 130,
-    the finished rows kept, no traceback and no Dask log on stderr."""
+    """SIGINT to the whole process group (as a terminal's Ctrl-C) while the
+    workers run: exit 130 within seconds, the finished rows kept, no
+    traceback and no Dask log on stderr. (A Ctrl-C in the second or two
+    while a local cluster's workers start is ignored: they are spawned with
+    SIGINT ignored, see jitsearch.arena.executor.)"""
     out = tmp_path / "fsss"
     proc = subprocess.Popen([sys.executable, "-m", "jitsearch", "bench", "fsss-paper", "--out", str(out),
-                             "--heights", "8-14:2", "--trees", "20", "--exp2-heights", "6-8:1", "--exp2-trees", "10",
+                             "--heights", "8-14:2", "--trees", "80", "--exp2-heights", "6-8:1", "--exp2-trees", "10",
                              "--no-cost", "--workers", "2"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             env=dict(os.environ, PYTHONUNBUFFERED="1"))

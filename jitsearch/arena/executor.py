@@ -38,10 +38,15 @@ per task.
 A local cluster's workers are started with Ctrl-C (SIGINT) ignored, so the
 Ctrl-C of a terminal, sent to the whole process group, reaches only this
 process, which then ends the workers itself: no worker dies with a
-traceback. Their environment drops Dask's ``MALLOC_TRIM_THRESHOLD_`` (it
+traceback. (SIGINT is ignored here too for the second or two in which the
+workers are spawned, since they inherit it: a Ctrl-C just then is not
+seen, and a second one stops the run.) Their environment drops Dask's ``MALLOC_TRIM_THRESHOLD_`` (it
 turns every large NumPy allocation into an mmap/munmap pair: seconds of
-system time in a tournament) and gives Numba an equal share of the cores
-(``NUMBA_NUM_THREADS``), so workers do not oversubscribe them.
+system time in a tournament), sets glibc's heap top pad (``MALLOC_TOP_PAD``,
+as :func:`pad_heap` does for tasks run in this process: a search's trees of
+megabytes are not given back to the system and faulted in again each time)
+and gives Numba an equal share of the cores (``NUMBA_NUM_THREADS``), so
+workers do not oversubscribe them.
 
 ``scheduler`` is checked before a client is made: a TCP address must answer
 a connection with a Dask handshake within ``CONNECT_TIMEOUT`` seconds, so a
@@ -73,6 +78,10 @@ CONNECT_TIMEOUT = 10.0
 CHUNK_SECONDS = 1.0
 #: Chunks outstanding per worker at most (one running, the next one waiting).
 IN_FLIGHT_PER_WORKER = 2
+#: glibc's M_TOP_PAD for the processes that run tasks: searches allocate and free trees of megabytes;
+#: with the default pad the heap's top is given back and faulted in again for every search (about a
+#: quarter of a Kalah tournament's time was system time). Kept: at most this much unused heap.
+MALLOC_TOP_PAD = 64 << 20
 #: A Dask handshake message is about 100 bytes: a first frame longer than this is not one.
 _MAX_HANDSHAKE_BYTES = 1 << 20
 
@@ -102,7 +111,29 @@ def run_tasks(fn, tasks: list, on_result, *, workers: int = 1, scheduler: str | 
     return _run_dask(fn, tasks, on_result, stop, workers, scheduler)
 
 
+_M_TOP_PAD = -2  # mallopt's parameter number (malloc.h)
+_padded = False
+
+
+def pad_heap() -> None:
+    """Set glibc's heap top pad to ``MALLOC_TOP_PAD`` in this process (once;
+    nothing where the C library is not glibc or ``MALLOC_TOP_PAD_`` is set)."""
+    global _padded
+    if _padded:
+        return
+    _padded = True
+    if "MALLOC_TOP_PAD_" in os.environ:
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").mallopt(_M_TOP_PAD, MALLOC_TOP_PAD)
+    except (OSError, AttributeError):
+        pass
+
+
 def _run_here(fn, tasks, on_result, stop) -> bool:
+    pad_heap()
     try:
         for task in tasks:
             on_result(fn(task))
@@ -223,10 +254,11 @@ def _local_cluster(workers: int):
     from distributed import LocalCluster
 
     threads = str(max(1, (os.cpu_count() or 1) // int(workers)))
-    env_keys = ("MALLOC_TRIM_THRESHOLD_", "NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                "OPENBLAS_NUM_THREADS", "PYTHONHASHSEED")
+    env_keys = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "NUMBA_NUM_THREADS", "OMP_NUM_THREADS",
+                "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PYTHONHASHSEED")
     saved_env = {k: os.environ.get(k) for k in env_keys}
     settings = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+                "distributed.nanny.pre-spawn-environ.MALLOC_TOP_PAD_": str(MALLOC_TOP_PAD),
                 "distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS": os.environ.get("NUMBA_NUM_THREADS", threads),
                 "distributed.admin.system-monitor.gil.enabled": False,
                 # a restarted worker is spawned while SIGINT is handled here: it ignores SIGINT itself
@@ -278,24 +310,26 @@ def _run_chunk(fn, chunk):
 
 
 class _Chunker:
-    """Cuts the task list into chunks sized from the measured time per task."""
+    """Cuts the task list into chunks sized from the measured time per task
+    (a moving average that follows the recent chunks: sweeps often sort
+    their tasks by cost)."""
 
     def __init__(self, tasks: list, slots: int):
         self.tasks, self.next, self.slots = tasks, 0, max(1, slots)
-        self.done_tasks, self.seconds = 0, 0.0
+        self.per_task = None
 
     def measured(self, count: int, seconds: float) -> None:
-        self.done_tasks += count
-        self.seconds += seconds
+        if count:
+            rate = seconds / count
+            self.per_task = rate if self.per_task is None else 0.5 * (self.per_task + rate)
 
     def take(self) -> list:
         left = len(self.tasks) - self.next
         if left <= 0:
             return []
         size = 1
-        if self.done_tasks:
-            per_task = self.seconds / self.done_tasks
-            size = int(CHUNK_SECONDS / per_task) if per_task > 0 else left
+        if self.per_task is not None:
+            size = int(CHUNK_SECONDS / self.per_task) if self.per_task > 0 else left
             size = max(1, min(size, math.ceil(left / self.slots)))  # keep every worker busy to the end
         chunk = self.tasks[self.next:self.next + size]
         self.next += size
@@ -303,8 +337,9 @@ class _Chunker:
 
 
 def _worker_count(client, requested: int) -> int:
+    """Worker threads of the cluster now (at least 1; ``requested`` if the scheduler does not say)."""
     try:
-        return max(1, sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()))
+        return max(1, sum(client.nthreads().values()))
     except Exception:
         return max(1, int(requested))
 
@@ -341,8 +376,13 @@ def _run_dask(fn, tasks, on_result, stop, workers, scheduler) -> bool:
                     break
             if stopped:
                 break
-            nxt = submit()
-            if nxt is not None:
+            if scheduler:  # workers may join or leave an existing cluster while it runs
+                slots = _worker_count(client, slots)
+                chunker.slots = 2 * slots
+            for _ in range(max(1, IN_FLIGHT_PER_WORKER * slots - len(futures))):
+                nxt = submit()
+                if nxt is None:
+                    break
                 pending.add(nxt)
     except KeyboardInterrupt:
         interrupted = True
@@ -368,7 +408,21 @@ def _run_dask(fn, tasks, on_result, stop, workers, scheduler) -> bool:
             except Exception:
                 pass
             _kill_local_workers(None, pids)
+            _forget_cluster(cluster)
     return interrupted
+
+
+def _forget_cluster(cluster) -> None:
+    """A cluster that did not close in time is not closed again at exit (Dask's
+    atexit hook would wait 10 s more for it): its workers are killed already."""
+    try:
+        from distributed.core import Status
+        from distributed.deploy.spec import SpecCluster
+
+        if getattr(cluster, "status", Status.closed) != Status.closed:
+            SpecCluster._instances.discard(cluster)
+    except Exception:
+        pass
 
 
 def _worker_pids(cluster) -> set:
@@ -388,6 +442,14 @@ def _kill_local_workers(cluster, pids=None) -> None:
     interpreter would otherwise outlast the run); other clusters' are left alone."""
     import multiprocessing
 
+    if cluster is not None:
+        try:  # a nanny restarts a worker that dies while it runs: these are ending, not dying
+            from distributed.core import Status
+
+            for nanny in list(getattr(cluster, "workers", {}).values()):
+                nanny.status = Status.closing_gracefully
+        except Exception:
+            pass
     pids = _worker_pids(cluster) if pids is None else pids
     for proc in multiprocessing.active_children():
         if proc.pid in pids:
