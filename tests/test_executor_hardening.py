@@ -229,9 +229,7 @@ def _worker_state():
 def test_ctrl_c_on_fsss_paper_with_workers_is_clean(tmp_path):
     """SIGINT to the whole process group (as a terminal's Ctrl-C) while the
     workers run: exit 130 within seconds, the finished rows kept, no
-    traceback and no Dask log on stderr. (A Ctrl-C in the second or two
-    while a local cluster's workers start is ignored: they are spawned with
-    SIGINT ignored, see jitsearch.arena.executor.)"""
+    traceback and no Dask log on stderr."""
     out = tmp_path / "fsss"
     proc = subprocess.Popen([sys.executable, "-m", "jitsearch", "bench", "fsss-paper", "--out", str(out),
                              "--heights", "8-14:2", "--trees", "80", "--exp2-heights", "6-8:1", "--exp2-trees", "10",

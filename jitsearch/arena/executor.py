@@ -38,9 +38,9 @@ per task.
 A local cluster's workers are started with Ctrl-C (SIGINT) ignored, so the
 Ctrl-C of a terminal, sent to the whole process group, reaches only this
 process, which then ends the workers itself: no worker dies with a
-traceback. (SIGINT is ignored here too for the second or two in which the
-workers are spawned, since they inherit it: a Ctrl-C just then is not
-seen, and a second one stops the run.) Their environment drops Dask's ``MALLOC_TRIM_THRESHOLD_`` (it
+traceback. (They are spawned through a two-line shell script that ignores
+SIGINT and execs Python, so this process never ignores a Ctrl-C itself; a
+worker a nanny restarts later ignores SIGINT from a preload.) Their environment drops Dask's ``MALLOC_TRIM_THRESHOLD_`` (it
 turns every large NumPy allocation into an mmap/munmap pair: seconds of
 system time in a tournament), sets glibc's heap top pad (``MALLOC_TOP_PAD``,
 as :func:`pad_heap` does for tasks run in this process: a search's trees of
@@ -247,6 +247,34 @@ def _client_within(address: str, timeout: float):
     raise ExecutorError(f"cannot reach the Dask scheduler at {address}: {reason}")
 
 
+_wrappers: dict = {}
+
+
+def _sigint_ignoring_python(python: str) -> str | None:
+    """A shell script that runs ``python`` with SIGINT ignored (an ignored
+    signal stays ignored across exec, and Python then installs no
+    KeyboardInterrupt handler), for spawning workers: this process keeps its
+    own Ctrl-C handling all along. None where there is no /bin/sh."""
+    if python in _wrappers:
+        return _wrappers[python]
+    path = None
+    if os.name == "posix" and os.path.exists("/bin/sh"):
+        import shlex
+        import tempfile
+
+        import atexit
+        import shutil
+
+        folder = tempfile.mkdtemp(prefix="jitsearch-worker-")
+        atexit.register(shutil.rmtree, folder, True)
+        path = os.path.join(folder, "python")
+        with open(path, "w") as fh:
+            fh.write(f"#!/bin/sh\ntrap '' INT\nexec {shlex.quote(os.fsdecode(python))} \"$@\"\n")
+        os.chmod(path, 0o755)
+    _wrappers[python] = path
+    return path
+
+
 def _local_cluster(workers: int):
     """A local cluster of ``workers`` single-threaded worker processes that
     ignore SIGINT, with the environment described in the module docstring."""
@@ -263,17 +291,33 @@ def _local_cluster(workers: int):
                 "distributed.admin.system-monitor.gil.enabled": False,
                 # a restarted worker is spawned while SIGINT is handled here: it ignores SIGINT itself
                 "distributed.worker.preload": ["import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)"]}
-    main = threading.current_thread() is threading.main_thread()
-    old_handler = signal.getsignal(signal.SIGINT) if main else None
+    import multiprocessing.spawn as mp_spawn
+
+    old_exe = mp_spawn.get_executable()
+    wrapper = _sigint_ignoring_python(old_exe)
     try:
-        if main:  # the workers are spawned (exec'd) with SIGINT ignored and keep ignoring it
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-        with dask.config.set(settings):
-            cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+        if wrapper:  # the workers start with SIGINT ignored from their first instruction on
+            mp_spawn.set_executable(wrapper)
+        from distributed.deploy.spec import SpecCluster
+
+        before = set(SpecCluster._instances)
+        try:
+            with dask.config.set(settings):
+                cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=logging.ERROR)
+        except KeyboardInterrupt:  # Ctrl-C while it starts: end the half-started cluster at once
+            _dask_logs(logging.CRITICAL + 1)
+            for half in set(SpecCluster._instances) - before:
+                _kill_local_workers(half)
+                try:
+                    half.close(timeout=1)
+                except BaseException:
+                    pass
+                _forget_cluster(half)
+            raise
     finally:
-        if main:
-            signal.signal(signal.SIGINT, old_handler if old_handler is not None else signal.default_int_handler)
+        if wrapper:
+            mp_spawn.set_executable(old_exe)
         for k, v in saved_env.items():  # the nanny sets its pre-spawn environment in this process too
             if v is None:
                 os.environ.pop(k, None)
@@ -347,7 +391,10 @@ def _worker_count(client, requested: int) -> int:
 def _run_dask(fn, tasks, on_result, stop, workers, scheduler) -> bool:
     from distributed import as_completed
 
-    client, cluster = connect(workers, scheduler)
+    try:
+        client, cluster = connect(workers, scheduler)
+    except KeyboardInterrupt:
+        return True
     futures = set()
     interrupted = False
     try:
