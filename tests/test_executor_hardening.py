@@ -198,7 +198,8 @@ def test_stop_mid_chunk_delivers_nothing_after_it():
     assert len(got) == 30
 
 
-def test_local_workers_ignore_sigint_and_do_not_touch_this_environment():
+def test_local_workers_ignore_sigint_and_do_not_touch_this_environment(monkeypatch):
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)  # a plain LocalCluster of another test leaves it
     before = {k: os.environ.get(k) for k in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "NUMBA_NUM_THREADS",
                                              "OMP_NUM_THREADS")}
     client, cluster = executor.connect(2, None)

@@ -397,6 +397,7 @@ def _run_dask(fn, tasks, on_result, stop, workers, scheduler) -> bool:
         return True
     futures = set()
     interrupted = False
+    error = None
     try:
         slots = _worker_count(client, workers)
         chunker = _Chunker(tasks, 2 * slots)
@@ -433,41 +434,56 @@ def _run_dask(fn, tasks, on_result, stop, workers, scheduler) -> bool:
                 pending.add(nxt)
     except KeyboardInterrupt:
         interrupted = True
-    finally:
-        outstanding = [f for f in futures if not f.done()]
-        if interrupted or outstanding:
-            _dask_logs(logging.CRITICAL + 1)  # closing comms under running tasks is expected: no log noise
-        if outstanding:
-            try:
-                client.cancel(outstanding)
-            except Exception:
-                pass
-            if cluster is not None:  # a running task is not cancelled: end our own workers at once
-                _kill_local_workers(cluster)
-        try:
-            client.close(timeout=2)
-        except Exception:
-            pass
-        if cluster is not None:
-            pids = _worker_pids(cluster)
-            try:
-                cluster.close(timeout=2)
-            except Exception:
-                pass
-            _kill_local_workers(None, pids)
-            _forget_cluster(cluster)
+    except BaseException as exc:  # a task's error: raised once the cluster is shut down
+        error = exc
+    if _shut_down(client, cluster, [f for f in futures if not f.done()], interrupted or error is not None):
+        interrupted = True  # a Ctrl-C during the shutdown itself
+    if error is not None:
+        raise error
     return interrupted
 
 
+def _shut_down(client, cluster, outstanding, abort: bool) -> bool:
+    """Cancel ``outstanding``, close the client and our local cluster (its
+    workers killed where tasks still run). Every step is taken even if a
+    Ctrl-C comes in the middle; True if one did."""
+    ctrl_c = False
+
+    def step(fn, *args, **kw):
+        nonlocal ctrl_c
+        try:
+            fn(*args, **kw)
+        except KeyboardInterrupt:
+            ctrl_c = True
+        except Exception:
+            pass
+
+    if abort or outstanding:
+        step(_dask_logs, logging.CRITICAL + 1)  # closing comms under running tasks is expected: no log noise
+    if outstanding:
+        step(client.cancel, outstanding)
+        if cluster is not None:  # a running task is not cancelled: end our own workers at once
+            step(_kill_local_workers, cluster)
+    step(client.close, timeout=2)
+    if cluster is not None:
+        pids = _worker_pids(cluster)
+        step(cluster.close, timeout=2)
+        step(_kill_local_workers, None, pids)
+        step(_forget_cluster, cluster)
+    if ctrl_c:
+        _dask_logs(logging.CRITICAL + 1)
+    return ctrl_c
+
+
 def _forget_cluster(cluster) -> None:
-    """A cluster that did not close in time is not closed again at exit (Dask's
-    atexit hook would wait 10 s more for it): its workers are killed already."""
+    """Our cluster is closed as far as it goes (its workers are killed): Dask's
+    atexit hook must not try again (it waits up to 10 s for one that did not
+    close in time)."""
     try:
-        from distributed.core import Status
         from distributed.deploy.spec import SpecCluster
 
-        if getattr(cluster, "status", Status.closed) != Status.closed:
-            SpecCluster._instances.discard(cluster)
+        SpecCluster._instances.discard(cluster)
+        cluster.shutdown_on_close = False
     except Exception:
         pass
 
