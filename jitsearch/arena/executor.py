@@ -291,6 +291,7 @@ def _local_cluster(workers: int):
                 "distributed.admin.system-monitor.gil.enabled": False,
                 # a restarted worker is spawned while SIGINT is handled here: it ignores SIGINT itself
                 "distributed.worker.preload": ["import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)"]}
+    import multiprocessing
     import multiprocessing.spawn as mp_spawn
 
     old_exe = mp_spawn.get_executable()
@@ -301,6 +302,7 @@ def _local_cluster(workers: int):
         from distributed.deploy.spec import SpecCluster
 
         before = set(SpecCluster._instances)
+        children_before = {p.pid for p in multiprocessing.active_children()}
         try:
             with dask.config.set(settings):
                 cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
@@ -314,6 +316,13 @@ def _local_cluster(workers: int):
                 except BaseException:
                     pass
                 _forget_cluster(half)
+            for proc in multiprocessing.active_children():  # workers its nannies went on spawning
+                if proc.pid not in children_before:
+                    try:
+                        proc.kill()
+                        proc.join(1)
+                    except Exception:
+                        pass
             raise
     finally:
         if wrapper:
