@@ -20,11 +20,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from itertools import combinations
 
-from .executor import run_tasks
-from .kalah_tournament import (KalahMatch, _GameRecords, _game_key_text, config_id, play_lockstep, play_one,
-                               summarize)
 from .agents import parse_agent
-from .records import RecordSink, check_out_path, check_records, read_record_file, seal
+from .executor import MAX_WORKERS, run_tasks
+from .kalah_tournament import GameRecords, KalahMatch, config_id, game_key_text, play_lockstep, play_one, summarize
+from .records import MAX_PAIRS, RecordSink, check_count, check_out_path, check_records, read_record_file, seal
 from .stats import SPRT, Pentanomial, pentanomial_from_pairs, sprt_decision, summary, wdl_from_scores
 
 FORMATS = ("gauntlet", "round-robin")
@@ -52,7 +51,7 @@ class MatchRun:
         if out is not None:
             self.path = check_out_path(out)
             rf = read_record_file(self.path)
-            checked = check_records(rf, _GameRecords(a, b, match), _game_key_text)
+            checked = check_records(rf, GameRecords(a, b, match), game_key_text)
             if checked and not resume:
                 raise ValueError(f"{self.path} already holds this match's games: pass --resume or another --out")
             self.records = {key: rec for key, rec in checked if key[0] < pairs}
@@ -310,3 +309,50 @@ def plot_trajectory(result: dict, path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=None, resume: bool = False,
+                         workers: int = 1, progress=None, lockstep: bool = False, scheduler: str | None = None,
+                         sprt=None, on_update=None) -> dict:
+    """Play ``pairs`` pairs of games (2·pairs games); see the module docstring.
+
+    Everything is checked before the first game: the arguments, the output
+    file (a directory or an unwritable file is refused) and every record
+    already in it. Without ``resume`` a file that already holds this
+    tournament's games is refused. The pairs run on the arena's executor
+    (:mod:`jitsearch.arena.executor`: this process for ``workers=1``, else a
+    local Dask cluster of ``workers`` processes, or the cluster at
+    ``scheduler``). ``progress(done, total)`` is called after each game,
+    ``on_update(result)`` after each completed pair; ``sprt`` (a
+    :class:`jitsearch.arena.stats.SPRT`) stops the match at its bounds.
+    Returns :func:`summarize` of the finished games plus the settings,
+    ``statistics`` (pentanomial, Elo, nElo, LOS; :func:`jitsearch.arena.stats.summary`),
+    ``sprt``, ``trajectory``, ``interrupted`` (True when Ctrl-C stopped it)
+    and ``notes`` (only when the file needed repair).
+
+    ``lockstep``: play every game at once in this process
+    (:func:`play_lockstep`; needs a multi-tree MCTS agent with an iteration
+    budget, and ``workers=1``); the records are the same as game by game.
+    """
+    check_count("pairs", pairs, MAX_PAIRS)
+    check_count("workers", workers, MAX_WORKERS)
+    if not isinstance(match, KalahMatch):
+        raise ValueError(f"match must be a KalahMatch, got {match!r}")
+    match.check()
+    for spec in (a, b):
+        if not isinstance(spec, str):
+            raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=3', got {spec!r}")
+        agent = parse_agent(spec)  # spec errors before any game
+        if agent.kind == "human":
+            raise ValueError("a tournament needs engines, not human players")
+        agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite)  # perfect, openspiel
+    match.check_openings(pairs)
+    if lockstep:
+        if workers != 1 or scheduler:
+            raise ValueError("a lockstep tournament plays its games in one process: leave workers at 1 and give "
+                             "no scheduler")
+        if not any(parse_agent(x).lockstep for x in (a, b)):
+            raise ValueError("lockstep needs a multi-tree MCTS agent with an iteration budget, e.g. "
+                             "mcts:iterations=20000,backend=cuda")
+    return run_match(a, b, match, pairs, out=out, resume=resume, workers=workers, scheduler=scheduler, sprt=sprt,
+                     progress=progress, on_update=on_update, lockstep=lockstep)

@@ -26,36 +26,22 @@ with ``"interrupted": True``. Pairs may start from an opening suite
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-import math
 import random
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..kernels.rng import mix64_py
+from ..rng import mix64_py
 from .agents import inform_move, parse_agent, play_game, start_agents
 from ..games.kalah import BOARD_DTYPE, KalahState, apply_move
 from ..games.kalah.rules import GAME_OVER
-from .executor import MAX_WORKERS
-from .records import (
-    MAX_PAIRS,
-    BadRecord,
-    ForeignRecord,
-    RecordSink,
-    check_count,
-    check_out_path,
-    check_records,
-    dict_differences,
-    get_field,
-    is_int,
-    read_record_file,
-    seal,
-    verify_check,
-    wilson,
-)
+from .records import (MAX_PAIRS, BadRecord, ForeignRecord, dict_differences, get_field, is_int, read_record_file,
+                      verify_check, wilson)
+from .stats import elo_from_score
 
 #: Most plies a game may be capped at.
 MAX_PLIES = 1_000_000
@@ -139,12 +125,19 @@ def opening(match: KalahMatch, pair: int) -> list[int]:
     return _opening_state(match, pair)[0]
 
 
+@functools.lru_cache(maxsize=64)
+def _template(spec: str):
+    """The agent of ``spec``, parsed and checked once per process; each game
+    plays with a copy of its own (:meth:`~jitsearch.arena.agents.Agent.with_seed`)."""
+    return parse_agent(spec)
+
+
 def _setup(a: str, b: str, match: KalahMatch, pair: int, seat: int):
     """(opening plies, start state, [player 0's agent, player 1's agent]) of one game."""
     start, s = _opening_state(match, pair)
     base = mix64_py((match.seed * 1_000_003 + pair) * 4 + seat * 2)
-    agent_a = parse_agent(a, seed=base)
-    agent_b = parse_agent(b, seed=base + 1)
+    agent_a = _template(a).with_seed(base)
+    agent_b = _template(b).with_seed(base + 1)
     start_agents([agent_a, agent_b], start)
     return start, s, ([agent_a, agent_b] if seat == 0 else [agent_b, agent_a])
 
@@ -229,7 +222,7 @@ def read_records(path) -> list[dict]:
     return [rec for _, rec in rf.entries if isinstance(rec, dict)]
 
 
-class _GameRecords:
+class GameRecords:
     """Checks the records of a Kalah game file against one tournament."""
 
     def __init__(self, a: str, b: str, match: KalahMatch):
@@ -322,12 +315,8 @@ class _GameRecords:
                 f"run's {self.cid}")
 
 
-def _game_key_text(key) -> str:
+def game_key_text(key) -> str:
     return f"(pair {key[0]}, seat {key[1]})"
-
-
-def _elo(s: float) -> float:
-    return 400.0 * math.log10(s / (1.0 - s))
 
 
 def summarize(records: list[dict]) -> dict:
@@ -367,13 +356,13 @@ def summarize(records: list[dict]) -> dict:
     if n < MIN_ELO_GAMES:
         elo_diff, elo_ci, note = None, [None, None], f"sample too small for an Elo estimate ({games}, {outcome})"
     elif score == 1.0:
-        elo_diff, elo_ci = None, [_elo(lo), None]
-        note = f"no finite Elo estimate ({games}, {outcome}); 95% interval: Elo A-B >= {_elo(lo):+.0f}"
+        elo_diff, elo_ci = None, [elo_from_score(lo), None]
+        note = f"no finite Elo estimate ({games}, {outcome}); 95% interval: Elo A-B >= {elo_from_score(lo):+.0f}"
     elif score == 0.0:
-        elo_diff, elo_ci = None, [None, _elo(hi)]
-        note = f"no finite Elo estimate ({games}, {outcome}); 95% interval: Elo A-B <= {_elo(hi):+.0f}"
+        elo_diff, elo_ci = None, [None, elo_from_score(hi)]
+        note = f"no finite Elo estimate ({games}, {outcome}); 95% interval: Elo A-B <= {elo_from_score(hi):+.0f}"
     else:
-        elo_diff, elo_ci, note = _elo(score), [_elo(lo), _elo(hi)], None
+        elo_diff, elo_ci, note = elo_from_score(score), [elo_from_score(lo), elo_from_score(hi)], None
     out.update(
         a_score=score, a_score_ci95=[lo, hi], elo_diff=elo_diff, elo_ci95=elo_ci, elo_note=note,
         mean_plies=sum(r["plies"] for r in records) / n, capped=sum(r["capped"] for r in records),
@@ -381,53 +370,3 @@ def summarize(records: list[dict]) -> dict:
         draw_rate_ci95=list(wilson(draws, n)), b_win_rate=losses / n, b_win_rate_ci95=list(wilson(losses, n)),
     )
     return out
-
-
-def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=None, resume: bool = False,
-                         workers: int = 1, progress=None, lockstep: bool = False, scheduler: str | None = None,
-                         sprt=None, on_update=None) -> dict:
-    """Play ``pairs`` pairs of games (2·pairs games); see the module docstring.
-
-    Everything is checked before the first game: the arguments, the output
-    file (a directory or an unwritable file is refused) and every record
-    already in it. Without ``resume`` a file that already holds this
-    tournament's games is refused. The pairs run on the arena's executor
-    (:mod:`jitsearch.arena.executor`: this process for ``workers=1``, else a
-    local Dask cluster of ``workers`` processes, or the cluster at
-    ``scheduler``). ``progress(done, total)`` is called after each game,
-    ``on_update(result)`` after each completed pair; ``sprt`` (a
-    :class:`jitsearch.arena.stats.SPRT`) stops the match at its bounds.
-    Returns :func:`summarize` of the finished games plus the settings,
-    ``statistics`` (pentanomial, Elo, nElo, LOS; :func:`jitsearch.arena.stats.summary`),
-    ``sprt``, ``trajectory``, ``interrupted`` (True when Ctrl-C stopped it)
-    and ``notes`` (only when the file needed repair).
-
-    ``lockstep``: play every game at once in this process
-    (:func:`play_lockstep`; needs a multi-tree MCTS agent with an iteration
-    budget, and ``workers=1``); the records are the same as game by game.
-    """
-    from .kalah_arena import run_match
-
-    check_count("pairs", pairs, MAX_PAIRS)
-    check_count("workers", workers, MAX_WORKERS)
-    if not isinstance(match, KalahMatch):
-        raise ValueError(f"match must be a KalahMatch, got {match!r}")
-    match.check()
-    for spec in (a, b):
-        if not isinstance(spec, str):
-            raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=3', got {spec!r}")
-        agent = parse_agent(spec)  # spec errors before any game
-        if agent.kind == "human":
-            raise ValueError("a tournament needs engines, not human players")
-        if agent.kind == "openspiel":
-            agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite)
-    match.check_openings(pairs)
-    if lockstep:
-        if workers != 1 or scheduler:
-            raise ValueError("a lockstep tournament plays its games in one process: leave workers at 1 and give "
-                             "no scheduler")
-        if not any(parse_agent(x).lockstep for x in (a, b)):
-            raise ValueError("lockstep needs a multi-tree MCTS agent with an iteration budget, e.g. "
-                             "mcts:iterations=20000,backend=cuda")
-    return run_match(a, b, match, pairs, out=out, resume=resume, workers=workers, scheduler=scheduler, sprt=sprt,
-                     progress=progress, on_update=on_update, lockstep=lockstep)

@@ -26,18 +26,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
+from .._checks import is_int
 
 #: Most pairs one tournament may ask for (records are kept in memory).
 MAX_PAIRS = 1_000_000
 
 
 # -- small checks and statistics -----------------------------------------------------------
-
-def is_int(x) -> bool:
-    """An integer (Python or NumPy), not a bool."""
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
 
 def check_count(name: str, value, high: int, low: int = 1) -> int:
     """``value`` as an int in ``low..high`` (bools and floats refused)."""

@@ -88,7 +88,8 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
                      plot, out, resume, as_json, lockstep):
     from ..arena.agents import parse_agent
     from ..arena.kalah_arena import FORMATS, engine_pairs, plot_trajectory, run_engines
-    from ..arena.kalah_tournament import KalahMatch, run_kalah_tournament
+    from ..arena.kalah_arena import run_kalah_tournament
+    from ..arena.kalah_tournament import KalahMatch
     from ..arena.openings import random_openings as make_random_openings, read_openings
     from ..arena.stats import SPRT
 
