@@ -218,6 +218,25 @@ def test_local_workers_ignore_sigint_and_do_not_touch_this_environment(monkeypat
     assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
 
 
+def test_starting_workers_never_sets_numba_threads_in_this_process(monkeypatch):
+    """The nanny sets its pre-spawn environment in the parent while it spawns: a Numba compile here in that
+    window would read NUMBA_NUM_THREADS and every later compile would fail (its thread pool cannot change size)."""
+    import numba
+
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    seen = []
+    real_putenv = os.putenv
+    monkeypatch.setattr(os, "putenv", lambda k, v: (seen.append(k), real_putenv(k, v))[1])
+    client, cluster = executor.connect(2, None)
+    try:
+        assert len(client.run(_worker_state)) == 2
+    finally:
+        client.close()
+        cluster.close()
+    assert "NUMBA_NUM_THREADS" not in seen
+    numba.core.config.reload_config()  # what every compile does: must not raise
+
+
 def _worker_state():
     handler = signal.getsignal(signal.SIGINT)
     return ("ignored" if handler == signal.SIG_IGN else str(handler), os.environ.get("MALLOC_TRIM_THRESHOLD_"),

@@ -287,10 +287,13 @@ def _local_cluster(workers: int):
     saved_env = {k: os.environ.get(k) for k in env_keys}
     settings = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
                 "distributed.nanny.pre-spawn-environ.MALLOC_TOP_PAD_": str(MALLOC_TOP_PAD),
-                "distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS": os.environ.get("NUMBA_NUM_THREADS", threads),
                 "distributed.admin.system-monitor.gil.enabled": False,
-                # a restarted worker is spawned while SIGINT is handled here: it ignores SIGINT itself
-                "distributed.worker.preload": ["import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)"]}
+                # a restarted worker is spawned while SIGINT is handled here: it ignores SIGINT itself. Numba's
+                # thread count is set in the worker, before it imports Numba: the nanny's pre-spawn environment
+                # is set in *this* process while it spawns, and a Numba compile here in that window would read it
+                # (and then refuse the next compile: its thread pool cannot change size)
+                "distributed.worker.preload": ["import os, signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                                               f"os.environ.setdefault('NUMBA_NUM_THREADS', '{threads}')"]}
     import multiprocessing
     import multiprocessing.spawn as mp_spawn
 

@@ -131,7 +131,10 @@ def analyse(
             return warm, True
         return analyse_positions(states, iterations=iterations, time=time_limit, seed=seed, **options), False
 
-    (r, warm_only), _, jit_seconds = timed(run)
+    try:
+        (r, warm_only), _, jit_seconds = timed(run)
+    except ValueError as exc:  # the library's memory refusal names the API's max_bytes; this command's is --max-memory
+        raise UserError(str(exc).replace("(API: or raise max_bytes)", "or raise --max-memory")) from None
     if warm_only:
         stop_interrupted("before the search started; nothing to show")
     seconds = r["seconds"]
