@@ -191,3 +191,47 @@ def test_no_import_circle():
 def test_no_module_over_800_lines(name):
     lines = MODULES[name].read_text().count("\n")
     assert lines <= MAX_LINES, f"{MODULES[name].relative_to(ROOT.parent)} has {lines} lines (at most {MAX_LINES})"
+
+
+# -- one path for options ------------------------------------------------------------------------
+
+def test_an_mcts_search_validates_its_options_once(monkeypatch):
+    """MCTSConfig.validate runs once per search and the backend searches
+    check nothing again (they get the validated config's tree options)."""
+    from jitsearch.games.kalah import KalahState
+    from jitsearch.mcts import config, search
+
+    calls = {"validate": 0, "tree": 0}
+    real_validate, real_tree = config.MCTSConfig.validate, config.check_tree_options
+
+    def validate(self):
+        calls["validate"] += 1
+        return real_validate(self)
+
+    def tree(*args, **kw):
+        calls["tree"] += 1
+        return real_tree(*args, **kw)
+
+    monkeypatch.setattr(config.MCTSConfig, "validate", validate)
+    for module in ("config", "multi", "shared"):
+        monkeypatch.setattr(f"jitsearch.mcts.{module}.check_tree_options", tree)
+    for options in ({"backend": "cpu", "trees": 2}, {"backend": "cpu", "parallel": "tree"}, {}):
+        calls.update(validate=0, tree=0)
+        r = search.mcts_search(KalahState.initial(3, 3), iterations=40, seed=1, **options)
+        assert r["move"] in KalahState.initial(3, 3).legal_moves()
+        assert calls == {"validate": 1, "tree": 0}, (options, calls)
+
+
+def test_a_tournament_parses_each_spec_once(monkeypatch):
+    from jitsearch.arena import kalah_tournament
+    from jitsearch.arena.kalah_arena import run_kalah_tournament
+    from jitsearch.arena.kalah_tournament import KalahMatch
+
+    parsed = []
+    real = kalah_tournament.parse_agent
+    monkeypatch.setattr(kalah_tournament, "parse_agent", lambda spec, **kw: parsed.append(spec) or real(spec, **kw))
+    kalah_tournament.agent_template.cache_clear()
+    specs = ("alphabeta:depth=2", "mcts:iterations=30")
+    r = run_kalah_tournament(*specs, KalahMatch(3, 3, False, 200, 2, seed=5), 4)
+    assert r["games"] == 8
+    assert sorted(parsed) == sorted(specs)  # once each, for 8 games

@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from itertools import combinations
 
-from .agents import parse_agent
 from .executor import MAX_WORKERS, run_tasks
-from .kalah_tournament import GameRecords, KalahMatch, config_id, game_key_text, play_lockstep, play_one, summarize
+from .kalah_tournament import (GameRecords, KalahMatch, agent_template, config_id, game_key_text, play_lockstep,
+                               play_one, summarize)
 from .records import MAX_PAIRS, RecordSink, check_count, check_out_path, check_records, read_record_file, seal
 from .stats import SPRT, Pentanomial, pentanomial_from_pairs, sprt_decision, summary, wdl_from_scores
 
@@ -205,7 +205,7 @@ def run_engines(engines: list[str], fmt: str, match: KalahMatch, pairs: int, *, 
     for spec in engines:
         if not isinstance(spec, str):
             raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=3', got {spec!r}")
-        agent = parse_agent(spec)
+        agent = agent_template(spec)  # parsed once; the games copy it
         if agent.kind == "human":
             raise ValueError("a tournament needs engines, not human players")
         agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite)  # before any game
@@ -342,7 +342,7 @@ def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=N
     for spec in (a, b):
         if not isinstance(spec, str):
             raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=3', got {spec!r}")
-        agent = parse_agent(spec)  # spec errors before any game
+        agent = agent_template(spec)  # spec errors before any game; parsed once, games copy it
         if agent.kind == "human":
             raise ValueError("a tournament needs engines, not human players")
         agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite)  # perfect, openspiel
@@ -351,7 +351,7 @@ def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=N
         if workers != 1 or scheduler:
             raise ValueError("a lockstep tournament plays its games in one process: leave workers at 1 and give "
                              "no scheduler")
-        if not any(parse_agent(x).lockstep for x in (a, b)):
+        if not any(agent_template(x).lockstep for x in (a, b)):
             raise ValueError("lockstep needs a multi-tree MCTS agent with an iteration budget, e.g. "
                              "mcts:iterations=20000,backend=cuda")
     return run_match(a, b, match, pairs, out=out, resume=resume, workers=workers, scheduler=scheduler, sprt=sprt,

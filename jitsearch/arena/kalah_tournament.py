@@ -126,7 +126,7 @@ def opening(match: KalahMatch, pair: int) -> list[int]:
 
 
 @functools.lru_cache(maxsize=64)
-def _template(spec: str):
+def agent_template(spec: str):
     """The agent of ``spec``, parsed and checked once per process; each game
     plays with a copy of its own (:meth:`~jitsearch.arena.agents.Agent.with_seed`)."""
     return parse_agent(spec)
@@ -136,8 +136,8 @@ def _setup(a: str, b: str, match: KalahMatch, pair: int, seat: int):
     """(opening plies, start state, [player 0's agent, player 1's agent]) of one game."""
     start, s = _opening_state(match, pair)
     base = mix64_py((match.seed * 1_000_003 + pair) * 4 + seat * 2)
-    agent_a = _template(a).with_seed(base)
-    agent_b = _template(b).with_seed(base + 1)
+    agent_a = agent_template(a).with_seed(base)
+    agent_b = agent_template(b).with_seed(base + 1)
     start_agents([agent_a, agent_b], start)
     return start, s, ([agent_a, agent_b] if seat == 0 else [agent_b, agent_a])
 

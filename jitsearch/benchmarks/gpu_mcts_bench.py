@@ -154,7 +154,7 @@ def run_gpu_mcts_bench(*, backend: str = "auto", rate_settings=((1, 32), (64, 32
     rates of the tree-parallel search; ``opponents``: ``one`` (CPU MCTS on
     one core) and/or ``all`` (root parallelism on every core)."""
     from ..kernels.backend import device_name, resolve
-    from ..mcts.multi import default_trees
+    from ..mcts.config import default_trees
 
     backend = resolve(backend)
     workers = workers or (os.cpu_count() or 1)

@@ -9,7 +9,9 @@ caller can ask for is bounded here and refused above these limits.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 import numpy as np
 
@@ -148,6 +150,24 @@ class MCTSConfig:
         if self.leaves is not None and self.backend is not None and self.mode() == "tree":
             raise ValueError("leaves= applies to parallel=root (one block per tree); parallel=tree evaluates one "
                              "leaf per block: use blocks=")
+        if self.backend is not None and self.batch is None:  # the backend searches' limits, checked here once
+            check_int("playouts", self.playouts, 1, MAX_LEAF_PLAYOUTS)
+            opts = self.tree_options()
+            if opts.iterations is not None:
+                check_int("iterations per tree", opts.iterations, 1, MAX_TREE_ITERATIONS)
+            if self.mode() == "root" and self.leaves is not None and self.leaves * self.playouts > MAX_STEP_PLAYOUTS:
+                raise ValueError(f"leaves x playouts = {self.leaves} x {self.playouts} is above the limit of "
+                                 f"{MAX_STEP_PLAYOUTS} playouts per step: lower leaves= or playouts=")
+
+    def tree_options(self) -> TreeOptions:
+        """The backend search's options (``backend`` given, no ``batch``):
+        the iteration budget split over the trees (``trees``, default 1 tree
+        per position for ``parallel=tree``, else :func:`default_trees`).
+        Nothing is checked again: :meth:`validate` checked it all."""
+        trees = self.trees or (1 if self.mode() == "tree" else default_trees(self.resolved_backend()))
+        per_tree = None if self.iterations is None else max(1, -(-self.iterations // trees))
+        return TreeOptions(per_tree, self.time, self.c, self.formula, self.reward, self.playouts,
+                           self.playout_depth, self.capacity, trees)
 
     def mode(self) -> str | None:
         """The backend search this config runs: ``tree`` (tree-parallel,
@@ -207,9 +227,36 @@ class MCTSConfig:
         return p
 
 
-def check_tree_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees):
-    """The options of the multi-tree and tree-parallel searches, checked
-    against this module's limits; returns them normalised."""
+class TreeOptions(NamedTuple):
+    """The options of one multi-tree or tree-parallel search, already
+    checked (by :func:`check_tree_options`, or by :meth:`MCTSConfig.validate`
+    and then :meth:`MCTSConfig.tree_options`): ``iterations`` per tree (or
+    None with ``time``), ``time`` in seconds for the whole launch, ``c``,
+    ``formula``, ``reward``, ``playouts`` per leaf, ``playout_depth``,
+    ``capacity`` (nodes per tree or None) and ``trees`` per position."""
+
+    iterations: int | None
+    time: float | None
+    c: float
+    formula: str
+    reward: str
+    playouts: int
+    playout_depth: int
+    capacity: int | None
+    trees: int
+
+
+def default_trees(backend: str) -> int:
+    """Trees when the caller gives none: 256 on a GPU (two blocks per SM on an
+    H100/H200), one per core on the CPU."""
+    return 256 if backend == "cuda" else max(1, min(os.cpu_count() or 1, max_threads()))
+
+
+def check_tree_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity,
+                       trees) -> TreeOptions:
+    """The options of the multi-tree and tree-parallel searches called
+    directly, checked against this module's limits; returns them normalised
+    (``capacity`` is checked against the board by the search)."""
     if iterations is None and time is None:
         raise ValueError("give iterations= or time=")
     if iterations is not None:
@@ -222,4 +269,4 @@ def check_tree_options(iterations, time, c, formula, reward, playouts, playout_d
     playouts = check_int("playouts", playouts, 1, MAX_LEAF_PLAYOUTS)
     playout_depth = check_int("playout_depth", playout_depth, 0, MAX_PLAYOUT_DEPTH)
     trees = check_int("trees", trees, 1, MAX_TREES)
-    return iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees
+    return TreeOptions(iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees)

@@ -34,12 +34,12 @@ import time as _time
 import numpy as np
 
 from ..games.kalah import KalahState
-from .._checks import check_int, check_seed, max_threads
+from .._checks import check_int, check_seed
 from ..kernels.multi_mcts import REWARD_UNITS, TreeBatch, grow_trees_cpu, log_table_for, node_bytes
 from ..kernels.sentinels import FORMULAS, NO_NODE, REWARDS
 from ..rng import mix64_py
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
-from .config import MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREES, check_tree_options
+from .config import MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREES, TreeOptions, check_tree_options
 
 #: Nodes per tree (int32 indices).
 MAX_NODES = 1 << 24
@@ -226,6 +226,15 @@ def analyse_positions(states, *, iterations: int | None = 1000, time: float | No
     mover's mean reward); and ``iterations`` (per tree), ``playouts_total``,
     ``seconds``, ``backend``, ``interrupted``.
     """
+    states = _checked_states(states)
+    opts = check_tree_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity, len(states))
+    from ..kernels.backend import resolve
+
+    return analyse_checked(states, opts, resolve(backend), seed=seed, tree_keys=tree_keys, leaves=leaves,
+                           max_bytes=max_bytes)
+
+
+def _checked_states(states) -> list:
     states = list(states)
     if not states or not all(isinstance(s, KalahState) for s in states):
         raise ValueError("states must be a non-empty list of KalahStates")
@@ -235,11 +244,16 @@ def analyse_positions(states, *, iterations: int | None = 1000, time: float | No
     if any(s.is_over for s in states):
         bad = next(i for i, s in enumerate(states) if s.is_over)
         raise ValueError(f"position {bad + 1} is already over: no move to search")
-    iterations, time, c, formula, reward, playouts, playout_depth, capacity, _ = check_tree_options(
-        iterations, time, c, formula, reward, playouts, playout_depth, capacity, len(states))
-    from ..kernels.backend import resolve
+    return states
 
-    resolved = resolve(backend)
+
+def analyse_checked(states: list, opts: TreeOptions, resolved: str, *, seed: int = 0, tree_keys=None,
+                    leaves: int | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
+    """:func:`analyse_positions` with its options already checked (``opts``;
+    one tree per position, ``opts.trees`` unused) and the backend resolved
+    (``cpu`` or ``cuda``): what a search validated once upstream calls."""
+    m, ec = states[0].houses, states[0].empty_capture
+    iterations, time, c, formula, reward, playouts, playout_depth, capacity = opts[:8]
     leaves = default_leaves(resolved) if leaves is None else check_int("leaves", leaves, 1, MAX_LEAVES)
     if leaves * playouts > MAX_STEP_PLAYOUTS:
         raise ValueError(f"leaves x playouts = {leaves} x {playouts} is above the limit of {MAX_STEP_PLAYOUTS} "
@@ -303,15 +317,24 @@ def search_many(states, seeds, *, trees: int = 256, iterations: int | None = Non
             raise ValueError(f"state must be a KalahState, got {type(s).__name__}")
         if s.is_over:
             raise ValueError("the game is over: no move to search")
-    trees = check_int("trees", trees, 1, MAX_TREES)
+    opts = check_tree_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees)
+    from ..kernels.backend import resolve
+
+    return search_many_checked(states, seeds, opts, resolve(backend), leaves=leaves, max_bytes=max_bytes)
+
+
+def search_many_checked(states: list, seeds: list, opts: TreeOptions, resolved: str, *, leaves: int | None = None,
+                        max_bytes: int = DEFAULT_MAX_BYTES) -> list[dict]:
+    """:func:`search_many` with its options already checked (``opts``) and the
+    backend resolved: what :func:`jitsearch.mcts.search.mcts_search` calls
+    after validating its :class:`~jitsearch.mcts.config.MCTSConfig` once."""
+    trees, playouts = opts.trees, opts.playouts
     if trees * len(states) > MAX_TREES:
         raise ValueError(f"{len(states)} positions x {trees} trees is above the limit of {MAX_TREES:,} trees per "
                          f"launch: lower trees= or search fewer positions at once")
     keys = np.concatenate([tree_keys_for(x, trees) for x in seeds])
-    r = analyse_positions([s for s in states for _ in range(trees)], iterations=iterations, time=time,
-                          tree_keys=keys, c=c, formula=formula, reward=reward, playouts=playouts,
-                          playout_depth=playout_depth, capacity=capacity, leaves=leaves, backend=backend,
-                          max_bytes=max_bytes)
+    r = analyse_checked([s for s in states for _ in range(trees)], opts, resolved, tree_keys=keys, leaves=leaves,
+                        max_bytes=max_bytes)
     out = []
     for g, state in enumerate(states):
         children, nodes = _sum_trees(state, r["positions"][g * trees:(g + 1) * trees])
@@ -354,11 +377,3 @@ def multi_tree_search(state: KalahState, *, trees: int = 256, iterations: int | 
     if not isinstance(state, KalahState):
         raise ValueError(f"state must be a KalahState, got {type(state).__name__}")
     return search_many([state], [seed], trees=trees, iterations=iterations, time=time, **options)[0]
-
-
-def default_trees(backend: str) -> int:
-    """Trees when the caller gives none: 256 on a GPU (two blocks per SM on an
-    H100/H200), one per core on the CPU."""
-    import os
-
-    return 256 if backend == "cuda" else max(1, min(os.cpu_count() or 1, max_threads()))

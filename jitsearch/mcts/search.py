@@ -23,8 +23,8 @@ from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from .tree import DRAW, LOSS, UNKNOWN, WIN, MCTSTree, mcts_kernel
 
 from .config import FINALS, MAX_CAPACITY, MAX_TIME, MCTSConfig
-from .multi import default_trees, search_many
-from .shared import search_many_shared
+from .multi import search_many_checked
+from .shared import search_shared_checked
 
 PROVEN_NAMES = {UNKNOWN: None, WIN: "win", DRAW: "draw", LOSS: "loss"}
 
@@ -233,19 +233,10 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
 
 
 def _search_many(states, seeds, cfg: MCTSConfig, backend: str, max_bytes: int) -> list[dict]:
-
+    """The backend search of ``cfg`` (validated once by the caller, nothing checked again)."""
     if cfg.mode() == "tree":
-        trees = cfg.trees or 1
-        per_tree = None if cfg.iterations is None else max(1, -(-cfg.iterations // trees))
-        return search_many_shared(states, seeds, trees=trees, blocks=cfg.blocks, iterations=per_tree, time=cfg.time,
-                                  c=cfg.c, formula=cfg.formula, reward=cfg.reward, playouts=cfg.playouts,
-                                  playout_depth=cfg.playout_depth, capacity=cfg.capacity, backend=backend,
-                                  max_bytes=max_bytes)
-    trees = cfg.trees or default_trees(backend)
-    per_tree = None if cfg.iterations is None else max(1, -(-cfg.iterations // trees))
-    return search_many(states, seeds, trees=trees, iterations=per_tree, time=cfg.time, c=cfg.c, formula=cfg.formula,
-                       reward=cfg.reward, playouts=cfg.playouts, playout_depth=cfg.playout_depth,
-                       capacity=cfg.capacity, leaves=cfg.leaves, backend=backend, max_bytes=max_bytes)
+        return search_shared_checked(states, seeds, cfg.tree_options(), cfg.blocks, backend, max_bytes=max_bytes)
+    return search_many_checked(states, seeds, cfg.tree_options(), backend, leaves=cfg.leaves, max_bytes=max_bytes)
 
 
 def mcts_search_many(states, seeds, *, max_bytes: int = DEFAULT_MAX_BYTES, **options) -> list[dict]:

@@ -34,7 +34,7 @@ from ..kernels.multi_mcts import REWARD_UNITS, log_table_for
 from ..kernels.shared_tree import NODE_BYTES, SharedTrees, grow_shared_cpu
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes, format_bytes
 from ..kernels.sentinels import FORMULAS, REWARDS
-from .config import MAX_BLOCKS, MAX_TREES, check_tree_options
+from .config import MAX_BLOCKS, MAX_TREES, TreeOptions, check_tree_options
 from .multi import grow_in_chunks, most_visited, tree_keys_for
 
 #: Nodes per tree at most (int32 indices), and per tree for a time budget by default.
@@ -151,21 +151,6 @@ def _warm(backend: str, houses: int) -> None:
                         1.0, 0, 0, 1, False, 1 << 30, 0, 2)
 
 
-def check_options(*, iterations, time, c, formula, reward, playouts, playout_depth, trees, blocks, backend):
-    """The multi-tree search's checks (:func:`jitsearch.mcts.config.check_tree_options`) plus ``blocks``."""
-    iterations, time, c, formula, reward, playouts, playout_depth, _, trees = check_tree_options(
-        iterations, time, c, formula, reward, playouts, playout_depth, None, trees)
-    if blocks is not None:
-        blocks = check_int("blocks", blocks, 1, MAX_BLOCKS)
-        if backend == "cpu" and blocks != 1:
-            raise ValueError("blocks= (workers per shared tree) above 1 needs the GPU: the CPU twin grows each "
-                             "tree with one worker (use trees= for one tree per core)")
-        if trees * blocks > MAX_BLOCKS:
-            raise ValueError(f"trees x blocks = {trees} x {blocks} is above the limit of {MAX_BLOCKS:,} blocks "
-                             f"per launch: lower blocks=")
-    return iterations, time, c, formula, reward, playouts, playout_depth, trees, blocks
-
-
 def _capacity(houses: int, iterations: int | None, capacity: int | None, trees: int, blocks: int,
               max_bytes: int) -> int:
     if capacity is not None:
@@ -204,9 +189,24 @@ def search_many_shared(states, seeds, *, trees: int = 1, blocks: int | None = No
     if any(s.houses != m or s.empty_capture != ec for s in states):
         raise ValueError("all positions must have the same number of houses and rule variant")
     resolved = resolve(backend)
-    iterations, time, c, formula, reward, playouts, playout_depth, trees, blocks = check_options(
-        iterations=iterations, time=time, c=c, formula=formula, reward=reward, playouts=playouts,
-        playout_depth=playout_depth, trees=trees, blocks=blocks, backend=resolved)
+    opts = check_tree_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees)
+    if blocks is not None:
+        blocks = check_int("blocks", blocks, 1, MAX_BLOCKS)
+    return search_shared_checked(states, seeds, opts, blocks, resolved, max_bytes=max_bytes)
+
+
+def search_shared_checked(states: list, seeds: list, opts: TreeOptions, blocks: int | None, resolved: str, *,
+                          max_bytes: int = DEFAULT_MAX_BYTES) -> list[dict]:
+    """:func:`search_many_shared` with its options already checked (``opts``,
+    ``blocks`` in 1..MAX_BLOCKS or None) and the backend resolved: what
+    :func:`jitsearch.mcts.search.mcts_search` calls after validating its
+    :class:`~jitsearch.mcts.config.MCTSConfig` once. The checks left depend
+    on the launch (positions x trees x blocks, the board's node limit)."""
+    m, ec = states[0].houses, states[0].empty_capture
+    iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees = opts
+    if blocks is not None and resolved == "cpu" and blocks != 1:
+        raise ValueError("blocks= (workers per shared tree) above 1 needs the GPU: the CPU twin grows each "
+                         "tree with one worker (use trees= for one tree per core)")
     total_trees = trees * len(states)
     if total_trees > MAX_TREES:
         raise ValueError(f"{len(states)} positions x {trees} trees is above the limit of {MAX_TREES:,} trees per "
