@@ -82,6 +82,11 @@ class OpenSpielAgent:
         self._our_state = None
         self._moves_made = 0
 
+    def with_seed(self, seed: int | None) -> "OpenSpielAgent":
+        """A fresh agent of this spec (its options already checked) with its
+        own ``seed`` and no game: what a tournament makes for each game."""
+        return OpenSpielAgent(self.algorithm, self.options, seed)
+
     # -- keeping the OpenSpiel state in step ----------------------------------------------
 
     @staticmethod
