@@ -59,7 +59,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import signal
 import socket
 import struct
 import threading
