@@ -183,7 +183,7 @@ def test_perfect_score_gets_the_documented_prior():
     results = [("A", "B", 10, 0, 0), ("A", "C", 8, 0, 0), ("B", "C", 5, 2, 3)]
     for model in ("half", "davidson"):
         fit = fit_ratings(results, draw_model=model)
-        assert fit["prior"]["virtual_draws"] == 1.0 and "A won or lost every game" in fit["prior"]["reason"]
+        assert fit["prior"]["virtual_draws"] == 1.0 and "A won or lost every" in fit["prior"]["reason"]
         a = _by_name(fit)["A"]
         assert math.isfinite(a["rating"]) and math.isfinite(a["error"]) and fit["players"][0]["name"] == "A"
         assert a["rating"] > 200
@@ -200,6 +200,10 @@ def test_perfect_score_gets_the_documented_prior():
     assert small < ra
     with pytest.raises(ValueError, match="MLE is infinite .A, B won or lost every game"):
         fit_ratings([("A", "B", 10, 0, 0)], virtual_draws=0)
+    # Davidson: a win and draws only is a one-sided score (nu would grow without bound); half model: finite
+    fit = fit_ratings([("A", "B", 1, 3, 0)])
+    assert "A, B won or lost every decisive game" in fit["prior"]["reason"]
+    assert fit_ratings([("A", "B", 1, 3, 0)], draw_model="half")["prior"] is None
     # a group that took every point from another (no single perfect player) is handled too
     group = [("A", "B", 3, 1, 2), ("C", "D", 2, 2, 2), ("A", "C", 5, 0, 0), ("B", "D", 4, 0, 0)]
     fit = fit_ratings(group, draw_model="half")

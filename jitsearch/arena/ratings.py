@@ -26,7 +26,10 @@ Perfect and zero scores
 The MLE is finite only when the players cannot be split in two groups with
 one group scoring every point against the other (Ford's condition: the
 graph "i took a point or half a point from j" is strongly connected); a
-player who won or lost every game is the usual case. Then, as BayesElo does
+player who won or lost every game is the usual case. Under Davidson's model
+a draw does not bound a rating difference (nu grows with it), so there the
+graph is "i won a game against j", and a player who won or lost every
+decisive game (say 1 win and 3 draws) has an infinite MLE. Then, as BayesElo does
 with its prior, every player gets ``virtual_draws`` (default 1) draws against
 a virtual player of rating equal to the mean, counted as half a win and half
 a loss in either draw model (so they do not move nu). This is a prior, not
@@ -137,10 +140,13 @@ def _check_connected(names, pairs):
                          f"through others) {names[0]}, so their ratings cannot be compared")
 
 
-def _mle_exists(n, pairs) -> bool:
-    """Ford's condition: the graph i -> j when i took points from j is strongly connected."""
+def _mle_exists(n, pairs, davidson) -> bool:
+    """Ford's condition: the graph i -> j when i took points from j is strongly connected (Davidson: when i
+    won a game against j, a draw linking nobody)."""
     fwd, back = [set() for _ in range(n)], [set() for _ in range(n)]
     for (i, j), (w, d, l) in pairs.items():
+        if davidson:
+            d = 0
         if w + d:
             fwd[i].add(j)
             back[j].add(i)
@@ -262,12 +268,12 @@ def fit_ratings(results, *, draw_model: str = "davidson", anchor: str | None = N
                          "determined; use draw_model='half' (all ratings 0)")
     terms = [(i, j, w, d, l, False) for (i, j), (w, d, l) in pairs.items()]
     prior = None
-    if _mle_exists(n, pairs):
+    if _mle_exists(n, pairs, davidson):
         free = list(range(1, n))  # player 0 fixed at 0 during the fit
     else:
-        perfect = [names[k] for k in range(n) if _one_sided(k, pairs)]
+        perfect = [names[k] for k in range(n) if _one_sided(k, pairs, davidson)]
         why = ("a group of players scored every point against the rest" if not perfect else
-               f"{', '.join(perfect)} won or lost every game")
+               f"{', '.join(perfect)} won or lost every {'decisive ' if davidson else ''}game")
         if virtual_draws == 0:
             raise ValueError(f"the ratings' MLE is infinite ({why}); allow virtual_draws > 0 for finite ratings")
         prior = {"virtual_draws": virtual_draws, "reason": f"the MLE is infinite: {why}",
@@ -317,9 +323,11 @@ def fit_ratings(results, *, draw_model: str = "davidson", anchor: str | None = N
             "log_likelihood": float(ll), "iterations": iterations}
 
 
-def _one_sided(k, pairs) -> bool:
+def _one_sided(k, pairs, davidson) -> bool:
     took = gave = 0
     for (i, j), (w, d, l) in pairs.items():
+        if davidson:
+            d = 0
         if k == i:
             took, gave = took + w + d, gave + l + d
         elif k == j:
