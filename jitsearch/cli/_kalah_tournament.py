@@ -83,9 +83,37 @@ def crosstable(r: dict) -> Table:
     return table
 
 
+def _fit(r: dict):
+    """The ratings of a multi-engine result, or None (with a note) where the games do not determine them."""
+    from ..arena.ratings import fit_ratings, results_from_crosstable
+
+    try:
+        fit = fit_ratings(results_from_crosstable(r))
+    except (ValueError, RuntimeError) as exc:
+        stderr.print(f"note: no ratings: {exc}", soft_wrap=True)
+        return None
+    if fit["prior"]:
+        stderr.print(f"note: ratings: {fit['prior']['reason']}; {fit['prior']['method']}", soft_wrap=True)
+    return fit
+
+
+def ratings_table(fit: dict) -> Table:
+    """Rank, engine, rating ± error, games, score of :func:`jitsearch.arena.ratings.fit_ratings`."""
+    table = Table(title=f"ratings (maximum likelihood, {fit['draw_model']} draws, mean 0, "
+                        f"{fit['confidence']:.0%} intervals)")
+    for col in ("#", "engine", "rating", "games", "score"):
+        table.add_column(col, justify="right" if col != "engine" else "left")
+    for i, p in enumerate(fit["players"]):
+        table.add_row(str(i + 1), p["name"], f"{p['rating']:+.0f} ± {p['error']:.0f}", str(p["games"]),
+                      f"{p['score']:.3f}")
+    if fit["prior"]:
+        table.caption = f"prior: {fit['prior']['method']} ({fit['prior']['reason']})"
+    return table
+
+
 def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openings, random_openings, balanced,
                      balance_depth, max_plies, seed, workers, scheduler, engines, fmt, sprt, alpha, beta, sprt_model,
-                     plot, out, resume, as_json, lockstep):
+                     plot, out, resume, as_json, lockstep, ratings=False):
     from ..arena.agents import parse_agent
     from ..arena.kalah_arena import FORMATS, engine_pairs, plot_trajectory, run_engines
     from ..arena.kalah_arena import run_kalah_tournament
@@ -127,7 +155,7 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
             raise UserError(str(exc)) from None
         specs = names
     else:
-        refuse_options(given, ("fmt",), "applies with --engines only")
+        refuse_options(given, ("fmt", "ratings"), "applies with --engines only")
         specs = [a, b]
     agents = [parse_agent(spec) for spec in specs]
     for agent in agents:
@@ -208,11 +236,15 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
     for m in (r["matches"] if multi else [r]):
         for note in m.get("notes") or []:
             stderr.print(f"note: {note}")
+    if ratings:
+        r["ratings"] = _fit(r)
     if as_json:
         emit_json(r)
     elif multi:
         stdout.print(standings_table(r, title))
         stdout.print(crosstable(r))
+        if r.get("ratings"):
+            stdout.print(ratings_table(r["ratings"]))
     else:
         stdout.print(match_table(r, title))
         if r.get("elo_note"):

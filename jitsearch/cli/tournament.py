@@ -16,7 +16,7 @@ from .common import emit_json, stop_interrupted, stderr, stdout
 
 _KALAH_TOURNAMENT_OPTIONS = ("houses", "seeds", "empty_capture", "openings", "max_plies", "workers", "lockstep",
                              "engines", "fmt", "sprt", "alpha", "beta", "sprt_model", "random_openings", "balanced",
-                             "balance_depth", "scheduler", "plot")
+                             "balance_depth", "scheduler", "plot", "ratings")
 #: File types ``--plot`` writes (matplotlib picks the format from the suffix).
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 _TREE_GAME_OPTIONS = ("branching", "fixed_branching", "tree_depth", "depth_increment", "max_horizon")
@@ -78,6 +78,10 @@ def tournament(
                                                     "over games.",
                                      show_default=False)
     ] = None,
+    ratings: Annotated[
+        bool, typer.Option("--ratings", help="Kalah, with --engines: fit maximum-likelihood Elo ratings of every "
+                                             "engine from the crosstable (Davidson draws) and print them.")
+    ] = False,
     lockstep: Annotated[
         bool, typer.Option("--lockstep", help="Kalah: play every game side by side; a multi-tree MCTS agent "
                                               "(mcts:iterations=N,backend=cuda) searches all its games in one launch.")
@@ -134,7 +138,7 @@ def tournament(
                          balance_depth=balance_depth, max_plies=max_plies, seed=seed, workers=workers,
                          scheduler=scheduler, engines=engines, fmt=fmt, sprt=sprt, alpha=alpha, beta=beta,
                          sprt_model=sprt_model, plot=plot, out=out, resume=resume, as_json=as_json,
-                         lockstep=lockstep)
+                         lockstep=lockstep, ratings=ratings)
         return
     if openings != "0":
         raise UserError("--openings applies to --game kalah only")
