@@ -6,7 +6,8 @@ database records, the move-values JSONL and the arena's game records.
   (sorted keys); a record carries ``check`` = the digest of its other
   fields, so an edited or torn record is caught on reading.
 * :func:`write_json_atomic` -- write to a unique temporary file beside the
-  target, fsync, rename over it: a reader sees the old file or the new one.
+  target, fsync, rename over it: a reader sees the old file or the new one;
+  :func:`ensure_writable_dir` -- refuse a folder before long work.
 * :func:`append_line_synced` -- append one line and fsync it (JSONL logs
   that resume after a kill lose at most the line being written);
   :func:`drop_partial_line` -- cut a last line torn by a kill.
@@ -38,13 +39,25 @@ def check_value(fields: dict, *, compact: bool = False) -> str:
     return json_digest({k: v for k, v in fields.items() if k != "check"}, compact=compact)
 
 
-def write_json_atomic(path, obj, *, indent=None) -> None:
+def ensure_writable_dir(directory) -> None:
+    """Create ``directory`` (and its parents) and write and remove a probe
+    file in it: raises ``OSError`` when it cannot hold a file (a read-only
+    mount, a path under a file, no permission -- also for root, where
+    permission bits say nothing)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, probe = tempfile.mkstemp(dir=directory, prefix=".write-test-")
+    os.close(fd)
+    os.unlink(probe)
+
+
+def write_json_atomic(path, obj) -> None:
     """Write ``obj`` as JSON to ``path`` atomically (temporary file, fsync, rename)."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".json.tmp")
     try:
         with os.fdopen(fd, "w") as fh:
-            json.dump(obj, fh, indent=indent)
+            json.dump(obj, fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

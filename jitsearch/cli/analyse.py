@@ -122,7 +122,7 @@ def analyse(
     found = _read_positions(positions_file, empty_capture)
     states = [s for _, s in found]
     options = dict(c=c, formula=formula, reward=reward, playouts=playouts, leaves=leaves, backend=backend,
-                   max_bytes=max_bytes)
+                   max_bytes=max_bytes, memory_hint="lower --iterations (or --time) or raise --max-memory")
 
     def run():
         # compile (or load) the kernel first, so that neither the time budget nor `seconds` pays for it
@@ -131,10 +131,7 @@ def analyse(
             return warm, True
         return analyse_positions(states, iterations=iterations, time=time_limit, seed=seed, **options), False
 
-    try:
-        (r, warm_only), _, jit_seconds = timed(run)
-    except ValueError as exc:  # the library's memory refusal names the API's max_bytes; this command's is --max-memory
-        raise UserError(str(exc).replace("(API: or raise max_bytes)", "or raise --max-memory")) from None
+    (r, warm_only), _, jit_seconds = timed(run)
     if warm_only:
         stop_interrupted("before the search started; nothing to show")
     seconds = r["seconds"]

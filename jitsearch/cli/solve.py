@@ -482,15 +482,10 @@ def _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table
 
 def _check_writable_file(path: Path) -> None:
     """A file the command will write: its directory must exist (or be creatable) and take a new file."""
-    import os
-    import tempfile
+    from .._io import ensure_writable_dir
 
-    parent = path.parent if str(path.parent) else Path(".")
     try:
-        parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=parent, prefix=".write-test-")
-        os.close(fd)
-        os.unlink(probe)
+        ensure_writable_dir(path.parent if str(path.parent) else Path("."))
     except OSError as exc:
         raise UserError(f"cannot write {path} ({exc.strerror or type(exc).__name__}): choose a writable "
                         "directory") from None
@@ -500,7 +495,7 @@ def _announce_endgame(state, endgame_seeds, cache_dir):
     """The endgame database's size and build time before it is built, or
     that it is found in the cache and is verified first."""
     from ..games.kalah.endgame import estimate_endgame_build
-    from ..games.kalah.endgame_files import BLOCK_BYTES, cache_path, needs_verification, record_path
+    from ..games.kalah.endgame_files import VERIFY_ALWAYS_BYTES, cache_path, needs_verification, record_path
     from ..trees.memory import format_bytes
 
     try:
@@ -509,7 +504,7 @@ def _announce_endgame(state, endgame_seeds, cache_dir):
         raise UserError(str(exc)) from None
     path = None if cache_dir is None else cache_path(cache_dir, state.houses, endgame_seeds, state.empty_capture)
     if path is not None and path.is_file() and record_path(path).is_file():
-        if needs_verification(path) and est["file_bytes"] > BLOCK_BYTES:
+        if needs_verification(path) and est["file_bytes"] > VERIFY_ALWAYS_BYTES:
             stderr.print(f"endgame database: {path} ({format_bytes(est['file_bytes'])}), verifying its checksums "
                          "first (once a process)", soft_wrap=True)
         return

@@ -99,14 +99,14 @@ class _Grower:
     """Owns a TreeBatch and grows it on one backend, in chunks."""
 
     def __init__(self, boards, players, tree_keys, houses, empty_capture, *, capacity, c, formula, reward, playouts,
-                 playout_depth, leaves, backend, max_bytes):
+                 playout_depth, leaves, backend, max_bytes, memory_hint=None):
         from ..kernels.backend import resolve
 
         self.backend = resolve(backend)
         t = boards.shape[0]
         need = t * capacity * node_bytes(houses)
         check_bytes(need, max_bytes, f"{t:,} MCTS trees of {capacity:,} nodes",
-                    "lower trees=, capacity= or iterations= (API: or raise max_bytes)")
+                    memory_hint or "lower trees=, capacity= or iterations= (API: or raise max_bytes)")
         if self.backend == "cuda":
             from ..kernels.cuda_mcts import free_bytes
 
@@ -213,13 +213,16 @@ def _root_children(batch: TreeBatch, t: int) -> list[tuple[int, int, int]]:
 def analyse_positions(states, *, iterations: int | None = 1000, time: float | None = None, seed: int = 0,
                       tree_keys=None, c: float = math.sqrt(2), formula: str = "ucb1", reward: str = "win",
                       playouts: int = 32, playout_depth: int = 0, capacity: int | None = None,
-                      leaves: int | None = None, backend: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
+                      leaves: int | None = None, backend: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES,
+                      memory_hint: str | None = None) -> dict:
     """One MCTS tree per position, all grown in one launch (per chunk).
 
     ``states``: KalahStates of one board size and rule variant, none over.
     ``iterations`` per tree (or ``time`` for the whole batch); ``playouts``
     per leaf; ``tree_keys`` (uint64, one per position) fix the random
     streams, else they come from ``seed`` and the position's index.
+    ``memory_hint``: what a refusal for memory tells the user to change
+    (default: the API's arguments).
 
     Returns ``positions``: per position ``move`` (most visits; ties to the
     better value, then house order), ``children`` (move, visits, value = the
@@ -231,7 +234,7 @@ def analyse_positions(states, *, iterations: int | None = 1000, time: float | No
     from ..kernels.backend import resolve
 
     return analyse_checked(states, opts, resolve(backend), seed=seed, tree_keys=tree_keys, leaves=leaves,
-                           max_bytes=max_bytes)
+                           max_bytes=max_bytes, memory_hint=memory_hint)
 
 
 def _checked_states(states) -> list:
@@ -248,7 +251,8 @@ def _checked_states(states) -> list:
 
 
 def analyse_checked(states: list, opts: TreeOptions, resolved: str, *, seed: int = 0, tree_keys=None,
-                    leaves: int | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
+                    leaves: int | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
+                    memory_hint: str | None = None) -> dict:
     """:func:`analyse_positions` with its options already checked (``opts``;
     one tree per position, ``opts.trees`` unused) and the backend resolved
     (``cpu`` or ``cuda``): what a search validated once upstream calls."""
@@ -272,7 +276,7 @@ def analyse_checked(states: list, opts: TreeOptions, resolved: str, *, seed: int
         capacity = max(m + 1, min(capacity, int(max_bytes) // (len(states) * node_bytes(m))))
     grower = _Grower(boards, players, tree_keys.astype(np.uint64), m, ec, capacity=capacity, c=c, formula=formula,
                      reward=reward, playouts=playouts, playout_depth=playout_depth, leaves=leaves,
-                     backend=resolved, max_bytes=max_bytes)
+                     backend=resolved, max_bytes=max_bytes, memory_hint=memory_hint)
     start = _time.perf_counter()
     interrupted = grower.run(iterations, time)
     batch = grower.results()

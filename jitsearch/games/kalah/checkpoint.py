@@ -18,7 +18,7 @@ A checkpoint is a directory::
     PATH/table-<id>.bin     the table's raw bytes (int64, C order)
 
 A save writes a new table file (fsync), then ``state.json`` through a
-temporary file and an atomic rename, then deletes the older table files: a
+temporary file and an atomic rename (:func:`jitsearch._io.write_json_atomic`), then deletes the older table files: a
 kill at any moment leaves the previous checkpoint or the new one, whole. A
 damaged, truncated or edited checkpoint is refused on resume with a message
 saying what is wrong; one of another position or other options is refused
@@ -32,14 +32,13 @@ import json
 import os
 import secrets
 import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from ...trees.memory import format_bytes
 
-from ..._io import check_value
+from ..._io import check_value, ensure_writable_dir, write_json_atomic
 
 FORMAT = "jitsearch-kalah-solve-checkpoint"
 VERSION = 1
@@ -89,13 +88,9 @@ def save_solve_state(path, identity: dict, progress: dict, table: np.ndarray, st
              "stack": stack_lists, "table": {"file": name, "rows": int(table.shape[0]), "bytes": int(table.nbytes),
                                              "blake2b": checksum}}
     state["check"] = check_value(state)
-    tmp = path / (STATE_FILE + f".{secrets.token_hex(4)}.tmp")
-    with open(tmp, "w") as fh:
-        json.dump(state, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path / STATE_FILE)
-    for p in old + list(path.glob(STATE_FILE + ".*.tmp")) + list(path.glob("table-*.bin.tmp")):
+    write_json_atomic(path / STATE_FILE, state)
+    leftovers = list(path.glob("state.*.json.tmp")) + list(path.glob(STATE_FILE + ".*.tmp"))  # (older saves' name)
+    for p in old + leftovers + list(path.glob("table-*.bin.tmp")):
         if p.name != name:
             try:
                 p.unlink()
@@ -113,10 +108,7 @@ def check_checkpoint_dir(path, table_bytes: int) -> None:
     more table file (a save writes the new table before deleting the old)."""
     path = Path(path)
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=path, prefix=".write-test-")
-        os.close(fd)
-        os.unlink(probe)
+        ensure_writable_dir(path)
         free = shutil.disk_usage(path).free
     except OSError as exc:
         raise ValueError(f"cannot write the checkpoint directory {path} ({exc.strerror or type(exc).__name__}): "

@@ -66,7 +66,7 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = None
 
-from ..._io import write_json_atomic
+from ..._io import ensure_writable_dir, write_json_atomic
 from ...trees.memory import format_bytes
 
 def default_cache_dir():
@@ -82,7 +82,6 @@ VERIFY_ALWAYS_BYTES = 64 * 1024**2
 BLOCK_BYTES = 1 << 24
 #: Threads that hash a big file's blocks at most.
 HASH_THREADS = 16
-_HASH_BLOCK = 1 << 24
 #: A record holds 65 bytes of JSON per 16 MiB block: 4 MiB covers databases of 1 TiB.
 _RECORD_MAX_BYTES = 1 << 22
 
@@ -126,8 +125,8 @@ def values_checksum(values: np.ndarray) -> str:
     memory map is read block by block, never copied whole)."""
     digest = hashlib.blake2b(digest_size=32)
     flat = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
-    for i in range(0, flat.size, _HASH_BLOCK):
-        digest.update(flat[i:i + _HASH_BLOCK].data)
+    for i in range(0, flat.size, BLOCK_BYTES):
+        digest.update(flat[i:i + BLOCK_BYTES].data)
     return digest.hexdigest()
 
 
@@ -294,10 +293,7 @@ def load_cached(path: Path, expected: dict, verify: str):
 def check_cache_dir(directory: Path) -> None:
     """Fail before a long build when ``directory`` cannot hold the cache."""
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=directory, prefix=".write-test-")
-        os.close(fd)
-        os.unlink(probe)
+        ensure_writable_dir(directory)
     except OSError as exc:
         raise ValueError(f"cannot write the endgame cache directory {directory} "
                          f"({exc.strerror or type(exc).__name__}): choose a writable directory or build without "
