@@ -1,7 +1,14 @@
 """Kalah agents: one interface, state -> move (a pit index of the board layout).
 
 Specs (command line and API): ``random``, ``alphabeta:depth=8``,
-``alphabeta:time=1.5`` (iterative deepening with a time limit),
+``alphabeta:time=1.5`` (the engine of :mod:`jitsearch.games.kalah.engine`:
+PVS, a table kept for the game, endgame-database probes, a fitted
+evaluation; options ``threads=`` (Lazy SMP), ``db=`` (database seeds, 0:
+none; default :func:`~jitsearch.games.kalah.engine.default_db_seeds`),
+``tt=`` (table MiB), ``eval=fitted|store``; an engine option without
+``time=`` gives a fixed-depth engine search, ``depth=5`` unless given;
+``plain=1``: the plain iterative deepening of seeds 002/004 that shipped
+before the engine),
 ``openspiel:mcts,simulations=1000`` and the other OpenSpiel bots of
 :mod:`jitsearch.arena.openspiel_agents` (with the ``openspiel`` extra),
 ``alphabeta:depth=6,eval=heuristic``, ``fsss:depth=5,eval=heuristic``,
@@ -48,7 +55,9 @@ import random
 import threading
 from dataclasses import dataclass, field
 
-from .._checks import check_choice, check_float, check_int
+import sys
+
+from .._checks import check_bool, check_choice, check_float, check_int
 from ..games.kalah import KalahState
 from ..games.kalah.alphabeta import iterative_deepening, search
 from ..games.kalah.fsss import fsss_search
@@ -61,11 +70,17 @@ MCTS_OPTIONS = {"iterations": int, "time": float, "c": float, "formula": str, "p
                 "backend": str, "batch": int, "virtual_loss": float, "trees": int, "leaves": int,
                 "parallel": str, "blocks": int}
 #: Options of each agent kind and their value types.
-AGENT_OPTIONS = {"random": {}, "human": {}, "alphabeta": {"depth": int, "time": float, "eval": str},
+#: The engine's options of an ``alphabeta`` agent (kept in ``Agent.options``).
+ENGINE_OPTIONS = {"threads": int, "db": int, "tt": int, "plain": bool}
+AGENT_OPTIONS = {"random": {}, "human": {}, "alphabeta": {"depth": int, "time": float, "eval": str, **ENGINE_OPTIONS},
                  "fsss": {"depth": int, "eval": str}, "mtdf": {"time": float}, "perfect": {},
                  "mcts": MCTS_OPTIONS, "hmcts": {k: v for k, v in MCTS_OPTIONS.items() if k != "reward"},
                  "mc": {"playouts": int, "time": float}}
-EVALS = ("store", "heuristic")
+EVALS = ("store", "heuristic", "fitted")
+#: Most Lazy SMP threads an engine may ask for.
+MAX_THREADS = 256
+#: Largest engine table, in MiB (``tt=``).
+MAX_TABLE_MB = 65_536
 #: The kinds that search (on the search thread when called from the main thread: :func:`run_search`).
 _SEARCHING = ("alphabeta", "fsss", "perfect", "mtdf", "mcts", "hmcts", "mc")
 #: Deepest alpha-beta / FSSS search an agent may ask for, in plies.
@@ -209,13 +224,14 @@ class Agent:
     kind: str
     depth: int | None = None
     time: float | None = None
-    eval: str = "store"
+    eval: str | None = None
     seed: int | None = None
     last: dict = field(default_factory=dict)
     options: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self._config = None  # the MCTS options, validated once (mcts and hmcts agents)
+        self._engine = None  # the alpha-beta engine of this agent's game (made at its first move)
         self._check()
         self._rng = random.Random(self.seed)
         self._moves_made = 0
@@ -230,6 +246,7 @@ class Agent:
         twin.options = dict(self.options)
         twin._rng = random.Random(twin.seed)
         twin._moves_made = 0
+        twin._engine = None
         return twin
 
     def _check(self):
@@ -245,14 +262,19 @@ class Agent:
             if "time" not in allowed:
                 raise ValueError(f"time does not apply to a {self.kind} agent")
             self.time = check_float("time", self.time, 0.0, MAX_MOVE_TIME, lo_open=True)
-        self.eval = check_choice("eval", self.eval, EVALS)
-        if self.eval != "store" and "eval" not in allowed:
+        if self.eval is not None and "eval" not in allowed:
             raise ValueError(f"eval does not apply to a {self.kind} agent")
+        if self.kind == "alphabeta":
+            self._check_engine()
+        self.eval = check_choice("eval", self.eval or "store", EVALS)
+        if self.eval == "fitted" and not self.engine:
+            raise ValueError("eval=fitted is the engine's evaluation: give time= (or threads=, db=, tt=) "
+                             "without plain=1")
         if self.seed is not None:  # any integer: it is hashed before use
             self.seed = check_int("seed", self.seed)
         if not isinstance(self.options, dict):
             raise ValueError(f"options must be a dict, got {type(self.options).__name__}")
-        if self.options and not monte_carlo:
+        if self.options and not monte_carlo and self.kind != "alphabeta":
             raise ValueError(f"a {self.kind} agent takes no options, got {sorted(self.options)}")
         if not monte_carlo:
             return
@@ -280,6 +302,58 @@ class Agent:
         config.resolved_backend()  # a CUDA request without a GPU fails here, in one line
         self._config = config
 
+    @property
+    def engine(self) -> bool:
+        """True for an ``alphabeta`` agent that runs the engine (:mod:`jitsearch.games.kalah.engine`): a
+        time limit or an engine option, and not ``plain=1``."""
+        o = self.options
+        return self.kind == "alphabeta" and not o.get("plain", False) and (
+            self.time is not None or any(k in o for k in ("threads", "db", "tt")))
+
+    def _check_engine(self) -> None:
+        if not isinstance(self.options, dict):
+            raise ValueError(f"options must be a dict, got {type(self.options).__name__}")
+        o = self.options
+        unknown = sorted(set(o) - set(ENGINE_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown option(s) {unknown} for alphabeta; known: depth, time, eval, "
+                             f"{', '.join(ENGINE_OPTIONS)}")
+        if "plain" in o:
+            o["plain"] = check_bool("plain", o["plain"])
+            if o["plain"] and any(k in o for k in ("threads", "db", "tt")):
+                raise ValueError("threads=, db= and tt= are the engine's: drop them or plain=1")
+        if "threads" in o:
+            o["threads"] = check_int("threads", o["threads"], 1, MAX_THREADS)
+        if "db" in o:
+            o["db"] = check_int("db", o["db"], 0, 127)
+        if "tt" in o:
+            o["tt"] = check_int("tt (MiB)", o["tt"], 1, MAX_TABLE_MB)
+        if self.engine:
+            if self.eval == "heuristic":
+                raise ValueError("the engine evaluates with eval=fitted (default) or eval=store; seed 003's "
+                                 "heuristic is the plain search's: add plain=1")
+            self.eval = self.eval or "fitted"
+
+    def engine_db_seeds(self, state: KalahState) -> int:
+        """The endgame database (seeds in the houses) this engine agent probes on ``state``'s board."""
+        from ..games.kalah.engine import default_db_seeds
+
+        db = self.options.get("db")
+        return default_db_seeds(state.houses, state.seeds_total) if db is None else db
+
+    def prepare(self, state: KalahState, notice=None) -> None:
+        """Load (or build, once, into the cache) what this agent needs before its first move in games like
+        ``state``: the engine's endgame database. ``notice(text)`` is told before a build."""
+        if not self.engine:
+            return
+        from ..games.kalah.engine import database_cached, load_probe
+
+        seeds = self.engine_db_seeds(state)
+        if seeds and notice is not None and not database_cached(state.houses, seeds, state.empty_capture):
+            notice(f"building the Kalah({state.houses}) endgame database of {seeds} seeds for {self} "
+                   f"(first use only: it is cached)")
+        load_probe(state.houses, seeds, state.empty_capture)
+
     def next_search_seed(self) -> int:
         """The seed of this agent's next Monte Carlo search: a function of
         its own seed and the moves it has made, so a game replays exactly
@@ -305,6 +379,10 @@ class Agent:
         seconds (:func:`check_perfect_board`, from ``position`` or each
         opening of ``suite`` when given, else the start of Kalah(houses,
         seeds)). The other kinds play every board."""
+        if self.engine:
+            self.prepare(position if position is not None else
+                         KalahState.initial(houses, seeds, empty_capture=empty_capture), notice=_stderr_notice)
+            return
         if self.kind != "perfect":
             return
         starts = [position] if position is not None else [
@@ -329,6 +407,9 @@ class Agent:
     def _search(self, stop, state: KalahState) -> int:
         """The move of a searching agent (:func:`run_search` calls it, on the
         search thread when the caller is the main thread)."""
+        if self.engine:
+            self.last = self._engine_move(stop, state)
+            return self.last["move"]
         if self.kind == "alphabeta":
             if self.time is not None:
                 r = iterative_deepening(state, time_limit=self.time, eval=self.eval,
@@ -368,16 +449,35 @@ class Agent:
             self.last = mcts_search(state, self._config, seed=seed)
         return self.last["move"]
 
+    def _engine_move(self, stop, state: KalahState) -> dict:
+        from ..games.kalah.engine import KalahEngine, load_probe
+
+        engine = self._engine
+        if engine is None or engine.houses != state.houses:
+            o = self.options
+            probe = load_probe(state.houses, self.engine_db_seeds(state), state.empty_capture)
+            engine = self._engine = KalahEngine(state.houses, eval=self.eval, probe=probe,
+                                                table_mb=o.get("tt", 64), threads=o.get("threads", 1))
+        r = engine.search(state, time_limit=self.time, depth=self.depth, stop_event=stop)
+        if stop is not None and stop.is_set():
+            raise KeyboardInterrupt
+        return r
+
     def __str__(self) -> str:
         opts = []
         if self.depth is not None:
             opts.append(f"depth={self.depth}")
         if self.time is not None:
             opts.append(f"time={self.time:g}")
-        if self.eval != "store":
+        if self.eval != ("fitted" if self.engine else "store"):
             opts.append(f"eval={self.eval}")
         opts += [f"{k}={v}" for k, v in self.options.items() if not (self.kind == "hmcts" and k == "reward")]
         return self.kind + (":" + ",".join(opts) if opts else "")
+
+
+def _stderr_notice(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
 
 
 def agent_kind(spec: str) -> str:
@@ -432,12 +532,13 @@ def parse_agent(spec: str, *, seed: int | None = None) -> Agent:
         fields[name] = _parse_value(allowed[name], name, value, spec)
     try:
         if kind in ("mcts", "hmcts", "mc"):
-            return Agent(kind, None, fields.get("time"), "store", seed, options=fields)
+            return Agent(kind, None, fields.get("time"), None, seed, options=fields)
         depth = fields.get("depth")
         limit = fields.get("time")
         if kind in ("alphabeta", "fsss") and depth is None and limit is None:
             depth = 5
-        return Agent(kind, depth, limit, fields.get("eval", "store"), seed)
+        engine = {k: fields[k] for k in ENGINE_OPTIONS if k in fields}
+        return Agent(kind, depth, limit, fields.get("eval"), seed, options=engine)
     except ValueError as exc:
         raise ValueError(f"{exc} (agent spec {spec!r})") from None
 

@@ -1,0 +1,680 @@
+"""The Kalah engine: principal-variation alpha-beta with a persistent,
+lock-free transposition table, endgame-database probes, a fitted
+evaluation and Lazy SMP threads.
+
+Conventions: negamax. A value is from the point of view of the player to
+move at the node, in *centiseeds* (``SCALE`` = 100 units a seed): exact
+values (a finished game, an endgame-database position) are the mover's
+final margin times ``SCALE``; other leaves are the store difference plus
+the evaluation's terms (:func:`evaluate`). A ply is one move, an
+extra-turn move too; after an extra turn the same player moves again, so
+the child's value is *not* negated.
+
+The pieces, each measured in ``bench/kalah_engine.py``:
+
+* **Principal-variation search** with aspiration windows (the iterative
+  deepening driver, :func:`engine_search`), fail-soft.
+* **Transposition table** kept across the moves of a game (one per agent
+  and game), ``2**k`` slots of two ``uint64`` words: the key XOR the data,
+  and the data (value, depth, bound, move, generation), so a slot torn by
+  two threads writing at once fails its check and is ignored (the
+  lock-free table of Hyatt and Mann). Replacement: a deeper search, the same
+  position, or an entry of an older move (generation).
+* **Move ordering**: the table's move, then extra-turn moves, then seeds
+  gained (captures), then two killer moves per ply, then the history score.
+* **Endgame database**: a position with at most ``db_seeds`` seeds in the
+  houses takes its exact value from the database (:mod:`.endgame`) at
+  once: endgames are played perfectly.
+* **Lazy SMP**: ``threads`` search threads run the same iterative
+  deepening over one shared table (helpers start one ply deeper on odd
+  threads); the main thread's deepest finished iteration is played (or a
+  helper's, when deeper). Every kernel is ``nogil``.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ..._checks import check_bool, check_int
+from ...rng import GOLDEN, mix64
+from .endgame import rank_houses
+from .state import KalahState, apply_move
+
+#: Evaluation units per seed.
+SCALE = 100
+#: Larger than any value (a margin is at most 1,000 seeds = 100,000 units).
+INF = 1 << 30
+#: Deepest ply of a search (buffers are sized from it).
+MAX_PLY = 128
+EXACT, LOWER, UPPER = 0, 1, 2
+_VALUE_OFFSET = 1 << 31
+#: Features of the evaluation, from the mover's side (all "own minus opponent's" unless named):
+#: seeds in the houses, non-empty houses, houses whose seeds end exactly in the own store (an extra turn),
+#: the largest capture the mover can make now, the largest the opponent could make, and a constant (tempo).
+FEATURES = ("side_seeds", "nonempty", "extra_turns", "capture_now", "capture_threat", "tempo")
+#: Fitted weights (centiseeds per unit of each feature): a least-squares fit of the rest-of-game values of an
+#: endgame database to the features, on positions from games (see ``bench/kalah_eval_fit.py``).
+FITTED_WEIGHTS = np.array([23, 196, 59, 137, -26, 4], dtype=np.int64)
+STORE_WEIGHTS = np.zeros(len(FEATURES), dtype=np.int64)
+EVALS = ("fitted", "store")
+#: Table bytes a slot (two uint64 words).
+SLOT_BYTES = 16
+
+
+@njit(cache=True, inline="always")
+def _board_hash(board, player):
+    h = mix64(np.uint64(player + 7))
+    for i in range(board.shape[0]):
+        h = mix64(h ^ (np.uint64(board[i]) + np.uint64(i + 1) * GOLDEN))
+    return h
+
+
+@njit(cache=True, inline="always")
+def features_into(board, m, player, out):
+    """Write the :data:`FEATURES` of ``board`` for ``player`` to move into ``out``."""
+    lap = 2 * m + 1
+    for k in range(out.shape[0]):
+        out[k] = 0
+    for side in range(2):
+        first = 1 if side == 0 else m + 2
+        store = m + 1 if side == 0 else 0
+        sign = 1 if side == player else -1
+        seeds = 0
+        nonempty = 0
+        extra = 0
+        capture = 0
+        for i in range(first, first + m):
+            s = board[i]
+            seeds += s
+            if s == 0:
+                continue
+            nonempty += 1
+            distance = (store - i) if side == 0 else (2 * m + 2 - i)
+            if s == distance or s == distance + lap:
+                extra += 1
+            land = i + s
+            if s < distance and board[land] == 0:  # lands in an own empty house (no lap)
+                gain = board[2 * m + 2 - land]
+                if gain > 0 and gain + 1 > capture:
+                    capture = gain + 1
+        out[0] += sign * seeds
+        out[1] += sign * nonempty
+        out[2] += sign * extra
+        if side == player:
+            out[3] = capture
+        else:
+            out[4] = capture
+    out[5] = 1
+
+
+@njit(cache=True, inline="always")
+def evaluate(board, m, player, weights):
+    """Value for ``player`` (to move): SCALE x store difference + weights . features."""
+    own = m + 1 if player == 0 else 0
+    opp = m + 1 - own
+    v = np.int64(SCALE) * (board[own] - board[opp])
+    lap = 2 * m + 1
+    cap_own = 0
+    cap_opp = 0
+    for side in range(2):
+        first = 1 if side == 0 else m + 2
+        store = m + 1 if side == 0 else 0
+        sign = 1 if side == player else -1
+        seeds = 0
+        nonempty = 0
+        extra = 0
+        capture = 0
+        for i in range(first, first + m):
+            s = board[i]
+            seeds += s
+            if s == 0:
+                continue
+            nonempty += 1
+            distance = (store - i) if side == 0 else (2 * m + 2 - i)
+            if s == distance or s == distance + lap:
+                extra += 1
+            land = i + s
+            if s < distance and board[land] == 0:
+                gain = board[2 * m + 2 - land]
+                if gain > 0 and gain + 1 > capture:
+                    capture = gain + 1
+        v += sign * (weights[0] * seeds + weights[1] * nonempty + weights[2] * extra)
+        if side == player:
+            cap_own = capture
+        else:
+            cap_opp = capture
+    return v + weights[3] * cap_own + weights[4] * cap_opp + weights[5]
+
+
+@njit(cache=True, inline="always")
+def _pack(value, depth, flag, move, gen):
+    return (np.uint64(value + _VALUE_OFFSET) | (np.uint64(depth) << np.uint64(32))
+            | (np.uint64(flag) << np.uint64(40)) | (np.uint64(move + 1) << np.uint64(42))
+            | (np.uint64(gen) << np.uint64(48)))
+
+
+@njit(cache=True, inline="always")
+def _unpack(data):
+    value = np.int64(data & np.uint64(0xFFFFFFFF)) - _VALUE_OFFSET
+    depth = np.int64((data >> np.uint64(32)) & np.uint64(0xFF))
+    flag = np.int64((data >> np.uint64(40)) & np.uint64(3))
+    move = np.int64((data >> np.uint64(42)) & np.uint64(0x3F)) - 1
+    gen = np.int64((data >> np.uint64(48)) & np.uint64(0xFFFF))
+    return value, depth, flag, move, gen
+
+
+class EngineTable(NamedTuple):
+    """The shared transposition table: ``keys`` (key XOR data) and ``data``, uint64 each."""
+
+    keys: np.ndarray
+    data: np.ndarray
+
+
+class Probe(NamedTuple):
+    """The endgame database as the kernel reads it: ``values`` (int8[2, size]: player 0's rest of the game,
+    by player to move and house ranking), ``binom``, ``seeds`` (0: no database)."""
+
+    values: np.ndarray
+    binom: np.ndarray
+    seeds: int
+
+
+#: Option bits of the kernel: table cutoffs only from entries of exactly the depth needed (a fixed-depth
+#: search then returns the depth-limited minimax value whatever the table holds: tests, Lazy SMP checks).
+OPT_EXACT_DEPTH = 1
+
+
+class ThreadState(NamedTuple):
+    """One search thread's own arrays (by ply): ``boards`` (int32[MAX_PLY + 1, 2m+2]), ``children``
+    (int32[MAX_PLY + 1, m, 2m+2]), ``moves``/``nexts``/``keys`` (int64[MAX_PLY + 1, m]), ``frames``
+    (int64[MAX_PLY + 1, FRAME_FIELDS]: the explicit stack), ``killers`` (int64[MAX_PLY + 1, 2]), ``history``
+    (int64[2, 2m+2]), ``counters`` (int64[4]: nodes, evaluations, database hits, stopped flag), ``root``
+    (int64[4]: best value, best move, root moves finished, depth of the iteration that set them)."""
+
+    boards: np.ndarray
+    children: np.ndarray
+    moves: np.ndarray
+    nexts: np.ndarray
+    keys: np.ndarray
+    frames: np.ndarray
+    killers: np.ndarray
+    history: np.ndarray
+    counters: np.ndarray
+    root: np.ndarray
+
+
+# fields of a stack frame
+F_PLAYER, F_DEPTH, F_ALPHA, F_BETA, F_ALPHA0, F_BEST, F_BEST_MOVE, F_COUNT, F_K, F_SLOT, F_PHASE, F_HASH = range(12)
+FRAME_FIELDS = 12
+_ENTER, _RETURN, _SCORE, _NEXT = 0, 1, 2, 3
+
+
+@njit(cache=True, nogil=True)
+def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, empty_capture, tkeys, tdata, gen,
+                weights, db_values, binom, db_seeds, options, stop, boards, children_all, moves_all, nexts_all,
+                keys_all, frames, killers, history, counters, root):
+    """Fail-soft principal-variation search of the root (``root_player`` to move, ``root_depth`` >= 1 plies)
+    in the window (root_alpha, root_beta), on an explicit stack (Numba cannot cache a recursive function);
+    returns the negamax value, meaningless when ``counters[3]`` says the search was stopped."""
+    root[0] = -INF
+    root[1] = -1
+    root[2] = 0
+    root[3] = 0
+    n = 2 * m + 2
+    mask = np.uint64(tkeys.shape[0] - 1)
+    boards[0, :] = root_board
+    frames[0, F_PLAYER] = root_player
+    frames[0, F_DEPTH] = root_depth
+    frames[0, F_ALPHA] = root_alpha
+    frames[0, F_BETA] = root_beta
+    sp = 0
+    action = _ENTER
+    ret = np.int64(0)
+    score = np.int64(0)
+    while True:
+        if action == _ENTER:
+            counters[0] += 1
+            if (counters[0] & 1023) == 0 and stop[0] != 0:
+                counters[3] = 1
+            if counters[3] != 0:
+                return np.int64(0)
+            board = boards[sp]
+            player = frames[sp, F_PLAYER]
+            depth = frames[sp, F_DEPTH]
+            action = _NEXT
+            if db_seeds > 0 and sp > 0:  # the root is always searched: it needs a move
+                t = 0
+                for i in range(1, m + 1):
+                    t += board[i] + board[m + 1 + i]
+                if t <= db_seeds:
+                    counters[2] += 1
+                    v = np.int64(board[m + 1] - board[0]) + np.int64(db_values[player, rank_houses(board, m, binom)])
+                    ret = np.int64(SCALE) * (v if player == 0 else -v)
+                    action = _RETURN
+            if action == _NEXT and depth <= 0:
+                counters[1] += 1
+                ret = evaluate(board, m, player, weights)
+                action = _RETURN
+            if action == _NEXT:
+                h = _board_hash(board, player)
+                slot = np.int64(h & mask)
+                frames[sp, F_HASH] = np.int64(h)
+                frames[sp, F_SLOT] = slot
+                data = tdata[slot]
+                tt_move = -1
+                if (tkeys[slot] ^ data) == h:
+                    tv, td, tf, tm, _ = _unpack(data)
+                    tt_move = tm
+                    usable = td == depth if (options & OPT_EXACT_DEPTH) != 0 else td >= depth
+                    if usable and sp > 0:
+                        a = frames[sp, F_ALPHA]
+                        b = frames[sp, F_BETA]
+                        if tf == EXACT or (tf == LOWER and tv >= b) or (tf == UPPER and tv <= a):
+                            ret = tv
+                            action = _RETURN
+            if action == _NEXT:
+                own = m + 1 if player == 0 else 0
+                first = 1 if player == 0 else m + 2
+                count = 0
+                for pit in range(first, first + m):
+                    if board[pit] == 0:
+                        continue
+                    child = children_all[sp, count]
+                    for i in range(n):
+                        child[i] = board[i]
+                    nxt = apply_move(child, m, player, pit, empty_capture)
+                    moves_all[sp, count] = pit
+                    nexts_all[sp, count] = nxt
+                    key = min(history[player, pit], np.int64(1 << 34))
+                    if pit == tt_move:
+                        key += np.int64(1) << 50
+                    if nxt == player:
+                        key += np.int64(1) << 44
+                    key += np.int64(child[own] - board[own]) << 36
+                    if pit == killers[sp, 0] or pit == killers[sp, 1]:
+                        key += np.int64(1) << 35
+                    keys_all[sp, count] = key
+                    count += 1
+                frames[sp, F_ALPHA0] = frames[sp, F_ALPHA]
+                frames[sp, F_BEST] = -INF
+                frames[sp, F_BEST_MOVE] = -1
+                frames[sp, F_COUNT] = count
+                frames[sp, F_K] = 0
+        elif action == _RETURN:
+            if sp == 0:
+                return ret
+            sp -= 1
+            score = ret if nexts_all[sp, frames[sp, F_K]] == frames[sp, F_PLAYER] else -ret
+            action = _SCORE
+        if action == _SCORE:
+            k = frames[sp, F_K]
+            alpha = frames[sp, F_ALPHA]
+            beta = frames[sp, F_BETA]
+            if frames[sp, F_PHASE] == 1 and alpha < score < beta:
+                # a null-window search failed high inside the window: search this child again, full window
+                frames[sp, F_PHASE] = 2
+                nxt = nexts_all[sp, k]
+                boards[sp + 1, :] = children_all[sp, k]
+                frames[sp + 1, F_PLAYER] = nxt
+                frames[sp + 1, F_DEPTH] = frames[sp, F_DEPTH] - 1
+                if nxt == frames[sp, F_PLAYER]:
+                    frames[sp + 1, F_ALPHA] = alpha
+                    frames[sp + 1, F_BETA] = beta
+                else:
+                    frames[sp + 1, F_ALPHA] = -beta
+                    frames[sp + 1, F_BETA] = -alpha
+                sp += 1
+                action = _ENTER
+                continue
+            pit = moves_all[sp, k]
+            if score > frames[sp, F_BEST]:
+                frames[sp, F_BEST] = score
+                frames[sp, F_BEST_MOVE] = pit
+                if sp == 0 and (score > frames[0, F_ALPHA0] or k == 0):
+                    root[0] = score
+                    root[1] = pit
+                    root[3] = frames[0, F_DEPTH]
+            if sp == 0:
+                root[2] = k + 1
+            if score > alpha:
+                frames[sp, F_ALPHA] = score
+            frames[sp, F_K] = k + 1
+            if score >= beta:
+                if killers[sp, 0] != pit:
+                    killers[sp, 1] = killers[sp, 0]
+                    killers[sp, 0] = pit
+                d = frames[sp, F_DEPTH]
+                history[frames[sp, F_PLAYER], pit] += d * d
+                frames[sp, F_K] = frames[sp, F_COUNT]  # cut: no more children
+            action = _NEXT
+        if action == _NEXT:
+            k = frames[sp, F_K]
+            count = frames[sp, F_COUNT]
+            if k >= count:  # the node is finished: store it, return its value
+                best = frames[sp, F_BEST]
+                alpha0 = frames[sp, F_ALPHA0]
+                beta = frames[sp, F_BETA]
+                depth = frames[sp, F_DEPTH]
+                flag = UPPER if best <= alpha0 else (LOWER if best >= beta else EXACT)
+                slot = frames[sp, F_SLOT]
+                h = np.uint64(frames[sp, F_HASH])
+                old = tdata[slot]
+                _, od, _, _, og = _unpack(old)
+                if (tkeys[slot] ^ old) == h or depth >= od or og != gen:
+                    new = _pack(best, depth, flag, frames[sp, F_BEST_MOVE], gen)
+                    tdata[slot] = new
+                    tkeys[slot] = h ^ new
+                ret = best
+                action = _RETURN
+                continue
+            keys = keys_all[sp]
+            j = k  # selection: the best remaining move, swapped into place k
+            for i in range(k + 1, count):
+                if keys[i] > keys[j]:
+                    j = i
+            if j != k:
+                keys[k], keys[j] = keys[j], keys[k]
+                moves_all[sp, k], moves_all[sp, j] = moves_all[sp, j], moves_all[sp, k]
+                nexts_all[sp, k], nexts_all[sp, j] = nexts_all[sp, j], nexts_all[sp, k]
+                for i in range(n):
+                    tmp = children_all[sp, k, i]
+                    children_all[sp, k, i] = children_all[sp, j, i]
+                    children_all[sp, j, i] = tmp
+            nxt = nexts_all[sp, k]
+            player = frames[sp, F_PLAYER]
+            if nxt < 0:  # the game ends: exact
+                margin = np.int64(children_all[sp, k, m + 1] - children_all[sp, k, 0])
+                score = np.int64(SCALE) * (margin if player == 0 else -margin)
+                frames[sp, F_PHASE] = 0
+                action = _SCORE
+                continue
+            alpha = frames[sp, F_ALPHA]
+            beta = frames[sp, F_BETA]
+            if k == 0:
+                a, b = alpha, beta
+                frames[sp, F_PHASE] = 0
+            else:
+                a, b = alpha, alpha + 1
+                frames[sp, F_PHASE] = 1
+            boards[sp + 1, :] = children_all[sp, k]
+            frames[sp + 1, F_PLAYER] = nxt
+            frames[sp + 1, F_DEPTH] = frames[sp, F_DEPTH] - 1
+            if nxt == player:
+                frames[sp + 1, F_ALPHA] = a
+                frames[sp + 1, F_BETA] = b
+            else:
+                frames[sp + 1, F_ALPHA] = -b
+                frames[sp + 1, F_BETA] = -a
+            sp += 1
+            action = _ENTER
+
+
+@njit(cache=True)
+def table_move(board, player, tkeys, tdata):
+    """The table's best move for a position (-1 when it holds none)."""
+    h = _board_hash(board, player)
+    slot = np.int64(h & np.uint64(tkeys.shape[0] - 1))
+    data = tdata[slot]
+    if (tkeys[slot] ^ data) != h:
+        return -1
+    return _unpack(data)[3]
+
+
+def new_engine_table(megabytes: float) -> EngineTable:
+    """A table of the largest power-of-two slots within ``megabytes`` MiB (at least 1,024 slots)."""
+    slots = max(1024, 1 << max(0, int(megabytes * 2**20 // SLOT_BYTES).bit_length() - 1))
+    return EngineTable(np.zeros(slots, np.uint64), np.zeros(slots, np.uint64))
+
+
+def new_thread_state(m: int) -> ThreadState:
+    n = 2 * m + 2
+    return ThreadState(np.zeros((MAX_PLY + 2, n), np.int32), np.zeros((MAX_PLY + 1, m, n), np.int32),
+                       np.zeros((MAX_PLY + 1, m), np.int64), np.zeros((MAX_PLY + 1, m), np.int64),
+                       np.zeros((MAX_PLY + 1, m), np.int64), np.zeros((MAX_PLY + 2, FRAME_FIELDS), np.int64),
+                       np.full((MAX_PLY + 1, 2), -1, np.int64), np.zeros((2, n), np.int64),
+                       np.zeros(4, np.int64), np.zeros(4, np.int64))
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_SIZE = 0
+_POOL_LOCK = threading.Lock()
+
+
+def _helper_pool(workers: int) -> ThreadPoolExecutor:
+    """The process's pool of Lazy SMP helper threads, grown to at least ``workers`` (one pool for every
+    engine: a tournament makes an engine per game)."""
+    global _POOL, _POOL_SIZE
+    with _POOL_LOCK:
+        if _POOL is None or _POOL_SIZE < workers:
+            _POOL = ThreadPoolExecutor(workers, thread_name_prefix="jitsearch-smp")
+            _POOL_SIZE = workers
+        return _POOL
+
+
+_NO_DB = Probe(np.zeros((2, 1), np.int8), np.zeros((1, 1), np.int64), 0)
+#: Half-width of the aspiration window around the last iteration's value (centiseeds).
+ASPIRATION = 150
+
+
+def _run_root(state, depth, alpha, beta, table, gen, weights, probe, options, stop, ts):
+    return int(engine_root(state.board, state.houses, state.player, depth, alpha, beta, state.empty_capture,
+                           table.keys, table.data, gen, weights, probe.values, probe.binom, probe.seeds, options,
+                           stop, *ts))
+
+
+def _iterate(state, table, gen, weights, probe, options, stop, ts, first_depth, max_depth, aspiration, deadline,
+             finished):
+    """Iterative deepening from ``first_depth``: appends (depth, value, move) of every finished iteration to
+    ``finished``; stops at ``max_depth``, at the stop flag, or (main thread, ``deadline`` given) when the next
+    iteration would likely not finish."""
+    value = None
+    last_dt = None
+    for d in range(first_depth, max_depth + 1):
+        t0 = time.perf_counter()
+        if value is not None and aspiration and d >= 3 and abs(value) < INF // 2:
+            lo, hi = value - ASPIRATION, value + ASPIRATION
+        else:
+            lo, hi = -INF, INF
+        while True:
+            v = _run_root(state, d, lo, hi, table, gen, weights, probe, options, stop, ts)
+            if ts.counters[3]:
+                return
+            if v <= lo and lo > -INF:
+                lo = -INF
+            elif v >= hi and hi < INF:
+                hi = INF
+            else:
+                break
+        value = v
+        finished.append((d, v, int(ts.root[1])))
+        now = time.perf_counter()
+        dt = now - t0
+        if deadline is not None:
+            growth = 2.5 if last_dt is None else min(max(dt / max(last_dt, 1e-6), 1.5), 6.0)
+            if now + dt * growth * 0.5 > deadline:
+                return
+        last_dt = dt
+
+
+class KalahEngine:
+    """The engine of one player in one game: its table persists across the moves it is asked for.
+
+    ``eval``: ``fitted`` (:data:`FITTED_WEIGHTS`) or ``store`` (store difference only). ``db``: a
+    :class:`Probe` or None. ``table_mb``: table size in MiB. ``threads``: Lazy SMP search threads.
+    """
+
+    def __init__(self, houses: int, *, eval: str = "fitted", probe: Probe | None = None, table_mb: float = 64,
+                 threads: int = 1, exact_depth: bool = False, aspiration: bool = True):
+        self.houses = check_int("houses", houses, 1, 16)
+        if eval not in EVALS:
+            raise ValueError(f"eval must be one of {', '.join(EVALS)} for the engine, got {eval!r}")
+        self.weights = FITTED_WEIGHTS if eval == "fitted" else STORE_WEIGHTS
+        self.probe = probe if probe is not None else _NO_DB
+        self.threads = check_int("threads", threads, 1, 256)
+        self.table = new_engine_table(table_mb)
+        self.options = OPT_EXACT_DEPTH if check_bool("exact_depth", exact_depth) else 0
+        self.aspiration = check_bool("aspiration", aspiration)
+        self.states = [new_thread_state(houses) for _ in range(self.threads)]
+        self.generation = 0
+
+    def search(self, state: KalahState, *, time_limit: float | None = None, depth: int | None = None,
+               stop_event: threading.Event | None = None) -> dict:
+        """Search ``state`` for ``time_limit`` seconds and/or to ``depth`` plies; returns ``move``, ``value``
+        (centiseeds, the mover's view), ``exact`` (True when every position after the root is in the endgame
+        database: ``value`` is then the mover's final margin under perfect play, times SCALE), ``depth``
+        (deepest finished iteration), ``nodes``, ``db_hits``, ``seconds``, ``pv``. ``stop_event`` (a
+        ``threading.Event``) stops the search early, as the time limit does."""
+        if state.is_over:
+            raise ValueError("the game is over: nothing to search")
+        if state.houses != self.houses:
+            raise ValueError(f"this engine plays {self.houses} houses a side, not {state.houses}")
+        if time_limit is None and depth is None:
+            raise ValueError("give time_limit or depth")
+        max_depth = MAX_PLY if depth is None else check_int("depth", depth, 1, MAX_PLY)
+        start = time.perf_counter()
+        deadline = None if time_limit is None else start + time_limit
+        self.generation = (self.generation + 1) & 0xFFFF
+        stop = np.zeros(1, np.int64)
+        for ts in self.states:
+            ts.counters[:] = 0
+            ts.killers[:] = -1
+            ts.history[:] //= 8
+        timer = None
+        if deadline is not None:
+            timer = threading.Timer(max(0.0, deadline - time.perf_counter()), lambda: stop.__setitem__(0, 1))
+            timer.daemon = True
+            timer.start()
+        watcher = None
+        if stop_event is not None:
+            def watch():
+                while stop[0] == 0:
+                    if stop_event.wait(0.05):
+                        stop[0] = 1
+            watcher = threading.Thread(target=watch, daemon=True)
+            watcher.start()
+        results = [[] for _ in self.states]
+        futures = []
+        try:
+            pool = _helper_pool(self.threads - 1) if self.threads > 1 else None
+            for i in range(1, self.threads):
+                futures.append(pool.submit(_iterate, state, self.table, self.generation, self.weights,
+                                                 self.probe, self.options, stop, self.states[i], 1 + (i & 1),
+                                                 max_depth, self.aspiration, None, results[i]))
+            _iterate(state, self.table, self.generation, self.weights, self.probe, self.options, stop,
+                     self.states[0], 1, max_depth, self.aspiration, deadline, results[0])
+        finally:
+            stop[0] = 1
+            for f in futures:
+                f.result()
+            if timer is not None:
+                timer.cancel()
+        main = self.states[0]
+        best = results[0][-1] if results[0] else None
+        for r in results[1:]:
+            if r and (best is None or r[-1][0] > best[0]):
+                best = r[-1]
+        if best is None or (main.counters[3] and main.root[2] > 0 and main.root[1] >= 0
+                            and main.root[3] > best[0]):
+            # the unfinished iteration already proved a move at least as good as the last one's value
+            best = (int(main.root[3]), int(main.root[0]), int(main.root[1]))
+        if best is None or best[2] < 0:
+            best = (0, 0, int(state.legal_moves()[0]))
+        d, value, move = best
+        nodes = sum(int(ts.counters[0]) for ts in self.states)
+        m = state.houses
+        in_houses = int(state.board.sum()) - int(state.board[0]) - int(state.board[m + 1])
+        return {"move": int(move), "value": int(value), "depth": int(d), "nodes": nodes,
+                "exact": bool(0 < self.probe.seeds and in_houses <= self.probe.seeds),
+                "db_hits": sum(int(ts.counters[2]) for ts in self.states),
+                "seconds": time.perf_counter() - start, "threads": self.threads,
+                "pv": self.principal_variation(state, move, d)}
+
+    def principal_variation(self, state: KalahState, first: int, depth: int) -> list[int]:
+        pv = [first]
+        s = state.play(first)
+        while not s.is_over and len(pv) < max(depth, 1):
+            mv = int(table_move(s.board, s.player, self.table.keys, self.table.data))
+            if mv not in s.legal_moves():
+                break
+            pv.append(mv)
+            s = s.play(mv)
+        return pv
+
+
+def negamax_reference(state: KalahState, depth: int, weights=STORE_WEIGHTS) -> int:
+    """Plain depth-limited negamax (no pruning, no table), for tests: the mover's value in centiseeds."""
+    m = state.houses
+    w = np.asarray(weights, np.int64)
+
+    def rec(board, player, d):
+        if d == 0:
+            return int(evaluate(board, m, player, w))
+        best = -math.inf
+        first = 1 if player == 0 else m + 2
+        for pit in range(first, first + m):
+            if board[pit] == 0:
+                continue
+            child = board.copy()
+            nxt = int(apply_move(child, m, player, pit, state.empty_capture))
+            if nxt < 0:
+                margin = int(child[m + 1] - child[0])
+                v = SCALE * (margin if player == 0 else -margin)
+            elif nxt == player:
+                v = rec(child, player, d - 1)
+            else:
+                v = -rec(child, nxt, d - 1)
+            best = max(best, v)
+        return best
+
+    return rec(state.board.copy(), state.player, depth)
+
+
+#: Positions per player of the default endgame database (int8 each, two players): 64 MiB.
+DEFAULT_DB_POSITIONS = 1 << 25
+_PROBES: dict = {}
+_PROBES_LOCK = threading.Lock()
+
+
+def default_db_seeds(houses: int, seeds_total: int) -> int:
+    """The database size the engine uses by default: the most seeds in the houses whose database holds at most
+    :data:`DEFAULT_DB_POSITIONS` positions a player (Kalah(6, n): 16 seeds, 58 MiB, about 10 s to build once),
+    and never more than the board's seeds."""
+    from .endgame import database_size
+
+    s = 0
+    while s < min(seeds_total, 127) and database_size(houses, s + 1) <= DEFAULT_DB_POSITIONS:
+        s += 1
+    return s
+
+
+def database_cached(houses: int, db_seeds: int, empty_capture: bool) -> bool:
+    """Whether the database is already in the default cache (a build would not be needed)."""
+    from .endgame_files import cache_path, default_cache_dir
+
+    return (houses, db_seeds, bool(empty_capture)) in _PROBES or cache_path(
+        default_cache_dir(), houses, db_seeds, empty_capture).exists()
+
+
+def load_probe(houses: int, db_seeds: int, empty_capture: bool) -> Probe:
+    """The endgame database of ``db_seeds`` seeds as a :class:`Probe` (0: none), built once into the default
+    cache directory (:func:`jitsearch.games.kalah.endgame_files.default_cache_dir`) and loaded once a process."""
+    if db_seeds <= 0:
+        return _NO_DB
+    key = (houses, db_seeds, bool(empty_capture))
+    with _PROBES_LOCK:
+        probe = _PROBES.get(key)
+        if probe is None:
+            from .endgame import build_endgame_database
+            from .endgame_files import default_cache_dir
+
+            db = build_endgame_database(houses, db_seeds, empty_capture, cache_dir=default_cache_dir(),
+                                        max_bytes=8 << 30)
+            probe = _PROBES[key] = Probe(db["values"], db["binom"], int(db_seeds))
+        return probe
