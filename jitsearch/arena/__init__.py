@@ -10,7 +10,9 @@ searcher.
 * games and matches: :mod:`.kalah_tournament` (one Kalah game, its records
   and their checks), :mod:`.kalah_arena` (matches with SPRT stopping,
   gauntlets and round robins), :mod:`.random_tree_tournament`;
-* statistics: :mod:`.stats` (W/D/L, pentanomial, Elo, nElo, LOS, SPRT);
+* statistics: :mod:`.stats` (W/D/L, pentanomial, Elo, nElo, LOS, SPRT),
+  :mod:`.ratings` (maximum-likelihood ratings of many players) and
+  :mod:`.rating_list` (rating lists from record files, table and chart);
 * openings: :mod:`.openings` (suites from files, generated, balanced);
 * scheduling: :mod:`.executor` (this process, a local Dask cluster or a
   remote one);

@@ -195,11 +195,14 @@ def match_file_name(i: int, j: int) -> str:
 
 
 def run_engines(engines: list[str], fmt: str, match: KalahMatch, pairs: int, *, out_dir=None, resume: bool = False,
-                workers: int = 1, scheduler: str | None = None, progress=None, on_update=None) -> dict:
+                workers: int = 1, scheduler: str | None = None, progress=None, on_update=None,
+                match_file=None) -> dict:
     """A gauntlet or round robin: every match of :func:`engine_pairs`, all
     their pairs on one executor run, each match's games in its own file
-    ``out_dir/match_I_vs_J.jsonl``. Returns ``matches`` (each a
-    :meth:`MatchRun.result`), ``crosstable`` and ``standings``."""
+    ``out_dir/match_I_vs_J.jsonl`` (or ``out_dir/match_file(a, b)`` for the
+    match of specs a and b, e.g. to keep a match's file whatever the order
+    of the list). Returns ``matches`` (each a :meth:`MatchRun.result`),
+    ``crosstable`` and ``standings``."""
     from pathlib import Path
 
     for spec in engines:
@@ -215,8 +218,11 @@ def run_engines(engines: list[str], fmt: str, match: KalahMatch, pairs: int, *, 
         if out_dir.exists() and not out_dir.is_dir():
             raise ValueError(f"--out {out_dir} is a file: a {fmt} writes one file per match into a directory")
         out_dir.mkdir(parents=True, exist_ok=True)
+    def name(i, j):
+        return match_file_name(i, j) if match_file is None else match_file(engines[i], engines[j])
+
     runs = [MatchRun(engines[i], engines[j], match, pairs, resume=resume,
-                     out=None if out_dir is None else out_dir / match_file_name(i, j)) for i, j in schedule]
+                     out=None if out_dir is None else out_dir / name(i, j)) for i, j in schedule]
     total = 2 * pairs * len(runs)
 
     def done_games():

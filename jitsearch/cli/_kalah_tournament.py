@@ -12,6 +12,7 @@ from rich.table import Table
 
 from ._support import UserError, refuse_options
 from .common import emit_json, stop_interrupted, stderr, stdout
+from .rate import ratings_table, write_plot
 
 
 def _fmt(x, spec="+.0f", none="-"):
@@ -85,30 +86,17 @@ def crosstable(r: dict) -> Table:
 
 def _fit(r: dict):
     """The ratings of a multi-engine result, or None (with a note) where the games do not determine them."""
-    from ..arena.ratings import fit_ratings, results_from_crosstable
+    from ..arena.rating_list import rating_list
+    from ..arena.ratings import results_from_crosstable
 
     try:
-        fit = fit_ratings(results_from_crosstable(r))
+        fit = rating_list(results_from_crosstable(r))
     except (ValueError, RuntimeError) as exc:
         stderr.print(f"note: no ratings: {exc}", soft_wrap=True)
         return None
     if fit["prior"]:
         stderr.print(f"note: ratings: {fit['prior']['reason']}; {fit['prior']['method']}", soft_wrap=True)
     return fit
-
-
-def ratings_table(fit: dict) -> Table:
-    """Rank, engine, rating ± error, games, score of :func:`jitsearch.arena.ratings.fit_ratings`."""
-    table = Table(title=f"ratings (maximum likelihood, {fit['draw_model']} draws, mean 0, "
-                        f"{fit['confidence']:.0%} intervals)")
-    for col in ("#", "engine", "rating", "games", "score"):
-        table.add_column(col, justify="right" if col != "engine" else "left")
-    for i, p in enumerate(fit["players"]):
-        table.add_row(str(i + 1), p["name"], f"{p['rating']:+.0f} ± {p['error']:.0f}", str(p["games"]),
-                      f"{p['score']:.3f}")
-    if fit["prior"]:
-        table.caption = f"prior: {fit['prior']['method']} ({fit['prior']['reason']})"
-    return table
 
 
 def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openings, random_openings, balanced,
@@ -144,8 +132,9 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
     multi = engines is not None
     if multi:
         refuse_options(given, ("a", "b"), "and --engines exclude each other")
-        refuse_options(given, ("sprt", "alpha", "beta", "sprt_model", "lockstep", "plot"),
+        refuse_options(given, ("sprt", "alpha", "beta", "sprt_model", "lockstep"),
                        "applies to one match (--a/--b), not to --engines")
+        ratings = ratings or plot is not None  # --plot draws the ratings of several engines
         names = _engine_list(engines)
         if fmt not in FORMATS:
             raise UserError(f"--format must be gauntlet or round-robin, got {fmt!r}")
@@ -249,7 +238,12 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
         stdout.print(match_table(r, title))
         if r.get("elo_note"):
             stderr.print(f"note: {r['elo_note']}")
-    if plot is not None and not multi:  # after the results: a plot that cannot be written loses nothing else
+    if plot is not None and multi:  # after the results: a chart that cannot be written loses nothing else
+        if r.get("ratings"):
+            write_plot(r["ratings"], plot, "--plot", as_json)
+        else:
+            stderr.print("note: no ratings chart: the games do not determine the ratings", soft_wrap=True)
+    elif plot is not None:
         try:
             plot_trajectory(r, plot)
         except OSError as exc:

@@ -75,7 +75,8 @@ def tournament(
     ] = "normalized",
     plot: Annotated[
         Optional[Path], typer.Option("--plot", help="Kalah: a PNG (.svg, .pdf) of the Elo estimate and the LLR "
-                                                    "over games.",
+                                                    "over games; with --engines, of the ratings and their intervals "
+                                                    "(implies --ratings).",
                                      show_default=False)
     ] = None,
     ratings: Annotated[
