@@ -15,9 +15,11 @@ import platform
 import sys
 from pathlib import Path
 
-from jitsearch.arena.kalah_tournament import KalahMatch, run_kalah_tournament
+from jitsearch.arena.kalah_arena import run_kalah_tournament
+from jitsearch.arena.kalah_tournament import KalahMatch
 
-OURS = ("mcts:time={t}", "alphabeta:time={t}", "mcts:time={t},solver=1")
+OURS = ("mcts:time={t}", "alphabeta:time={t},plain=1", "mcts:time={t},solver=1", "alphabeta:time={t}",
+        "alphabeta:time={t},threads=2")
 
 
 def main(argv=None) -> int:

@@ -44,11 +44,10 @@ from jitsearch.arena.rating_list import rating_list, ratings_markdown, read_resu
 #: The default field: our engines at the time per move, and OpenSpiel's bots.
 ENGINES = (
     "alphabeta:time={t}",
-    "alphabeta:time={t},eval=heuristic",
+    "alphabeta:time={t},threads=2",
+    "alphabeta:time={t},plain=1",
     "mcts:time={t}",
-    "mcts:time={t},solver=1",
     "hmcts:time={t}",
-    "mc:time={t}",
     "openspiel:mcts,time={t},rollouts=1,simulations=100000000",
     "openspiel:alphabeta,depth=4",
 )

@@ -84,7 +84,7 @@ def _ctrl_c(proc, settle: float = 1.0):
 
 # -- item 2: Ctrl-C stops a search in the main process -------------------------------------------
 
-@pytest.mark.parametrize("engine", ["alphabeta:depth=30", "mtdf", "fsss:depth=30"])
+@pytest.mark.parametrize("engine", ["alphabeta:depth=30", "mtdf", "fsss:depth=30", "alphabeta:time=600,threads=2,db=0"])
 def test_ctrl_c_stops_play_in_the_middle_of_a_search(engine):
     # random moves first (its line shows the game is on), then the engine searches Kalah(6,4) for minutes
     proc = _cli("play", "--p0", "random", "--p1", engine, "--seed", "1")

@@ -189,6 +189,10 @@ class Probe(NamedTuple):
 #: Option bits of the kernel: table cutoffs only from entries of exactly the depth needed (a fixed-depth
 #: search then returns the depth-limited minimax value whatever the table holds: tests, Lazy SMP checks).
 OPT_EXACT_DEPTH = 1
+#: Enhanced transposition cutoffs: before searching a node's children, look each one up in the table and
+#: cut at once when an entry proves the cut (at nodes with at least ETC_MIN_DEPTH plies left).
+OPT_ETC = 2
+ETC_MIN_DEPTH = 3
 
 
 class ThreadState(NamedTuple):
@@ -302,6 +306,31 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                         key += np.int64(1) << 35
                     keys_all[sp, count] = key
                     count += 1
+                if (options & OPT_ETC) != 0 and depth >= ETC_MIN_DEPTH and sp > 0:
+                    # enhanced transposition cutoff: a child whose table entry already proves a cut
+                    b = frames[sp, F_BETA]
+                    for i in range(count):
+                        nxt = nexts_all[sp, i]
+                        if nxt < 0:
+                            continue
+                        hc = _board_hash(children_all[sp, i], nxt)
+                        cs = np.int64(hc & mask)
+                        cdata = tdata[cs]
+                        if (tkeys[cs] ^ cdata) != hc:
+                            continue
+                        tv, td, tf, _, _ = _unpack(cdata)
+                        if td < depth - 1 or ((options & OPT_EXACT_DEPTH) != 0 and td != depth - 1):
+                            continue
+                        if nxt == player:
+                            proves = tf != UPPER and tv >= b
+                            bound = tv
+                        else:
+                            proves = tf != LOWER and -tv >= b
+                            bound = -tv
+                        if proves:
+                            ret = bound
+                            action = _RETURN
+                            break
                 frames[sp, F_ALPHA0] = frames[sp, F_ALPHA]
                 frames[sp, F_BEST] = -INF
                 frames[sp, F_BEST_MOVE] = -1
@@ -511,7 +540,7 @@ class KalahEngine:
     """
 
     def __init__(self, houses: int, *, eval: str = "fitted", probe: Probe | None = None, table_mb: float = 64,
-                 threads: int = 1, exact_depth: bool = False, aspiration: bool = True):
+                 threads: int = 1, exact_depth: bool = False, aspiration: bool = True, etc: bool = False):
         self.houses = check_int("houses", houses, 1, 16)
         if eval not in EVALS:
             raise ValueError(f"eval must be one of {', '.join(EVALS)} for the engine, got {eval!r}")
@@ -519,7 +548,8 @@ class KalahEngine:
         self.probe = probe if probe is not None else _NO_DB
         self.threads = check_int("threads", threads, 1, 256)
         self.table = new_engine_table(table_mb)
-        self.options = OPT_EXACT_DEPTH if check_bool("exact_depth", exact_depth) else 0
+        self.options = ((OPT_EXACT_DEPTH if check_bool("exact_depth", exact_depth) else 0)
+                        | (OPT_ETC if check_bool("etc", etc) else 0))
         self.aspiration = check_bool("aspiration", aspiration)
         self.states = [new_thread_state(houses) for _ in range(self.threads)]
         self.generation = 0
