@@ -191,9 +191,11 @@ def test_kernel_compiles_to_ptx_for_sm90():
 # -- the multi-tree MCTS kernel against its CPU twin ------------------------------------
 
 def _grow_both(m, n, empty_capture, positions, trees_per_position, capacity, playouts, reward, formula, chunks,
-               leaves, seed, near_end=False):
+               leaves, seed, near_end=False, max_plies=1 << 30, alpha=0.0):
     """Grow the same trees with the CPU twin (one call) and the CUDA kernel
-    (in ``chunks`` launches); returns the two TreeBatches."""
+    (in ``chunks`` launches); returns the two TreeBatches. ``reward`` is a
+    kernel reward code (2: the store evaluation), ``max_plies`` the plies
+    before a playout is scored, ``alpha`` the implicit minimax weight."""
     from jitsearch.kernels import cuda_mcts
     from jitsearch.kernels.multi_mcts import TreeBatch, grow_trees_cpu, log_table_for
     from jitsearch.mcts.multi import tree_keys_for
@@ -206,16 +208,16 @@ def _grow_both(m, n, empty_capture, positions, trees_per_position, capacity, pla
     totals = boards.astype(np.int64).sum(axis=1)
     logs = log_table_for(1024)
     iterations = sum(chunks)
-    cpu = TreeBatch(t, capacity, m)
+    cpu = TreeBatch(t, capacity, m, imm=alpha > 0)
     cpu.set_roots(boards, players)
-    grow_trees_cpu(*cpu.arrays(), keys, totals, logs, m, 1.3, formula, reward, playouts, empty_capture, 1 << 30,
-                   leaves, 0, iterations)
-    gpu = TreeBatch(t, capacity, m)
+    grow_trees_cpu(*cpu.arrays(), keys, totals, logs, m, 1.3, formula, reward, playouts, empty_capture, max_plies,
+                   alpha, leaves, 0, iterations)
+    gpu = TreeBatch(t, capacity, m, imm=alpha > 0)
     gpu.set_roots(boards, players)
     dev = cuda_mcts.DeviceTrees(gpu, keys, totals, logs)
     done = 0
     for k in chunks:
-        dev.grow(m, 1.3, formula, reward, playouts, empty_capture, 1 << 30, leaves, done, k)
+        dev.grow(m, 1.3, formula, reward, playouts, empty_capture, max_plies, alpha, leaves, done, k)
         done += k
     dev.copy_back(gpu)
     return cpu, gpu
@@ -229,17 +231,35 @@ MULTI_CASES = [  # m, n, empty capture, positions, trees each, capacity, playout
 ]
 
 
+MULTI_FIELDS = ("parent", "first_child", "num_children", "move", "to_move", "mover_in", "visits", "value", "imm",
+                "boards", "size")
+#: Leaf evaluations and implicit minimax backups: (reward code, max plies, alpha) on top of a MULTI_CASES row.
+EVAL_CASES = [(2, 2, 0.3), (2, 0, 0.0), (0, 3, 0.5), (2, 1 << 30, 1.0)]
+
+
 @needs_cuda
 @pytest.mark.parametrize("case", MULTI_CASES)
 @pytest.mark.parametrize("seed", [1, 2**64 - 1])
 def test_multi_tree_kernel_equals_cpu_twin(case, seed):
     cpu, gpu = _grow_both(*case, seed)
-    for name, a, b in zip(("parent", "first_child", "num_children", "move", "to_move", "mover_in", "visits",
-                           "value", "boards", "size"), cpu.arrays(), gpu.arrays()):
+    for name, a, b in zip(MULTI_FIELDS, cpu.arrays(), gpu.arrays(), strict=True):
         assert np.array_equal(a, b), name
     iterations = sum(case[-2]) * case[-1]
     assert (cpu.visits[:, 0] == iterations).all()  # every iteration passes the root; virtual visits are gone
     assert (cpu.size <= case[5]).all()
+
+
+@needs_cuda
+@pytest.mark.parametrize("reward, max_plies, alpha", EVAL_CASES)
+def test_multi_tree_kernel_with_evaluations_and_imm_equals_cpu_twin(reward, max_plies, alpha):
+    """k random plies then the store difference or the heuristic, implicit
+    minimax values: the same trees, node for node, imm included."""
+    cpu, gpu = _grow_both(3, 3, False, 2, 1, 48, 2, reward, 0, (3, 4), 2, 5, max_plies=max_plies, alpha=alpha)
+    for name, a, b in zip(MULTI_FIELDS, cpu.arrays(), gpu.arrays(), strict=True):
+        assert np.array_equal(a, b), name
+    assert (cpu.visits[:, 0] == 14).all()
+    if alpha:
+        assert (cpu.imm[:, 0] >= 0).all()
 
 
 @needs_cuda
@@ -257,6 +277,21 @@ def test_multi_tree_search_cuda_equals_cpu():
     assert x["positions"] == y["positions"]
 
 
+@needs_cuda
+@pytest.mark.parametrize("parallel", ["root", "tree"])
+def test_searches_with_evaluations_and_imm_cuda_equal_cpu(parallel):
+    """mcts_search with eval= and imm= on the CUDA backend: the CPU backend's
+    visits, values and move (one block per shared tree)."""
+    from jitsearch.mcts.search import mcts_search
+
+    s = KalahState.initial(3, 3)
+    kw = dict(iterations=12, playouts=2, seed=9, trees=2, parallel=parallel, eval="store", eval_plies=2, imm=0.3)
+    kw.update(blocks=1) if parallel == "tree" else kw.update(leaves=2)
+    a = mcts_search(s, backend="cpu", **kw)
+    b = mcts_search(s, backend="cuda", **kw)
+    assert b["backend"] == "cuda" and a["children"] == b["children"] and a["move"] == b["move"]
+
+
 # -- the tree-parallel (shared-tree) kernel against its CPU twin ------------------------
 
 SHARED_CASES = [  # m, n, empty capture, trees, capacity, playouts, reward, formula, chunks
@@ -267,7 +302,8 @@ SHARED_CASES = [  # m, n, empty capture, trees, capacity, playouts, reward, form
 ]
 
 
-def _shared_both(m, n, empty_capture, trees, capacity, playouts, reward, formula, chunks, seed, blocks=1):
+def _shared_both(m, n, empty_capture, trees, capacity, playouts, reward, formula, chunks, seed, blocks=1,
+                 max_plies=1 << 30, alpha=0.0):
     from jitsearch.kernels import cuda_shared_tree
     from jitsearch.kernels.multi_mcts import log_table_for
     from jitsearch.kernels.shared_tree import SharedTrees, grow_shared_cpu
@@ -278,16 +314,16 @@ def _shared_both(m, n, empty_capture, trees, capacity, playouts, reward, formula
     keys = tree_keys_for(seed, trees)
     totals = boards.astype(np.int64).sum(axis=1)
     logs = log_table_for(1024)
-    cpu = SharedTrees(trees, capacity, boards, players)
+    cpu = SharedTrees(trees, capacity, boards, players, imm=alpha > 0)
     grow_shared_cpu(*cpu.arrays(), cpu.root_boards, cpu.root_players, keys, totals, logs, capacity, m, 1.3, formula,
-                    reward, playouts, empty_capture, 1 << 30, 0, sum(chunks))
-    gpu = SharedTrees(trees, capacity, boards, players)
-    dev = cuda_shared_tree.DeviceSharedTrees(trees, capacity)
+                    reward, playouts, empty_capture, max_plies, alpha, 0, sum(chunks))
+    gpu = SharedTrees(trees, capacity, boards, players, imm=alpha > 0)
+    dev = cuda_shared_tree.DeviceSharedTrees(trees, capacity, imm=alpha > 0)
     dev.reset(boards, players, keys, totals)
     dev.log_table = cuda_shared_tree.cuda.to_device(logs)
     done = 0
     for k in chunks:
-        dev.grow(m, 1.3, formula, reward, playouts, empty_capture, 1 << 30, blocks, done, k)
+        dev.grow(m, 1.3, formula, reward, playouts, empty_capture, max_plies, alpha, blocks, done, k)
         done += k
     dev.copy_back(gpu)
     return cpu, gpu
@@ -305,7 +341,8 @@ def _allocated(t, g):
         if f >= 0:
             stack.extend(range(f, f + int(t.num_children[base + node])))
     idx = base + np.array(order)
-    return [a[idx] for a in (t.first_child, t.num_children, t.move, t.visits, t.value)]
+    arrays = (t.first_child, t.num_children, t.move, t.visits, t.value) + ((t.imm,) if t.imm.shape[0] > 1 else ())
+    return [a[idx] for a in arrays]
 
 
 @needs_cuda
@@ -319,6 +356,19 @@ def test_shared_tree_kernel_with_one_block_per_tree_equals_cpu_twin(case, seed):
                               _allocated(gpu, g)):
             assert np.array_equal(a, b), (name, g)
         assert cpu.visits[g * case[4]] == sum(case[-1])
+
+
+@needs_cuda
+@pytest.mark.parametrize("reward, max_plies, alpha", EVAL_CASES)
+def test_shared_tree_kernel_with_evaluations_and_imm_equals_cpu_twin(reward, max_plies, alpha):
+    cpu, gpu = _shared_both(3, 3, False, 2, 200, 2, reward, 0, (6, 5), 8, max_plies=max_plies, alpha=alpha)
+    assert np.array_equal(cpu.size, gpu.size)
+    for g in range(2):
+        a, b = _allocated(cpu, g), _allocated(gpu, g)
+        assert len(a) == len(b) == (6 if alpha else 5)
+        for name, x, y in zip(("first_child", "num_children", "move", "visits", "value", "imm"), a, b):
+            assert np.array_equal(x, y), (name, g)
+        assert cpu.visits[g * 200] == 11 and (not alpha or cpu.imm[g * 200] >= 0)
 
 
 @needs_cuda

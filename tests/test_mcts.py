@@ -125,8 +125,8 @@ def _star(values, visits, proven=None):
 
 
 def _select(t, c=1.0, formula=T.FORMULA_UCB1, pb=0.0, solver=False):
-    return T.select_child(t.first_child, t.num_children, t.visits, t.value, t.prior, t.proven, 0, c, formula, pb,
-                          solver)
+    return T.select_child(t.first_child, t.num_children, t.visits, t.value, t.imm, t.prior, t.proven, 0, c, formula,
+                          pb, solver, 0.0)
 
 
 def test_selection_unvisited_first_then_the_formula():
@@ -153,7 +153,7 @@ def test_expansion_creates_every_child_with_its_position_and_movers():
     t.set_root(s.board, s.player)
     moves = np.empty(3, dtype=np.int64)
     count = T.expand(t.first_child, t.num_children, t.parent, t.move, t.to_move, t.mover_in, t.visits, t.value,
-                     t.prior, t.proven, t.boards, t.size, 0, 3, False, 1.0, moves)
+                     t.imm, t.prior, t.proven, t.boards, t.size, 0, 3, False, 1.0, moves)
     assert count == len(s.legal_moves()) == 3 and t.size[0] == 4
     for ch in t.children(0):
         after = s.play(int(t.move[ch]))
@@ -165,8 +165,8 @@ def test_expansion_creates_every_child_with_its_position_and_movers():
     full = T.MCTSTree(3, 3)
     full.set_root(s.board, s.player)
     assert T.expand(full.first_child, full.num_children, full.parent, full.move, full.to_move, full.mover_in,
-                    full.visits, full.value, full.prior, full.proven, full.boards, full.size, 0, 3, False, 0.0,
-                    moves) == 0  # a full pool refuses instead of writing past its end
+                    full.visits, full.value, full.imm, full.prior, full.proven, full.boards, full.size, 0, 3, False,
+                    0.0, moves) == 0  # a full pool refuses instead of writing past its end
 
 
 def test_solver_update_proves_parents_from_the_right_side():

@@ -69,7 +69,7 @@ def test_a_full_pool_stops_expanding_and_writes_nothing_past_its_end():
     batch.set_roots(boards, np.zeros(2, np.int32))
     guard = batch.parent.copy()
     grow_trees_cpu(*batch.arrays(), tree_keys_for(1, 2), boards.astype(np.int64).sum(1), log_table_for(1024), m,
-                   1.4, 0, 0, 2, False, 1 << 30, 1, 0, 200)
+                   1.4, 0, 0, 2, False, 1 << 30, 0.0, 1, 0, 200)
     assert (batch.size <= batch.parent.shape[1]).all()
     assert (batch.visits[:, 0] == 200).all()
     assert guard.shape == batch.parent.shape

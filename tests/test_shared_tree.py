@@ -29,7 +29,7 @@ def grow(state, trees=2, capacity=4000, iterations=300, playouts=3, reward=0, fo
     for k in range(chunks):
         todo = iterations // chunks + (iterations % chunks if k == chunks - 1 else 0)
         grow_shared_cpu(*tr.arrays(), tr.root_boards, tr.root_players, keys, totals, log_table_for(iterations + 4),
-                        capacity, m, 1.4, formula, reward, playouts, state.empty_capture, 1 << 30, done, todo)
+                        capacity, m, 1.4, formula, reward, playouts, state.empty_capture, 1 << 30, 0.0, done, todo)
         done += todo
     return tr
 
@@ -115,7 +115,7 @@ def test_a_full_pool_stops_expanding_and_writes_nothing_past_its_end():
     sentinel = tr.move.copy()
     grow_shared_cpu(*tr.arrays(), tr.root_boards, tr.root_players, tree_keys_for(1, 2),
                     tr.root_boards.astype(np.int64).sum(1), log_table_for(1024), cap, m, 1.4, 0, 0, 2, False,
-                    1 << 30, 0, 200)
+                    1 << 30, 0.0, 0, 200)
     # tree 0 lives in [0, cap), tree 1 in [cap, 2 cap): nothing written at or beyond 2 * cap
     assert np.array_equal(tr.move[2 * cap:], sentinel[2 * cap:])
     assert (tr.visits[[0, cap]] == 200).all()

@@ -23,7 +23,10 @@ asks). ``eval`` is ``store`` (store difference, the default) or
 Monte Carlo agents (:mod:`jitsearch.mcts.search`): ``mcts:iterations=100``
 or ``mcts:time=1`` with ``c=`` (default sqrt 2), ``formula=ucb1|sqrt|sqrtlog``,
 ``pb=`` (progressive bias weight), ``reward=win|heuristic``,
-``playout_depth=`` (cut playouts, score by the heuristic), ``solver=1``
+``playout_depth=`` (cut playouts, score by the heuristic), ``eval=store|heuristic``
+(score each leaf by ``eval_plies=`` random plies, default 4, then the squashed
+store difference or the heuristic), ``imm=`` (implicit minimax backups of the
+evaluation, weight 0..1; 0 = off), ``solver=1``
 (MCTS-Solver; 0, 1, true or false), ``playouts=`` (per leaf), ``final=visits|value``,
 ``workers=`` (root parallelism), ``backend=cpu|cuda|auto`` with ``batch=``
 (leaves per launch, chosen with virtual loss); ``hmcts:...`` is ``mcts`` with
@@ -66,9 +69,9 @@ from ..games.kalah.solver import solve_exact
 KINDS = ("random", "human", "alphabeta", "fsss", "mtdf", "perfect", "mcts", "hmcts", "mc")
 #: Value type of each MCTS option in a spec (``bool``: 0, 1, true or false).
 MCTS_OPTIONS = {"iterations": int, "time": float, "c": float, "formula": str, "pb": float, "reward": str,
-                "playout_depth": int, "solver": bool, "playouts": int, "final": str, "workers": int,
-                "backend": str, "batch": int, "virtual_loss": float, "trees": int, "leaves": int,
-                "parallel": str, "blocks": int}
+                "playout_depth": int, "eval": str, "eval_plies": int, "imm": float, "solver": bool, "playouts": int,
+                "final": str, "workers": int, "backend": str, "batch": int, "virtual_loss": float, "trees": int,
+                "leaves": int, "parallel": str, "blocks": int}
 #: Options of each agent kind and their value types.
 #: The engine's options of an ``alphabeta`` agent (kept in ``Agent.options``).
 ENGINE_OPTIONS = {"threads": int, "db": int, "tt": int, "plain": bool}

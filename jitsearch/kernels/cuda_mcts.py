@@ -9,7 +9,8 @@ in global memory) the step's leaves with virtual visits, then the block's
 threads run the step's leaves x ``playouts`` playouts at once (thread j
 takes jobs j, j + blockDim, ...), each writing its reward units into its
 slot of shared memory, and thread 0 adds each leaf's playouts in order and
-backs the leaves up in order. Integer sums make the result independent of the
+backs the leaves up in order (with ``alpha`` > 0 also the implicit minimax
+values of each leaf's path). Integer sums make the result independent of the
 threads' timing: bit-identical to the CPU twin for the same keys.
 
 The per-tree functions (selection, expansion, playout, backup) come from
@@ -46,12 +47,14 @@ def make_kernel(device):
     playout_units = step.playout_units
     terminal_units = step.terminal_units
     backup = step.backup
+    static_units = step.static_units
+    imm_backup = step.imm_backup
     add_virtual_visit = step.add_virtual_visit
     stream_key = step.stream_key
 
-    def _mcts_kernel(parent, first_child, num_children, move, to_move, mover_in, visits, value, boards, size,
+    def _mcts_kernel(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size,
                      tree_keys, totals, log_table, m, c, formula, reward_kind, playouts, empty_capture, max_plies,
-                     leaves_per_step, first_step, steps):
+                     alpha, leaves_per_step, first_step, steps):
         t = cuda.blockIdx.x
         if t >= parent.shape[0]:
             return
@@ -68,9 +71,9 @@ def make_kernel(device):
         for step in range(first_step, first_step + steps):
             if tid == 0:
                 for j in range(leaves_per_step):
-                    leaf = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value,
+                    leaf = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm,
                                    boards, size, t, log_table, m, c, formula, units_per_visit, empty_capture, work,
-                                   child, moves)
+                                   child, moves, alpha)
                     shared_leaves[j] = leaf
                     add_virtual_visit(parent, visits, t, leaf, 1)
             cuda.syncthreads()
@@ -96,6 +99,9 @@ def make_kernel(device):
                             units0 += shared_units[j * playouts + k]
                     add_virtual_visit(parent, visits, t, leaf, -1)
                     backup(parent, mover_in, visits, value, t, leaf, units0, units_all)
+                    if alpha > 0.0:
+                        v0 = static_units(boards, to_move, t, leaf, m, reward_kind, totals[t], work)
+                        imm_backup(parent, first_child, num_children, to_move, mover_in, imm, t, leaf, v0)
             cuda.syncthreads()
 
     return _mcts_kernel
@@ -121,17 +127,17 @@ class DeviceTrees:
         self.log_table = cuda.to_device(log_table, stream=self.stream)
         self.num_trees = batch.parent.shape[0]
 
-    def grow(self, m, c, formula, reward_kind, playouts, empty_capture, max_plies, leaves_per_step, first_step,
-             steps):
+    def grow(self, m, c, formula, reward_kind, playouts, empty_capture, max_plies, alpha, leaves_per_step,
+             first_step, steps):
         threads = threads_for(leaves_per_step * playouts)
         mcts_kernel[self.num_trees, threads, self.stream](
             *self.arrays, self.tree_keys, self.totals, self.log_table, m, c, formula, reward_kind, playouts,
-            empty_capture, max_plies, leaves_per_step, first_step, steps)
+            empty_capture, max_plies, alpha, leaves_per_step, first_step, steps)
         self.stream.synchronize()
 
     def copy_back(self, batch, fields=None):
         """Copy the device arrays back into ``batch`` (all, or the named ones)."""
-        names = ("parent", "first_child", "num_children", "move", "to_move", "mover_in", "visits", "value",
+        names = ("parent", "first_child", "num_children", "move", "to_move", "mover_in", "visits", "value", "imm",
                  "boards", "size")
         for name, arr in zip(names, self.arrays):
             if fields is None or name in fields:
@@ -146,8 +152,8 @@ def free_bytes() -> int:
 
 
 KERNEL_SIGNATURE = ("void(int32[:, :], int32[:, :], int32[:, :], int32[:, :], int32[:, :], int32[:, :], "
-                    "int64[:, :], int64[:, :], int16[:, :, :], int32[:], uint64[:], int64[:], float64[:], int64, "
-                    "float64, int64, int64, int64, boolean, int64, int64, int64, int64)")
+                    "int64[:, :], int64[:, :], int64[:, :], int16[:, :, :], int32[:], uint64[:], int64[:], float64[:], "
+                    "int64, float64, int64, int64, int64, boolean, int64, float64, int64, int64, int64)")
 
 
 def compile_ptx(cc=(9, 0)) -> str:

@@ -9,7 +9,8 @@ claimed), descends and expands (coherent ``ld.global.cg`` loads of the
 shared statistics, atomics for visits, values, expansion and allocation),
 leaves the leaf's board in shared memory; the block's threads run the
 leaf's playouts (thread j takes playouts j, j + blockDim, ...) into shared
-slots; thread 0 sums them in order and backs up with atomic adds. No host
+slots; thread 0 sums them in order and backs up with atomic adds (and, with
+``alpha`` > 0, the implicit minimax values along the path). No host
 round trip per iteration; the host relaunches in chunks sized from the
 measured rate (about 20 ms each), the trees staying in device memory.
 
@@ -29,11 +30,11 @@ from numba import cuda, int32, int64
 
 from ..games.kalah import rules as kalah_rules
 from ..games.kalah import MAX_HOUSES
-from .sentinels import MAX_PITS
+from .sentinels import MAX_PITS, UNEVALUATED
 from . import rng
 from .multi_mcts import REWARD_UNITS
 from .playouts import make_playout
-from .shared_tree import MAX_PATH, make_shared_step
+from .shared_tree import IMM_BYTES, MAX_PATH, NODE_BYTES, make_shared_step
 
 #: Threads per block at most; playouts per leaf at most (one shared slot each).
 MAX_THREADS = 256
@@ -75,11 +76,13 @@ def make_kernel(device):
     descend = step.descend
     leaf_units = step.leaf_units
     backup = step.backup
+    static_units = step.static_units
+    imm_backup = step.imm_backup
     stream_key = step.stream_key
 
-    def _shared_tree_kernel(first_child, num_children, move, visits, value, size, claims, root_boards,
+    def _shared_tree_kernel(first_child, num_children, move, visits, value, imm, size, claims, root_boards,
                             root_players, tree_keys, totals, log_table, capacity, m, c, formula, reward_kind,
-                            playouts, empty_capture, max_plies, blocks_per_tree, first_iteration, iterations):
+                            playouts, empty_capture, max_plies, alpha, blocks_per_tree, first_iteration, iterations):
         g = cuda.blockIdx.x // blocks_per_tree
         if g >= size.shape[0]:
             return
@@ -103,9 +106,9 @@ def make_kernel(device):
                 it = cuda.atomic.add(claims, g, 1)
                 claimed[0] = it
                 if it < iterations:
-                    ln, lp = descend(first_child, num_children, move, visits, value, size, g, capacity,
+                    ln, lp = descend(first_child, num_children, move, visits, value, imm, size, g, capacity,
                                      root_boards, root_players, log_table, m, c, formula, units_per_visit,
-                                     empty_capture, board, moves, path, path_mover)
+                                     empty_capture, board, moves, path, path_mover, alpha)
                     length[0] = ln
                     leaf_player[0] = lp
                     for i in range(n):
@@ -124,6 +127,10 @@ def make_kernel(device):
                 for k in range(playouts):
                     units0 += units[k]
                 backup(value, g, capacity, path, path_mover, length[0], units0, units_all)
+                if alpha > 0.0:
+                    v0 = static_units(leaf_board, leaf_player[0], m, reward_kind, totals[g], work)
+                    imm_backup(first_child, num_children, imm, g, capacity, path, path_mover, length[0],
+                               leaf_player[0], v0)
             cuda.syncthreads()
 
     return _shared_tree_kernel
@@ -148,7 +155,7 @@ def default_blocks_per_tree(num_trees: int) -> int:
 
 
 @cuda.jit
-def _reset_roots(first_child, num_children, move, visits, value, size, capacity):
+def _reset_roots(first_child, num_children, move, visits, value, imm, size, capacity):
     g = cuda.grid(1)
     if g < size.shape[0]:
         base = g * capacity
@@ -157,6 +164,8 @@ def _reset_roots(first_child, num_children, move, visits, value, size, capacity)
         move[base] = -1
         visits[base] = 0
         value[base] = 0
+        if imm.shape[0] > 1:
+            imm[base] = UNEVALUATED
         size[g] = 1
 
 
@@ -164,16 +173,20 @@ class DeviceSharedTrees:
     """T shared trees of N nodes in GPU memory (the layout of
     :class:`~jitsearch.kernels.shared_tree.SharedTrees`), allocated once and
     reused: :meth:`reset` writes new roots (the rest of the pool is written
-    as nodes are allocated, so nothing else is cleared)."""
+    as nodes are allocated, so nothing else is cleared). ``imm``: keep the
+    implicit minimax values (else one unused entry)."""
 
-    def __init__(self, num_trees: int, capacity: int):
+    def __init__(self, num_trees: int, capacity: int, imm: bool = False):
         self.stream = cuda.stream()
         self.num_trees = int(num_trees)
         self.capacity = int(capacity)
+        self.imm = bool(imm)
         total = self.num_trees * self.capacity
         self.arrays = [cuda.device_array(total, dtype=np.int32), cuda.device_array(total, dtype=np.int32),
                        cuda.device_array(total, dtype=np.int32), cuda.device_array(total, dtype=np.int64),
-                       cuda.device_array(total, dtype=np.int64), cuda.device_array(self.num_trees, dtype=np.int32)]
+                       cuda.device_array(total, dtype=np.int64),
+                       cuda.device_array(total if self.imm else 1, dtype=np.int64),
+                       cuda.device_array(self.num_trees, dtype=np.int32)]
         self.claims = cuda.device_array(self.num_trees, dtype=np.int64)
         self._zeros = np.zeros(self.num_trees, dtype=np.int64)
         self.log_table = None
@@ -186,25 +199,25 @@ class DeviceSharedTrees:
         self.totals = cuda.to_device(np.ascontiguousarray(totals, dtype=np.int64), stream=s)
         _reset_roots[-(-self.num_trees // 128), 128, s](*self.arrays, self.capacity)
 
-    def grow(self, m, c, formula, reward_kind, playouts, empty_capture, max_plies, blocks_per_tree,
+    def grow(self, m, c, formula, reward_kind, playouts, empty_capture, max_plies, alpha, blocks_per_tree,
              first_iteration, iterations):
         self.claims.copy_to_device(self._zeros, stream=self.stream)
         shared_tree_kernel[self.num_trees * blocks_per_tree, threads_for(playouts), self.stream](
             *self.arrays, self.claims, self.root_boards, self.root_players, self.tree_keys, self.totals,
-            self.log_table, self.capacity, m, c, formula, reward_kind, playouts, empty_capture, max_plies,
+            self.log_table, self.capacity, m, c, formula, reward_kind, playouts, empty_capture, max_plies, alpha,
             blocks_per_tree, first_iteration, iterations)
         self.stream.synchronize()
 
     def copy_back(self, trees):
         """Copy every node array into a host :class:`SharedTrees` of the same shape."""
-        for name, arr in zip(("first_child", "num_children", "move", "visits", "value", "size"), self.arrays):
+        for name, arr in zip(("first_child", "num_children", "move", "visits", "value", "imm", "size"), self.arrays):
             arr.copy_to_host(getattr(trees, name), stream=self.stream)
         self.stream.synchronize()
 
     def root_children(self, g: int) -> list[tuple[int, int, int]]:
         """(move, visits, value units) of tree g's root children, copying only them."""
         base = g * self.capacity
-        first_child, num_children, move, visits, value, _ = self.arrays
+        first_child, num_children, move, visits, value, _, _ = self.arrays
         f = int(first_child[base:base + 1].copy_to_host()[0])
         if f < 0:
             return []
@@ -214,15 +227,15 @@ class DeviceSharedTrees:
         return [(int(a), int(b), int(v)) for a, b, v in zip(mv, vs, vl)]
 
     def sizes(self) -> np.ndarray:
-        return self.arrays[5].copy_to_host()
+        return self.arrays[6].copy_to_host()
 
 
 _POOL: dict = {}
 
 
-def pooled_trees(num_trees: int, capacity: int) -> DeviceSharedTrees:
+def pooled_trees(num_trees: int, capacity: int, imm: bool = False) -> DeviceSharedTrees:
     """Device trees of this shape, allocated once per process (the last shape only)."""
-    key = (int(num_trees), int(capacity))
+    key = (int(num_trees), int(capacity), bool(imm))
     if key not in _POOL:
         _POOL.clear()
         _POOL[key] = DeviceSharedTrees(*key)
@@ -233,13 +246,13 @@ def free_bytes() -> int:
     """Free memory on the current device, in bytes (pooled trees not counted as used)."""
     from .cuda_mcts import free_bytes as free
 
-    pooled = sum(t.num_trees * t.capacity * 28 for t in _POOL.values())
+    pooled = sum(t.num_trees * t.capacity * (NODE_BYTES + (IMM_BYTES if t.imm else 0)) for t in _POOL.values())
     return free() + pooled
 
 
-KERNEL_SIGNATURE = ("void(int32[:], int32[:], int32[:], int64[:], int64[:], int32[:], int64[:], int32[:, :], "
-                    "int32[:], uint64[:], int64[:], float64[:], int64, int64, float64, int64, int64, int64, "
-                    "boolean, int64, int64, int64, int64)")
+KERNEL_SIGNATURE = ("void(int32[:], int32[:], int32[:], int64[:], int64[:], int64[:], int32[:], int64[:], "
+                    "int32[:, :], int32[:], uint64[:], int64[:], float64[:], int64, int64, float64, int64, int64, "
+                    "int64, boolean, int64, float64, int64, int64, int64)")
 
 
 def compile_ptx(cc=(9, 0)) -> str:

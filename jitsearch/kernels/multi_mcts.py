@@ -13,12 +13,15 @@ with the tree as the leading axis (``[T, N]``, boards ``[T, N, 2m+2]``)::
     mover_in[T, N]      int32   the player who moved into the node
     visits[T, N]        int64   iterations through the node
     value[T, N]         int64   reward units credited to mover_in
+    imm[T, N]           int64   implicit minimax value in reward units for mover_in, UNEVALUATED (-1)
+                                before any backup reached the node; [T, 1] and unused without imm=
     boards[T, N, 2m+2]  int16   each node's position
     size[T]             int32   nodes used
 
 Statistics are integers: every playout scores ``REWARD_UNITS`` for a win of
 the player credited, half of it for a draw, 0 for a loss, and the heuristic
-reward (HMCTS) rounded to a multiple of 1/REWARD_UNITS. So the sums are exact
+reward (HMCTS) or the evaluation (``eval=``, :mod:`jitsearch.kernels.evaluation`)
+rounded to a multiple of 1/REWARD_UNITS. So the sums are exact
 and independent of the order in which a block's threads finish, and the
 CPU twin and the GPU kernel grow bit-identical trees for the same keys. The
 exploration term reads ln N from a table computed once on the host
@@ -39,7 +42,9 @@ playouts (leaf j of step s is iteration i = s·L + j; playout k's stream is
 ``stream_key(tree_keys[t], i, k)``), and leaf by leaf in order the virtual
 visits are taken back and the summed reward is backed up to the root, each
 node credited for the player who moved into it (so Kalah's extra turns need
-no sign flips). On the GPU the L x playouts playouts of a step run on the
+no sign flips); with implicit minimax backups (alpha > 0) the backup also
+recomputes the minimax values of the leaf's path, and selection mixes them
+into the mean. On the GPU the L x playouts playouts of a step run on the
 block's threads at once, so a step costs about one playout's latency plus
 L serial descents: L multiplies a tree's iterations per second.
 
@@ -60,30 +65,50 @@ from ..games.kalah.state import RULES
 from ..games.kalah.rules import W1, W2, W3, W4, W5
 from . import rng
 from .playouts import make_playout
-from .sentinels import FORMULA_SQRT, FORMULA_UCB1, NO_NODE, REWARD_WIN, TERMINAL
+from .evaluation import store_value
+from .sentinels import FORMULA_SQRT, FORMULA_UCB1, NO_NODE, REWARD_HEURISTIC, REWARD_STORE, TERMINAL, UNEVALUATED
 
 REWARD_UNITS = 1 << 16
-#: Bytes of one node: seven int32/int64 fields and an int16 board of 2m+2 pits.
+#: Bytes of one node: eight int32/int64 fields and an int16 board of 2m+2 pits.
 NODE_FIXED_BYTES = 4 * 6 + 8 * 2
+#: Bytes of a node's implicit minimax value (allocated only with imm=).
+IMM_BYTES = 8
 
 
-def node_bytes(houses: int) -> int:
-    return NODE_FIXED_BYTES + 2 * (2 * houses + 2)
+def node_bytes(houses: int, imm: bool = False) -> int:
+    return NODE_FIXED_BYTES + 2 * (2 * houses + 2) + (IMM_BYTES if imm else 0)
+
+
+def imm_scales(units_per_visit, alpha):
+    """(mean_scale, imm_scale) of :func:`make_score` for the weight ``alpha``
+    (imm_scale 0: no mixing): the mean's units per visit divided by 1 -
+    alpha (infinite at alpha = 1), and REWARD_UNITS / alpha."""
+    if alpha <= 0.0:
+        return units_per_visit, 0.0
+    mean_scale = units_per_visit / (1.0 - alpha) if alpha < 1.0 else math.inf
+    return mean_scale, REWARD_UNITS / alpha
 
 
 def make_score(jit):
-    """``score(n, w, log_parent, parent_visits, c, formula, units_per_visit)``:
-    the UCT selection score of a child with ``n`` > 0 visits and ``w`` reward
-    units, compiled with ``jit``.
+    """``score(n, w, v, log_parent, parent_visits, c, formula,
+    units_per_visit, mean_scale, imm_scale)``: the UCT selection score of a
+    child with ``n`` > 0 visits, ``w`` reward units and implicit minimax
+    value ``v`` (units, or UNEVALUATED), compiled with ``jit``.
 
-    w/n + exploration. Every term added is a quotient or a square root,
-    never a product, so no compiler can fuse a multiply into the add (CUDA's
-    NVVM contracts a*b + c into one fma by default, which rounds differently
-    from the CPU): the twins compute the same bits."""
+    w/n + exploration; with ``imm_scale`` > 0 (:func:`imm_scales`) and v
+    evaluated, (1 - alpha) w/n + alpha v written as w / (n mean_scale) + v /
+    imm_scale. Every term added is a quotient or a square root, never a
+    product, so no compiler can fuse a multiply into the add (CUDA's NVVM
+    contracts a*b + c into one fma by default, which rounds differently from
+    the CPU): the twins compute the same bits."""
 
-    def score(n_visits, units, log_parent, parent_visits, c, formula, units_per_visit):
+    def score(n_visits, units, imm_units, log_parent, parent_visits, c, formula, units_per_visit, mean_scale,
+              imm_scale):
         n = np.float64(n_visits)
-        q = np.float64(units) / (n * units_per_visit)
+        if imm_scale > 0.0 and imm_units >= 0:
+            q = np.float64(units) / (n * mean_scale) + np.float64(imm_units) / imm_scale
+        else:
+            q = np.float64(units) / (n * units_per_visit)
         if formula == FORMULA_UCB1:  # c * sqrt(ln N / n), as sqrt(c^2 ln N / n)
             u = math.sqrt((c * c) * log_parent / n)
         elif formula == FORMULA_SQRT:  # c * sqrt(N) / n
@@ -96,10 +121,13 @@ def make_score(jit):
 
 
 def make_units(jit, rules):
-    """``(outcome_units(board, m), heuristic_units(board, m, total))``:
-    player 0's reward in reward units for a finished game (win, draw, loss by
-    the store difference) and by the HMCTS heuristic, compiled with ``jit``."""
+    """``(outcome_units(board, m), eval_units(board, m, reward_kind,
+    total))``: player 0's reward in reward units for a finished game (win,
+    draw, loss by the store difference) and by the evaluation of a live one
+    (the squashed store difference for REWARD_STORE, else the HMCTS
+    heuristic), compiled with ``jit``."""
     heuristic = rules.heuristic
+    squash = jit(store_value)
 
     def heuristic_units(board, m, total):
         """0.5 + 0.5 * (H(0) - H(1)) / bound, in [0, 1], rounded to units."""
@@ -117,12 +145,23 @@ def make_units(jit, rules):
             return np.int64(0)
         return np.int64(REWARD_UNITS // 2)
 
-    return jit(outcome_units), jit(heuristic_units)
+    heuristic_units = jit(heuristic_units)
+
+    def eval_units(board, m, reward_kind, total):
+        """The evaluation, rounded to units (REWARD_UNITS is a power of two:
+        r * REWARD_UNITS is exact, fused or not)."""
+        if reward_kind == REWARD_STORE:
+            r = squash(board[m + 1] - board[0], total)
+            return np.int64(math.floor(r * REWARD_UNITS + 0.5))
+        return heuristic_units(board, m, total)
+
+    return jit(outcome_units), jit(eval_units)
 
 
 def make_step(jit, rules, gen, playout):
     """Compile the per-tree functions with ``jit``; returns a namespace with
-    ``descend``, ``playout_units``, ``leaf_units`` and ``backup``.
+    ``descend``, ``playout_units``, ``terminal_units``, ``static_units``,
+    ``backup``, ``imm_backup`` and ``add_virtual_visit``.
 
     Device code cannot allocate, so every function takes its scratch
     (``work``, ``child``: int32[2m+2]; ``moves``: int64[m]) from the caller.
@@ -132,9 +171,10 @@ def make_step(jit, rules, gen, playout):
     stream_key = gen.stream_key
 
     score = make_score(jit)
+    scales = jit(imm_scales)
 
-    def expand(parent, first_child, num_children, move, to_move, mover_in, visits, value, boards, size, t, node,
-               m, empty_capture, work, child, moves):
+    def expand(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size, t, node,
+               m, empty_capture, work, child, moves, alpha):
         """All children of ``node`` (not over); returns how many (0: pool full)."""
         n = 2 * m + 2
         player = to_move[t, node]
@@ -159,6 +199,8 @@ def make_step(jit, rules, gen, playout):
             mover_in[t, ch] = player
             visits[t, ch] = 0
             value[t, ch] = 0
+            if alpha > 0.0:
+                imm[t, ch] = UNEVALUATED
         first_child[t, node] = start
         num_children[t, node] = count
         size[t] = start + count
@@ -166,9 +208,10 @@ def make_step(jit, rules, gen, playout):
 
     expand = jit(expand)
 
-    def descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, boards, size, t,
-                log_table, m, c, formula, units_per_visit, empty_capture, work, child, moves):
+    def descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size, t,
+                log_table, m, c, formula, units_per_visit, empty_capture, work, child, moves, alpha):
         """Selection from the root of tree ``t`` to a leaf, then expansion."""
+        mean_scale, imm_scale = scales(units_per_visit, alpha)
         node = 0
         while first_child[t, node] != NO_NODE and to_move[t, node] != TERMINAL:
             f = first_child[t, node]
@@ -180,20 +223,22 @@ def make_step(jit, rules, gen, playout):
                 if visits[t, ch] == 0:
                     best = ch
                     break
-                s = score(visits[t, ch], value[t, ch], log_parent, parent_visits, c, formula, units_per_visit)
+                v = imm[t, ch] if imm_scale > 0.0 else np.int64(UNEVALUATED)
+                s = score(visits[t, ch], value[t, ch], v, log_parent, parent_visits, c, formula, units_per_visit,
+                          mean_scale, imm_scale)
                 if s > best_score:
                     best_score = s
                     best = ch
             node = best
         if to_move[t, node] != TERMINAL and first_child[t, node] == NO_NODE:
-            if expand(parent, first_child, num_children, move, to_move, mover_in, visits, value, boards, size, t,
-                      node, m, empty_capture, work, child, moves) > 0:
+            if expand(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size, t,
+                      node, m, empty_capture, work, child, moves, alpha) > 0:
                 node = first_child[t, node]
         return node
 
     descend = jit(descend)
 
-    outcome_units, heuristic_units = make_units(jit, rules)
+    outcome_units, eval_units = make_units(jit, rules)
 
     def playout_units(boards, to_move, t, leaf, m, empty_capture, key, max_plies, reward_kind, total, work, moves):
         """One playout from ``leaf`` of tree ``t``: player 0's reward units."""
@@ -201,9 +246,9 @@ def make_step(jit, rules, gen, playout):
         for i in range(n):
             work[i] = boards[t, leaf, i]
         _, end_player = playout(work, m, to_move[t, leaf], empty_capture, key, max_plies, moves)
-        if reward_kind == REWARD_WIN and end_player == TERMINAL:
+        if reward_kind != REWARD_HEURISTIC and end_player == TERMINAL:
             return outcome_units(work, m)
-        return heuristic_units(work, m, total)
+        return eval_units(work, m, reward_kind, total)
 
     playout_units = jit(playout_units)
 
@@ -214,6 +259,38 @@ def make_step(jit, rules, gen, playout):
         return outcome_units(work, m)
 
     terminal_units = jit(terminal_units)
+
+    def static_units(boards, to_move, t, leaf, m, reward_kind, total, work):
+        """Player 0's units of the leaf's own position: its outcome if the
+        game is over, else its evaluation (the implicit minimax values' v0)."""
+        n = 2 * m + 2
+        for i in range(n):
+            work[i] = boards[t, leaf, i]
+        if to_move[t, leaf] == TERMINAL:
+            return outcome_units(work, m)
+        return eval_units(work, m, reward_kind, total)
+
+    static_units = jit(static_units)
+
+    def imm_backup(parent, first_child, num_children, to_move, mover_in, imm, t, leaf, leaf_units0):
+        """Implicit minimax backup from ``leaf`` (its static evaluation
+        ``leaf_units0`` from player 0's view) to the root of tree ``t``: a
+        node with evaluated children gets the best of them for its player to
+        move, else (the leaf) its own evaluation; stored for its mover_in."""
+        node = leaf
+        while node != NO_NODE:
+            best = np.int64(-1)
+            f = first_child[t, node]
+            if f != NO_NODE:
+                for ch in range(f, f + num_children[t, node]):
+                    best = max(best, imm[t, ch])
+            if best >= 0:
+                imm[t, node] = best if mover_in[t, node] == to_move[t, node] else REWARD_UNITS - best
+            elif node == leaf:
+                imm[t, node] = leaf_units0 if mover_in[t, node] == 0 else REWARD_UNITS - leaf_units0
+            node = parent[t, node]
+
+    imm_backup = jit(imm_backup)
 
     def backup(parent, mover_in, visits, value, t, node, units0, units_all):
         """One visit and the summed reward (player 0's ``units0`` out of
@@ -239,8 +316,8 @@ def make_step(jit, rules, gen, playout):
     add_virtual_visit = jit(add_virtual_visit)
 
     return SimpleNamespace(descend=descend, expand=expand, playout_units=playout_units,
-                           terminal_units=terminal_units, backup=backup, add_virtual_visit=add_virtual_visit,
-                           stream_key=stream_key)
+                           terminal_units=terminal_units, static_units=static_units, backup=backup,
+                           imm_backup=imm_backup, add_virtual_visit=add_virtual_visit, stream_key=stream_key)
 
 
 CPU_RULES = RULES  # the one CPU compilation of the rules
@@ -254,12 +331,14 @@ _stream_key = CPU_STEP.stream_key
 
 
 _add_virtual_visit = CPU_STEP.add_virtual_visit
+_static_units = CPU_STEP.static_units
+_imm_backup = CPU_STEP.imm_backup
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def grow_trees_cpu(parent, first_child, num_children, move, to_move, mover_in, visits, value, boards, size,
+def grow_trees_cpu(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size,
                    tree_keys, totals, log_table, m, c, formula, reward_kind, playouts, empty_capture, max_plies,
-                   leaves_per_step, first_step, steps):
+                   alpha, leaves_per_step, first_step, steps):
     """Run ``steps`` steps (numbered from ``first_step``) on every tree,
     trees in parallel: the CPU twin of the CUDA kernel.
 
@@ -268,9 +347,12 @@ def grow_trees_cpu(parent, first_child, num_children, move, to_move, mover_in, v
     elsewhere; evaluates each leaf with ``playouts`` playouts (leaf j of
     step s is iteration s * leaves_per_step + j, its playout k has the
     stream ``stream_key(tree_keys[t], iteration, k)``); then, leaf by leaf in
-    order, takes the virtual visits back and backs the reward up. The
-    playouts' reward units are summed exactly, so the result equals the
-    kernel's, where they run on the block's threads."""
+    order, takes the virtual visits back and backs the reward up (and, with
+    ``alpha`` > 0, the leaf's static evaluation up the implicit minimax
+    values). A playout plays at most ``max_plies`` plies and is scored by
+    ``reward_kind`` (:mod:`jitsearch.kernels.evaluation`). The playouts'
+    reward units are summed exactly, so the result equals the kernel's,
+    where they run on the block's threads."""
     num_trees = parent.shape[0]
     n = 2 * m + 2
     units_per_visit = np.float64(playouts * REWARD_UNITS)
@@ -282,9 +364,9 @@ def grow_trees_cpu(parent, first_child, num_children, move, to_move, mover_in, v
         leaves = np.empty(leaves_per_step, dtype=np.int64)
         for step in range(first_step, first_step + steps):
             for j in range(leaves_per_step):
-                leaf = _descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, boards,
-                                size, t, log_table, m, c, formula, units_per_visit, empty_capture, work, child,
-                                moves)
+                leaf = _descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm,
+                                boards, size, t, log_table, m, c, formula, units_per_visit, empty_capture, work,
+                                child, moves, alpha)
                 leaves[j] = leaf
                 _add_virtual_visit(parent, visits, t, leaf, 1)
             for j in range(leaves_per_step):
@@ -300,12 +382,17 @@ def grow_trees_cpu(parent, first_child, num_children, move, to_move, mover_in, v
                                                  reward_kind, totals[t], work, moves)
                 _add_virtual_visit(parent, visits, t, leaf, -1)
                 _backup(parent, mover_in, visits, value, t, leaf, units0, units_all)
+                if alpha > 0.0:
+                    v0 = _static_units(boards, to_move, t, leaf, m, reward_kind, totals[t], work)
+                    _imm_backup(parent, first_child, num_children, to_move, mover_in, imm, t, leaf, v0)
 
 
 class TreeBatch:
     """T trees of N nodes (see the module docstring), on the host."""
 
-    def __init__(self, num_trees: int, capacity: int, houses: int):
+    def __init__(self, num_trees: int, capacity: int, houses: int, imm: bool = False):
+        """``imm``: keep implicit minimax values (``imm[T, N]``; else a
+        ``[T, 1]`` placeholder the kernels never touch)."""
         t, c, n = int(num_trees), int(capacity), 2 * int(houses) + 2
         self.houses = int(houses)
         self.parent = np.full((t, c), NO_NODE, dtype=np.int32)
@@ -316,6 +403,7 @@ class TreeBatch:
         self.mover_in = np.zeros((t, c), dtype=np.int32)
         self.visits = np.zeros((t, c), dtype=np.int64)
         self.value = np.zeros((t, c), dtype=np.int64)
+        self.imm = np.full((t, c if imm else 1), UNEVALUATED, dtype=np.int64)
         self.boards = np.zeros((t, c, n), dtype=np.int16)
         self.size = np.ones(t, dtype=np.int32)
 
@@ -327,7 +415,7 @@ class TreeBatch:
 
     def arrays(self):
         return (self.parent, self.first_child, self.num_children, self.move, self.to_move, self.mover_in,
-                self.visits, self.value, self.boards, self.size)
+                self.visits, self.value, self.imm, self.boards, self.size)
 
 
 def log_table_for(max_visits: int) -> np.ndarray:

@@ -5,7 +5,7 @@ Node links: :data:`NO_NODE` (a child not created yet; -1), :data:`TERMINAL`
 (``to_move`` of a finished game), and in the shared tree :data:`EXPANDING`
 (a node another block is expanding) and :data:`POOL_FULL`. Selection
 formulas and rewards are small integers in the kernels and names at the
-Python boundary (:data:`FORMULAS`, :data:`REWARDS`).
+Python boundary (:data:`FORMULAS`, :data:`REWARDS`, :data:`EVALS`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,15 @@ NO_PLY_CAP = 1 << 30
 MAX_PITS = 2 * MAX_HOUSES + 2
 
 FORMULA_UCB1, FORMULA_SQRT, FORMULA_SQRTLOG = 0, 1, 2
-REWARD_WIN, REWARD_HEURISTIC = 0, 1
+#: How a kernel scores a playout (see :mod:`jitsearch.kernels.evaluation`): the outcome if the game finished, else
+#: seed 003's heuristic (win); the heuristic always (heuristic, HMCTS); the outcome if the game finished, else the
+#: squashed store difference (store, ``eval=store``).
+REWARD_WIN, REWARD_HEURISTIC, REWARD_STORE = 0, 1, 2
+#: The implicit minimax value of a node no evaluation has reached yet.
+UNEVALUATED = -1
 #: Selection formulas by name: w/n + c*sqrt(ln N / n) (ucb1), c*sqrt(N)/n (sqrt), c*sqrt(ln N)/sqrt(n) (sqrtlog).
 FORMULAS = {"ucb1": FORMULA_UCB1, "sqrt": FORMULA_SQRT, "sqrtlog": FORMULA_SQRTLOG}
 #: Rewards by name: the playout's win/draw/loss, or seed 003's heuristic of where it stopped.
 REWARDS = {"win": REWARD_WIN, "heuristic": REWARD_HEURISTIC}
+#: Leaf evaluations by name (``eval=``): the squashed store difference, or seed 003's heuristic.
+EVALS = ("store", "heuristic")

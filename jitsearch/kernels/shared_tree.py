@@ -22,6 +22,8 @@ tree ``g`` at ``g*N + i``; node 0 is the root)::
     move          int32   the pit that led to the node (the root's is unused)
     visits        int64   iterations through the node, in-flight ones included
     value         int64   reward units credited to the player who moved into it
+    imm           int64   implicit minimax value in reward units for the same player, UNEVALUATED
+                          (-1) before a backup reached it; one entry, unused, without imm=
     size[T]       int32   nodes allocated
 
 No board, parent or player is stored: a descent replays the moves from the
@@ -34,6 +36,11 @@ worker whose compare-and-swap turns NO_NODE into EXPANDING; it allocates the
 children by an atomic add on ``size``, writes them, fences, and publishes
 ``first_child``. A worker that finds a node EXPANDING evaluates that node
 itself. A pool that fills marks the node POOL_FULL and never writes past N.
+With implicit minimax backups (alpha > 0) the backup also recomputes the
+minimax values along its path, from the leaf up (coherent loads, exchanges);
+two blocks backing up through the same node at once may leave it one
+backup behind its children until the next backup through it (a benign race
+of lock-free tree parallelism, as for the virtual losses).
 
 Iteration ``i`` of tree ``g`` draws playout k from ``stream_key(tree_keys[g],
 i, k)``. With one worker per tree (the CPU twin, or one block per tree on the
@@ -53,14 +60,15 @@ from numba import njit, prange
 
 from ..games.kalah.state import RULES
 from . import rng
-from .multi_mcts import make_score, make_units
+from .multi_mcts import REWARD_UNITS, imm_scales, make_score, make_units
 from .playouts import make_playout
-from .sentinels import EXPANDING, NO_NODE, POOL_FULL, REWARD_WIN, TERMINAL
+from .sentinels import EXPANDING, NO_NODE, POOL_FULL, REWARD_HEURISTIC, TERMINAL, UNEVALUATED
 
 #: Nodes on one descent's path at most (a deeper descent stops and evaluates there).
 MAX_PATH = 256
-#: Bytes of one node: three int32 and two int64 fields.
+#: Bytes of one node: three int32 and two int64 fields (and the implicit minimax value with imm=: IMM_BYTES).
 NODE_BYTES = 4 * 3 + 8 * 2
+IMM_BYTES = 8
 
 
 def make_shared_step(jit, rules, gen, playout, ops):
@@ -68,17 +76,19 @@ def make_shared_step(jit, rules, gen, playout, ops):
     operations of the target (``load``, ``atomic_add`` and ``atomic_cas``
     returning the old value, ``exchange``, ``fence``: plain ones on the CPU,
     coherent loads and atomics on the GPU). Returns ``descend``,
-    ``leaf_units`` and ``backup``. Scratch (board, moves, path) comes from
-    the caller: device code cannot allocate."""
+    ``leaf_units``, ``static_units``, ``backup`` and ``imm_backup``. Scratch
+    (board, moves, path) comes from the caller: device code cannot
+    allocate."""
     apply_move = rules.apply_move
     legal_moves = rules.legal_moves
     stream_key = gen.stream_key
     load, atomic_add, atomic_cas, exchange, fence = ops.load, ops.atomic_add, ops.atomic_cas, ops.exchange, ops.fence
     score = make_score(jit)
-    outcome_units, heuristic_units = make_units(jit, rules)
+    scales = jit(imm_scales)
+    outcome_units, eval_units = make_units(jit, rules)
 
-    def descend(first_child, num_children, move, visits, value, size, g, capacity, root_boards, root_players,
-                log_table, m, c, formula, units_per_visit, empty_capture, board, moves, path, path_mover):
+    def descend(first_child, num_children, move, visits, value, imm, size, g, capacity, root_boards, root_players,
+                log_table, m, c, formula, units_per_visit, empty_capture, board, moves, path, path_mover, alpha):
         """Selection from the root of tree ``g`` (UCT; the first unvisited
         child in house order, else the best score, ties to the first),
         expanding the leaf it reaches (all children, then the first child is
@@ -88,6 +98,7 @@ def make_shared_step(jit, rules, gen, playout, ops):
         player to move at the leaf or TERMINAL)."""
         n = 2 * m + 2
         base = g * capacity
+        mean_scale, imm_scale = scales(units_per_visit, alpha)
         for i in range(n):
             board[i] = root_boards[g, i]
         player = root_players[g]
@@ -114,6 +125,8 @@ def make_shared_step(jit, rules, gen, playout, ops):
                         move[ch] = moves[j]
                         visits[ch] = 0
                         value[ch] = 0
+                        if alpha > 0.0:
+                            imm[ch] = UNEVALUATED
                     num_children[base + node] = count
                     fence()  # the children are written before anyone can see them
                     exchange(first_child, base + node, np.int32(start))
@@ -138,7 +151,9 @@ def make_shared_step(jit, rules, gen, playout, ops):
                 if cv == 0:
                     best = j
                     break
-                s = score(cv, load(value, base + fc + j), log_parent, parent_visits, c, formula, units_per_visit)
+                v = load(imm, base + fc + j) if imm_scale > 0.0 else np.int64(UNEVALUATED)
+                s = score(cv, load(value, base + fc + j), v, log_parent, parent_visits, c, formula, units_per_visit,
+                          mean_scale, imm_scale)
                 if s > best_score:
                     best_score = s
                     best = j
@@ -162,11 +177,47 @@ def make_shared_step(jit, rules, gen, playout, ops):
         if leaf_player == TERMINAL:
             return outcome_units(work, m)
         _, end_player = playout(work, m, leaf_player, empty_capture, key, max_plies, moves)
-        if reward_kind == REWARD_WIN and end_player == TERMINAL:
+        if reward_kind != REWARD_HEURISTIC and end_player == TERMINAL:
             return outcome_units(work, m)
-        return heuristic_units(work, m, total)
+        return eval_units(work, m, reward_kind, total)
 
     leaf_units = jit(leaf_units)
+
+    def static_units(leaf_board, leaf_player, m, reward_kind, total, work):
+        """Player 0's units of the leaf's own position (its outcome if the
+        game is over, else its evaluation): the implicit minimax values' v0."""
+        n = 2 * m + 2
+        for i in range(n):
+            work[i] = leaf_board[i]
+        if leaf_player == TERMINAL:
+            return outcome_units(work, m)
+        return eval_units(work, m, reward_kind, total)
+
+    static_units = jit(static_units)
+
+    def imm_backup(first_child, num_children, imm, g, capacity, path, path_mover, length, leaf_player,
+                   leaf_units0):
+        """Implicit minimax backup along the path, from the leaf up: a node
+        with evaluated children gets the best of them for its player to move
+        (the player who moved into the next node of the path; at the leaf
+        ``leaf_player``), else (the leaf) its own evaluation ``leaf_units0``
+        (player 0's view); stored for the player who moved into it."""
+        base = g * capacity
+        for d in range(length - 1, -1, -1):
+            node = base + path[d]
+            best = np.int64(-1)
+            fc = load(first_child, node)
+            if fc >= 0:
+                for j in range(load(num_children, node)):
+                    best = max(best, load(imm, base + fc + j))
+            mover = path_mover[d]
+            if best >= 0:
+                to_move = path_mover[d + 1] if d + 1 < length else leaf_player
+                exchange(imm, node, best if mover == to_move else REWARD_UNITS - best)
+            elif d == length - 1:
+                exchange(imm, node, leaf_units0 if mover == 0 else REWARD_UNITS - leaf_units0)
+
+    imm_backup = jit(imm_backup)
 
     def backup(value, g, capacity, path, path_mover, length, units0, units_all):
         """Credit the summed reward (player 0's ``units0`` of ``units_all``)
@@ -179,7 +230,8 @@ def make_shared_step(jit, rules, gen, playout, ops):
                 atomic_add(value, base + path[d], units_all - units0)
 
     backup = jit(backup)
-    return SimpleNamespace(descend=descend, leaf_units=leaf_units, backup=backup, stream_key=stream_key)
+    return SimpleNamespace(descend=descend, leaf_units=leaf_units, static_units=static_units, backup=backup,
+                           imm_backup=imm_backup, stream_key=stream_key)
 
 
 # -- the CPU twin: one worker per tree, trees in parallel ------------------------------
@@ -220,16 +272,21 @@ CPU_SHARED_STEP = make_shared_step(njit(cache=True), CPU_RULES, CPU_RNG,
 _descend = CPU_SHARED_STEP.descend
 _leaf_units = CPU_SHARED_STEP.leaf_units
 _backup = CPU_SHARED_STEP.backup
+_static_units = CPU_SHARED_STEP.static_units
+_imm_backup = CPU_SHARED_STEP.imm_backup
 _stream_key = CPU_SHARED_STEP.stream_key
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def grow_shared_cpu(first_child, num_children, move, visits, value, size, root_boards, root_players, tree_keys,
-                    totals, log_table, capacity, m, c, formula, reward_kind, playouts, empty_capture, max_plies,
-                    first_iteration, iterations):
+def grow_shared_cpu(first_child, num_children, move, visits, value, imm, size, root_boards, root_players,
+                    tree_keys, totals, log_table, capacity, m, c, formula, reward_kind, playouts, empty_capture,
+                    max_plies, alpha, first_iteration, iterations):
     """Iterations ``first_iteration .. first_iteration+iterations-1`` of every
     tree, one worker per tree, trees in parallel: the CPU twin of the CUDA
-    kernel run with one block per tree."""
+    kernel run with one block per tree. A playout plays at most
+    ``max_plies`` plies and is scored by ``reward_kind``
+    (:mod:`jitsearch.kernels.evaluation`); ``alpha`` > 0 keeps and mixes in
+    the implicit minimax values."""
     num_trees = size.shape[0]
     n = 2 * m + 2
     units_per_visit = np.float64(playouts) * np.float64(1 << 16)
@@ -241,20 +298,24 @@ def grow_shared_cpu(first_child, num_children, move, visits, value, size, root_b
         path = np.empty(MAX_PATH, dtype=np.int32)
         path_mover = np.empty(MAX_PATH, dtype=np.int32)
         for it in range(first_iteration, first_iteration + iterations):
-            length, leaf_player = _descend(first_child, num_children, move, visits, value, size, g, capacity,
+            length, leaf_player = _descend(first_child, num_children, move, visits, value, imm, size, g, capacity,
                                            root_boards, root_players, log_table, m, c, formula, units_per_visit,
-                                           empty_capture, board, moves, path, path_mover)
+                                           empty_capture, board, moves, path, path_mover, alpha)
             units0 = np.int64(0)
             for k in range(playouts):
                 units0 += _leaf_units(board, leaf_player, m, empty_capture, _stream_key(tree_keys[g], it, k),
                                       max_plies, reward_kind, totals[g], work, moves)
             _backup(value, g, capacity, path, path_mover, length, units0, units_all)
+            if alpha > 0.0:
+                v0 = _static_units(board, leaf_player, m, reward_kind, totals[g], work)
+                _imm_backup(first_child, num_children, imm, g, capacity, path, path_mover, length, leaf_player, v0)
 
 
 class SharedTrees:
     """T shared trees of N nodes (see the module docstring), on the host."""
 
-    def __init__(self, num_trees: int, capacity: int, boards: np.ndarray, players: np.ndarray):
+    def __init__(self, num_trees: int, capacity: int, boards: np.ndarray, players: np.ndarray, imm: bool = False):
+        """``imm``: keep implicit minimax values (else ``imm`` is one unused entry)."""
         t, c = int(num_trees), int(capacity)
         self.capacity = c
         self.first_child = np.full(t * c, NO_NODE, dtype=np.int32)
@@ -262,12 +323,13 @@ class SharedTrees:
         self.move = np.full(t * c, -1, dtype=np.int32)
         self.visits = np.zeros(t * c, dtype=np.int64)
         self.value = np.zeros(t * c, dtype=np.int64)
+        self.imm = np.full(t * c if imm else 1, UNEVALUATED, dtype=np.int64)
         self.size = np.ones(t, dtype=np.int32)
         self.root_boards = np.ascontiguousarray(boards, dtype=np.int32)
         self.root_players = np.ascontiguousarray(players, dtype=np.int32)
 
     def arrays(self):
-        return (self.first_child, self.num_children, self.move, self.visits, self.value, self.size)
+        return (self.first_child, self.num_children, self.move, self.visits, self.value, self.imm, self.size)
 
     def root_children(self, g: int) -> list[tuple[int, int, int]]:
         """(move, visits, value units) of tree g's root children."""

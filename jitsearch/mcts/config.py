@@ -16,8 +16,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .._checks import check_bool, check_choice, check_float, check_int, max_threads
-from ..kernels.sentinels import FORMULAS, REWARDS
-from .tree import (N_PARAMS, P_C, P_EMPTY_CAPTURE, P_FORMULA, P_PB, P_PLAYOUT_DEPTH, P_PLAYOUTS, P_REWARD,
+from ..kernels.evaluation import kernel_reward
+from ..kernels.sentinels import EVALS, FORMULAS, REWARDS
+from .tree import (N_PARAMS, P_C, P_EMPTY_CAPTURE, P_FORMULA, P_IMM, P_MAX_PLIES, P_PB, P_PLAYOUTS, P_REWARD,
                    P_SOLVER)
 
 #: Iterations (expanded leaves) of one search, all workers together.
@@ -29,8 +30,12 @@ MAX_PLAYOUTS = 100_000
 MAX_SIMULATIONS = 10**9
 #: Seconds of an anytime search (``time=``) or a pure Monte Carlo search: one day.
 MAX_TIME = 86_400.0
-#: Plies before a cut playout is scored (``playout_depth``; 0 = to the end).
+#: Plies before a cut playout is scored (``playout_depth``; 0 = to the end), and random plies before an
+#: evaluation (``eval_plies``; 0 = the leaf itself).
 MAX_PLAYOUT_DEPTH = 10_000
+#: Random plies before the evaluation when ``eval=`` is given without ``eval_plies=``: the best of 0, 2, 4 and 8
+#: in a short measurement at Kalah(6,4) (docs/mcts.md, "Leaf evaluations"), as in Lanctot et al. 2014 (fet4).
+DEFAULT_EVAL_PLIES = 4
 #: Leaves per batched launch.
 MAX_BATCH = 1 << 16
 #: Nodes of one tree: node indices are int32.
@@ -69,6 +74,9 @@ class MCTSConfig:
     pb: float = 0.0
     reward: str = "win"
     playout_depth: int = 0
+    eval: str | None = None
+    eval_plies: int | None = None
+    imm: float = 0.0
     solver: bool = False
     playouts: int = 1
     final: str = "visits"
@@ -100,6 +108,8 @@ class MCTSConfig:
         self.c = check_float("c", self.c, 0.0, MAX_WEIGHT)
         self.pb = check_float("pb", self.pb, 0.0, MAX_WEIGHT)
         self.playout_depth = check_int("playout_depth", self.playout_depth, 0, MAX_PLAYOUT_DEPTH)
+        self.eval, self.eval_plies, self.imm = check_eval(self.reward, self.playout_depth, self.eval,
+                                                          self.eval_plies, self.imm)
         self.solver = check_bool("solver", self.solver)
         self.playouts = check_int("playouts", self.playouts, 1, MAX_PLAYOUTS)
         if self.iterations is not None and self.iterations * self.playouts > MAX_SIMULATIONS:
@@ -128,8 +138,9 @@ class MCTSConfig:
                 if self.trees is not None:
                     raise ValueError("batch= (leaf-parallel evaluation) and trees= (multi-tree search) exclude "
                                      "each other")
-                if self.reward != "win" or self.playout_depth:
-                    raise ValueError("batched leaf evaluation plays random playouts to the end (reward=win)")
+                if self.reward != "win" or self.playout_depth or self.eval is not None:
+                    raise ValueError("batched leaf evaluation plays random playouts to the end (reward=win; no "
+                                     "playout_depth, eval or imm)")
             else:  # the multi-tree search (one thread block per tree on a GPU)
                 if self.pb:
                     raise ValueError("progressive bias (pb=) is not part of the multi-tree search: leave backend "
@@ -167,7 +178,7 @@ class MCTSConfig:
         trees = self.trees or (1 if self.mode() == "tree" else default_trees(self.resolved_backend()))
         per_tree = None if self.iterations is None else max(1, -(-self.iterations // trees))
         return TreeOptions(per_tree, self.time, self.c, self.formula, self.reward, self.playouts,
-                           self.playout_depth, self.capacity, trees)
+                           self.playout_depth, self.capacity, trees, self.eval, self.eval_plies, self.imm)
 
     def mode(self) -> str | None:
         """The backend search this config runs: ``tree`` (tree-parallel,
@@ -219,8 +230,8 @@ class MCTSConfig:
         p[P_C] = self.c
         p[P_FORMULA] = FORMULAS[self.formula]
         p[P_PB] = self.pb
-        p[P_REWARD] = REWARDS[self.reward]
-        p[P_PLAYOUT_DEPTH] = self.playout_depth
+        p[P_REWARD], p[P_MAX_PLIES] = kernel_reward(self.reward, self.playout_depth, self.eval, self.eval_plies)
+        p[P_IMM] = self.imm
         p[P_SOLVER] = 1.0 if self.solver else 0.0
         p[P_PLAYOUTS] = self.playouts
         p[P_EMPTY_CAPTURE] = 1.0 if empty_capture else 0.0
@@ -233,7 +244,9 @@ class TreeOptions(NamedTuple):
     and then :meth:`MCTSConfig.tree_options`): ``iterations`` per tree (or
     None with ``time``), ``time`` in seconds for the whole launch, ``c``,
     ``formula``, ``reward``, ``playouts`` per leaf, ``playout_depth``,
-    ``capacity`` (nodes per tree or None) and ``trees`` per position."""
+    ``capacity`` (nodes per tree or None), ``trees`` per position, ``eval``
+    (None, ``store`` or ``heuristic``), ``eval_plies`` (set when ``eval``
+    is) and ``imm`` (the implicit minimax weight alpha, 0 = off)."""
 
     iterations: int | None
     time: float | None
@@ -244,6 +257,13 @@ class TreeOptions(NamedTuple):
     playout_depth: int
     capacity: int | None
     trees: int
+    eval: str | None = None
+    eval_plies: int | None = None
+    imm: float = 0.0
+
+    def kernel_reward(self) -> tuple[int, int]:
+        """The kernels' (reward code, plies before a playout is scored)."""
+        return kernel_reward(self.reward, self.playout_depth, self.eval, self.eval_plies)
 
 
 def default_trees(backend: str) -> int:
@@ -252,8 +272,33 @@ def default_trees(backend: str) -> int:
     return 256 if backend == "cuda" else max(1, min(os.cpu_count() or 1, max_threads()))
 
 
-def check_tree_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity,
-                       trees) -> TreeOptions:
+def check_eval(reward, playout_depth, eval, eval_plies, imm) -> tuple[str | None, int | None, float]:
+    """Check the leaf evaluation options (``reward`` and ``playout_depth``
+    already checked): ``eval`` None or one of EVALS, ``eval_plies`` in
+    0..MAX_PLAYOUT_DEPTH and only with ``eval`` (default
+    DEFAULT_EVAL_PLIES), ``imm`` in [0, 1] and above 0 only with ``eval``;
+    ``eval`` excludes ``reward=heuristic`` and ``playout_depth``. Returns
+    them normalised."""
+    if eval is not None:
+        eval = check_choice("eval", eval, EVALS)
+        if reward != "win":
+            raise ValueError("eval= replaces reward=heuristic (HMCTS): give one of them (eval=heuristic scores the "
+                             "leaves by the heuristic after eval_plies random plies)")
+        if playout_depth:
+            raise ValueError("with eval= the random plies before the evaluation are eval_plies=, not playout_depth=")
+        eval_plies = DEFAULT_EVAL_PLIES if eval_plies is None else check_int("eval_plies", eval_plies, 0,
+                                                                             MAX_PLAYOUT_DEPTH)
+    elif eval_plies is not None:
+        raise ValueError("eval_plies= (random plies before the evaluation) applies to eval=: give eval=store or "
+                         "eval=heuristic")
+    imm = check_float("imm", imm, 0.0, 1.0)
+    if imm and eval is None:
+        raise ValueError("imm= (implicit minimax backups) backs up an evaluation: give eval=store or eval=heuristic")
+    return eval, eval_plies, imm
+
+
+def check_tree_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees, eval=None,
+                       eval_plies=None, imm=0.0) -> TreeOptions:
     """The options of the multi-tree and tree-parallel searches called
     directly, checked against this module's limits; returns them normalised
     (``capacity`` is checked against the board by the search)."""
@@ -269,4 +314,6 @@ def check_tree_options(iterations, time, c, formula, reward, playouts, playout_d
     playouts = check_int("playouts", playouts, 1, MAX_LEAF_PLAYOUTS)
     playout_depth = check_int("playout_depth", playout_depth, 0, MAX_PLAYOUT_DEPTH)
     trees = check_int("trees", trees, 1, MAX_TREES)
-    return TreeOptions(iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees)
+    eval, eval_plies, imm = check_eval(reward, playout_depth, eval, eval_plies, imm)
+    return TreeOptions(iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees, eval,
+                       eval_plies, imm)

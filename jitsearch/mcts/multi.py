@@ -13,7 +13,8 @@ Two uses of the same kernel:
 
 Conventions as in :mod:`jitsearch.mcts.search`: the root's player to move
 chooses; a child's ``value`` is the mean reward (win 1, draw 1/2, loss 0, or
-the HMCTS heuristic in [0, 1]) of the root player, who moved into it. An
+the HMCTS heuristic or an evaluation in [0, 1], :mod:`jitsearch.kernels.evaluation`)
+of the root player, who moved into it. An
 *iteration* expands and evaluates one leaf of one tree with ``playouts``
 playouts; tree t's iteration i draws playout k from
 ``stream_key(tree_keys[t], i, k)``, so a tree's growth depends on its key
@@ -36,7 +37,7 @@ import numpy as np
 from ..games.kalah import KalahState
 from .._checks import check_int, check_seed
 from ..kernels.multi_mcts import REWARD_UNITS, TreeBatch, grow_trees_cpu, log_table_for, node_bytes
-from ..kernels.sentinels import FORMULAS, NO_NODE, REWARDS
+from ..kernels.sentinels import FORMULAS, NO_NODE
 from ..rng import mix64_py
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from .config import MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREES, TreeOptions, check_tree_options
@@ -98,13 +99,14 @@ def grow_in_chunks(grow, done, total: int | None, seconds: float | None, first: 
 class _Grower:
     """Owns a TreeBatch and grows it on one backend, in chunks."""
 
-    def __init__(self, boards, players, tree_keys, houses, empty_capture, *, capacity, c, formula, reward, playouts,
-                 playout_depth, leaves, backend, max_bytes, memory_hint=None):
+    def __init__(self, boards, players, tree_keys, houses, empty_capture, *, capacity, opts: TreeOptions, leaves,
+                 backend, max_bytes, memory_hint=None):
         from ..kernels.backend import resolve
 
         self.backend = resolve(backend)
         t = boards.shape[0]
-        need = t * capacity * node_bytes(houses)
+        with_imm = opts.imm > 0.0
+        need = t * capacity * node_bytes(houses, with_imm)
         check_bytes(need, max_bytes, f"{t:,} MCTS trees of {capacity:,} nodes",
                     memory_hint or "lower trees=, capacity= or iterations= (API: or raise max_bytes)")
         if self.backend == "cuda":
@@ -114,13 +116,14 @@ class _Grower:
             if need > 0.9 * free:
                 raise ValueError(f"{t:,} MCTS trees of {capacity:,} nodes need {need / 2**20:,.0f} MiB of GPU "
                                  f"memory, but {free / 2**20:,.0f} MiB are free: lower trees= or capacity=")
-        self.batch = TreeBatch(t, capacity, houses)
+        self.batch = TreeBatch(t, capacity, houses, imm=with_imm)
         self.batch.set_roots(boards, players)
         self.tree_keys = np.ascontiguousarray(tree_keys, dtype=np.uint64)
         self.totals = boards.astype(np.int64).sum(axis=1)
         self.m = houses
-        self.args = (float(c), FORMULAS[formula], REWARDS[reward], int(playouts), bool(empty_capture),
-                     int(playout_depth) if playout_depth else (1 << 30))
+        reward_kind, max_plies = opts.kernel_reward()
+        self.args = (float(opts.c), FORMULAS[opts.formula], reward_kind, int(opts.playouts), bool(empty_capture),
+                     int(max_plies), float(opts.imm))
         self.leaves = int(leaves)
         self.log_table = log_table_for(1024)
         self.done = 0  # steps
@@ -151,13 +154,13 @@ class _Grower:
     def grow(self, steps: int):
         # a node's visits, virtual ones included, never exceed the tree's iterations
         self._ensure_log_table((self.done + steps) * self.leaves + 1)
-        c, formula, reward, playouts, empty_capture, max_plies = self.args
+        c, formula, reward, playouts, empty_capture, max_plies, alpha = self.args
         if self.device is not None:
-            self.device.grow(self.m, c, formula, reward, playouts, empty_capture, max_plies, self.leaves, self.done,
-                             steps)
+            self.device.grow(self.m, c, formula, reward, playouts, empty_capture, max_plies, alpha, self.leaves,
+                             self.done, steps)
         else:
             grow_trees_cpu(*self.batch.arrays(), self.tree_keys, self.totals, self.log_table, self.m, c, formula,
-                           reward, playouts, empty_capture, max_plies, self.leaves, self.done, steps)
+                           reward, playouts, empty_capture, max_plies, alpha, self.leaves, self.done, steps)
         self.done += steps
 
     def run(self, iterations: int | None, seconds: float | None) -> bool:
@@ -193,10 +196,10 @@ def _warm(backend: str, houses: int) -> None:
     if backend == "cuda":
         from ..kernels.cuda_mcts import DeviceTrees
 
-        DeviceTrees(tiny, keys, totals, log_table_for(16)).grow(houses, 1.0, 0, 0, 1, False, 1 << 30, 1, 0, 1)
+        DeviceTrees(tiny, keys, totals, log_table_for(16)).grow(houses, 1.0, 0, 0, 1, False, 1 << 30, 0.0, 1, 0, 1)
     else:
-        grow_trees_cpu(*tiny.arrays(), keys, totals, log_table_for(16), houses, 1.0, 0, 0, 1, False, 1 << 30, 1, 0,
-                       1)
+        grow_trees_cpu(*tiny.arrays(), keys, totals, log_table_for(16), houses, 1.0, 0, 0, 1, False, 1 << 30, 0.0, 1,
+                       0, 1)
 
 
 def _root_children(batch: TreeBatch, t: int) -> list[tuple[int, int, int]]:
@@ -214,7 +217,8 @@ def analyse_positions(states, *, iterations: int | None = 1000, time: float | No
                       tree_keys=None, c: float = math.sqrt(2), formula: str = "ucb1", reward: str = "win",
                       playouts: int = 32, playout_depth: int = 0, capacity: int | None = None,
                       leaves: int | None = None, backend: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES,
-                      memory_hint: str | None = None) -> dict:
+                      memory_hint: str | None = None, eval: str | None = None, eval_plies: int | None = None,
+                      imm: float = 0.0) -> dict:
     """One MCTS tree per position, all grown in one launch (per chunk).
 
     ``states``: KalahStates of one board size and rule variant, none over.
@@ -222,7 +226,9 @@ def analyse_positions(states, *, iterations: int | None = 1000, time: float | No
     per leaf; ``tree_keys`` (uint64, one per position) fix the random
     streams, else they come from ``seed`` and the position's index.
     ``memory_hint``: what a refusal for memory tells the user to change
-    (default: the API's arguments).
+    (default: the API's arguments). ``eval``, ``eval_plies`` and ``imm``:
+    leaf evaluation and implicit minimax backups, as in
+    :func:`jitsearch.mcts.search.mcts_search`.
 
     Returns ``positions``: per position ``move`` (most visits; ties to the
     better value, then house order), ``children`` (move, visits, value = the
@@ -230,7 +236,8 @@ def analyse_positions(states, *, iterations: int | None = 1000, time: float | No
     ``seconds``, ``backend``, ``interrupted``.
     """
     states = _checked_states(states)
-    opts = check_tree_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity, len(states))
+    opts = check_tree_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity, len(states),
+                              eval, eval_plies, imm)
     from ..kernels.backend import resolve
 
     return analyse_checked(states, opts, resolve(backend), seed=seed, tree_keys=tree_keys, leaves=leaves,
@@ -257,7 +264,7 @@ def analyse_checked(states: list, opts: TreeOptions, resolved: str, *, seed: int
     one tree per position, ``opts.trees`` unused) and the backend resolved
     (``cpu`` or ``cuda``): what a search validated once upstream calls."""
     m, ec = states[0].houses, states[0].empty_capture
-    iterations, time, c, formula, reward, playouts, playout_depth, capacity = opts[:8]
+    iterations, time, playouts, capacity = opts.iterations, opts.time, opts.playouts, opts.capacity
     leaves = default_leaves(resolved) if leaves is None else check_int("leaves", leaves, 1, MAX_LEAVES)
     if leaves * playouts > MAX_STEP_PLAYOUTS:
         raise ValueError(f"leaves x playouts = {leaves} x {playouts} is above the limit of {MAX_STEP_PLAYOUTS} "
@@ -273,10 +280,9 @@ def analyse_checked(states: list, opts: TreeOptions, resolved: str, *, seed: int
     players = np.array([s.player for s in states], dtype=np.int32)
     capacity = _nodes_needed(m, None if iterations is None else iterations + leaves, capacity)
     if iterations is None:  # a time budget: as many nodes as max_bytes holds for every tree, at most the default
-        capacity = max(m + 1, min(capacity, int(max_bytes) // (len(states) * node_bytes(m))))
-    grower = _Grower(boards, players, tree_keys.astype(np.uint64), m, ec, capacity=capacity, c=c, formula=formula,
-                     reward=reward, playouts=playouts, playout_depth=playout_depth, leaves=leaves,
-                     backend=resolved, max_bytes=max_bytes, memory_hint=memory_hint)
+        capacity = max(m + 1, min(capacity, int(max_bytes) // (len(states) * node_bytes(m, opts.imm > 0.0))))
+    grower = _Grower(boards, players, tree_keys.astype(np.uint64), m, ec, capacity=capacity, opts=opts,
+                     leaves=leaves, backend=resolved, max_bytes=max_bytes, memory_hint=memory_hint)
     start = _time.perf_counter()
     interrupted = grower.run(iterations, time)
     batch = grower.results()
@@ -306,7 +312,8 @@ def most_visited(children: list[dict]) -> int:
 def search_many(states, seeds, *, trees: int = 256, iterations: int | None = None, time: float | None = None,
                 c: float = math.sqrt(2), formula: str = "ucb1", reward: str = "win", playouts: int = 32,
                 playout_depth: int = 0, capacity: int | None = None, leaves: int | None = None,
-                backend: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES) -> list[dict]:
+                backend: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES, eval: str | None = None,
+                eval_plies: int | None = None, imm: float = 0.0) -> list[dict]:
     """Block-parallel MCTS of several positions in one launch: position g
     gets ``trees`` trees keyed by ``tree_keys_for(seeds[g], trees)``, so its
     result is the same as :func:`multi_tree_search` of that position alone
@@ -321,7 +328,8 @@ def search_many(states, seeds, *, trees: int = 256, iterations: int | None = Non
             raise ValueError(f"state must be a KalahState, got {type(s).__name__}")
         if s.is_over:
             raise ValueError("the game is over: no move to search")
-    opts = check_tree_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees)
+    opts = check_tree_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees, eval,
+                              eval_plies, imm)
     from ..kernels.backend import resolve
 
     return search_many_checked(states, seeds, opts, resolve(backend), leaves=leaves, max_bytes=max_bytes)
@@ -371,7 +379,7 @@ def multi_tree_search(state: KalahState, *, trees: int = 256, iterations: int | 
     (``iterations`` each, or until ``time`` seconds), their root statistics
     summed; the move with the most summed visits is played. ``options`` as
     :func:`search_many` (c, formula, reward, playouts, playout_depth,
-    capacity, leaves, backend, max_bytes).
+    capacity, leaves, backend, max_bytes, eval, eval_plies, imm).
 
     Returns ``move``, ``children`` (move, visits summed over the trees,
     value = the root player's mean reward), ``iterations`` (all trees),

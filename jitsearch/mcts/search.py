@@ -3,8 +3,9 @@ HMCTS, MCTS-Solver, root parallelism, and pure Monte Carlo.
 
 Conventions: the player to move at the root chooses; rewards are 1 / 0.5 / 0
 for a win / draw / loss (or seed 003's heuristic mapped into [0, 1] for
-HMCTS), credited to the player who moved into a node (see
-:mod:`jitsearch.mcts.tree`). A *simulation* is one playout; an *iteration*
+HMCTS, or an evaluation in [0, 1] with ``eval=``, see
+:mod:`jitsearch.kernels.evaluation`), credited to the player who moved into
+a node (see :mod:`jitsearch.mcts.tree`). A *simulation* is one playout; an *iteration*
 selects, expands and evaluates one leaf with ``playouts`` playouts.
 """
 
@@ -142,7 +143,14 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     (progressive bias weight: + pb·p_i·sqrt(N)/n, p_i a softmax of the
     one-step heuristic), ``reward`` (``win`` or ``heuristic`` = HMCTS),
     ``playout_depth`` (cut playouts after that many plies and score them by
-    the heuristic; 0 = play to the end), ``solver`` (MCTS-Solver),
+    the heuristic; 0 = play to the end), ``eval`` (``store`` or
+    ``heuristic``: evaluate each leaf by ``eval_plies`` random plies, default
+    4, 0 = the leaf itself, then the squashed store difference or seed 003's
+    heuristic, a finished game by its outcome; unset = the playouts above),
+    ``imm`` (implicit minimax backups: each node also keeps the minimax value
+    of the evaluations below it, and selection uses (1 - imm)·w/n +
+    imm·minimax; 0 = off; needs ``eval``; Lanctot et al. 2014, see
+    :mod:`jitsearch.kernels.evaluation`), ``solver`` (MCTS-Solver),
     ``playouts`` (per expanded leaf), ``final`` (``visits`` or ``value``),
     ``workers`` (root parallelism: independent trees on threads, their root
     statistics summed; the iteration budget is split among them),

@@ -9,7 +9,8 @@ stronger at equal time per move (``bench/results/gpu_mcts/``).
 
 Conventions as in :mod:`jitsearch.mcts.search`: the root's player to move
 chooses; a child's ``value`` is the root player's mean reward (win 1, draw
-1/2, loss 0, or the HMCTS heuristic) over the playouts through it; an
+1/2, loss 0, the HMCTS heuristic, or an evaluation,
+:mod:`jitsearch.kernels.evaluation`) over the playouts through it; an
 *iteration* descends once and evaluates one leaf with ``playouts`` playouts;
 the root's visits equal the iterations done. With ``blocks`` > 1 the result
 depends on the GPU's timing (the same seed gives statistically equal, not
@@ -31,9 +32,9 @@ import numpy as np
 from ..games.kalah import KalahState
 from .._checks import check_int, check_seed
 from ..kernels.multi_mcts import REWARD_UNITS, log_table_for
-from ..kernels.shared_tree import NODE_BYTES, SharedTrees, grow_shared_cpu
+from ..kernels.shared_tree import IMM_BYTES, NODE_BYTES, SharedTrees, grow_shared_cpu
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes, format_bytes
-from ..kernels.sentinels import FORMULAS, REWARDS
+from ..kernels.sentinels import FORMULAS
 from .config import MAX_BLOCKS, MAX_TREES, TreeOptions, check_tree_options
 from .multi import grow_in_chunks, most_visited, tree_keys_for
 
@@ -59,22 +60,24 @@ _LOG_TABLE = None
 class _SharedGrower:
     """Owns T shared trees and grows them on one backend, in chunks."""
 
-    def __init__(self, boards, players, tree_keys, houses, empty_capture, *, capacity, blocks, c, formula, reward,
-                 playouts, playout_depth, backend, max_bytes):
+    def __init__(self, boards, players, tree_keys, houses, empty_capture, *, capacity, blocks, opts: TreeOptions,
+                 backend, max_bytes):
         self.backend = backend
         t = boards.shape[0]
-        need = t * capacity * NODE_BYTES
+        with_imm = opts.imm > 0.0
+        need = t * capacity * _node_bytes(with_imm)
         check_bytes(need, max_bytes, f"{t:,} shared MCTS trees of {capacity:,} nodes",
                     "lower capacity= or iterations= (API: or raise max_bytes)")
-        self.trees = SharedTrees(t, capacity, boards, players) if backend == "cpu" else None
+        self.trees = SharedTrees(t, capacity, boards, players, imm=with_imm) if backend == "cpu" else None
         self.num_trees = t
         self.capacity = capacity
         self.blocks = blocks
         self.m = houses
         self.tree_keys = np.ascontiguousarray(tree_keys, dtype=np.uint64)
         self.totals = boards.astype(np.int64).sum(axis=1)
-        self.args = (float(c), FORMULAS[formula], REWARDS[reward], int(playouts), bool(empty_capture),
-                     int(playout_depth) if playout_depth else (1 << 30))
+        reward_kind, max_plies = opts.kernel_reward()
+        self.args = (float(opts.c), FORMULAS[opts.formula], reward_kind, int(opts.playouts), bool(empty_capture),
+                     int(max_plies), float(opts.imm))
         self.done = 0
         self.device = None
         if backend == "cuda":
@@ -84,7 +87,7 @@ class _SharedGrower:
             if need > 0.9 * free:
                 raise ValueError(f"{t:,} shared MCTS trees of {capacity:,} nodes need {format_bytes(need)} of GPU "
                                  f"memory, but {format_bytes(free)} are free: lower capacity= or the time budget")
-            self.device = pooled_trees(t, capacity)
+            self.device = pooled_trees(t, capacity, with_imm)
             self.device.reset(boards, players, self.tree_keys, self.totals)
             self.log_table = None
         else:
@@ -92,20 +95,20 @@ class _SharedGrower:
         _warm(backend, houses)
 
     def grow(self, iterations: int):
-        c, formula, reward, playouts, empty_capture, max_plies = self.args
+        c, formula, reward, playouts, empty_capture, max_plies, alpha = self.args
         # a node's visits (in-flight ones included) never exceed the iterations plus the blocks in flight
         need = self.done + iterations + self.blocks + 2
         if self.device is not None:
             self.device.log_table = _device_log_table(need)
-            self.device.grow(self.m, c, formula, reward, playouts, empty_capture, max_plies, self.blocks, self.done,
-                             iterations)
+            self.device.grow(self.m, c, formula, reward, playouts, empty_capture, max_plies, alpha, self.blocks,
+                             self.done, iterations)
         else:
             if self.log_table.shape[0] < need:
                 self.log_table = log_table_for(1 << int(need).bit_length())
             tr = self.trees
             grow_shared_cpu(*tr.arrays(), tr.root_boards, tr.root_players, self.tree_keys, self.totals,
                             self.log_table, self.capacity, self.m, c, formula, reward, playouts, empty_capture,
-                            max_plies, self.done, iterations)
+                            max_plies, alpha, self.done, iterations)
         self.done += iterations
 
     def run(self, iterations: int | None, seconds: float | None) -> bool:
@@ -144,27 +147,32 @@ def _warm(backend: str, houses: int) -> None:
         d = DeviceSharedTrees(1, cap)
         d.reset(boards, players, keys, totals)
         d.log_table = _device_log_table(16)
-        d.grow(houses, 1.0, 0, 0, 1, False, 1 << 30, 1, 0, 2)
+        d.grow(houses, 1.0, 0, 0, 1, False, 1 << 30, 0.0, 1, 0, 2)
     else:
         tr = SharedTrees(1, cap, boards, players)
         grow_shared_cpu(*tr.arrays(), tr.root_boards, tr.root_players, keys, totals, log_table_for(16), cap, houses,
-                        1.0, 0, 0, 1, False, 1 << 30, 0, 2)
+                        1.0, 0, 0, 1, False, 1 << 30, 0.0, 0, 2)
+
+
+def _node_bytes(imm: bool) -> int:
+    return NODE_BYTES + (IMM_BYTES if imm else 0)
 
 
 def _capacity(houses: int, iterations: int | None, capacity: int | None, trees: int, blocks: int,
-              max_bytes: int) -> int:
+              max_bytes: int, imm: bool = False) -> int:
     if capacity is not None:
         return check_int("capacity", capacity, houses + 1, MAX_NODES)
     if iterations is not None:
         return int(min(MAX_NODES, (iterations + blocks) * houses + 1))
-    return int(max(houses + 1, min(DEFAULT_TIME_NODES, int(max_bytes) // (trees * NODE_BYTES))))
+    return int(max(houses + 1, min(DEFAULT_TIME_NODES, int(max_bytes) // (trees * _node_bytes(imm)))))
 
 
 def search_many_shared(states, seeds, *, trees: int = 1, blocks: int | None = None, iterations: int | None = None,
                        time: float | None = None, c: float = math.sqrt(2), formula: str = "ucb1",
                        reward: str = "win", playouts: int = 32, playout_depth: int = 0,
                        capacity: int | None = None, backend: str = "auto",
-                       max_bytes: int = DEFAULT_MAX_BYTES) -> list[dict]:
+                       max_bytes: int = DEFAULT_MAX_BYTES, eval: str | None = None, eval_plies: int | None = None,
+                       imm: float = 0.0) -> list[dict]:
     """Tree-parallel MCTS of several positions in one launch: position p gets
     ``trees`` shared trees (keys from ``seeds[p]``), each grown by ``blocks``
     workers (thread blocks; default 8 per SM shared by all trees on a GPU, 1
@@ -173,7 +181,9 @@ def search_many_shared(states, seeds, *, trees: int = 1, blocks: int | None = No
     most visits is played. Returns one result per position: ``move``,
     ``children`` (move, visits, value = the mover's mean reward), and
     ``iterations``, ``simulations``, ``nodes``, ``seconds``, ``backend``,
-    ``trees``, ``blocks``, ``interrupted``."""
+    ``trees``, ``blocks``, ``interrupted``. ``eval``, ``eval_plies`` and
+    ``imm``: leaf evaluation and implicit minimax backups, as in
+    :func:`jitsearch.mcts.search.mcts_search`."""
     from ..kernels.backend import resolve
 
     states = list(states)
@@ -189,7 +199,8 @@ def search_many_shared(states, seeds, *, trees: int = 1, blocks: int | None = No
     if any(s.houses != m or s.empty_capture != ec for s in states):
         raise ValueError("all positions must have the same number of houses and rule variant")
     resolved = resolve(backend)
-    opts = check_tree_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees)
+    opts = check_tree_options(iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees, eval,
+                              eval_plies, imm)
     if blocks is not None:
         blocks = check_int("blocks", blocks, 1, MAX_BLOCKS)
     return search_shared_checked(states, seeds, opts, blocks, resolved, max_bytes=max_bytes)
@@ -203,7 +214,7 @@ def search_shared_checked(states: list, seeds: list, opts: TreeOptions, blocks: 
     :class:`~jitsearch.mcts.config.MCTSConfig` once. The checks left depend
     on the launch (positions x trees x blocks, the board's node limit)."""
     m, ec = states[0].houses, states[0].empty_capture
-    iterations, time, c, formula, reward, playouts, playout_depth, capacity, trees = opts
+    iterations, time, playouts, capacity, trees = opts.iterations, opts.time, opts.playouts, opts.capacity, opts.trees
     if blocks is not None and resolved == "cpu" and blocks != 1:
         raise ValueError("blocks= (workers per shared tree) above 1 needs the GPU: the CPU twin grows each "
                          "tree with one worker (use trees= for one tree per core)")
@@ -221,13 +232,12 @@ def search_shared_checked(states: list, seeds: list, opts: TreeOptions, blocks: 
     if total_trees * blocks > MAX_BLOCKS:
         raise ValueError(f"{total_trees:,} trees x {blocks} blocks is above the limit of {MAX_BLOCKS:,} blocks per "
                          f"launch: lower blocks= or search fewer positions at once")
-    capacity = _capacity(m, iterations, capacity, total_trees, blocks, max_bytes)
+    capacity = _capacity(m, iterations, capacity, total_trees, blocks, max_bytes, opts.imm > 0.0)
     keys = np.concatenate([tree_keys_for(x, trees) for x in seeds])
     boards = np.stack([np.asarray(s.board, dtype=np.int32) for s in states for _ in range(trees)])
     players = np.array([s.player for s in states for _ in range(trees)], dtype=np.int32)
-    grower = _SharedGrower(boards, players, keys, m, ec, capacity=capacity, blocks=blocks, c=c, formula=formula,
-                           reward=reward, playouts=playouts, playout_depth=playout_depth, backend=resolved,
-                           max_bytes=max_bytes)
+    grower = _SharedGrower(boards, players, keys, m, ec, capacity=capacity, blocks=blocks, opts=opts,
+                           backend=resolved, max_bytes=max_bytes)
     start = _time.perf_counter()
     interrupted = grower.run(iterations, time)
     seconds = _time.perf_counter() - start

@@ -11,6 +11,9 @@ Struct of arrays, every node preallocated (``capacity`` of them):
   special case and no sign flips: the parent chooses among its children by
   their own ``value / visits``, since every child was moved into by the
   parent's player to move;
+* ``imm``: the implicit minimax value in [0, 1] for the same player
+  (``UNEVALUATED`` = -1 until a backup reaches the node; kept only with
+  ``imm=`` alpha > 0; see :mod:`jitsearch.kernels.evaluation`);
 * ``prior`` (progressive bias), ``proven`` (MCTS-Solver: ``UNKNOWN``, or
   ``WIN`` / ``DRAW`` / ``LOSS`` for ``mover_in`` under perfect play);
 * ``boards[capacity, 2m+2]``: each node's position.
@@ -23,7 +26,8 @@ same as with eager expansion.
 
 Rewards are 1 / 0.5 / 0 for a win / draw / loss of the player they are
 credited to; the heuristic reward (HMCTS) maps seed 003's weighted H1..H5
-difference linearly into [0, 1] (see :func:`heuristic_reward`).
+difference linearly into [0, 1] (see :func:`heuristic_reward`); ``eval=store``
+squashes the store difference (:func:`jitsearch.kernels.evaluation.store_value`).
 
 Named sentinels: ``NO_NODE`` (-1, no parent / not expanded), ``TERMINAL``.
 """
@@ -40,16 +44,19 @@ from ..games.kalah import apply_move, heuristic_of, legal_moves
 from ..games.kalah.rules import MAX_PACKED_HOUSES, W1, W2, W3, W4, W5
 from ..kernels.playouts import (MIN_PACKED_HOUSES, INLINE_RNG, make_packed_margin, playout, stable_jit,
                                 stream_key)
-from ..kernels.sentinels import FORMULA_SQRT, FORMULA_UCB1, NO_NODE, REWARD_WIN, TERMINAL
+from ..kernels.evaluation import store_value
+from ..kernels.sentinels import (FORMULA_SQRT, FORMULA_UCB1, NO_NODE, NO_PLY_CAP, REWARD_HEURISTIC, REWARD_STORE,
+                                 REWARD_WIN, TERMINAL, UNEVALUATED)
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 
 #: ``to_move`` of a child whose board is not computed yet (lazy expansion, see :func:`expand_node`).
 UNBUILT = 2
 UNKNOWN, WIN, DRAW, LOSS = 0, 1, 2, 3
 
-# params vector (float64) indices
-P_C, P_FORMULA, P_PB, P_REWARD, P_PLAYOUT_DEPTH, P_SOLVER, P_PLAYOUTS, P_EMPTY_CAPTURE = range(8)
-N_PARAMS = 8
+# params vector (float64) indices: P_REWARD holds a kernel reward code (REWARD_*), P_MAX_PLIES the plies a
+# playout plays before it is scored (NO_PLY_CAP: to the end), P_IMM the implicit minimax weight alpha
+P_C, P_FORMULA, P_PB, P_REWARD, P_MAX_PLIES, P_SOLVER, P_PLAYOUTS, P_EMPTY_CAPTURE, P_IMM = range(9)
+N_PARAMS = 9
 
 
 class MCTSTree:
@@ -77,6 +84,7 @@ class MCTSTree:
         self.mover_in = np.zeros(c, dtype=np.int8)
         self.visits = np.zeros(c, dtype=np.float64)
         self.value = np.zeros(c, dtype=np.float64)
+        self.imm = np.zeros(c, dtype=np.float64)  # written when a node is created (set_root, expansion)
         self.prior = np.zeros(c, dtype=np.float64)
         self.proven = np.zeros(c, dtype=np.int8)
         self.boards = np.zeros((c, 2 * houses + 2), dtype=np.int32)
@@ -84,11 +92,11 @@ class MCTSTree:
 
     @staticmethod
     def bytes_per_node(houses: int) -> int:
-        return 4 * 4 + 1 + 1 + 8 * 3 + 1 + 4 * (2 * houses + 2)
+        return 4 * 4 + 1 + 1 + 8 * 4 + 1 + 4 * (2 * houses + 2)
 
     def arrays(self):
         return (self.parent, self.first_child, self.num_children, self.move, self.to_move, self.mover_in,
-                self.visits, self.value, self.prior, self.proven, self.boards, self.size)
+                self.visits, self.value, self.imm, self.prior, self.proven, self.boards, self.size)
 
     def set_root(self, board, player: int):
         """Make node 0 the position ``board`` (2m+2 seed counts) with ``player`` to move (-1: over)."""
@@ -107,6 +115,7 @@ class MCTSTree:
         self.mover_in[0] = 1 - player if player >= 0 else 0
         self.visits[0] = 0.0
         self.value[0] = 0.0
+        self.imm[0] = UNEVALUATED
         self.proven[0] = UNKNOWN
 
     def children(self, node: int = 0) -> range:
@@ -127,6 +136,22 @@ def heuristic_reward(board, m, player, total):
     d = heuristic_of(board, m, player) - heuristic_of(board, m, 1 - player)
     r = 0.5 + 0.5 * d / bound
     return min(1.0, max(0.0, r))
+
+
+_store_value = njit(cache=True, inline="always")(store_value)
+
+
+@njit(cache=True, inline="always")
+def eval_reward(board, m, player, total, reward_kind):
+    """The evaluation of a live position for ``player`` in [0, 1]: the
+    squashed store difference for REWARD_STORE, else seed 003's heuristic
+    (:func:`heuristic_reward`)."""
+    if reward_kind == REWARD_STORE:
+        d = board[m + 1] - board[0]
+        if player == 1:
+            d = -d
+        return _store_value(d, total)
+    return heuristic_reward(board, m, player, total)
 
 
 @njit(cache=True, inline="always")
@@ -159,10 +184,16 @@ def child_score(visits, value, prior, child, parent_visits, c, formula, pb):
 
 
 @njit(cache=True)
-def select_child(first_child, num_children, visits, value, prior, proven, node, c, formula, pb, solver):
+def select_child(first_child, num_children, visits, value, imm, prior, proven, node, c, formula, pb, solver, alpha):
     """The child to descend into: the first unvisited one (house order), else
     the best score; with the solver, proven children are never chosen.
-    Returns NO_NODE if every child is proven."""
+    Returns NO_NODE if every child is proven. With ``alpha`` > 0 the
+    exploitation term of an evaluated child is (1 - alpha) w/n + alpha imm
+    (implicit minimax backups; a separate loop, so that the search without
+    them runs the loop it always ran)."""
+    if alpha > 0.0:
+        return select_child_imm(first_child, num_children, visits, value, imm, prior, proven, node, c, formula, pb,
+                                solver, alpha)
     f = first_child[node]
     best = NO_NODE
     best_score = -math.inf
@@ -180,6 +211,28 @@ def select_child(first_child, num_children, visits, value, prior, proven, node, 
 
 
 @njit(cache=True)
+def select_child_imm(first_child, num_children, visits, value, imm, prior, proven, node, c, formula, pb, solver,
+                     alpha):
+    """:func:`select_child` with the implicit minimax values mixed in."""
+    f = first_child[node]
+    best = NO_NODE
+    best_score = -math.inf
+    parent_visits = max(visits[node], 1.0)
+    for ch in range(f, f + num_children[node]):
+        if solver and proven[ch] != UNKNOWN:
+            continue
+        if visits[ch] == 0.0:
+            return ch
+        s = child_score(visits, value, prior, ch, parent_visits, c, formula, pb)
+        if imm[ch] >= 0.0:  # (1 - alpha) w/n + alpha imm in place of w/n
+            s += alpha * (imm[ch] - value[ch] / visits[ch])
+        if s > best_score:
+            best_score = s
+            best = ch
+    return best
+
+
+@njit(cache=True)
 def backup(parent, mover_in, visits, value, node, count, reward_p0_sum):
     """Add ``count`` visits and the rewards (summed, from player 0's view) to
     ``node`` and its ancestors, each credited to the player who moved into it."""
@@ -189,6 +242,27 @@ def backup(parent, mover_in, visits, value, node, count, reward_p0_sum):
             value[node] += reward_p0_sum
         else:
             value[node] += count - reward_p0_sum
+        node = parent[node]
+
+
+@njit(cache=True)
+def imm_backup(parent, first_child, num_children, to_move, mover_in, imm, leaf, leaf_value):
+    """Implicit minimax backup from ``leaf`` to the root: the leaf gets the
+    minimax value of its evaluated children if it has any, else
+    ``leaf_value`` (its static evaluation for its ``mover_in``); each
+    ancestor the best of its evaluated children for its player to move,
+    stored for its own ``mover_in`` (flipped unless an extra turn led in)."""
+    node = leaf
+    while node != NO_NODE:
+        best = -1.0
+        f = first_child[node]
+        if f != NO_NODE:
+            for ch in range(f, f + num_children[node]):
+                best = max(best, imm[ch])
+        if best >= 0.0:
+            imm[node] = best if mover_in[node] == to_move[node] else 1.0 - best
+        elif node == leaf:
+            imm[node] = leaf_value
         node = parent[node]
 
 
@@ -240,8 +314,8 @@ def build_node(parent, move, to_move, mover_in, boards, node, m, empty_capture):
 
 
 @njit(cache=True, inline="always")
-def expand_node(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven, boards,
-                size, node, m, empty_capture, pb, moves, lazy):
+def expand_node(first_child, num_children, parent, move, to_move, mover_in, visits, value, imm, prior, proven,
+                boards, size, node, m, empty_capture, pb, moves, lazy):
     """:func:`expand`; with ``lazy`` (no progressive bias: no prior needs the
     children's boards) each child is left UNBUILT, its board and player to
     move computed by :func:`build_node` when it is first selected."""
@@ -261,6 +335,7 @@ def expand_node(first_child, num_children, parent, move, to_move, mover_in, visi
         mover_in[ch] = player
         visits[ch] = 0.0
         value[ch] = 0.0
+        imm[ch] = UNEVALUATED
         proven[ch] = UNKNOWN
         if lazy:
             to_move[ch] = UNBUILT
@@ -287,30 +362,31 @@ def expand_node(first_child, num_children, parent, move, to_move, mover_in, visi
 
 
 @njit(cache=True)
-def expand(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven, boards, size,
-           node, m, empty_capture, pb, moves):
+def expand(first_child, num_children, parent, move, to_move, mover_in, visits, value, imm, prior, proven, boards,
+           size, node, m, empty_capture, pb, moves):
     """Create every child of ``node`` with its board; returns how many (0 if the pool is full)."""
-    return expand_node(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven,
+    return expand_node(first_child, num_children, parent, move, to_move, mover_in, visits, value, imm, prior, proven,
                        boards, size, node, m, empty_capture, pb, moves, False)
 
 
 @njit(cache=True, inline="always")
-def descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven, boards, size,
-            m, c, formula, pb, solver, empty_capture, moves):
+def descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, prior, proven, boards,
+            size, m, c, formula, pb, solver, empty_capture, moves, alpha):
     """Selection from the root to a leaf, then expansion: a non-terminal leaf
     gets all its children and the first one is returned (the leaf itself if
     the pool is full). Children are expanded lazily without progressive
     bias; every node on the path, the returned one included, is built."""
     node = 0
     while first_child[node] != NO_NODE and to_move[node] != TERMINAL:
-        ch = select_child(first_child, num_children, visits, value, prior, proven, node, c, formula, pb, solver)
+        ch = select_child(first_child, num_children, visits, value, imm, prior, proven, node, c, formula, pb, solver,
+                          alpha)
         if ch == NO_NODE:
             break
         node = ch
         if to_move[node] == UNBUILT:
             build_node(parent, move, to_move, mover_in, boards, node, m, empty_capture)
     if to_move[node] != TERMINAL and first_child[node] == NO_NODE:
-        if expand_node(first_child, num_children, parent, move, to_move, mover_in, visits, value, prior, proven,
+        if expand_node(first_child, num_children, parent, move, to_move, mover_in, visits, value, imm, prior, proven,
                        boards, size, node, m, empty_capture, pb, moves, pb == 0.0) > 0:
             node = first_child[node]
             if to_move[node] == UNBUILT:
@@ -323,10 +399,10 @@ def make_mcts_iterate(jit, playout_margin=None, words=1):
 
     ``playout_margin`` (from :func:`jitsearch.kernels.playouts.make_packed_margin`,
     with its ``words``) evaluates the leaves of a search with random
-    playouts to the end (reward ``win``, no ``playout_depth``) on packed
-    boards; it must be compiled for the tree's m. Every other search (HMCTS,
-    cut playouts), and every search when it is None, runs the generic
-    playout. Both give the same margins from the same streams, so the
+    playouts to the end (reward ``win``, no ``playout_depth`` or ``eval``) on
+    packed boards; it must be compiled for the tree's m. Every other search
+    (HMCTS, cut playouts, evaluations), and every search when it is None,
+    runs the generic playout. Both give the same margins from the same streams, so the
     kernels grow the same trees.
     """
     packed = playout_margin is not None
@@ -336,25 +412,29 @@ def make_mcts_iterate(jit, playout_margin=None, words=1):
 
         playout_margin = stable_jit(njit(cache=True, inline="always"))(_unused)
 
-    def mcts_iterate(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven, boards,
-                     size, m, params, seed, first_iteration, iterations):
+    def mcts_iterate(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, prior, proven,
+                     boards, size, m, params, seed, first_iteration, iterations):
         """Run ``iterations`` MCTS iterations on the tree (root = node 0).
 
         Iteration ``i`` (counted from ``first_iteration``) draws its playouts
         from the streams (seed, i, k), k < playouts per leaf, so a search is a
         pure function of its seed and budget. Returns the iterations done (fewer
-        when the solver proves the root).
+        when the solver proves the root). A playout plays at most
+        ``params[P_MAX_PLIES]`` plies and is scored by the reward code
+        ``params[P_REWARD]`` (:mod:`jitsearch.kernels.evaluation`); with
+        ``params[P_IMM]`` > 0 every backup also updates the implicit minimax
+        values (:func:`imm_backup`) and selection mixes them in.
         """
         c = params[P_C]
         formula = np.int64(params[P_FORMULA])
         pb = params[P_PB]
         reward_kind = np.int64(params[P_REWARD])
-        cut = np.int64(params[P_PLAYOUT_DEPTH])
+        max_plies = np.int64(params[P_MAX_PLIES])
         solver = params[P_SOLVER] != 0.0
         k_playouts = np.int64(params[P_PLAYOUTS])
         empty_capture = params[P_EMPTY_CAPTURE] != 0.0
-        max_plies = cut if cut > 0 else (1 << 30)
-        use_packed = packed and reward_kind == REWARD_WIN and cut == 0
+        alpha = params[P_IMM]
+        use_packed = packed and reward_kind == REWARD_WIN and max_plies == NO_PLY_CAP
         n = boards.shape[1]
         total = 0
         for i in range(n):
@@ -366,8 +446,8 @@ def make_mcts_iterate(jit, playout_margin=None, words=1):
         for it in range(iterations):
             if solver and proven[0] != UNKNOWN:
                 break
-            node = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven,
-                           boards, size, m, c, formula, pb, solver, empty_capture, moves)
+            node = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, prior,
+                           proven, boards, size, m, c, formula, pb, solver, empty_capture, moves, alpha)
             # evaluation
             reward0 = 0.0
             if to_move[node] == TERMINAL:
@@ -393,11 +473,17 @@ def make_mcts_iterate(jit, playout_margin=None, words=1):
                         board[i] = boards[node, i]
                     key = stream_key(seed, key_index, k)
                     _, end_player = playout(board, m, to_move[node], empty_capture, key, max_plies, moves)
-                    if reward_kind == REWARD_WIN and end_player == TERMINAL:
+                    if reward_kind != REWARD_HEURISTIC and end_player == TERMINAL:
                         reward0 += outcome_reward(board, m, 0)
-                    else:  # HMCTS, or a playout cut at its depth
-                        reward0 += heuristic_reward(board, m, 0, total)
+                    else:  # HMCTS, or a playout cut at its depth: the evaluation
+                        reward0 += eval_reward(board, m, 0, total, reward_kind)
             backup(parent, mover_in, visits, value, node, np.float64(k_playouts), reward0)
+            if alpha > 0.0:  # the leaf's static evaluation, for the player who moved into it
+                if to_move[node] == TERMINAL:
+                    v0 = outcome_reward(boards[node], m, mover_in[node])
+                else:
+                    v0 = eval_reward(boards[node], m, mover_in[node], total, reward_kind)
+                imm_backup(parent, first_child, num_children, to_move, mover_in, imm, node, v0)
             done += 1
         return done
 
@@ -423,8 +509,8 @@ def mcts_kernel(m: int):
 # -- batched leaf evaluation (virtual loss) -----------------------------------------------
 
 @njit(cache=True, nogil=True)
-def select_batch(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven, boards,
-                 size, m, params, batch, virtual_loss, leaves):
+def select_batch(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, prior, proven,
+                 boards, size, m, params, batch, virtual_loss, leaves):
     """Select up to ``batch`` leaves for one evaluation launch.
 
     Each descent adds ``virtual_loss`` visits with no reward to every node
@@ -442,8 +528,8 @@ def select_batch(parent, first_child, num_children, move, to_move, mover_in, vis
     moves = np.empty(m, dtype=np.int64)
     count = 0
     for j in range(batch):
-        node = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, prior, proven,
-                       boards, size, m, c, formula, pb, False, empty_capture, moves)
+        node = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, prior, proven,
+                       boards, size, m, c, formula, pb, False, empty_capture, moves, 0.0)
         leaves[count] = node
         count += 1
         x = node
