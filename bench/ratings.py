@@ -47,7 +47,7 @@ ENGINES = (
     "alphabeta:time={t},threads=2",
     "alphabeta:time={t},plain=1",
     "mcts:time={t}",
-    "hmcts:time={t}",
+    "mcts:time={t},eval=store,eval_plies=4,imm=0.5",
     "openspiel:mcts,time={t},rollouts=1,simulations=100000000",
     "openspiel:alphabeta,depth=4",
 )

@@ -265,7 +265,7 @@ class Agent:
             if "time" not in allowed:
                 raise ValueError(f"time does not apply to a {self.kind} agent")
             self.time = check_float("time", self.time, 0.0, MAX_MOVE_TIME, lo_open=True)
-        if self.eval is not None and "eval" not in allowed:
+        if self.eval is not None and self.kind not in ("alphabeta", "fsss"):  # (mcts: eval= is in its options)
             raise ValueError(f"eval does not apply to a {self.kind} agent")
         if self.kind == "alphabeta":
             self._check_engine()
