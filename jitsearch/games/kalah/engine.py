@@ -545,11 +545,18 @@ class KalahEngine:
     """
 
     def __init__(self, houses: int, *, eval: str = "fitted", probe: Probe | None = None, table_mb: float = 64,
-                 threads: int = 1, exact_depth: bool = False, aspiration: bool = True, etc: bool = False):
+                 threads: int = 1, exact_depth: bool = False, aspiration: bool = True, etc: bool = False,
+                 weights=None):
         self.houses = check_int("houses", houses, 1, 16)
         if eval not in EVALS:
             raise ValueError(f"eval must be one of {', '.join(EVALS)} for the engine, got {eval!r}")
         self.weights = FITTED_WEIGHTS if eval == "fitted" else STORE_WEIGHTS
+        if weights is not None:  # other weights of the same features (centiseeds), e.g. to test a new fit
+            w = np.asarray(weights)
+            if w.shape != (len(FEATURES),) or w.dtype.kind not in "iu" or np.abs(w).max(initial=0) > 100_000:
+                raise ValueError(f"weights must be {len(FEATURES)} integers (centiseeds) of |w| <= 100000, one per "
+                                 f"feature {FEATURES}")
+            self.weights = w.astype(np.int64)
         self.probe = probe if probe is not None else _NO_DB
         self.threads = check_int("threads", threads, 1, 256)
         self.table = new_engine_table(table_mb)
