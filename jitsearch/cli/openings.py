@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._support import UserError, check_output_file, write_text_atomic
+from ._support import UserError, check_output_file, given_options, refuse_options, write_text_atomic
 from .common import emit_json, stderr, stop_interrupted, stdout
 
 
@@ -48,6 +48,7 @@ def _command(houses, seeds, empty_capture, plies, within, exact, depth, count, s
 
 
 def openings(
+    ctx: typer.Context,
     houses: Annotated[int, typer.Option("--houses", help="Houses per side (m).")] = 6,
     seeds: Annotated[int, typer.Option("--seeds", help="Seeds per house (n).")] = 4,
     empty_capture: Annotated[bool, typer.Option("--empty-capture", help="The empty-capture rule variant.")] = False,
@@ -103,6 +104,9 @@ def openings(
     lo_hi = _parse_plies(plies)
     if exact == (depth is not None):
         raise UserError("give exactly one of --exact (solve each position) and --depth D (search to depth D)")
+    if not exact:
+        refuse_options(given_options(ctx), ("endgame_seeds", "endgame_cache_dir", "max_nodes"),
+                       "applies with --exact only")
     if within < 0:
         raise UserError(f"--within must be >= 0, got {within}")
     if not 1 <= count <= suites.MAX_COUNT:
