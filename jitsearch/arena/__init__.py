@@ -11,7 +11,9 @@ searcher.
   and their checks), :mod:`.kalah_arena` (matches with SPRT stopping,
   gauntlets and round robins), :mod:`.random_tree_tournament`;
 * statistics: :mod:`.stats` (W/D/L, pentanomial, Elo, nElo, LOS, SPRT);
-* openings: :mod:`.openings` (suites from files, generated, balanced);
+* openings: :mod:`.openings` (suites from files, generated, balanced),
+  :mod:`.opening_suites` (balanced suites valued exactly or by a deep
+  search, and those shipped in ``arena/suites``);
 * scheduling: :mod:`.executor` (this process, a local Dask cluster or a
   remote one);
 * record files: :mod:`.records` (checked, resumable JSONL).
