@@ -79,3 +79,23 @@ def kill_when_ready(cmd, ready, timeout=120.0) -> bool:
         os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     return killed
+
+
+# -- slow tests: skipped unless --runslow ------------------------------------------------------------
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help="also run the tests marked slow (minutes each, e.g. re-solving shipped Kalah(6,4) openings)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: takes minutes; skipped unless pytest is given --runslow")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--runslow"):
+        return
+    skip = pytest.mark.skip(reason="slow: give --runslow to run it")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

@@ -13,7 +13,9 @@ searcher.
 * statistics: :mod:`.stats` (W/D/L, pentanomial, Elo, nElo, LOS, SPRT),
   :mod:`.ratings` (maximum-likelihood ratings of many players) and
   :mod:`.rating_list` (rating lists from record files, table and chart);
-* openings: :mod:`.openings` (suites from files, generated, balanced);
+* openings: :mod:`.openings` (suites from files, generated, balanced),
+  :mod:`.opening_suites` (balanced suites valued exactly or by a deep
+  search, and those shipped in ``arena/suites``);
 * scheduling: :mod:`.executor` (this process, a local Dask cluster or a
   remote one);
 * record files: :mod:`.records` (checked, resumable JSONL).

@@ -106,6 +106,7 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
     from ..arena.kalah_arena import FORMATS, engine_pairs, plot_trajectory, run_engines
     from ..arena.kalah_arena import run_kalah_tournament
     from ..arena.kalah_tournament import KalahMatch
+    from ..arena.opening_suites import RESERVED_NAME, shipped_suite_path
     from ..arena.openings import random_openings as make_random_openings, read_openings
     from ..arena.stats import SPRT
 
@@ -117,7 +118,11 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
         if random_openings is not None:
             raise UserError("give either --openings FILE or --random-openings K, not both")
         try:
-            suite = read_openings(Path(openings), houses, seeds, empty_capture)
+            if openings.strip() == RESERVED_NAME:  # the suite shipped for this board (./balanced reads a file)
+                suite = read_openings(shipped_suite_path(houses, seeds, empty_capture), houses, seeds,
+                                      empty_capture)
+            else:
+                suite = read_openings(Path(openings), houses, seeds, empty_capture)
         except ValueError as exc:
             raise UserError(str(exc)) from None
     if random_openings is not None:

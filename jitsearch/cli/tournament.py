@@ -35,7 +35,11 @@ def tournament(
     = False,
     openings: Annotated[
         str, typer.Option("--openings", help="Kalah: an opening suite FILE (one position per line, each played "
-                                             "with both seats), or N seeded random opening plies per pair.")
+                                             "with both seats); 'balanced': the suite shipped for the board "
+                                             "(positions 2-6 plies deep valued within 2 seeds of 0, exactly "
+                                             "for Kalah(6,4) and its empty-capture variant, by a deep search "
+                                             "for Kalah(6,6); see 'jitsearch openings'); or N seeded random "
+                                             "opening plies per pair.")
     ] = "0",
     random_openings: Annotated[
         Optional[int], typer.Option("--random-openings", help="Kalah: a suite of K positions after 2-8 seeded "

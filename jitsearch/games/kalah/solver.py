@@ -181,7 +181,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                 endgame_cache_dir=None, chunk_nodes: int | None = None, endgame_progress=None,
                 db_etc_window: int = DB_ETC_WINDOW, checkpoint=None, resume: bool = False,
                 checkpoint_seconds: float = 600.0, prefetch: bool | None = None,
-                memory_hint: str | None = None) -> dict:
+                memory_hint: str | None = None, table: np.ndarray | None = None) -> dict:
     """Game-theoretic value (player 0's final margin under perfect play) and
     the best move, by MTD(f) with a transposition table.
 
@@ -222,6 +222,13 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
         extra moves (Kalah(4,4): 1.6x slower).
     memory_hint : what a refusal for memory tells the user to change (default:
         the table size or ``max_bytes``, as the ``solve`` command names them).
+    table : a transposition table to use and keep (int64[slots, 4], slots a
+        power of two >= 16; start with zeros), e.g. to share one between the
+        solves of many positions of the same board and rules: its entries
+        are bounds on the rest of the game keyed on the houses and the
+        player to move, true whatever the root, so a later solve reuses what
+        an earlier one proved. Never share one across board sizes or rule
+        variants. Not with ``checkpoint``; ``tt_capacity`` is then ignored.
     checkpoint, resume, checkpoint_seconds : a directory where the solve's
         whole state (table, bounds, the test in progress) is saved every
         ``checkpoint_seconds`` and when it stops unfinished (see
@@ -270,6 +277,15 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                 "table_slots": 0, "first_guess": None, "estimate_nodes": 0}
     m = state.houses
     db_wanted = endgame_db["max_seeds"] if endgame_db is not None else endgame_seeds
+    if table is not None:
+        if checkpoint is not None:
+            raise ValueError("a shared table (table=...) and a checkpoint exclude each other")
+        if (not isinstance(table, np.ndarray) or table.dtype != np.int64 or table.ndim != 2 or table.shape[1] != 4
+                or table.shape[0] < 16 or table.shape[0] & (table.shape[0] - 1) or not table.flags.c_contiguous
+                or not table.flags.writeable):
+            raise ValueError("table must be a writable C-contiguous int64 array of shape (slots, 4), slots a power "
+                             "of two >= 16")
+        tt_capacity = table.shape[0]
     if tt_capacity is None:
         cap = table_slots_for(state, db_wanted, max_bytes)
     else:
@@ -295,7 +311,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                 raise ValueError(f"{checkpoint}: the saved stack's {field} has shape {arr.shape}, not {mine.shape}")
             mine[...] = arr
         counters[0] = int(saved["progress"]["nodes"])
-    else:
+    elif table is None:
         table = _allocate((cap, 4), np.int64, f"a transposition table of {cap} slots", fix)
     start = time.perf_counter()
     deadline = None if time_limit is None else start + float(time_limit)
