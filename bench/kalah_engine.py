@@ -12,9 +12,9 @@ resume) and the summary to ``<out>/engine.json`` and ``engine.md``.
     python bench/kalah_engine.py match --a alphabeta:time=0.2 --b alphabeta:time=0.2,plain=1 --pairs 200
     python bench/kalah_engine.py match --a alphabeta:time=0.1,threads=2 --b alphabeta:time=0.1 --workers 1
 
-``--openings balanced`` uses the shipped suite when there is one for the
-board (see ``jitsearch openings``), else ``--random-openings`` balanced
-positions (depth-6 search within 2 seeds).
+``--openings balanced`` (the default) uses the suite shipped for the board
+(exact values within 2 seeds, see ``jitsearch openings``), else
+``--random-openings`` balanced positions (depth-6 search within 2 seeds).
 """
 
 from __future__ import annotations
@@ -108,11 +108,11 @@ def cmd_match(a) -> dict:
                            a.empty_capture)  # built once before the clock starts
     suite = ()
     if a.openings == "balanced":
-        try:
-            from jitsearch.arena.openings import shipped_suite
+        from jitsearch.arena.opening_suites import shipped_suite
 
-            suite = shipped_suite(a.houses, a.seeds, a.empty_capture)
-        except (ImportError, ValueError):
+        try:
+            suite = tuple(o.position for o in shipped_suite(a.houses, a.seeds, a.empty_capture))
+        except ValueError:  # no suite shipped for this board
             suite = ()
     if not suite:
         suite = random_openings(a.random_openings, a.houses, a.seeds, a.empty_capture, a.seed, balanced=2)
