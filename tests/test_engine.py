@@ -137,3 +137,13 @@ def test_engine_agent_plays_a_game_with_its_database_and_reuses_its_table(monkey
     assert a._engine is not None and a.last["move"] in range(1, 5)
     twin = a.with_seed(3)
     assert twin._engine is None  # a new game gets a new table
+
+
+def test_other_weights_are_checked_and_used():
+    s = random_positions(4, 3, 1, seed=4)[0]
+    w = np.array([10, -20, 30, 40, -50, 6], np.int64)
+    r = KalahEngine(4, weights=w, exact_depth=True, table_mb=1).search(s, depth=3)
+    assert r["value"] == negamax_reference(s, 3, w)
+    for bad in ([1, 2, 3], [0.5] * 6, [10**6] * 6):
+        with pytest.raises(ValueError, match="weights"):
+            KalahEngine(4, weights=np.array(bad))

@@ -26,9 +26,12 @@ The pieces, each measured in ``bench/kalah_engine.py``:
   houses takes its exact value from the database (:mod:`.endgame`) at
   once: endgames are played perfectly.
 * **Lazy SMP**: ``threads`` search threads run the same iterative
-  deepening over one shared table (helpers start one ply deeper on odd
-  threads); the main thread's deepest finished iteration is played (or a
-  helper's, when deeper). Every kernel is ``nogil``.
+  deepening over one shared table, helper i searching root move i - 1 (in
+  house order, modulo the moves) first, so that they fill the table with
+  different subtrees (measured: 2 threads reach depth 16 about 20% sooner
+  than one; starting odd helpers a ply deeper did worse); the main
+  thread's deepest finished iteration is played (or a helper's, when
+  deeper). Every kernel is ``nogil``.
 """
 
 from __future__ import annotations
@@ -193,6 +196,9 @@ OPT_EXACT_DEPTH = 1
 #: cut at once when an entry proves the cut (at nodes with at least ETC_MIN_DEPTH plies left).
 OPT_ETC = 2
 ETC_MIN_DEPTH = 3
+#: options >> ROOT_FIRST_SHIFT = r > 0: search the root move r - 1 (modulo the moves, in house order) first: Lazy
+#: SMP helpers start on different root moves, so that the table they share fills with different subtrees.
+ROOT_FIRST_SHIFT = 8
 
 
 class ThreadState(NamedTuple):
@@ -306,6 +312,9 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                         key += np.int64(1) << 35
                     keys_all[sp, count] = key
                     count += 1
+                rotate = options >> ROOT_FIRST_SHIFT
+                if sp == 0 and rotate > 0 and count > 1:  # a Lazy SMP helper: this root move first
+                    keys_all[sp, (rotate - 1) % count] += np.int64(1) << 55
                 if (options & OPT_ETC) != 0 and depth >= ETC_MIN_DEPTH and sp > 0:
                     # enhanced transposition cutoff: a child whose table entry already proves a cut
                     b = frames[sp, F_BETA]
@@ -546,8 +555,9 @@ class KalahEngine:
 
     def __init__(self, houses: int, *, eval: str = "fitted", probe: Probe | None = None, table_mb: float = 64,
                  threads: int = 1, exact_depth: bool = False, aspiration: bool = True, etc: bool = False,
-                 weights=None):
+                 weights=None, root_split: bool = True):
         self.houses = check_int("houses", houses, 1, 16)
+        self.root_split = check_bool("root_split", root_split)
         if eval not in EVALS:
             raise ValueError(f"eval must be one of {', '.join(EVALS)} for the engine, got {eval!r}")
         self.weights = FITTED_WEIGHTS if eval == "fitted" else STORE_WEIGHTS
@@ -606,8 +616,9 @@ class KalahEngine:
         try:
             pool = _helper_pool(self.threads - 1) if self.threads > 1 else None
             for i in range(1, self.threads):
+                options = self.options | ((i if self.root_split else 0) << ROOT_FIRST_SHIFT)
                 futures.append(pool.submit(_iterate, state, self.table, self.generation, self.weights,
-                                                 self.probe, self.options, stop, self.states[i], 1 + (i & 1),
+                                                 self.probe, options, stop, self.states[i], 1,
                                                  max_depth, self.aspiration, None, results[i]))
             _iterate(state, self.table, self.generation, self.weights, self.probe, self.options, stop,
                      self.states[0], 1, max_depth, self.aspiration, deadline, results[0])
