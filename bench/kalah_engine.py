@@ -31,7 +31,7 @@ from jitsearch.arena.kalah_tournament import KalahMatch
 from jitsearch.arena.openings import random_openings
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah.alphabeta import search as plain_search
-from jitsearch.games.kalah.engine import KalahEngine, load_probe
+from jitsearch.games.kalah.engine import KalahEngine
 
 OUT = Path(__file__).parent / "results" / "engine"
 
@@ -98,15 +98,7 @@ def cmd_speed(a) -> dict:
 
 
 def cmd_match(a) -> dict:
-    for spec in (a.a, a.b):
-        if spec.startswith("alphabeta") and "plain=1" not in spec:
-            from jitsearch.arena.agents import parse_agent
-
-            agent = parse_agent(spec)
-            if agent.engine:
-                load_probe(a.houses, agent.engine_db_seeds(KalahState.initial(a.houses, a.seeds)),
-                           a.empty_capture)  # built once before the clock starts
-    suite = ()
+    suite = ()  # (the engines' databases are built before the first game by run_kalah_tournament)
     if a.openings == "balanced":
         from jitsearch.arena.opening_suites import shipped_suite
 

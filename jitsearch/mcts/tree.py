@@ -189,11 +189,7 @@ def select_child(first_child, num_children, visits, value, imm, prior, proven, n
     the best score; with the solver, proven children are never chosen.
     Returns NO_NODE if every child is proven. With ``alpha`` > 0 the
     exploitation term of an evaluated child is (1 - alpha) w/n + alpha imm
-    (implicit minimax backups; a separate loop, so that the search without
-    them runs the loop it always ran)."""
-    if alpha > 0.0:
-        return select_child_imm(first_child, num_children, visits, value, imm, prior, proven, node, c, formula, pb,
-                                solver, alpha)
+    (implicit minimax backups)."""
     f = first_child[node]
     best = NO_NODE
     best_score = -math.inf
@@ -204,27 +200,7 @@ def select_child(first_child, num_children, visits, value, imm, prior, proven, n
         if visits[ch] == 0.0:
             return ch
         s = child_score(visits, value, prior, ch, parent_visits, c, formula, pb)
-        if s > best_score:
-            best_score = s
-            best = ch
-    return best
-
-
-@njit(cache=True)
-def select_child_imm(first_child, num_children, visits, value, imm, prior, proven, node, c, formula, pb, solver,
-                     alpha):
-    """:func:`select_child` with the implicit minimax values mixed in."""
-    f = first_child[node]
-    best = NO_NODE
-    best_score = -math.inf
-    parent_visits = max(visits[node], 1.0)
-    for ch in range(f, f + num_children[node]):
-        if solver and proven[ch] != UNKNOWN:
-            continue
-        if visits[ch] == 0.0:
-            return ch
-        s = child_score(visits, value, prior, ch, parent_visits, c, formula, pb)
-        if imm[ch] >= 0.0:  # (1 - alpha) w/n + alpha imm in place of w/n
+        if alpha > 0.0 and imm[ch] >= 0.0:  # (1 - alpha) w/n + alpha imm in place of w/n
             s += alpha * (imm[ch] - value[ch] / visits[ch])
         if s > best_score:
             best_score = s

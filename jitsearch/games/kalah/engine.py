@@ -45,8 +45,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..._checks import check_bool, check_int
-from ...rng import GOLDEN, mix64
+from ..._checks import check_bool, check_float, check_int
+from .alphabeta import board_hash
 from .endgame import rank_houses
 from .state import KalahState, apply_move
 
@@ -72,48 +72,43 @@ SLOT_BYTES = 16
 
 
 @njit(cache=True, inline="always")
-def _board_hash(board, player):
-    h = mix64(np.uint64(player + 7))
-    for i in range(board.shape[0]):
-        h = mix64(h ^ (np.uint64(board[i]) + np.uint64(i + 1) * GOLDEN))
-    return h
+def _side_terms(board, m, side):
+    """One side's raw features: (seeds in its houses, non-empty houses, houses whose seeds end in its store,
+    the largest capture it could make now: the captured seeds plus the capturing one, 0 for none)."""
+    lap = 2 * m + 1
+    first = 1 if side == 0 else m + 2
+    store = m + 1 if side == 0 else 0
+    seeds = 0
+    nonempty = 0
+    extra = 0
+    capture = 0
+    for i in range(first, first + m):
+        s = board[i]
+        seeds += s
+        if s == 0:
+            continue
+        nonempty += 1
+        distance = (store - i) if side == 0 else (2 * m + 2 - i)
+        if s == distance or s == distance + lap:
+            extra += 1
+        land = i + s
+        if s < distance and board[land] == 0:  # lands in an own empty house (no lap)
+            gain = board[2 * m + 2 - land]
+            if gain > 0 and gain + 1 > capture:
+                capture = gain + 1
+    return seeds, nonempty, extra, capture
 
 
 @njit(cache=True, inline="always")
 def features_into(board, m, player, out):
     """Write the :data:`FEATURES` of ``board`` for ``player`` to move into ``out``."""
-    lap = 2 * m + 1
-    for k in range(out.shape[0]):
-        out[k] = 0
-    for side in range(2):
-        first = 1 if side == 0 else m + 2
-        store = m + 1 if side == 0 else 0
-        sign = 1 if side == player else -1
-        seeds = 0
-        nonempty = 0
-        extra = 0
-        capture = 0
-        for i in range(first, first + m):
-            s = board[i]
-            seeds += s
-            if s == 0:
-                continue
-            nonempty += 1
-            distance = (store - i) if side == 0 else (2 * m + 2 - i)
-            if s == distance or s == distance + lap:
-                extra += 1
-            land = i + s
-            if s < distance and board[land] == 0:  # lands in an own empty house (no lap)
-                gain = board[2 * m + 2 - land]
-                if gain > 0 and gain + 1 > capture:
-                    capture = gain + 1
-        out[0] += sign * seeds
-        out[1] += sign * nonempty
-        out[2] += sign * extra
-        if side == player:
-            out[3] = capture
-        else:
-            out[4] = capture
+    s0, n0, e0, c0 = _side_terms(board, m, player)
+    s1, n1, e1, c1 = _side_terms(board, m, 1 - player)
+    out[0] = s0 - s1
+    out[1] = n0 - n1
+    out[2] = e0 - e1
+    out[3] = c0
+    out[4] = c1
     out[5] = 1
 
 
@@ -122,38 +117,10 @@ def evaluate(board, m, player, weights):
     """Value for ``player`` (to move): SCALE x store difference + weights . features."""
     own = m + 1 if player == 0 else 0
     opp = m + 1 - own
-    v = np.int64(SCALE) * (board[own] - board[opp])
-    lap = 2 * m + 1
-    cap_own = 0
-    cap_opp = 0
-    for side in range(2):
-        first = 1 if side == 0 else m + 2
-        store = m + 1 if side == 0 else 0
-        sign = 1 if side == player else -1
-        seeds = 0
-        nonempty = 0
-        extra = 0
-        capture = 0
-        for i in range(first, first + m):
-            s = board[i]
-            seeds += s
-            if s == 0:
-                continue
-            nonempty += 1
-            distance = (store - i) if side == 0 else (2 * m + 2 - i)
-            if s == distance or s == distance + lap:
-                extra += 1
-            land = i + s
-            if s < distance and board[land] == 0:
-                gain = board[2 * m + 2 - land]
-                if gain > 0 and gain + 1 > capture:
-                    capture = gain + 1
-        v += sign * (weights[0] * seeds + weights[1] * nonempty + weights[2] * extra)
-        if side == player:
-            cap_own = capture
-        else:
-            cap_opp = capture
-    return v + weights[3] * cap_own + weights[4] * cap_opp + weights[5]
+    s0, n0, e0, c0 = _side_terms(board, m, player)
+    s1, n1, e1, c1 = _side_terms(board, m, 1 - player)
+    return (np.int64(SCALE) * (board[own] - board[opp]) + weights[0] * (s0 - s1) + weights[1] * (n0 - n1)
+            + weights[2] * (e0 - e1) + weights[3] * c0 + weights[4] * c1 + weights[5])
 
 
 @njit(cache=True, inline="always")
@@ -273,7 +240,7 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                 ret = evaluate(board, m, player, weights)
                 action = _RETURN
             if action == _NEXT:
-                h = _board_hash(board, player)
+                h = board_hash(board, player)
                 slot = np.int64(h & mask)
                 frames[sp, F_HASH] = np.int64(h)
                 frames[sp, F_SLOT] = slot
@@ -322,7 +289,7 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                         nxt = nexts_all[sp, i]
                         if nxt < 0:
                             continue
-                        hc = _board_hash(children_all[sp, i], nxt)
+                        hc = board_hash(children_all[sp, i], nxt)
                         cs = np.int64(hc & mask)
                         cdata = tdata[cs]
                         if (tkeys[cs] ^ cdata) != hc:
@@ -457,7 +424,7 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
 @njit(cache=True)
 def table_move(board, player, tkeys, tdata):
     """The table's best move for a position (-1 when it holds none)."""
-    h = _board_hash(board, player)
+    h = board_hash(board, player)
     slot = np.int64(h & np.uint64(tkeys.shape[0] - 1))
     data = tdata[slot]
     if (tkeys[slot] ^ data) != h:
@@ -569,7 +536,7 @@ class KalahEngine:
             self.weights = w.astype(np.int64)
         self.probe = probe if probe is not None else _NO_DB
         self.threads = check_int("threads", threads, 1, 256)
-        self.table = new_engine_table(table_mb)
+        self.table = new_engine_table(check_float("table_mb", table_mb, 0.0, 65_536.0, lo_open=True))
         self.options = ((OPT_EXACT_DEPTH if check_bool("exact_depth", exact_depth) else 0)
                         | (OPT_ETC if check_bool("etc", etc) else 0))
         self.aspiration = check_bool("aspiration", aspiration)
@@ -583,6 +550,8 @@ class KalahEngine:
         database: ``value`` is then the mover's final margin under perfect play, times SCALE), ``depth``
         (deepest finished iteration), ``nodes``, ``db_hits``, ``seconds``, ``pv``. ``stop_event`` (a
         ``threading.Event``) stops the search early, as the time limit does."""
+        if not isinstance(state, KalahState):
+            raise ValueError(f"the engine searches a KalahState, got {type(state).__name__}")
         if state.is_over:
             raise ValueError("the game is over: nothing to search")
         if state.houses != self.houses:
@@ -590,6 +559,8 @@ class KalahEngine:
         if time_limit is None and depth is None:
             raise ValueError("give time_limit or depth")
         max_depth = MAX_PLY if depth is None else check_int("depth", depth, 1, MAX_PLY)
+        if time_limit is not None:
+            time_limit = check_float("time_limit", time_limit, 0.0, 86_400.0, lo_open=True)
         start = time.perf_counter()
         deadline = None if time_limit is None else start + time_limit
         self.generation = (self.generation + 1) & 0xFFFF
