@@ -17,7 +17,8 @@ and falls back to the deepest alpha-beta iteration), ``perfect`` (solves
 every position it moves in, no limit: perfect play, for boards that solve
 in seconds; a position with more seeds in its houses than
 :func:`perfect_seed_limit` allows is refused in one line), ``human`` (the CLI
-asks). ``eval`` is ``store`` (store difference, the default) or
+asks), ``cmd:PROGRAM ARGS...`` (an external engine speaking the line protocol,
+:mod:`jitsearch.arena.external_engine`). ``eval`` is ``store`` (store difference, the default) or
 ``heuristic`` (seed 003's weighted H1..H5).
 
 Monte Carlo agents (:mod:`jitsearch.mcts.search`): ``mcts:iterations=100``
@@ -510,6 +511,10 @@ def parse_agent(spec: str, *, seed: int | None = None) -> Agent:
         from .openspiel_agents import parse_openspiel_spec
 
         return parse_openspiel_spec(spec, rest, seed)
+    if kind == "cmd":  # an external engine (the line protocol): cmd:PROGRAM ARGS...
+        from .external_engine import ExternalAgent
+
+        return ExternalAgent(spec, seed=seed)
     if kind not in KINDS:
         raise ValueError(f"unknown agent {kind!r} in agent spec {spec!r}; choose one of: {', '.join(KINDS)}")
     allowed = AGENT_OPTIONS[kind]

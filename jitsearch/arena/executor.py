@@ -99,15 +99,17 @@ def describe(workers: int, scheduler: str | None, tasks: int) -> str:
 
 
 def run_tasks(fn, tasks: list, on_result, *, workers: int = 1, scheduler: str | None = None,
-              should_stop=None) -> bool:
-    """Run ``fn`` over ``tasks`` (see the module docstring); True if Ctrl-C stopped it."""
+              should_stop=None, finish=None) -> bool:
+    """Run ``fn`` over ``tasks`` (see the module docstring); True if Ctrl-C stopped it. ``finish()``, when
+    given, is run on every worker of a cluster before the client closes (e.g. to end processes the tasks
+    started there; in this process the caller does that itself)."""
     tasks = list(tasks)
     if not tasks:
         return False
     stop = should_stop or (lambda: False)
     if scheduler is None and (workers <= 1 or len(tasks) < MIN_CLUSTER_TASKS):
         return _run_here(fn, tasks, on_result, stop)
-    return _run_dask(fn, tasks, on_result, stop, workers, scheduler)
+    return _run_dask(fn, tasks, on_result, stop, workers, scheduler, finish)
 
 
 _M_TOP_PAD = -2  # mallopt's parameter number (malloc.h)
@@ -399,7 +401,7 @@ def _worker_count(client, requested: int) -> int:
         return max(1, int(requested))
 
 
-def _run_dask(fn, tasks, on_result, stop, workers, scheduler) -> bool:
+def _run_dask(fn, tasks, on_result, stop, workers, scheduler, finish=None) -> bool:
     from distributed import as_completed
 
     try:
@@ -447,14 +449,14 @@ def _run_dask(fn, tasks, on_result, stop, workers, scheduler) -> bool:
         interrupted = True
     except BaseException as exc:  # a task's error: raised once the cluster is shut down
         error = exc
-    if _shut_down(client, cluster, [f for f in futures if not f.done()], interrupted or error is not None):
+    if _shut_down(client, cluster, [f for f in futures if not f.done()], interrupted or error is not None, finish):
         interrupted = True  # a Ctrl-C during the shutdown itself
     if error is not None:
         raise error
     return interrupted
 
 
-def _shut_down(client, cluster, outstanding, abort: bool) -> bool:
+def _shut_down(client, cluster, outstanding, abort: bool, finish=None) -> bool:
     """Cancel ``outstanding``, close the client and our local cluster (its
     workers killed where tasks still run). Every step is taken even if a
     Ctrl-C comes in the middle; True if one did."""
@@ -475,6 +477,8 @@ def _shut_down(client, cluster, outstanding, abort: bool) -> bool:
         step(client.cancel, outstanding)
         if cluster is not None:  # a running task is not cancelled: end our own workers at once
             step(_kill_local_workers, cluster)
+    if finish is not None and (cluster is None or not outstanding):  # killed workers took theirs along
+        step(client.run, finish, wait=True)
     step(client.close, timeout=2)
     if cluster is not None:
         pids = _worker_pids(cluster)

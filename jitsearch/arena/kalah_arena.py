@@ -21,6 +21,7 @@ from dataclasses import asdict
 from itertools import combinations
 
 from .executor import MAX_WORKERS, run_tasks
+from .external_engine import EngineSettings, ExternalAgent, close_engines
 from .kalah_tournament import (GameRecords, KalahMatch, agent_template, config_id, game_key_text, play_lockstep,
                                play_one, summarize)
 from .records import MAX_PAIRS, RecordSink, check_count, check_out_path, check_records, read_record_file, seal
@@ -31,16 +32,37 @@ _SCORE = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 
 
 def _play_pair(task):
-    tag, a, b, match, pair, seats = task
-    return tag, [play_one(a, b, match, pair, seat) for seat in seats]
+    tag, a, b, match, pair, seats, engine_settings = task
+    return tag, [play_one(a, b, match, pair, seat, engine_settings) for seat in seats]
+
+
+def _check_agents(specs, match: KalahMatch, engine_settings: EngineSettings | None) -> None:
+    """Parse and check every agent before any game (a ``cmd:`` engine is started and asked for the board)."""
+    if engine_settings is not None:
+        if not isinstance(engine_settings, EngineSettings):
+            raise ValueError(f"engine_settings must be an EngineSettings, got {engine_settings!r}")
+        engine_settings.check()
+    for spec in specs:
+        if not isinstance(spec, str):
+            raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=3', got {spec!r}")
+        agent = agent_template(spec)  # spec errors before any game; parsed once, games copy it
+        if agent.kind == "human":
+            raise ValueError("a tournament needs engines, not human players")
+    for spec in specs:
+        agent = agent_template(spec)
+        if isinstance(agent, ExternalAgent):
+            agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite, settings=engine_settings)
+        else:
+            agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite)  # perfect, openspiel
 
 
 class MatchRun:
     """One A-vs-B match: its checked record file, its records and statistics."""
 
     def __init__(self, a: str, b: str, match: KalahMatch, pairs: int, *, out=None, resume: bool = False,
-                 sprt: SPRT | None = None):
+                 sprt: SPRT | None = None, engine_settings: EngineSettings | None = None):
         self.a, self.b, self.match, self.pairs, self.sprt = a, b, match, pairs, sprt
+        self.engine_settings = engine_settings
         self.cid = config_id(a, b, match)
         self.settings = asdict(match)
         self.records: dict[tuple[int, int], dict] = {}
@@ -86,7 +108,7 @@ class MatchRun:
         for p in range(self.pairs):
             seats = tuple(s for s in (0, 1) if (p, s) not in self.records)
             if seats:
-                out.append((tag, self.a, self.b, self.match, p, seats))
+                out.append((tag, self.a, self.b, self.match, p, seats, self.engine_settings))
         return out
 
     def keep(self, rec: dict) -> None:
@@ -139,12 +161,18 @@ class MatchRun:
 
 def run_match(a: str, b: str, match: KalahMatch, pairs: int, *, out=None, resume: bool = False, workers: int = 1,
               scheduler: str | None = None, sprt: SPRT | None = None, progress=None, on_update=None,
-              lockstep: bool = False) -> dict:
+              lockstep: bool = False, engine_settings: EngineSettings | None = None) -> dict:
     """Play one match (see the module docstring); returns its result dict
     (:func:`jitsearch.arena.kalah_tournament.summarize` plus ``statistics``,
     ``sprt``, ``trajectory``, ``interrupted``). ``progress(done, total)``
-    after each game; ``on_update(result)`` after each completed pair."""
-    run = MatchRun(a, b, match, pairs, out=out, resume=resume, sprt=sprt)
+    after each game; ``on_update(result)`` after each completed pair;
+    ``engine_settings``: how ``cmd:`` engines are run (their processes end
+    with the match)."""
+    try:
+        run = MatchRun(a, b, match, pairs, out=out, resume=resume, sprt=sprt, engine_settings=engine_settings)
+    except BaseException:
+        close_engines()
+        raise
     total = 2 * pairs
     interrupted = False
 
@@ -162,17 +190,18 @@ def run_match(a: str, b: str, match: KalahMatch, pairs: int, *, out=None, resume
             progress(len(run.records), total)
         tasks = run.tasks(0)
         if lockstep:
-            for rec in play_lockstep(a, b, match, [(t[4], s) for t in tasks for s in t[5]]):
+            for rec in play_lockstep(a, b, match, [(t[4], s) for t in tasks for s in t[5]], engine_settings):
                 deliver((0, [rec]))
                 if run.decided():
                     break
         else:
             interrupted = run_tasks(_play_pair, tasks, deliver, workers=workers, scheduler=scheduler,
-                                    should_stop=lambda: run.decided() is not None)
+                                    should_stop=lambda: run.decided() is not None, finish=close_engines)
     except KeyboardInterrupt:
         interrupted = True
     finally:
         run.close()
+        close_engines()
     return run.result(interrupted)
 
 
@@ -196,23 +225,22 @@ def match_file_name(i: int, j: int) -> str:
 
 def run_engines(engines: list[str], fmt: str, match: KalahMatch, pairs: int, *, out_dir=None, resume: bool = False,
                 workers: int = 1, scheduler: str | None = None, progress=None, on_update=None,
-                match_file=None) -> dict:
+                match_file=None, engine_settings: EngineSettings | None = None) -> dict:
     """A gauntlet or round robin: every match of :func:`engine_pairs`, all
     their pairs on one executor run, each match's games in its own file
     ``out_dir/match_I_vs_J.jsonl`` (or ``out_dir/match_file(a, b)`` for the
     match of specs a and b, e.g. to keep a match's file whatever the order
     of the list). Returns ``matches`` (each a :meth:`MatchRun.result`),
-    ``crosstable`` and ``standings``."""
+    ``crosstable`` and ``standings``. ``engine_settings``: how ``cmd:``
+    engines are run (their processes end with the run)."""
     from pathlib import Path
 
-    for spec in engines:
-        if not isinstance(spec, str):
-            raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=3', got {spec!r}")
-        agent = agent_template(spec)  # parsed once; the games copy it
-        if agent.kind == "human":
-            raise ValueError("a tournament needs engines, not human players")
-        agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite)  # before any game
     schedule = engine_pairs(engines, fmt)
+    try:
+        _check_agents(engines, match, engine_settings)
+    except BaseException:
+        close_engines()
+        raise
     if out_dir is not None:
         out_dir = Path(out_dir)
         if out_dir.exists() and not out_dir.is_dir():
@@ -221,8 +249,12 @@ def run_engines(engines: list[str], fmt: str, match: KalahMatch, pairs: int, *, 
     def name(i, j):
         return match_file_name(i, j) if match_file is None else match_file(engines[i], engines[j])
 
-    runs = [MatchRun(engines[i], engines[j], match, pairs, resume=resume,
-                     out=None if out_dir is None else out_dir / name(i, j)) for i, j in schedule]
+    try:
+        runs = [MatchRun(engines[i], engines[j], match, pairs, resume=resume, engine_settings=engine_settings,
+                         out=None if out_dir is None else out_dir / name(i, j)) for i, j in schedule]
+    except BaseException:
+        close_engines()
+        raise
     total = 2 * pairs * len(runs)
 
     def done_games():
@@ -242,12 +274,14 @@ def run_engines(engines: list[str], fmt: str, match: KalahMatch, pairs: int, *, 
         if progress:
             progress(done_games(), total)
         tasks = [t for k, r in enumerate(runs) for t in r.tasks(k)]
-        interrupted = run_tasks(_play_pair, tasks, deliver, workers=workers, scheduler=scheduler)
+        interrupted = run_tasks(_play_pair, tasks, deliver, workers=workers, scheduler=scheduler,
+                                finish=close_engines)
     except KeyboardInterrupt:
         interrupted = True
     finally:
         for r in runs:
             r.close()
+        close_engines()
     return _multi_result(engines, fmt, schedule, runs, interrupted)
 
 
@@ -319,7 +353,7 @@ def plot_trajectory(result: dict, path) -> None:
 
 def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=None, resume: bool = False,
                          workers: int = 1, progress=None, lockstep: bool = False, scheduler: str | None = None,
-                         sprt=None, on_update=None) -> dict:
+                         sprt=None, on_update=None, engine_settings: EngineSettings | None = None) -> dict:
     """Play ``pairs`` pairs of games (2·pairs games); see the module docstring.
 
     Everything is checked before the first game: the arguments, the output
@@ -348,10 +382,7 @@ def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=N
     for spec in (a, b):
         if not isinstance(spec, str):
             raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=3', got {spec!r}")
-        agent = agent_template(spec)  # spec errors before any game; parsed once, games copy it
-        if agent.kind == "human":
-            raise ValueError("a tournament needs engines, not human players")
-        agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite)  # perfect, openspiel
+        agent_template(spec)  # spec errors before any game; parsed once, games copy it
     match.check_openings(pairs)
     if lockstep:
         if workers != 1 or scheduler:
@@ -360,5 +391,10 @@ def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=N
         if not any(agent_template(x).lockstep for x in (a, b)):
             raise ValueError("lockstep needs a multi-tree MCTS agent with an iteration budget, e.g. "
                              "mcts:iterations=20000,backend=cuda")
+    try:
+        _check_agents((a, b), match, engine_settings)  # perfect, openspiel; a cmd: engine starts here
+    except BaseException:
+        close_engines()
+        raise
     return run_match(a, b, match, pairs, out=out, resume=resume, workers=workers, scheduler=scheduler, sprt=sprt,
-                     progress=progress, on_update=on_update, lockstep=lockstep)
+                     progress=progress, on_update=on_update, lockstep=lockstep, engine_settings=engine_settings)

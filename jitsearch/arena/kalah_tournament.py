@@ -37,6 +37,7 @@ import numpy as np
 
 from ..rng import mix64_py
 from .agents import inform_move, parse_agent, play_game, start_agents
+from .external_engine import TERMINATIONS, Forfeit, bind_engines
 from ..games.kalah import BOARD_DTYPE, KalahState, apply_move
 from ..games.kalah.rules import GAME_OVER
 from .records import (MAX_PAIRS, BadRecord, ForeignRecord, dict_differences, get_field, is_int, read_record_file,
@@ -132,37 +133,57 @@ def agent_template(spec: str):
     return parse_agent(spec)
 
 
-def _setup(a: str, b: str, match: KalahMatch, pair: int, seat: int):
-    """(opening plies, start state, [player 0's agent, player 1's agent]) of one game."""
+def _setup(a: str, b: str, match: KalahMatch, pair: int, seat: int, engine_settings=None):
+    """(opening plies, start state, [player 0's agent, player 1's agent]) of one game; ``engine_settings``: the
+    :class:`~jitsearch.arena.external_engine.EngineSettings` of its ``cmd:`` agents (None: the defaults)."""
     start, s = _opening_state(match, pair)
     base = mix64_py((match.seed * 1_000_003 + pair) * 4 + seat * 2)
     agent_a = agent_template(a).with_seed(base)
     agent_b = agent_template(b).with_seed(base + 1)
+    bind_engines([agent_a, agent_b], engine_settings)
     start_agents([agent_a, agent_b], start)
     return start, s, ([agent_a, agent_b] if seat == 0 else [agent_b, agent_a])
 
 
-def _record(pair, seat, start, moves, state, match: KalahMatch) -> dict:
+def _record(pair, seat, start, moves, state, match: KalahMatch, forfeit: Forfeit | None = None) -> dict:
+    """A game's record; with ``forfeit``, the player to move in ``state`` lost it by ``forfeit.termination``
+    (``capped`` false, ``a_result`` from who forfeited, the margin that of ``state``)."""
     a_player = 0 if seat == 0 else 1
+    result = _a_result(state.margin, a_player)
+    if forfeit is not None:
+        result = "loss" if state.player == a_player else "win"
     rec = {"pair": pair, "seat": seat, "a_player": a_player, "opening": start, "moves": moves,
            "plies": len(start) + len(moves), "margin": state.margin, "final_board": [int(x) for x in state.board],
-           "capped": not state.is_over, "a_result": _a_result(state.margin, a_player)}
+           "capped": not state.is_over and forfeit is None, "a_result": result}
+    if forfeit is not None:
+        rec["termination"] = forfeit.termination
+        rec["detail"] = forfeit.detail
     if match.suite:
         rec["start"] = match.suite[pair % len(match.suite)]
     return rec
 
 
-def play_one(a: str, b: str, match: KalahMatch, pair: int, seat: int) -> dict:
-    """Game ``seat`` (0: A is player 0, 1: B is) of ``pair``; returns its record."""
-    start, s, agents = _setup(a, b, match, pair, seat)
-    g = play_game(s, agents, max_plies=max(0, match.max_plies - len(start)))
+def play_one(a: str, b: str, match: KalahMatch, pair: int, seat: int, engine_settings=None) -> dict:
+    """Game ``seat`` (0: A is player 0, 1: B is) of ``pair``; returns its record. An external engine
+    that forfeits (:class:`~jitsearch.arena.external_engine.Forfeit`) loses the game, recorded with its
+    ``termination``; ``engine_settings``: theirs."""
+    start, s, agents = _setup(a, b, match, pair, seat, engine_settings)
+    moves = []
+    try:
+        g = play_game(s, agents, max_plies=max(0, match.max_plies - len(start)),
+                      on_move=lambda before, pit, after, agent: moves.append(pit))
+    except Forfeit as forfeit:
+        final = s
+        for mv in moves:
+            final = final.play(mv)
+        return _record(pair, seat, start, moves, final, match, forfeit)
     final = s
     for mv in g["moves"]:
         final = final.play(mv)
     return _record(pair, seat, start, g["moves"], final, match)
 
 
-def play_lockstep(a: str, b: str, match: KalahMatch, games):
+def play_lockstep(a: str, b: str, match: KalahMatch, games, engine_settings=None):
     """Play the games ``games`` ((pair, seat) pairs) side by side, yielding
     each record as its game ends.
 
@@ -177,7 +198,7 @@ def play_lockstep(a: str, b: str, match: KalahMatch, games):
 
     live = []
     for pair, seat in games:
-        start, s, agents = _setup(a, b, match, pair, seat)
+        start, s, agents = _setup(a, b, match, pair, seat, engine_settings)
         live.append({"pair": pair, "seat": seat, "start": start, "state": s, "agents": agents, "moves": [],
                      "cap": max(0, match.max_plies - len(start))})
     while live:
@@ -187,7 +208,10 @@ def play_lockstep(a: str, b: str, match: KalahMatch, games):
             if agent.lockstep:
                 groups.setdefault(str(agent), []).append(g)
             else:
-                g["pit"] = agent(g["state"])
+                try:
+                    g["pit"] = agent(g["state"])
+                except Forfeit as forfeit:
+                    g["forfeit"] = forfeit
         for members in groups.values():
             agents = [g["agents"][g["state"].player] for g in members]
             seeds = [agent.next_search_seed() for agent in agents]
@@ -197,6 +221,9 @@ def play_lockstep(a: str, b: str, match: KalahMatch, games):
                 g["pit"] = r["move"]
         still = []
         for g in live:
+            if "forfeit" in g:
+                yield _record(g["pair"], g["seat"], g["start"], g["moves"], g["state"], match, g["forfeit"])
+                continue
             pit = g.pop("pit")
             if pit not in g["state"].legal_moves():
                 raise RuntimeError(f"agent chose an illegal move {pit} in {g['state'].to_text()}")
@@ -245,6 +272,9 @@ class GameRecords:
         final_board = get_field(rec, "final_board", "ints")
         capped = get_field(rec, "capped", "bool")
         a_result = get_field(rec, "a_result", "str", choices=("win", "draw", "loss"))
+        termination = get_field(rec, "termination", "str", choices=TERMINATIONS) if "termination" in rec else None
+        if "detail" in rec:
+            get_field(rec, "detail", "str")
         if "match" in rec:
             get_field(rec, "match", "dict")
         if "check" in rec:
@@ -276,7 +306,10 @@ class GameRecords:
         if plies > m.max_plies:
             raise BadRecord(f"plies {plies} exceeds the ply cap {m.max_plies}")
         over = player == GAME_OVER
-        if capped == over or (capped and plies != m.max_plies):
+        if termination is not None:  # lost by the engine to move in the last position
+            if over or capped or plies >= m.max_plies:
+                raise BadRecord(f"termination {termination!r} in a game that was over or capped")
+        elif capped == over or (capped and plies != m.max_plies):
             raise BadRecord(f"capped {json.dumps(capped)} does not agree with the game ("
                             f"{'over' if over else 'not over'} after {plies} plies, cap {m.max_plies})")
         if final_board != [int(x) for x in board]:
@@ -285,7 +318,12 @@ class GameRecords:
         real_margin = int(board[m.houses + 1] - board[0])
         if margin != real_margin:
             raise BadRecord(f"margin {margin} does not agree with the final board (margin {real_margin})")
-        if a_result != _a_result(margin, a_player):
+        if termination is not None:
+            expected = "loss" if player == a_player else "win"
+            if a_result != expected:
+                raise BadRecord(f"a_result {a_result!r} does not agree with a {termination} of player {player} "
+                                f"(A is player {a_player})")
+        elif a_result != _a_result(margin, a_player):
             raise BadRecord(f"a_result {a_result!r} does not agree with margin {margin} and A as player {a_player}")
         return (pair, seat)
 
@@ -336,6 +374,11 @@ def summarize(records: list[dict]) -> dict:
     draws = sum(r["a_result"] == "draw" for r in records)
     losses = n - wins - draws
     out = {"games": n, "a_wins": wins, "draws": draws, "b_wins": losses}
+    forfeits = [r for r in records if r.get("termination")]
+    if forfeits:  # games an external engine lost by a time forfeit, an illegal move or a crash
+        out["terminations"] = {t: {"a": sum(r["termination"] == t and r["a_result"] == "loss" for r in forfeits),
+                                   "b": sum(r["termination"] == t and r["a_result"] == "win" for r in forfeits)}
+                               for t in TERMINATIONS if any(r["termination"] == t for r in forfeits)}
     if n == 0:
         out.update(a_score=None, a_score_ci95=[None, None], elo_diff=None, elo_ci95=[None, None],
                    elo_note="no games finished", mean_plies=None, capped=0, a_win_rate=None,

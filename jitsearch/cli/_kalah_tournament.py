@@ -5,6 +5,7 @@ a live table, a plot and the arena's executor (local or Dask)."""
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 from rich.live import Live
@@ -34,10 +35,48 @@ def _parse_sprt(text: str):
 
 
 def _engine_list(engines) -> list[str]:
+    """The specs of ``--engines`` values: separated by spaces, except that a ``cmd:`` spec (an external
+    engine, whose command has spaces) runs to the end of its value."""
     out = []
     for item in engines:
-        out.extend(item.split())
+        rest = item.strip()
+        while rest:
+            if rest.startswith("cmd:"):
+                out.append(rest)
+                break
+            word, _, rest = rest.partition(" ")
+            out.append(word)
+            rest = rest.strip()
     return out
+
+
+def engine_settings(given, specs, *, movetime, timemargin, engine_logs, out, multi):
+    """The :class:`~jitsearch.arena.external_engine.EngineSettings` of a run's ``cmd:`` engines, or None
+    (without one, ``--movetime``, ``--timemargin`` and ``--engine-logs`` are refused)."""
+    from ..arena.external_engine import (DEFAULT_MARGIN_MS, DEFAULT_MOVETIME_MS, MAX_MS, EngineSettings,
+                                         default_log_dir, is_cmd_spec)
+
+    if not any(is_cmd_spec(s) for s in specs):
+        refuse_options(given, ("movetime", "timemargin", "engine_logs"), "applies to cmd: engines only")
+        return None
+    movetime = DEFAULT_MOVETIME_MS if movetime is None else movetime
+    timemargin = DEFAULT_MARGIN_MS if timemargin is None else timemargin
+    if not 1 <= movetime <= MAX_MS:
+        raise UserError(f"--movetime must be 1..{MAX_MS} milliseconds, got {movetime}")
+    if not 0 <= timemargin <= MAX_MS:
+        raise UserError(f"--timemargin must be 0..{MAX_MS} milliseconds, got {timemargin}")
+    if engine_logs is None:
+        engine_logs = (out if multi else out.parent) if out is not None else default_log_dir()
+    engine_logs = Path(engine_logs)
+    if engine_logs.exists() and not engine_logs.is_dir():
+        raise UserError(f"--engine-logs {engine_logs} is a file, not a directory")
+    try:
+        engine_logs.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--engine-logs {engine_logs}: {exc.strerror or exc}") from None
+    if not os.access(engine_logs, os.W_OK):
+        raise UserError(f"--engine-logs {engine_logs}: not writable")
+    return EngineSettings(movetime, timemargin, str(engine_logs.resolve()))
 
 
 def match_table(r: dict, title: str) -> Table:
@@ -101,7 +140,8 @@ def _fit(r: dict):
 
 def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openings, random_openings, balanced,
                      balance_depth, max_plies, seed, workers, scheduler, engines, fmt, sprt, alpha, beta, sprt_model,
-                     plot, out, resume, as_json, lockstep, ratings=False):
+                     plot, out, resume, as_json, lockstep, ratings=False, movetime=None, timemargin=None,
+                     engine_logs=None):
     from ..arena.agents import parse_agent
     from ..arena.kalah_arena import FORMATS, engine_pairs, plot_trajectory, run_engines
     from ..arena.kalah_arena import run_kalah_tournament
@@ -178,13 +218,24 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
                                              balanced=balanced, depth=balance_depth)
             except ValueError as exc:
                 raise UserError(str(exc)) from None
+    settings = engine_settings(given, specs, movetime=movetime, timemargin=timemargin, engine_logs=engine_logs,
+                               out=out, multi=multi)
     match = KalahMatch(houses, seeds, empty_capture, max_plies, plies, seed, suite)
     match.check()
+    from ..arena.external_engine import ExternalAgent, close_engines
+
     for spec, agent in zip(specs, agents):  # a board an agent cannot play, before the first game
         try:
-            agent.check_match(houses, seeds, empty_capture, suite)
+            if isinstance(agent, ExternalAgent):  # started here (and kept for the games), asked for the board
+                agent.check_match(houses, seeds, empty_capture, suite, settings=settings)
+            else:
+                agent.check_match(houses, seeds, empty_capture, suite)
         except ValueError as exc:
+            close_engines()
             raise UserError(f"{spec}: {exc}") from None
+    if settings is not None and not as_json:
+        stderr.print(f"cmd: engines: {settings.movetime_ms} ms a move + {settings.margin_ms} ms margin; their "
+                     f"stderr goes to {settings.log_dir}", soft_wrap=True)
     if suite and pairs % len(suite):
         stderr.print(f"note: {pairs} pairs over {len(suite)} openings: the first {pairs % len(suite)} openings are "
                      f"played once more than the others", soft_wrap=True)
@@ -217,19 +268,28 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
             live.start()
         if multi:
             r = run_engines(specs, fmt, match, pairs, out_dir=out, resume=resume, workers=workers,
-                            scheduler=scheduler, on_update=on_update)
+                            scheduler=scheduler, on_update=on_update, engine_settings=settings)
         else:
             r = run_kalah_tournament(a, b, match, pairs, out=out, resume=resume, workers=workers, lockstep=lockstep,
-                                     scheduler=scheduler, sprt=test, on_update=on_update)
+                                     scheduler=scheduler, sprt=test, on_update=on_update, engine_settings=settings)
     except ExecutorError as exc:
         raise UserError(str(exc)) from None
     finally:
         if live is not None:
             live.stop()
     r["game"] = "kalah"
+    lost: dict[tuple[str, str], int] = {}  # (engine, termination): games a cmd: engine lost by misbehaving
     for m in (r["matches"] if multi else [r]):
         for note in m.get("notes") or []:
             stderr.print(f"note: {note}")
+        for term, by in (m.get("terminations") or {}).items():
+            for side in ("a", "b"):
+                lost[(m[side], term)] = lost.get((m[side], term), 0) + by[side]
+    for (spec, term), count in lost.items():
+        if count:
+            stderr.print(f"note: {spec} lost {count} game{'s' if count != 1 else ''} by {term} (see the records' "
+                         f"detail{'' if settings is None else ' and the logs in ' + settings.log_dir})",
+                         soft_wrap=True)
     if ratings:
         r["ratings"] = _fit(r)
     if as_json:

@@ -84,3 +84,11 @@ def stop_interrupted(message: str):
     sys.stderr.write("interrupted: " + " ".join(message.split()) + "\n")
     sys.stderr.flush()
     raise typer.Exit(130)
+
+
+def exit_interrupted_quietly():
+    """Exit with status 130 and no line at all (``jitsearch engine``: its stdout and stderr belong to the
+    program that runs it)."""
+    global _INTERRUPT_REPORTED
+    _INTERRUPT_REPORTED = True
+    raise typer.Exit(130)

@@ -16,7 +16,7 @@ from .common import emit_json, stop_interrupted, stderr, stdout
 
 _KALAH_TOURNAMENT_OPTIONS = ("houses", "seeds", "empty_capture", "openings", "max_plies", "workers", "lockstep",
                              "engines", "fmt", "sprt", "alpha", "beta", "sprt_model", "random_openings", "balanced",
-                             "balance_depth", "scheduler", "plot", "ratings")
+                             "balance_depth", "scheduler", "plot", "ratings", "movetime", "timemargin", "engine_logs")
 #: File types ``--plot`` writes (matplotlib picks the format from the suffix).
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 _TREE_GAME_OPTIONS = ("branching", "fixed_branching", "tree_depth", "depth_increment", "max_horizon")
@@ -61,8 +61,24 @@ def tournament(
     ] = None,
     engines: Annotated[
         Optional[list[str]], typer.Option("--engines", help="Kalah: two or more engines (repeat the option or "
-                                                            "separate specs by spaces) instead of --a/--b.",
+                                                            "separate specs by spaces) instead of --a/--b; a "
+                                                            "cmd:PROGRAM ARGS... spec runs to the end of its "
+                                                            "--engines value (quote it).",
                                           show_default=False)
+    ] = None,
+    movetime: Annotated[
+        Optional[int], typer.Option("--movetime", help="Kalah: milliseconds a cmd: engine is given per move "
+                                                       "('go MS'; default 1000).", show_default=False)
+    ] = None,
+    timemargin: Annotated[
+        Optional[int], typer.Option("--timemargin", help="Kalah: milliseconds past --movetime before a cmd: "
+                                                         "engine's move is a time forfeit (default 200).",
+                                    show_default=False)
+    ] = None,
+    engine_logs: Annotated[
+        Optional[Path], typer.Option("--engine-logs", help="Kalah: directory of the cmd: engines' stderr logs "
+                                                           "(default: the --out directory, else the temp dir).",
+                                     show_default=False)
     ] = None,
     fmt: Annotated[
         str, typer.Option("--format", help="Kalah, with --engines: gauntlet (the first against each other) or "
@@ -143,7 +159,8 @@ def tournament(
                          balance_depth=balance_depth, max_plies=max_plies, seed=seed, workers=workers,
                          scheduler=scheduler, engines=engines, fmt=fmt, sprt=sprt, alpha=alpha, beta=beta,
                          sprt_model=sprt_model, plot=plot, out=out, resume=resume, as_json=as_json,
-                         lockstep=lockstep, ratings=ratings)
+                         lockstep=lockstep, ratings=ratings, movetime=movetime, timemargin=timemargin,
+                         engine_logs=engine_logs)
         return
     if openings != "0":
         raise UserError("--openings applies to --game kalah only")

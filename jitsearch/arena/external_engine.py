@@ -1,0 +1,450 @@
+"""External engines in the arena: an agent spec ``cmd:PROGRAM ARGS...`` runs
+a process that speaks the line protocol of :mod:`jitsearch.arena.engine_protocol`.
+
+As cutechess-cli and fastchess do: the arena owns the game and the clock.
+Each move it sends ``position <text>`` and ``go <ms>`` (``ms``: the
+:class:`EngineSettings` move time) and waits at most ``ms`` plus the margin for
+``move <pit>``. A late move (``"time forfeit"``), a move that is not legal or
+an answer that is not ``info ...``/``move <pit>`` (``"illegal move"``), or an
+engine that exits or stops answering (``"crash"``) loses that game for the
+engine (:class:`Forfeit`, recorded by :mod:`jitsearch.arena.kalah_tournament`
+with its ``termination``); the match goes on. An engine that timed out or
+printed garbage is killed (its next answer could not be trusted) and, like
+one that died, started again for its next game.
+
+Processes: one per engine (per distinct command, and per thread) in each
+process that plays games (this one, or each Dask worker), started at its first
+game, kept alive across games, ended by :func:`close_engines` (the arena calls
+it when a match ends or is interrupted; Dask workers run it before they are
+closed), at exit, and, on Linux, by the kernel when the thread that started
+them ends (``PR_SET_PDEATHSIG``): no orphans, even when a worker is killed.
+A game's first request is ``game <m> <n> <rules>``, then ``seed <S>`` (the
+seed the in-process agent would get; an engine that does not know ``seed``
+answers ``error`` and plays on). The engine's stderr is appended to
+``<log_dir>/<name>.stderr.log``, one file per engine, each start marked by a
+``#`` line.
+
+Quoting: the program and arguments are split as a POSIX shell does
+(:func:`shlex.split`), so a path with spaces is quoted inside the spec, and
+commas are plain characters.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import queue
+import re
+import shlex
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._checks import check_int
+
+#: The ``termination`` of a record whose game an engine lost by misbehaving.
+TERMINATIONS = ("time forfeit", "illegal move", "crash")
+#: Move time (ms) when the match gives none, and the default margin (ms) past it before a time forfeit.
+DEFAULT_MOVETIME_MS = 1000
+DEFAULT_MARGIN_MS = 200
+#: Seconds an engine has for ``hello`` after it starts and for ``ok`` to ``game`` (which may warm up a JIT),
+#: ``seed`` and ``position``.
+READY_TIMEOUT = 120.0
+#: Seconds an engine has to exit after ``quit`` before it is killed.
+QUIT_TIMEOUT = 2.0
+#: Longest move time or margin, in ms (one day).
+MAX_MS = 86_400_000
+#: Longest answer line taken, in characters; more is garbage.
+MAX_ANSWER = 100_000
+PREFIX = "cmd:"
+_EOF = object()
+
+
+class Forfeit(Exception):
+    """An external engine lost the game: ``termination`` (one of
+    :data:`TERMINATIONS`) and ``detail`` (what it did, one line)."""
+
+    def __init__(self, termination: str, detail: str):
+        super().__init__(f"{termination}: {detail}")
+        self.termination, self.detail = termination, detail
+
+
+class EngineError(Exception):
+    """An engine that did not answer as the protocol says (``Forfeit`` during a game)."""
+
+    def __init__(self, termination: str, detail: str):
+        super().__init__(detail)
+        self.termination, self.detail = termination, detail
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """How the arena runs ``cmd:`` engines: ``movetime_ms`` (told with ``go``),
+    ``margin_ms`` (past it a move is a time forfeit) and ``log_dir`` (their
+    stderr files; None: :func:`default_log_dir`)."""
+
+    movetime_ms: int = DEFAULT_MOVETIME_MS
+    margin_ms: int = DEFAULT_MARGIN_MS
+    log_dir: str | None = None
+
+    def check(self) -> "EngineSettings":
+        check_int("movetime (ms)", self.movetime_ms, 1, MAX_MS)
+        check_int("timemargin (ms)", self.margin_ms, 0, MAX_MS)
+        if self.log_dir is not None and not isinstance(self.log_dir, str):
+            raise ValueError(f"log_dir must be a path string or None, got {self.log_dir!r}")
+        return self
+
+    @property
+    def logs(self) -> Path:
+        return Path(self.log_dir) if self.log_dir is not None else default_log_dir()
+
+
+def default_log_dir() -> Path:
+    """Where engine stderr goes when no directory is given."""
+    return Path(tempfile.gettempdir()) / "jitsearch-engine-logs"
+
+
+def is_cmd_spec(spec) -> bool:
+    return isinstance(spec, str) and spec.strip().startswith(PREFIX)
+
+
+def parse_command(spec: str) -> tuple[str, ...]:
+    """The argv of a ``cmd:`` spec (refused in one line: empty, or bad quoting)."""
+    text = spec.strip()[len(PREFIX):].strip()
+    try:
+        argv = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise ValueError(f"bad quoting in engine spec {spec!r}: {exc}") from None
+    if not argv:
+        raise ValueError(f"engine spec {spec!r} names no program: cmd:PROGRAM ARGS...")
+    return argv
+
+
+def log_name(argv, slot: int = 0) -> str:
+    """The file name of an engine's stderr log: its command, cut to something a file system takes, and a
+    hash of it (slot 1: the second process of the same command in one game)."""
+    text = " ".join(argv)
+    slug = re.sub(r"[^A-Za-z0-9._=-]+", "_", " ".join(Path(argv[0]).name.split() + list(argv[1:])))[:60].strip("_")
+    digest = hashlib.blake2b(text.encode(), digest_size=4).hexdigest()
+    return f"{slug or 'engine'}-{digest}{'-2' if slot else ''}.stderr.log"
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+    try:
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the tester's to handle
+    except Exception:
+        pass
+
+
+class EngineProcess:
+    """One running engine: its process, a reader thread that queues its stdout
+    lines, and its stderr log."""
+
+    def __init__(self, argv, log_path: Path):
+        self.argv, self.log_path = tuple(argv), Path(log_path)
+        self.proc = None
+        self.lines: queue.SimpleQueue = queue.SimpleQueue()
+        self.name = None
+        self.board = None  # the (m, n, rules) of the last ``game`` it accepted
+        self.broken = False
+
+    def start(self) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "ab")
+        try:
+            log.write(f"# {time.strftime('%Y-%m-%d %H:%M:%S')} started by pid {os.getpid()}: "
+                      f"{shlex.join(self.argv)}\n".encode())
+            log.flush()
+            try:
+                self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                             bufsize=0, close_fds=True,
+                                             preexec_fn=_die_with_parent if os.name == "posix" else None)
+            except OSError as exc:
+                raise EngineError("crash", f"cannot start {shlex.join(self.argv)}: {exc.strerror or exc}") from None
+        finally:
+            log.close()
+        reader = threading.Thread(target=self._read, args=(self.proc.stdout, self.lines), daemon=True,
+                                  name="jitsearch-engine-reader")
+        reader.start()
+        self.send("hello")
+        line = self.read(time.monotonic() + READY_TIMEOUT, "hello")
+        if not line.startswith("hello"):
+            raise EngineError("crash", f"answered {_show(line)} to hello")
+        self.name = line[5:].strip() or shlex.join(self.argv)
+
+    @staticmethod
+    def _read(stream, lines) -> None:
+        try:
+            for raw in iter(stream.readline, b""):
+                lines.put(raw[:MAX_ANSWER].decode("utf-8", "replace").rstrip("\r\n"))
+        except (OSError, ValueError):
+            pass
+        lines.put(_EOF)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None and not self.broken
+
+    def send(self, line: str) -> None:
+        try:
+            self.proc.stdin.write((line + "\n").encode())
+            self.proc.stdin.flush()
+        except (OSError, ValueError):
+            raise EngineError("crash", f"exited{self._status()} (its stdin is closed)") from None
+
+    def read(self, deadline: float, what: str) -> str:
+        """The engine's next line, by ``deadline`` (``time.monotonic``)."""
+        wait = deadline - time.monotonic()
+        try:
+            line = self.lines.get(timeout=max(0.0, wait))
+        except queue.Empty:
+            raise EngineError("time forfeit", f"no answer to {what} in time") from None
+        if line is _EOF:
+            raise EngineError("crash", f"exited{self._status()} while asked {what}")
+        return line
+
+    def _status(self) -> str:
+        try:
+            code = self.proc.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            return ""
+        return f" with status {code}" if code >= 0 else f" killed by signal {-code}"
+
+    def request(self, line: str) -> None:
+        """Send a request that is answered ``ok``; anything else is an :class:`EngineError` (a crash)."""
+        self.send(line)
+        verb = line.split()[0]
+        try:
+            answer = self.read(time.monotonic() + READY_TIMEOUT, verb)
+        except EngineError as exc:
+            raise EngineError("crash", exc.detail) from None
+        if answer != "ok":
+            raise EngineError("crash", f"answered {_show(answer)} to {_show(line)}")
+
+    def go(self, ms: int, margin_ms: int) -> tuple[str, list[str], float]:
+        """Send ``go ms``: (the ``move`` answer's argument, the info lines, seconds taken)."""
+        t0 = time.monotonic()
+        self.send(f"go {ms}")
+        deadline = t0 + (ms + margin_ms) / 1000.0
+        infos = []
+        while True:
+            try:
+                line = self.read(deadline, "go")
+            except EngineError as exc:
+                if exc.termination == "time forfeit":
+                    raise EngineError("time forfeit", f"no move within {ms} ms + {margin_ms} ms margin") from None
+                raise
+            if line.startswith("info"):
+                infos.append(line[4:].strip())
+                continue
+            if line.startswith("move "):
+                return line[5:].strip(), infos, time.monotonic() - t0
+            raise EngineError("illegal move", f"answered {_show(line)} to go")
+
+    def close(self) -> None:
+        """``quit``, then a kill if it is still running after ``QUIT_TIMEOUT`` seconds."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        try:
+            if proc.poll() is None and not self.broken:
+                try:
+                    proc.stdin.write(b"quit\n")
+                    proc.stdin.flush()
+                except (OSError, ValueError):
+                    pass
+                try:
+                    proc.wait(timeout=QUIT_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    pass
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:  # pragma: no cover - a process that ignores SIGKILL
+                pass
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    stream.close()
+                except (OSError, ValueError):
+                    pass
+
+    def kill(self) -> None:
+        self.broken = True
+        self.close()
+
+
+def _show(line: str) -> str:
+    return repr(line if len(line) <= 60 else line[:57] + "...")
+
+
+# -- the processes of this process (one per engine, per thread) ------------------------------------
+
+_engines: dict[tuple, EngineProcess] = {}
+_lock = threading.Lock()
+
+
+def engine_process(argv, logs: Path, slot: int = 0) -> EngineProcess:
+    """The running engine of ``argv`` for this thread (``slot`` 1: a second one for a game against itself),
+    started (again) if it is not running."""
+    key = (tuple(argv), slot, threading.get_ident())
+    with _lock:
+        eng = _engines.get(key)
+    if eng is not None and eng.alive:
+        return eng
+    if eng is not None:
+        eng.close()
+    eng = EngineProcess(argv, logs / log_name(argv, slot))
+    with _lock:
+        _engines[key] = eng
+    try:
+        eng.start()
+    except BaseException:
+        eng.kill()
+        raise
+    return eng
+
+
+def engine_process_or_forfeit(argv, logs: Path, slot: int = 0) -> EngineProcess:
+    """:func:`engine_process`, a failure to start being a :class:`Forfeit` (a crash)."""
+    try:
+        return engine_process(argv, logs, slot)
+    except EngineError as exc:
+        raise Forfeit("crash", exc.detail) from None
+
+
+def close_engines() -> int:
+    """End every engine process this process started; returns how many were running."""
+    with _lock:
+        engines = list(_engines.values())
+        _engines.clear()
+    running = 0
+    for eng in engines:
+        if eng.proc is not None and eng.proc.poll() is None:
+            running += 1
+        try:
+            eng.close()
+        except Exception:
+            pass
+    return running
+
+
+atexit.register(close_engines)
+
+
+def running_pids() -> list[int]:
+    """Process ids of this process's running engines (for tests)."""
+    with _lock:
+        return [e.proc.pid for e in _engines.values() if e.proc is not None and e.proc.poll() is None]
+
+
+# -- the agent ------------------------------------------------------------------------------------
+
+class ExternalAgent:
+    """The agent of a ``cmd:`` spec: a template (parsed once) whose
+    :meth:`with_seed` copies play one game each on the engine process of their
+    thread (see the module docstring). Moves raise :class:`Forfeit` where the
+    engine loses the game."""
+
+    kind = "cmd"
+    lockstep = False
+    engine = False
+
+    def __init__(self, spec: str, *, seed: int | None = None):
+        if not is_cmd_spec(spec):
+            raise ValueError(f"an external engine's spec starts with {PREFIX}, got {spec!r}")
+        self.spec = spec.strip()
+        self.argv = parse_command(self.spec)
+        self.seed = None if seed is None else check_int("seed", seed)
+        self.settings = EngineSettings()
+        self.slot = 0
+        self.last: dict = {}
+        self._board = None  # (m, n, rules) of the game this copy told its engine
+
+    def with_seed(self, seed: int | None) -> "ExternalAgent":
+        twin = ExternalAgent.__new__(ExternalAgent)
+        twin.__dict__.update(self.__dict__)
+        twin.seed = None if seed is None else check_int("seed", seed)
+        twin.last, twin._board = {}, None
+        return twin
+
+    def check_match(self, houses: int, seeds: int, empty_capture: bool, suite=(), position=None, *,
+                    settings: EngineSettings | None = None) -> None:
+        """Start the engine (kept for the games) and ask it for a game of this board: a program that
+        cannot start or refuses the board is one ``ValueError`` line, before any game."""
+        settings = (settings or self.settings).check()
+        try:
+            eng = engine_process(self.argv, settings.logs)
+            eng.request(f"game {houses} {seeds} {'empty-capture' if empty_capture else 'standard'}")
+        except EngineError as exc:
+            close_engines()
+            raise ValueError(f"engine {self.spec!r}: {exc.detail} (its stderr: "
+                             f"{settings.logs / log_name(self.argv)})") from None
+
+    def _new_game(self, eng: EngineProcess, state) -> None:
+        rules = "empty-capture" if state.empty_capture else "standard"
+        board = (state.houses, state.seeds_total // (2 * state.houses), rules)
+        eng.request(f"game {board[0]} {board[1]} {board[2]}")
+        if self.seed is not None:  # an extension: an engine without it answers error and plays on
+            eng.send(f"seed {self.seed}")
+            answer = eng.read(time.monotonic() + READY_TIMEOUT, "seed")
+            if answer != "ok" and not answer.startswith("error"):
+                raise EngineError("crash", f"answered {_show(answer)} to seed")
+        self._board = (board, id(eng))
+
+    def __call__(self, state) -> int:
+        s = self.settings
+        eng = engine_process_or_forfeit(self.argv, s.logs, self.slot)
+        if self._board is not None and self._board[1] != id(eng):  # a new process in the middle of a game
+            raise Forfeit("crash", "its process died during the game and was restarted")
+        try:
+            if self._board is None:
+                self._new_game(eng, state)
+            eng.request(f"position {state.to_text()}")
+            text, infos, seconds = eng.go(s.movetime_ms, s.margin_ms)
+        except EngineError as exc:
+            eng.kill()  # late, garbled or gone: its next answers cannot be trusted; the next game restarts it
+            raise Forfeit(exc.termination, exc.detail) from None
+        self.last = {"info": infos[-1] if infos else "", "seconds": seconds}
+        try:
+            pit = int(text, 10)
+        except ValueError:
+            eng.kill()
+            raise Forfeit("illegal move", f"answered {_show('move ' + text)}, not a pit index") from None
+        if pit not in state.legal_moves():
+            raise Forfeit("illegal move", f"played pit {pit}, not legal in {state.to_text()} "
+                                          f"(legal: {' '.join(map(str, state.legal_moves()))})")
+        return pit
+
+    def __str__(self) -> str:
+        return self.spec
+
+
+def bind_engines(agents, settings: EngineSettings | None) -> None:
+    """Give a game's external agents the arena's settings, and a second process slot to an engine that
+    plays itself."""
+    ext = [a for a in agents if isinstance(a, ExternalAgent)]
+    for a in ext:
+        if settings is not None:
+            a.settings = settings
+    if len(ext) == 2 and ext[0].argv == ext[1].argv:
+        ext[1].slot = 1
+
+
+def engine_specs_in(specs) -> list[str]:
+    return [s for s in specs if is_cmd_spec(s)]
+

@@ -1,0 +1,6 @@
+"""A test engine that plays the first legal move, then, from its third move of each game on, crashes (exits 3)."""
+import sys
+
+from engine_base import main
+
+main("crash", int(sys.argv[1]) if len(sys.argv) > 1 else 2)
