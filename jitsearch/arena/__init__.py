@@ -6,7 +6,8 @@ It sits above :mod:`jitsearch.mcts` in the layers (trees -> search -> games
 searcher.
 
 * agents: :mod:`.agents` (our engines), :mod:`.openspiel_agents`
-  (OpenSpiel's bots, with the ``openspiel`` extra);
+  (OpenSpiel's bots, with the ``openspiel`` extra), :mod:`.external_engine`
+  (``cmd:`` programs speaking the line protocol of :mod:`.engine_protocol`);
 * games and matches: :mod:`.kalah_tournament` (one Kalah game, its records
   and their checks), :mod:`.kalah_arena` (matches with SPRT stopping,
   gauntlets and round robins), :mod:`.random_tree_tournament`;

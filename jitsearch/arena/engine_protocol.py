@@ -2,17 +2,15 @@
 or anyone's) drives through stdin and stdout, one request per line, one answer
 per line, UTF-8, ``\\n``; UCI's idea, smaller.
 
-========================================  ==============================================================
-request                                   answer
-========================================  ==============================================================
-``hello``                                 ``hello <engine name>``
-``game <m> <n> standard|empty-capture``   ``ok`` (a new game of Kalah(m, n) with those rules)
-``seed <integer>`` (our extension)        ``ok`` (the seed of this game's agent: replays it exactly)
-``position <text>``                       ``ok`` (our position text, ``4,4,4,4,4,4/0/4,4,4,4,4,4/0 p0``)
-``go <milliseconds>``                     zero or more ``info <free text>``, then ``move <pit>``
-``quit``                                  (the process exits 0)
-anything else, or out of place            ``error <one line>``; the engine keeps running
-========================================  ==============================================================
+| request | answer |
+|---|---|
+| ``hello`` | ``hello <engine name>`` |
+| ``game <m> <n> standard`` or ``... empty-capture`` | ``ok`` (a new game of Kalah(m, n) with those rules) |
+| ``seed <integer>`` (our extension) | ``ok`` (the seed of this game's agent: it replays exactly) |
+| ``position <text>`` | ``ok`` (our position text, ``4,4,4,4,4,4/0/4,4,4,4,4,4/0 p0``) |
+| ``go <milliseconds>`` | zero or more ``info <free text>``, then ``move <pit>`` |
+| ``quit`` | (the process exits 0) |
+| anything else, or out of place | ``error <one line>``; the engine keeps running |
 
 A pit is an index of our board layout (player 0's houses 1..m, player 1's
 m+2..2m+1). The tester owns the game and the clock: it sends the position
