@@ -10,6 +10,40 @@ import typer
 from ._support import UserError, check_positive
 from .common import emit_json, kalah_state, stop_interrupted, stdout
 
+#: Colours of the two sides on the board (rich styles); the last sown house is shown reversed.
+SIDE_STYLES = ("bold cyan", "bold magenta")
+
+
+def kalah_board(state, last: int | None = None):
+    """The board as a rich table, as the players see it: player 1's houses on
+    top (numbered from its left, so right to left here) and its store on the
+    left, player 0's houses below and its store on the right, each side in its
+    colour; ``last`` (a pit) is the house just sown. A rich renderable."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    m, b = state.houses, state.board
+
+    def pit(i, player):
+        style = SIDE_STYLES[player] + (" reverse" if i == last else "")
+        return Text(f"{int(b[i]):>2}", style=style)
+
+    who = "game over" if state.is_over else f"player {state.player} to move"
+    table = Table(show_header=False, box=None, padding=(0, 1))
+    for _ in range(m + 2):
+        table.add_column(justify="right")
+    mover = None if state.is_over else state.player
+    tag = [Text("p0 >" if mover == 0 else "p0", style=SIDE_STYLES[0]),
+           Text("p1 >" if mover == 1 else "p1", style=SIDE_STYLES[1])]
+    table.add_row(tag[1], *[Text(str(i), style="dim") for i in range(m, 0, -1)], "")
+    table.add_row("", *[pit(i, 1) for i in range(2 * m + 1, m + 1, -1)], "")
+    table.add_row(Text(f"{int(b[0]):>2}", style=SIDE_STYLES[1] + " underline"), *[""] * m,
+                  Text(f"{int(b[m + 1]):>2}", style=SIDE_STYLES[0] + " underline"))
+    table.add_row("", *[pit(i, 0) for i in range(1, m + 1)], "")
+    table.add_row(tag[0], *[Text(str(i), style="dim") for i in range(1, m + 1)], "")
+    return Group(table, Text(f"  {who}; margin {state.margin:+d}", style="italic"))
+
 
 def play(
     p0: Annotated[str, typer.Option("--p0", help="Player 0: human, random, alphabeta:depth=8, fsss:depth=5, ...")]
@@ -56,8 +90,10 @@ def play(
             except ValueError as exc:
                 raise UserError(f"{option} {a}: {exc}") from None
 
+    last = {"pit": None}
+
     def human(st):
-        stdout.print(st.ascii())
+        stdout.print(kalah_board(st, last["pit"]))
         while True:
             try:
                 text = input(f"player {st.player}, house 1-{st.houses} (q quits): ").strip()
@@ -80,6 +116,7 @@ def play(
             agents[i] = human
 
     def on_move(before, pit, after, agent):
+        last["pit"] = pit
         if as_json:
             return
         number = pit if before.player == 0 else pit - before.houses - 1
@@ -87,7 +124,7 @@ def play(
             if getattr(agent, "last", None) and "value" in agent.last else ""
         stdout.print(f"player {before.player} sows house {number} (pit {pit}){extra}")
         if not any(getattr(x, "kind", "human") == "human" for x in agents) or after.is_over:
-            stdout.print(after.ascii())
+            stdout.print(kalah_board(after, pit))
 
     played = []
 
