@@ -39,12 +39,26 @@ START = "4,4,4,4,4,4/0/4,4,4,4,4,4/0 p0"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
-def bad(mode: str, after: int = 2) -> str:
-    return f"cmd:{PY} {shlex.quote(str(ENGINES / (mode + '_engine.py')))} {after}"
+def bad(mode: str, after: int = 2, tag: str = "") -> str:
+    """A misbehaving engine; ``tag``, an extra argument it ignores, finds its processes (:func:`_tagged`)."""
+    return f"cmd:{PY} {shlex.quote(str(ENGINES / (mode + '_engine.py')))} {after} {shlex.quote(tag)}".rstrip()
 
 
-def good() -> str:
-    return f"cmd:{PY} {shlex.quote(str(ENGINES / 'engine_base.py'))} ok"
+def good(tag: str = "") -> str:
+    return f"cmd:{PY} {shlex.quote(str(ENGINES / 'engine_base.py'))} ok 2 {shlex.quote(tag)}".rstrip()
+
+
+def _tagged(tag: str, but: int | None = None) -> list[int]:
+    """Live processes (not zombies) but ``but`` whose command line holds ``tag``: engines left behind."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != but:
+            try:
+                if tag.encode() in (entry / "cmdline").read_bytes() and _alive(int(entry.name)):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
 
 
 def served(spec: str) -> str:
@@ -242,11 +256,11 @@ def test_misbehaving_engine_loses_its_games_and_nothing_else(tmp_path, mode, ter
     cleanly (every record passes the replay checks), and no engine process is left."""
     settings = EngineSettings(300, 100, str(tmp_path / "logs"))
     match = KalahMatch(houses=4, seeds=3, seed=3)
-    engines = ["random", good(), bad(mode)]
+    engines = ["random", good(str(tmp_path)), bad(mode, tag=str(tmp_path))]
     t0 = time.perf_counter()
     r = run_engines(engines, "round-robin", match, 3, out_dir=tmp_path / "games", engine_settings=settings)
     assert time.perf_counter() - t0 < 60
-    assert running_pids() == []
+    assert running_pids() == [] and _tagged(str(tmp_path)) == []
     assert not r["interrupted"]
     for m in r["matches"]:
         assert m["games"] == 6
@@ -312,8 +326,9 @@ def test_engine_that_cannot_start_or_play_the_board_is_refused_before_any_game(t
 def test_dask_workers_run_their_own_engines(tmp_path):
     settings = EngineSettings(2000, 500, str(tmp_path / "logs"))
     match = KalahMatch(houses=4, seeds=3, seed=2)
-    here = run_kalah_tournament("random", good(), match, 4, out=tmp_path / "here.jsonl", engine_settings=settings)
-    there = run_kalah_tournament("random", good(), match, 4, out=tmp_path / "there.jsonl", engine_settings=settings,
+    engine = good(str(tmp_path))
+    here = run_kalah_tournament("random", engine, match, 4, out=tmp_path / "here.jsonl", engine_settings=settings)
+    there = run_kalah_tournament("random", engine, match, 4, out=tmp_path / "there.jsonl", engine_settings=settings,
                                  workers=2)
     key = ("pair", "seat", "moves", "a_result")
     rows = lambda p: sorted([r[k] for k in key] for r in read_records(p))  # noqa: E731
@@ -323,6 +338,10 @@ def test_dask_workers_run_their_own_engines(tmp_path):
                 for line in next((tmp_path / "logs").iterdir()).read_text().splitlines() if "started by" in line}
     assert len(starters) >= 2  # this process (the check) and the worker(s)
     assert running_pids() == []
+    deadline = time.monotonic() + 10  # the workers' engines end with the workers (or before, by close_engines)
+    while _tagged(str(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _tagged(str(tmp_path)) == []
 
 
 def test_cli_tournament_with_cmd_engines(tmp_path):
@@ -349,3 +368,36 @@ def test_example_engine_of_the_docs_plays(tmp_path):
     r = run_kalah_tournament("random", spec, KalahMatch(), 2,
                              engine_settings=EngineSettings(1000, 500, str(tmp_path)))
     assert r["games"] == 4 and "terminations" not in r
+
+
+def test_play_with_an_engine_that_forfeits_is_one_line():
+    argv = [sys.executable, "-m", "jitsearch", "play", "--p0", "random", "--p1", bad("illegal", 1), "--houses", "3",
+            "--seeds", "2", "--seed", "3", "--json"]
+    r = subprocess.run(argv, capture_output=True, text=True, env=ENV, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 1
+    game = json.loads(r.stdout)
+    assert game["termination"] == "illegal move" and not game["finished"]
+    assert r.stderr.startswith("error: player 1 (cmd:") and "loses by illegal move" in r.stderr
+    assert len(r.stderr.splitlines()) == 1
+
+
+def test_engines_die_with_a_killed_tester(tmp_path):
+    """SIGKILL to the process that runs the match (nothing of it runs after) still ends its engines."""
+    tag = str(tmp_path)
+    script = (f"from jitsearch.arena.kalah_arena import run_kalah_tournament\n"
+              f"from jitsearch.arena.kalah_tournament import KalahMatch\n"
+              f"from jitsearch.arena.external_engine import EngineSettings\n"
+              f"run_kalah_tournament('random', {bad('timeout', 0, tag)!r}, KalahMatch(houses=4, seeds=3), 2,\n"
+              f"                     engine_settings=EngineSettings(600_000, 0, {tag!r}))\n")
+    tester = subprocess.Popen([sys.executable, "-c", script], env=ENV, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not _tagged(tag, but=tester.pid) and time.monotonic() < deadline:  # its command line holds the tag too
+        time.sleep(0.1)
+    assert _tagged(tag, but=tester.pid), "the engine never started"
+    time.sleep(1.0)  # it is thinking (sleeping) on its first move
+    tester.kill()
+    tester.wait(10)
+    deadline = time.monotonic() + 10
+    while _tagged(tag) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _tagged(tag) == []

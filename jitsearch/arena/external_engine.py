@@ -51,9 +51,10 @@ TERMINATIONS = ("time forfeit", "illegal move", "crash")
 #: Move time (ms) when the match gives none, and the default margin (ms) past it before a time forfeit.
 DEFAULT_MOVETIME_MS = 1000
 DEFAULT_MARGIN_MS = 200
-#: Seconds an engine has for ``hello`` after it starts and for ``ok`` to ``game`` (which may warm up a JIT),
-#: ``seed`` and ``position``.
+#: Seconds an engine has for ``hello`` after it starts and for ``ok`` to ``game`` (which may warm up a JIT).
 READY_TIMEOUT = 120.0
+#: Seconds it has for ``ok`` to ``seed`` and ``position`` (at least: the move's margin if longer).
+ANSWER_TIMEOUT = 10.0
 #: Seconds an engine has to exit after ``quit`` before it is killed.
 QUIT_TIMEOUT = 2.0
 #: Longest move time or margin, in ms (one day).
@@ -188,8 +189,11 @@ class EngineProcess:
     @staticmethod
     def _read(stream, lines) -> None:
         try:
-            for raw in iter(stream.readline, b""):
-                lines.put(raw[:MAX_ANSWER].decode("utf-8", "replace").rstrip("\r\n"))
+            while True:
+                raw = stream.readline(MAX_ANSWER)  # a longer line comes in pieces: garbage, not a memory hog
+                if not raw:
+                    break
+                lines.put(raw.decode("utf-8", "replace").rstrip("\r\n"))
         except (OSError, ValueError):
             pass
         lines.put(_EOF)
@@ -223,12 +227,13 @@ class EngineProcess:
             return ""
         return f" with status {code}" if code >= 0 else f" killed by signal {-code}"
 
-    def request(self, line: str) -> None:
-        """Send a request that is answered ``ok``; anything else is an :class:`EngineError` (a crash)."""
+    def request(self, line: str, timeout: float = READY_TIMEOUT) -> None:
+        """Send a request that is answered ``ok`` within ``timeout`` seconds; anything else is an
+        :class:`EngineError` (a crash)."""
         self.send(line)
         verb = line.split()[0]
         try:
-            answer = self.read(time.monotonic() + READY_TIMEOUT, verb)
+            answer = self.read(time.monotonic() + timeout, verb)
         except EngineError as exc:
             raise EngineError("crash", exc.detail) from None
         if answer != "ok":
@@ -401,7 +406,7 @@ class ExternalAgent:
         eng.request(f"game {board[0]} {board[1]} {board[2]}")
         if self.seed is not None:  # an extension: an engine without it answers error and plays on
             eng.send(f"seed {self.seed}")
-            answer = eng.read(time.monotonic() + READY_TIMEOUT, "seed")
+            answer = eng.read(time.monotonic() + self._answer_timeout, "seed")
             if answer != "ok" and not answer.startswith("error"):
                 raise EngineError("crash", f"answered {_show(answer)} to seed")
         self._board = (board, id(eng))
@@ -414,7 +419,7 @@ class ExternalAgent:
         try:
             if self._board is None:
                 self._new_game(eng, state)
-            eng.request(f"position {state.to_text()}")
+            eng.request(f"position {state.to_text()}", self._answer_timeout)
             text, infos, seconds = eng.go(s.movetime_ms, s.margin_ms)
         except EngineError as exc:
             eng.kill()  # late, garbled or gone: its next answers cannot be trusted; the next game restarts it
@@ -429,6 +434,10 @@ class ExternalAgent:
             raise Forfeit("illegal move", f"played pit {pit}, not legal in {state.to_text()} "
                                           f"(legal: {' '.join(map(str, state.legal_moves()))})")
         return pit
+
+    @property
+    def _answer_timeout(self) -> float:
+        return max(ANSWER_TIMEOUT, self.settings.margin_ms / 1000.0)
 
     def __str__(self) -> str:
         return self.spec

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from ._support import UserError, check_positive
-from .common import emit_json, kalah_state, stop_interrupted, stdout
+from .common import emit_json, kalah_state, stderr, stop_interrupted, stdout
 
 #: Colours of the two sides on the board (rich styles); the last sown house is shown reversed.
 SIDE_STYLES = ("bold cyan", "bold magenta")
@@ -65,6 +65,7 @@ def play(
     result with "interrupted": true) and the exit status is 130.
     """
     from ..arena.agents import agent_kind, game_result, parse_agent, play_game
+    from ..arena.external_engine import Forfeit
     from ..arena.openspiel_agents import OpenSpielAgent
 
     check_positive({"--max-plies": max_plies})
@@ -134,6 +135,13 @@ def play(
 
     try:
         result = play_game(state, agents, max_plies=max_plies, on_move=on_move_kept)
+    except Forfeit as lost:  # an external (cmd:) engine that timed out, moved illegally or crashed
+        final = played[-1][1] if played else state
+        if as_json:
+            emit_json({**game_result([pit for pit, _ in played], final), "termination": lost.termination,
+                       "detail": lost.detail})
+        stderr.print(f"error: player {final.player} ({[p0, p1][final.player]}) loses by {lost}", soft_wrap=True)
+        raise typer.Exit(1) from None
     except KeyboardInterrupt:
         final = played[-1][1] if played else state
         if as_json:
