@@ -390,11 +390,14 @@ def test_engines_die_with_a_killed_tester(tmp_path):
               f"run_kalah_tournament('random', {bad('timeout', 0, tag)!r}, KalahMatch(houses=4, seeds=3), 2,\n"
               f"                     engine_settings=EngineSettings(600_000, 0, {tag!r}))\n")
     tester = subprocess.Popen([sys.executable, "-c", script], env=ENV, stdin=subprocess.DEVNULL)
+
+    def thinking():  # the engine is in its first go (an engine waiting for a request would end at EOF anyway)
+        return any("sleeping past its time" in log.read_text() for log in tmp_path.glob("*.stderr.log"))
+
     deadline = time.monotonic() + 60
-    while not _tagged(tag, but=tester.pid) and time.monotonic() < deadline:  # its command line holds the tag too
+    while not thinking() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _tagged(tag, but=tester.pid), "the engine never started"
-    time.sleep(1.0)  # it is thinking (sleeping) on its first move
+    assert thinking() and _tagged(tag, but=tester.pid), "the engine never started its move"
     tester.kill()
     tester.wait(10)
     deadline = time.monotonic() + 10

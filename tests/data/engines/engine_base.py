@@ -31,6 +31,8 @@ def main(mode: str, after: int) -> None:
             moves += 1
             if moves > after:
                 if mode == "timeout":
+                    sys.stderr.write("test engine: sleeping past its time\n")
+                    sys.stderr.flush()
                     time.sleep(60)
                 elif mode == "garbage":
                     print("bestmove e2e4", flush=True)
