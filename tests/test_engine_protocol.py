@@ -404,3 +404,20 @@ def test_engines_die_with_a_killed_tester(tmp_path):
     while _tagged(tag) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _tagged(tag) == []
+
+
+def test_sprt_and_gauntlet_with_cmd_engines(tmp_path):
+    """An SPRT stops on a crashing engine's forfeits; a gauntlet plays the first engine against each cmd: one."""
+    from jitsearch.arena.stats import SPRT
+
+    settings = EngineSettings(300, 100, str(tmp_path / "logs"))
+    match = KalahMatch(houses=4, seeds=3, seed=4)
+    r = run_kalah_tournament("random", bad("crash", 0), match, 200, sprt=SPRT(0, 300, alpha=0.05, beta=0.05, model="logistic"),
+                             out=tmp_path / "sprt.jsonl", engine_settings=settings)
+    assert r["sprt"]["decision"] == "H1 accepted" and r["games"] < 40  # stopped early: B forfeits every game
+    assert r["terminations"] == {"crash": {"a": 0, "b": r["games"]}}
+    g = run_engines([good(), "random", bad("illegal", 1)], "gauntlet", match, 2, engine_settings=settings)
+    assert [(m["a"], m["b"]) for m in g["matches"]] == [(good(), "random"), (good(), bad("illegal", 1))]
+    assert "terminations" not in g["matches"][0]
+    assert g["matches"][1]["terminations"]["illegal move"]["b"] >= 1
+    assert running_pids() == []

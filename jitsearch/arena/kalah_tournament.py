@@ -22,6 +22,14 @@ Dask cluster: :mod:`jitsearch.arena.kalah_arena`); Ctrl-C stops the
 tournament at once and returns the summary of the games finished so far,
 with ``"interrupted": True``. Pairs may start from an opening suite
 (``KalahMatch.suite``, :mod:`jitsearch.arena.openings`).
+
+An external engine (``cmd:``, :mod:`jitsearch.arena.external_engine`) that
+times out, moves illegally or crashes loses the game: its record has
+``termination`` ("time forfeit", "illegal move" or "crash") and ``detail``,
+``final_board`` is the position it failed to move in (it is to move there),
+``capped`` is false and ``a_result`` is the forfeiter's loss; the check
+replays it like any other. :func:`summarize` counts them in
+``terminations`` (by side), present only when a game ended so.
 """
 
 from __future__ import annotations
