@@ -38,6 +38,7 @@ import queue
 import re
 import shlex
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -134,20 +135,25 @@ def log_name(argv, slot: int = 0) -> str:
     return f"{slug or 'engine'}-{digest}{'-2' if slot else ''}.stderr.log"
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+def _parent_death_signal():
+    """A ``preexec_fn`` that has the kernel kill the engine when the thread that started it ends (Linux's
+    ``PR_SET_PDEATHSIG``), or None where there is no such call. libc is loaded here, in the parent: the
+    child between fork and exec must not import."""
+    if not sys.platform.startswith("linux"):
+        return None
     try:
         import ctypes
         import signal
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
-    try:
-        import signal
+        prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+        sigkill = int(signal.SIGKILL)
+    except (OSError, AttributeError):
+        return None
 
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the tester's to handle
-    except Exception:
-        pass
+    def preexec():  # pragma: no cover - runs in the child
+        prctl(1, sigkill)  # PR_SET_PDEATHSIG
+
+    return preexec
 
 
 class EngineProcess:
@@ -170,9 +176,10 @@ class EngineProcess:
                       f"{shlex.join(self.argv)}\n".encode())
             log.flush()
             try:
+                # its own session: a terminal's Ctrl-C is the tester's to handle, not the engine's
                 self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                             bufsize=0, close_fds=True,
-                                             preexec_fn=_die_with_parent if os.name == "posix" else None)
+                                             bufsize=0, close_fds=True, start_new_session=os.name == "posix",
+                                             preexec_fn=_PREEXEC)
             except OSError as exc:
                 raise EngineError("crash", f"cannot start {shlex.join(self.argv)}: {exc.strerror or exc}") from None
         finally:
@@ -299,6 +306,7 @@ def _show(line: str) -> str:
 
 # -- the processes of this process (one per engine, per thread) ------------------------------------
 
+_PREEXEC = _parent_death_signal()
 _engines: dict[tuple, EngineProcess] = {}
 _lock = threading.Lock()
 
