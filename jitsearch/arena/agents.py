@@ -453,7 +453,12 @@ class Agent:
             self.last = mcts_search(state, self._config, seed=seed)
         return self.last["move"]
 
-    def _engine_move(self, stop, state: KalahState) -> dict:
+    def game_engine(self, state: KalahState):
+        """The engine of this agent's game on ``state``'s board (made, its table allocated, at the first call:
+        a fresh agent's first move makes it, or :mod:`jitsearch.arena.engine_protocol` before the first
+        ``go``); None for an agent that is not an engine."""
+        if not self.engine:
+            return None
         from ..games.kalah.engine import KalahEngine, load_probe
 
         engine = self._engine
@@ -462,6 +467,10 @@ class Agent:
             probe = load_probe(state.houses, self.engine_db_seeds(state), state.empty_capture)
             engine = self._engine = KalahEngine(state.houses, eval=self.eval, probe=probe,
                                                 table_mb=o.get("tt", 64), threads=o.get("threads", 1))
+        return engine
+
+    def _engine_move(self, stop, state: KalahState) -> dict:
+        engine = self.game_engine(state)
         r = engine.search(state, time_limit=self.time, depth=self.depth, stop_event=stop)
         if stop is not None and stop.is_set():
             raise KeyboardInterrupt

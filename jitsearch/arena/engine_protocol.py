@@ -115,8 +115,8 @@ class EngineServer:
         start = KalahState.initial(m, n, empty_capture=empty)  # checks the board size
         self.template.check_match(m, n, empty)  # a board the agent refuses (perfect) is refused here
         self.game, self.state = (m, n, empty), None
-        self.agent = self.template.with_seed(self.seed)
         self._warm(start)
+        self._new_agent()
         return ["ok"]
 
     def _seed(self, rest):
@@ -126,7 +126,7 @@ class EngineServer:
             raise ValueError(f"seed takes an integer, got {rest!r}") from None
         self.seed = seed
         if self.game is not None:  # this game's agent starts again with the seed
-            self.agent = self.template.with_seed(seed)
+            self._new_agent()
         return ["ok"]
 
     def _position(self, rest):
@@ -158,6 +158,13 @@ class EngineServer:
         return [*_info_lines(agent.last), f"move {pit}"]
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _new_agent(self) -> None:
+        """A fresh agent for this game; an engine's table is allocated now, not in the first ``go``."""
+        m, n, empty = self.game
+        self.agent = self.template.with_seed(self.seed)
+        if hasattr(self.agent, "game_engine"):
+            self.agent.game_engine(KalahState.initial(m, n, empty_capture=empty))
 
     def _warm(self, start: KalahState) -> None:
         """Compile (or load from the cache) what the agent's searches run, once per board, on a throwaway
