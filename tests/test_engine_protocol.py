@@ -249,7 +249,8 @@ def test_served_engine_plays_the_in_process_games(tmp_path):
 
 
 @pytest.mark.parametrize("mode, termination", [("timeout", "time forfeit"), ("garbage", "illegal move"),
-                                               ("illegal", "illegal move"), ("crash", "crash")])
+                                               ("illegal", "illegal move"), ("crash", "crash"),
+                                               ("vanish", "crash")])
 def test_misbehaving_engine_loses_its_games_and_nothing_else(tmp_path, mode, termination):
     """A round robin of random, a well-behaved engine and a misbehaving one: every game of the bad engine is
     recorded as its loss with the termination, the other games are played as usual, the files resume

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import itertools
 import os
 import queue
 import re
@@ -64,6 +65,7 @@ MAX_MS = 86_400_000
 MAX_ANSWER = 100_000
 PREFIX = "cmd:"
 _EOF = object()
+_serials = itertools.count()
 
 
 class Forfeit(Exception):
@@ -165,7 +167,7 @@ class EngineProcess:
         self.proc = None
         self.lines: queue.SimpleQueue = queue.SimpleQueue()
         self.name = None
-        self.board = None  # the (m, n, rules) of the last ``game`` it accepted
+        self.serial = next(_serials)  # tells a restarted engine from the one a game began with
         self.broken = False
 
     def start(self) -> None:
@@ -386,7 +388,7 @@ class ExternalAgent:
         self.settings = EngineSettings()
         self.slot = 0
         self.last: dict = {}
-        self._board = None  # (m, n, rules) of the game this copy told its engine
+        self._board = None  # ((m, n, rules), serial of the engine process) of the game this copy began
 
     def with_seed(self, seed: int | None) -> "ExternalAgent":
         twin = ExternalAgent.__new__(ExternalAgent)
@@ -417,12 +419,12 @@ class ExternalAgent:
             answer = eng.read(time.monotonic() + self._answer_timeout, "seed")
             if answer != "ok" and not answer.startswith("error"):
                 raise EngineError("crash", f"answered {_show(answer)} to seed")
-        self._board = (board, id(eng))
+        self._board = (board, eng.serial)
 
     def __call__(self, state) -> int:
         s = self.settings
         eng = engine_process_or_forfeit(self.argv, s.logs, self.slot)
-        if self._board is not None and self._board[1] != id(eng):  # a new process in the middle of a game
+        if self._board is not None and self._board[1] != eng.serial:  # a new process in the middle of a game
             raise Forfeit("crash", "its process died during the game and was restarted")
         try:
             if self._board is None:
@@ -461,7 +463,4 @@ def bind_engines(agents, settings: EngineSettings | None) -> None:
     if len(ext) == 2 and ext[0].argv == ext[1].argv:
         ext[1].slot = 1
 
-
-def engine_specs_in(specs) -> list[str]:
-    return [s for s in specs if is_cmd_spec(s)]
 

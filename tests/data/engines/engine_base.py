@@ -1,6 +1,7 @@
 """A tiny engine of the line protocol (docs/engine-protocol.md) that plays the first legal move, and then,
 after its first ``after`` moves of each game, misbehaves as ``mode`` says: timeout (sleeps), garbage (an
-answer that is not a move), illegal (a store's pit), crash (exits 3). Pure Python: no jitsearch import."""
+answer that is not a move), illegal (a store's pit), crash (exits 3), vanish (exits 0 right after
+its last good move). Pure Python: no jitsearch import."""
 
 import sys
 import time
@@ -44,6 +45,8 @@ def main(mode: str, after: int) -> None:
                     sys.exit(3)
             print(f"info first legal house, move {moves}", flush=True)
             print(f"move {pit}", flush=True)
+            if mode == "vanish" and moves == after:  # gone between two moves of a game
+                sys.exit(0)
         else:
             print(f"error unknown request {words[0]}", flush=True)
 
