@@ -9,6 +9,136 @@ import threading
 import time
 
 
+NOTICE = "compiling (first run only)..."
+_SPIN = "|/-\\"
+_told = False
+_told_lock = threading.Lock()
+
+
+def announce_compiling() -> bool:
+    """Print the compile notice on stderr, once per process; True the first time."""
+    global _told
+    with _told_lock:
+        if _told:
+            return False
+        _told = True
+    stream = _notice.stream if _notice is not None else sys.stderr
+    try:
+        stream.write(NOTICE + ("" if _notice is not None and _notice.spinning else "\n"))
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+    return True
+
+
+class CompileNotice:
+    """The process-wide compile notice of the command line: the notice line
+    as soon as Numba starts a real compilation (a cache load is not one),
+    and on a terminal a spinner after it while the first compilation goes
+    on, ended by the seconds it took. Numba is not imported for it: an import
+    hook registers the listener when a command imports Numba."""
+
+    def __init__(self, stream=None):
+        self.stream = stream if stream is not None else sys.stderr
+        self.spinning = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._depth = 0
+        self._t0 = 0.0
+        self._busy = 0.0
+        self._lock = threading.Lock()
+        self._ended = False
+        self._hook_numba_import()
+        if self.spinning:
+            threading.Thread(target=self._spin, name="jitsearch-compile-notice", daemon=True).start()
+
+    def on_start(self, ev):
+        with self._lock:
+            self._depth += 1
+            if self._depth == 1:
+                self._t0 = time.perf_counter()
+        announce_compiling()
+
+    def on_end(self, ev):
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0:
+                self._busy += time.perf_counter() - self._t0
+                if self.spinning and _told and not self._ended:
+                    self._ended = True  # one line: later compilations (a second kernel) pass silently
+                    try:
+                        self.stream.write(f"\r{NOTICE} {self._busy:.1f} s\n")
+                        self.stream.flush()
+                    except (OSError, ValueError):
+                        pass
+
+    def _register(self, event) -> None:
+        """Listen to ``numba.core.event`` (the module, just imported)."""
+        notice = self
+
+        class _Listener(event.Listener):
+            def on_start(self, ev):
+                notice.on_start(ev)
+
+            def on_end(self, ev):
+                notice.on_end(ev)
+
+        event.register("numba:compile", _Listener())
+
+    def _hook_numba_import(self) -> None:
+        """Register as soon as ``numba.core.event`` is imported (now if it
+        already is), so no compilation is missed and none is waited for."""
+        if "numba.core.event" in sys.modules:
+            self._register(sys.modules["numba.core.event"])
+            return
+        import importlib.abc
+        import importlib.machinery
+
+        notice = self
+
+        class _Hook(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name != "numba.core.event":
+                    return None
+                sys.meta_path.remove(self)
+                spec = importlib.machinery.PathFinder.find_spec(name, path)
+                if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                    return spec
+                exec_module = spec.loader.exec_module
+
+                def exec_then_register(module):
+                    exec_module(module)
+                    notice._register(module)
+
+                spec.loader.exec_module = exec_then_register
+                return spec
+
+        sys.meta_path.insert(0, _Hook())
+
+    def _spin(self) -> None:
+        frame = 0
+        while True:
+            time.sleep(0.1)
+            with self._lock:
+                if self._ended:
+                    return
+                if self._depth > 0 and _told:
+                    frame += 1
+                    try:
+                        self.stream.write("\r" + NOTICE + " " + _SPIN[frame % 4])
+                        self.stream.flush()
+                    except (OSError, ValueError):
+                        return
+
+
+_notice: CompileNotice | None = None
+
+
+def install_compile_notice() -> None:
+    """Start the command line's compile notice (once per process)."""
+    global _notice
+    if _notice is None:
+        _notice = CompileNotice()
+
+
 class JitWatch:
     """Counts the time Numba spends holding its compiler lock (compiling or
     loading a cached kernel) and prints ``compiling (first run only)...``
@@ -32,8 +162,7 @@ class JitWatch:
         if event.kind == "numba:compile":
             if self.notify and not self._told:
                 self._told = True
-                sys.stderr.write("compiling (first run only)...\n")
-                sys.stderr.flush()
+                announce_compiling()
             return
         with self._lock:
             if self._depth == 0:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import signal
 
 import numpy as np
+import pathlib
+
 import pytest
 
 # A test run started in the background by a non-interactive shell inherits SIGINT ignored, and so would
@@ -89,10 +91,21 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: takes minutes; skipped unless pytest is given --runslow")
+    config.addinivalue_line("markers", "slow: seconds to minutes each; skipped unless pytest is given --runslow "
+                                       "(.ci/run runs them as its second step: pytest --runslow -m slow)")
+
+
+def _listed_slow() -> set:
+    """Node ids in tests/slow_tests.txt (measured: see its header)."""
+    path = pathlib.Path(__file__).with_name("slow_tests.txt")
+    return {line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")}
 
 
 def pytest_collection_modifyitems(config, items):
+    listed = _listed_slow()
+    for item in items:
+        if item.nodeid in listed:
+            item.add_marker(pytest.mark.slow)
     if config.getoption("--runslow"):
         return
     skip = pytest.mark.skip(reason="slow: give --runslow to run it")

@@ -362,3 +362,30 @@ def _losses_block():
         if "losses.json" in block:
             return block
     return ""
+
+
+def test_compile_notice_spins_on_a_terminal_and_ends_with_the_seconds(monkeypatch):
+    """On a terminal the notice line gets a spinner while the first
+    compilation runs and ends with the seconds it took; a later compilation
+    writes nothing more."""
+    import io
+    import re
+
+    from numba import njit
+
+    from jitsearch import _jit
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = Terminal()
+    monkeypatch.setattr(_jit, "_told", False)
+    notice = _jit.CompileNotice(stream)
+    monkeypatch.setattr(_jit, "_notice", notice)
+    assert njit(lambda x: x * 3 + 1)(2) == 7  # not cached: a real compilation
+    text = stream.getvalue()
+    assert text.startswith(_jit.NOTICE), text
+    assert re.search(r"\r" + re.escape(_jit.NOTICE) + r" \d+\.\d s\n$", text), text
+    assert njit(lambda x: x - 1)(2) == 1
+    assert stream.getvalue() == text

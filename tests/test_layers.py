@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "jitsearch"
-GROUND = {"_checks", "_io", "rng", "_jit", "_version"}
+GROUND = {"_checks", "_io", "rng", "_jit", "_threads", "_version"}
 LAYERS = ["trees", "search", "games", "kernels", "mcts", "arena", "interop", "benchmarks", "cli"]
 #: Top-level modules that are not subpackages, and the layer each sits in.
 TOP_MODULES = {"naive": "search", "__main__": "cli"}

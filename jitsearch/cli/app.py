@@ -20,6 +20,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from .._jit import install_compile_notice
 from .._version import __version__
 from . import analyse, engine, openings, play, rate, solve, tournament
 from ._support import Interrupted, UserError
@@ -56,6 +57,7 @@ def _main(
     ] = False,
 ):
     """jitsearch: exact game-tree solvers, games and MCTS compiled with Numba."""
+    install_compile_notice()  # "compiling (first run only)..." whenever a command compiles a kernel
 
 
 # the commands, in the order ``jitsearch --help`` lists them

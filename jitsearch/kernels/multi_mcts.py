@@ -1,5 +1,5 @@
 """Many MCTS trees at once: one description of the per-tree step, compiled
-for the CPU here (``prange`` over trees) and for CUDA in
+for the CPU here (trees split over the shared thread pool) and for CUDA in
 :mod:`jitsearch.kernels.cuda_mcts` (one thread block per tree).
 
 Layout: T independent trees of N preallocated nodes each, struct of arrays
@@ -59,7 +59,9 @@ import math
 from types import SimpleNamespace
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from .._threads import split_trees
 
 from ..games.kalah.state import RULES
 from ..games.kalah.rules import W1, W2, W3, W4, W5
@@ -335,10 +337,10 @@ _static_units = CPU_STEP.static_units
 _imm_backup = CPU_STEP.imm_backup
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def grow_trees_cpu(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size,
-                   tree_keys, totals, log_table, m, c, formula, reward_kind, playouts, empty_capture, max_plies,
-                   alpha, leaves_per_step, first_step, steps):
+@njit(cache=True, nogil=True)
+def grow_tree_range(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size,
+                    tree_keys, totals, log_table, m, c, formula, reward_kind, playouts, empty_capture, max_plies,
+                    alpha, leaves_per_step, first_step, steps, first_tree, last_tree):
     """Run ``steps`` steps (numbered from ``first_step``) on every tree,
     trees in parallel: the CPU twin of the CUDA kernel.
 
@@ -353,11 +355,10 @@ def grow_trees_cpu(parent, first_child, num_children, move, to_move, mover_in, v
     ``reward_kind`` (:mod:`jitsearch.kernels.evaluation`). The playouts'
     reward units are summed exactly, so the result equals the kernel's,
     where they run on the block's threads."""
-    num_trees = parent.shape[0]
     n = 2 * m + 2
     units_per_visit = np.float64(playouts * REWARD_UNITS)
     units_all = np.int64(playouts) * REWARD_UNITS
-    for t in prange(num_trees):
+    for t in range(first_tree, last_tree):
         work = np.empty(n, dtype=np.int32)
         child = np.empty(n, dtype=np.int32)
         moves = np.empty(m, dtype=np.int64)
@@ -385,6 +386,23 @@ def grow_trees_cpu(parent, first_child, num_children, move, to_move, mover_in, v
                 if alpha > 0.0:
                     v0 = _static_units(boards, to_move, t, leaf, m, reward_kind, totals[t], work)
                     _imm_backup(parent, first_child, num_children, to_move, mover_in, imm, t, leaf, v0)
+
+
+def grow_trees_cpu(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size,
+                   tree_keys, totals, log_table, m, c, formula, reward_kind, playouts, empty_capture, max_plies,
+                   alpha, leaves_per_step, first_step, steps, threads=None):
+    """Run ``steps`` steps (numbered from ``first_step``) on every tree: the
+    CPU twin of the CUDA kernel (see :func:`grow_tree_range`). Trees are
+    independent, so they are split into contiguous ranges over ``threads``
+    threads (default: every core, at most one per tree) of the process-wide
+    pool; the kernel is ``nogil`` and serial, which compiles in a fraction
+    of the time a ``parallel=True`` kernel takes, and a tree's result does
+    not depend on the split."""
+    num_trees = parent.shape[0]
+    args = (parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size,
+            tree_keys, totals, log_table, m, c, formula, reward_kind, playouts, empty_capture, max_plies,
+            alpha, leaves_per_step, first_step, steps)
+    split_trees(grow_tree_range, args, num_trees, threads)
 
 
 class TreeBatch:

@@ -56,7 +56,9 @@ import math
 from types import SimpleNamespace
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from .._threads import split_trees
 
 from ..games.kalah.state import RULES
 from . import rng
@@ -277,21 +279,20 @@ _imm_backup = CPU_SHARED_STEP.imm_backup
 _stream_key = CPU_SHARED_STEP.stream_key
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def grow_shared_cpu(first_child, num_children, move, visits, value, imm, size, root_boards, root_players,
-                    tree_keys, totals, log_table, capacity, m, c, formula, reward_kind, playouts, empty_capture,
-                    max_plies, alpha, first_iteration, iterations):
+@njit(cache=True, nogil=True)
+def grow_shared_range(first_child, num_children, move, visits, value, imm, size, root_boards, root_players,
+                      tree_keys, totals, log_table, capacity, m, c, formula, reward_kind, playouts, empty_capture,
+                      max_plies, alpha, first_iteration, iterations, first_tree, last_tree):
     """Iterations ``first_iteration .. first_iteration+iterations-1`` of every
     tree, one worker per tree, trees in parallel: the CPU twin of the CUDA
     kernel run with one block per tree. A playout plays at most
     ``max_plies`` plies and is scored by ``reward_kind``
     (:mod:`jitsearch.kernels.evaluation`); ``alpha`` > 0 keeps and mixes in
     the implicit minimax values."""
-    num_trees = size.shape[0]
     n = 2 * m + 2
     units_per_visit = np.float64(playouts) * np.float64(1 << 16)
     units_all = np.int64(playouts) * np.int64(1 << 16)
-    for g in prange(num_trees):
+    for g in range(first_tree, last_tree):
         board = np.empty(n, dtype=np.int32)
         work = np.empty(n, dtype=np.int32)
         moves = np.empty(m, dtype=np.int64)
@@ -309,6 +310,20 @@ def grow_shared_cpu(first_child, num_children, move, visits, value, imm, size, r
             if alpha > 0.0:
                 v0 = _static_units(board, leaf_player, m, reward_kind, totals[g], work)
                 _imm_backup(first_child, num_children, imm, g, capacity, path, path_mover, length, leaf_player, v0)
+
+
+def grow_shared_cpu(first_child, num_children, move, visits, value, imm, size, root_boards, root_players,
+                    tree_keys, totals, log_table, capacity, m, c, formula, reward_kind, playouts, empty_capture,
+                    max_plies, alpha, first_iteration, iterations, threads=None):
+    """Iterations ``first_iteration .. first_iteration+iterations-1`` of every
+    tree (:func:`grow_shared_range`), trees split into contiguous ranges over
+    ``threads`` threads of the process-wide pool (default: every core, at most
+    one per tree); a tree's result does not depend on the split."""
+    num_trees = size.shape[0]
+    args = (first_child, num_children, move, visits, value, imm, size, root_boards, root_players, tree_keys, totals,
+            log_table, capacity, m, c, formula, reward_kind, playouts, empty_capture, max_plies, alpha,
+            first_iteration, iterations)
+    split_trees(grow_shared_range, args, num_trees, threads)
 
 
 class SharedTrees:

@@ -39,13 +39,13 @@ from __future__ import annotations
 import math
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from ..._checks import check_bool, check_float, check_int
+from ..._threads import thread_pool
 from .alphabeta import board_hash
 from .endgame import rank_houses
 from .state import KalahState, apply_move
@@ -452,22 +452,6 @@ def new_thread_state(m: int) -> ThreadState:
                        np.zeros(4, np.int64), np.zeros(4, np.int64))
 
 
-_POOL: ThreadPoolExecutor | None = None
-_POOL_SIZE = 0
-_POOL_LOCK = threading.Lock()
-
-
-def _helper_pool(workers: int) -> ThreadPoolExecutor:
-    """The process's pool of Lazy SMP helper threads, grown to at least ``workers`` (one pool for every
-    engine: a tournament makes an engine per game)."""
-    global _POOL, _POOL_SIZE
-    with _POOL_LOCK:
-        if _POOL is None or _POOL_SIZE < workers:
-            _POOL = ThreadPoolExecutor(workers, thread_name_prefix="jitsearch-smp")
-            _POOL_SIZE = workers
-        return _POOL
-
-
 _NO_DB = Probe(np.zeros((2, 1), np.int8), np.zeros((1, 1), np.int64), 0)
 #: Half-width of the aspiration window around the last iteration's value (centiseeds).
 ASPIRATION = 150
@@ -585,7 +569,7 @@ class KalahEngine:
         results = [[] for _ in self.states]
         futures = []
         try:
-            pool = _helper_pool(self.threads - 1) if self.threads > 1 else None
+            pool = thread_pool(self.threads - 1) if self.threads > 1 else None
             for i in range(1, self.threads):
                 options = self.options | ((i if self.root_split else 0) << ROOT_FIRST_SHIFT)
                 futures.append(pool.submit(_iterate, state, self.table, self.generation, self.weights,

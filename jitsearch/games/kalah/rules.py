@@ -364,3 +364,33 @@ def build(jit):
         heuristic=jit(_heuristic),
         side_seeds=jit(_side_seeds),
     )
+
+
+def with_int64_arguments(compiled, inline_jit):
+    """The compiled rules behind shims inlined at Numba's IR level
+    (``inline_jit``: ``numba.njit(inline='always')``) that pass ``m``, the
+    player and the pit as int64. Callers hand in int8, int32, int64 or
+    literal players; without the shims each type compiles the rules once
+    more (four copies of ``apply_move`` in one MCTS tournament's first
+    run), with them once. Same values: only the argument types change."""
+    am, lm, mg, he, ss = (compiled.apply_move, compiled.legal_moves, compiled.margin, compiled.heuristic,
+                          compiled.side_seeds)
+
+    def apply_move(board, m, player, pit, empty_capture):
+        return am(board, np.int64(m), np.int64(player), np.int64(pit), empty_capture)
+
+    def legal_moves(board, m, player, out):
+        return lm(board, np.int64(m), np.int64(player), out)
+
+    def margin(board, m):
+        return mg(board, np.int64(m))
+
+    def heuristic(board, m, player):
+        return he(board, np.int64(m), np.int64(player))
+
+    def side_seeds(board, m, player):
+        return ss(board, np.int64(m), np.int64(player))
+
+    return SimpleNamespace(apply_move=inline_jit(apply_move), legal_moves=inline_jit(legal_moves),
+                           margin=inline_jit(margin), heuristic=inline_jit(heuristic),
+                           side_seeds=inline_jit(side_seeds))

@@ -24,7 +24,7 @@ from .rules import GAME_OVER
 
 #: The rules compiled for the CPU (cached): the one CPU compilation, used by every
 #: CPU kernel; the CUDA kernels compile the same source with ``rules.build``.
-RULES = rules.build(njit(cache=True))
+RULES = rules.with_int64_arguments(rules.build(njit(cache=True)), njit(cache=True, inline="always"))
 # module-level names: Numba resolves compiled callees as globals, not attributes
 apply_move = RULES.apply_move
 legal_moves = RULES.legal_moves
