@@ -44,8 +44,18 @@ import time
 import numpy as np
 from numba import njit
 
-from ..trees import ExplicitTree
-from ..trees._access import child, is_leaf, leaf_number, leaf_value, num_children, player_to_move
+from ..trees import ExplicitTree, UniformTree
+from ..trees._access import (
+    VALUES_FLOAT,
+    VALUES_INT,
+    child,
+    is_leaf,
+    leaf_number,
+    leaf_value,
+    num_children,
+    player_to_move,
+    uniform_leaf_int,
+)
 from .._checks import INT64_MAX, check_bool, check_choice, check_float, check_int, check_max_bytes, check_pair
 from ..trees.memory import DEFAULT_MAX_BYTES, memory_guard
 from ._limits import (
@@ -67,7 +77,7 @@ from ._table import (
     table_insert,
     table_needs_room,
 )
-from .depth_first import trace_buffer, tree_data
+from .depth_first import _CONST_BRANCHING, _DEFAULT_INT_SPAN, trace_buffer, tree_data
 from .result import SearchResult
 
 SOLVED = 0
@@ -227,10 +237,14 @@ def new_pool(capacity: int, lo0: float, hi0: float) -> np.ndarray:
 
 
 def pool_grow(pool: np.ndarray, cap: int) -> np.ndarray:
-    """A copy of ``pool`` with ``cap`` rows (done in Python: the kernel never reallocates)."""
-    new = np.empty((cap, 3), dtype=np.int64)
-    new[: pool.shape[0]] = pool
-    return new
+    """``pool`` grown to ``cap`` rows in place, and returned (done in Python: the kernel never reallocates).
+
+    A ``realloc`` (``ndarray.resize``): large pools are remapped, not
+    copied. The caller must hold no view of ``pool``; rows past the old end
+    are zeros until the kernel allocates them.
+    """
+    pool.resize((cap, 3), refcheck=False)
+    return pool
 
 
 #: Per level of height: the path arrays of the pool kernel (7 x 8 bytes + 1).
@@ -351,6 +365,301 @@ def _fsss_pool_kernel(t, pool, state, paths, lo0, hi0, restart_deepest, stop_whe
             n = path_n[0]
             if proven_child(path_max[0], bounds[c0:c0 + n, _LO], bounds[c0:c0 + n, _UP]) >= 0:
                 return PROVEN
+
+
+
+# -- specialised pool kernel: uniform trees with integer leaves (issue 24) -----------
+#
+# Integer leaves make the exact epsilon an integer too: the pair ``x + k*eps``
+# is the single int64 ``x * 2**_SHIFT + k`` (``|k|`` never exceeds the depth,
+# below ``2**(_SHIFT-1)``; infinities are ``+-_INF_S``, beyond every scaled
+# leaf, as ``|x| <= 2**53``). The map keeps the lexicographic order and
+# equality, so every comparison, select and epsilon step gives what the
+# float pairs give: same leaves, same order, same counts. The pool keeps its
+# layout (int64[cap, 3], children contiguous, same growth) with the scaled
+# bounds, whose ``k`` is 0, in columns 0-1. Kernels are built per
+# combination of flags, value kind, span and branching (as in
+# ``depth_first._build_uniform``), so the hot loop tests none of them.
+
+_SHIFT = 8
+_SCALE = 1 << _SHIFT
+#: Scaled +inf (a scaled leaf is at most 2**61 in size).
+_INF_S = 1 << 62
+#: Deepest tree the scaled pairs serve (|k| <= depth < 2**(_SHIFT-1)).
+FAST_MAX_HEIGHT = (1 << (_SHIFT - 1)) - 1
+#: Per level of height: the path array of the specialised kernel (4 x 8 bytes).
+FAST_PATH_BYTES = 32
+
+_FAST_KERNELS: dict = {}
+
+
+def scaled_bound(x: float) -> int:
+    """A bound (a leaf value or +-inf) as a scaled int64 pair with k = 0."""
+    if x == math.inf:
+        return _INF_S
+    if x == -math.inf:
+        return -_INF_S
+    return int(x) << _SHIFT
+
+
+def unscaled_bounds(s: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`scaled_bound` on an array of bounds (k = 0)."""
+    out = (s >> _SHIFT).astype(np.float64)
+    out[s == _INF_S] = math.inf
+    out[s == -_INF_S] = -math.inf
+    return out
+
+
+def fast_paths(height: int) -> np.ndarray:
+    """Path of the specialised kernel: per level (pool entry, node, scaled alpha, scaled beta), flat."""
+    return np.zeros(4 * (height + 1), dtype=np.int64)
+
+
+def _integral_bound(x: float) -> bool:
+    return math.isinf(x) or (float(x).is_integer() and abs(x) <= 2.0**53)
+
+
+def fast_key(tree, t, lo0, hi0, storage, trace):
+    """The specialised kernel a search runs on, or None for the general kernels.
+
+    Uniform trees with integer or binary leaves, no ``leaf_cost``, the pool
+    storage, at most ``FAST_MAX_HEIGHT`` levels and integral (or infinite)
+    initial bounds.
+    """
+    if not isinstance(tree, UniformTree) or storage != "pool" or t.leaf_cost > 0:
+        return None
+    if int(t.value_kind) == VALUES_FLOAT or tree.height > FAST_MAX_HEIGHT or tree.height == 0:
+        return None
+    if not (_integral_bound(lo0) and _integral_bound(hi0)):
+        return None
+    vk = int(t.value_kind)
+    span = int(t.int_span) if vk == VALUES_INT and t.int_span == _DEFAULT_INT_SPAN else 0
+    b = int(t.branching) if int(t.branching) in _CONST_BRANCHING else 0
+    return (vk, span, b, bool(trace))
+
+
+def fast_kernel(key):
+    """The compiled kernel for ``key`` (see :func:`fast_key`), built once."""
+    fn = _FAST_KERNELS.get(key)
+    if fn is None:
+        fn = _FAST_KERNELS[key] = _build_fast(*key)
+    return fn
+
+
+def _build_fast(value_kind, int_span, branching, record):
+    """:func:`_fsss_pool_kernel` for uniform trees with integer leaves.
+
+    Same arguments (paths from :func:`fast_paths`, ``lo0``/``hi0`` scaled),
+    statuses and ``state``; the pool holds scaled bounds. It reads the pool
+    as a flat array (row ``e`` at ``3*e``). With two children (``BC == 2``)
+    Traverse is a handful of selects, the next node's first-child index is
+    loaded with its bounds, and the backup carries the child's new bounds in
+    registers (only the sibling is read), all giving what the loops give.
+    """
+    VK = value_kind
+    SPAN = np.uint64(int_span)
+    BC = branching
+    RECORD = record
+    SCALE = np.int64(_SCALE)
+    INF_S = np.int64(_INF_S)
+
+    @njit(cache=True, nogil=True)
+    def kernel(t, pool, state, paths, lo0, hi0, restart_deepest, stop_when_proven, leaf_budget, trace):
+        path = paths
+        P = pool.reshape(pool.size)
+        height = t.height
+        b = BC if BC > 0 else t.branching
+        span = SPAN if SPAN > 0 else t.int_span
+        first_leaf = t.first_leaf_node
+        # parity of the depths where MAX moves
+        max_parity = 0 if t.root_to_move > 0 else 1
+        cap = pool.shape[0]
+        used = state[_USED]
+        leaves = state[_LEAVES]
+        nodes = state[_NODES]
+        rollouts = state[_ROLLOUTS]
+        path[0] = 0
+        path[1] = 0
+        path[2] = -INF_S
+        path[3] = INF_S
+        start = state[_START]
+        resume = state[_DESCENDING] == 1
+        expanded = 0
+        status = BUDGET
+        while True:
+            if resume:
+                resume = False
+            else:
+                if start == 0 and P[_LO] == P[_UP]:
+                    status = SOLVED
+                    break
+                if expanded >= leaf_budget:
+                    break
+            d = start
+            e = path[4 * d]
+            node = path[4 * d + 1]
+            alpha = path[4 * d + 2]
+            beta = path[4 * d + 3]
+            c0 = P[3 * e + _FIRST]
+            # ---- descend from ``d`` to an unexpanded leaf ----
+            while d < height:
+                if c0 == UNEXPANDED:
+                    if used + b > cap:
+                        status = NEED_ROOM
+                        break
+                    c0 = used
+                    for i in range(c0, c0 + b):
+                        P[3 * i + _LO] = lo0
+                        P[3 * i + _UP] = hi0
+                        P[3 * i + _FIRST] = UNEXPANDED
+                    P[3 * e + _FIRST] = c0
+                    used = c0 + b
+                nodes += 1
+                r = 3 * c0
+                if BC == 2:
+                    f0 = P[r + _FIRST]
+                    f1 = P[r + 3 + _FIRST]
+                    if (d & 1) == max_parity:
+                        u0 = min(P[r + _UP], beta)
+                        u1 = min(P[r + 3 + _UP], beta)
+                        take1 = u1 > u0
+                        best = max(u0, u1)
+                        alpha = max(alpha, max(min(u0, u1), -INF_S))
+                        alpha -= np.int64(alpha == best)
+                    else:
+                        l0 = max(P[r + _LO], alpha)
+                        l1 = max(P[r + 3 + _LO], alpha)
+                        take1 = l1 < l0
+                        best = min(l0, l1)
+                        beta = min(beta, min(max(l0, l1), INF_S))
+                        beta += np.int64(beta == best)
+                    best_i = np.int64(take1)
+                    c_next = f1 if take1 else f0
+                else:
+                    if (d & 1) == max_parity:
+                        # i* = argmax min(beta, U); alpha' = max(alpha, second), eps step on a tie
+                        best = min(P[r + _UP], beta)
+                        best_i = 0
+                        sec = -INF_S
+                        for i in range(1, b):
+                            u = min(P[r + 3 * i + _UP], beta)
+                            if u > best:
+                                sec = best if best > sec else sec
+                                best = u
+                                best_i = i
+                            elif u > sec:
+                                sec = u
+                        alpha = sec if sec > alpha else alpha
+                        if alpha == best:
+                            alpha -= 1
+                    else:
+                        # i* = argmin max(alpha, L); beta' = min(beta, second), eps step on a tie
+                        best = max(P[r + _LO], alpha)
+                        best_i = 0
+                        sec = INF_S
+                        for i in range(1, b):
+                            lv = max(P[r + 3 * i + _LO], alpha)
+                            if lv < best:
+                                sec = best if best < sec else sec
+                                best = lv
+                                best_i = i
+                            elif lv < sec:
+                                sec = lv
+                        beta = sec if sec < beta else beta
+                        if beta == best:
+                            beta += 1
+                    c_next = P[r + 3 * best_i + _FIRST]
+                d += 1
+                e = c0 + best_i
+                c0 = c_next
+                node = node * b + 1 + best_i
+                path[4 * d] = e
+                path[4 * d + 1] = node
+                path[4 * d + 2] = alpha
+                path[4 * d + 3] = beta
+            if status == NEED_ROOM:
+                start = d
+                state[_DESCENDING] = 1
+                break
+            # ---- the leaf ----
+            nodes += 1
+            v = uniform_leaf_int(t, node - first_leaf, VK, span) * SCALE
+            P[3 * e + _LO] = v
+            P[3 * e + _UP] = v
+            if RECORD:
+                trace[leaves] = node - first_leaf
+            leaves += 1
+            expanded += 1
+            rollouts += 1
+            # ---- back the bounds up the path ----
+            start = 0
+            lo = v
+            up = v
+            for level in range(d - 1, -1, -1):
+                ec = e
+                e = path[4 * level]
+                c0 = P[3 * e + _FIRST]
+                if BC == 2:
+                    # (lo, up) are the child's new bounds; fold in its sibling's
+                    s = 3 * (2 * c0 + 1 - ec)
+                    if (level & 1) == max_parity:
+                        lo = max(lo, P[s + _LO])
+                        up = max(up, P[s + _UP])
+                    else:
+                        lo = min(lo, P[s + _LO])
+                        up = min(up, P[s + _UP])
+                else:
+                    lo = P[3 * c0 + _LO]
+                    up = P[3 * c0 + _UP]
+                    if (level & 1) == max_parity:
+                        for i in range(c0 + 1, c0 + b):
+                            lo = max(lo, P[3 * i + _LO])
+                            up = max(up, P[3 * i + _UP])
+                    else:
+                        for i in range(c0 + 1, c0 + b):
+                            lo = min(lo, P[3 * i + _LO])
+                            up = min(up, P[3 * i + _UP])
+                if restart_deepest and P[3 * e + _LO] == lo and P[3 * e + _UP] == up:
+                    start = level
+                    break
+                P[3 * e + _LO] = lo
+                P[3 * e + _UP] = up
+            if stop_when_proven and start == 0:
+                if _proven_scaled(max_parity == 0, P, P[_FIRST], b) >= 0:
+                    status = PROVEN
+                    break
+        if status != NEED_ROOM:
+            state[_DESCENDING] = 0
+        state[_START] = start
+        state[_USED] = used
+        state[_LEAVES] = leaves
+        state[_NODES] = nodes
+        state[_ROLLOUTS] = rollouts
+        return status
+
+    return kernel
+
+
+@njit(cache=True, inline="always")
+def _proven_scaled(maximize, P, c0, n):
+    """:func:`proven_child` on the scaled bounds of pool rows ``[c0, c0+n)`` (``P`` flat)."""
+    top1 = np.int64(0)
+    top1_i = -1
+    top2 = -_INF_S - 1
+    for i in range(n):
+        key = P[3 * (c0 + i) + _UP] if maximize else -P[3 * (c0 + i) + _LO]
+        if top1_i < 0 or key > top1:
+            top2 = top1 if top1_i >= 0 else top2
+            top1 = key
+            top1_i = i
+        elif key > top2:
+            top2 = key
+    for i in range(n):
+        others = top2 if i == top1_i else top1
+        mine = P[3 * (c0 + i) + _LO] if maximize else -P[3 * (c0 + i) + _UP]
+        if mine >= others:
+            return i
+    return -1
 
 
 # -- storage 2: per-node bounds in a dense array or a hash table (see _table) -----
@@ -483,6 +792,10 @@ def fsss(
 ) -> SearchResult:
     """FSSS-Minimax over an explicit or uniform tree (see module docstring).
 
+    Uniform trees with integer or binary leaves run on a specialised kernel
+    (scaled int64 pairs, flags compiled in); it expands the same leaves in
+    the same order, with the same counts and result, as the general one.
+
     Parameters
     ----------
     restart_deepest, stop_when_proven, max_leaves, max_seconds, value_range :
@@ -518,6 +831,13 @@ def fsss(
     ``KeyboardInterrupt`` or ``cancel`` stopped it between chunks),
     ``storage`` and ``peak_bytes`` (everything allocated, at its largest).
     """
+    return _fsss(tree, restart_deepest, stop_when_proven, max_leaves, max_seconds, value_range, storage, trace,
+                 max_bytes, dense_max_bytes, cancel, True)
+
+
+def _fsss(tree, restart_deepest, stop_when_proven, max_leaves, max_seconds, value_range, storage, trace,
+          max_bytes, dense_max_bytes, cancel, specialise):
+    """:func:`fsss`; ``specialise=False`` keeps to the general kernels (the tests' reference)."""
     trace, max_bytes = check_common(tree, trace, max_bytes)
     restart_deepest = check_bool("restart_deepest", restart_deepest)
     stop_when_proven = check_bool("stop_when_proven", stop_when_proven)
@@ -533,8 +853,10 @@ def fsss(
     height = int(tree.height)
     width = tree_max_branching(tree)
     name = "FSSS"
+    key = fast_key(tree, t, lo0, hi0, storage, trace) if specialise else None
     if storage == "pool":
-        parts = {"stack": (height + 1) * POOL_PATH_BYTES, "trace": trace_bytes(tree, trace),
+        path_bytes = POOL_PATH_BYTES if key is None else FAST_PATH_BYTES
+        parts = {"stack": (height + 1) * path_bytes, "trace": trace_bytes(tree, trace),
                  "pool": 1024 * POOL_ENTRY_BYTES}
     else:
         parts = {"stack": (height + 1) * TABLE_PATH_BYTES + max(width, 1) * 16,
@@ -548,8 +870,14 @@ def fsss(
             arrays = [new_pool(1024, lo0, hi0)]
             state[_USED] = 1  # entry 0: the root, node 0
             kind = "pool"
-            paths = pool_paths(height)
-            kernel = _fsss_pool_kernel
+            if key is None:
+                paths = pool_paths(height)
+                kernel = _fsss_pool_kernel
+            else:
+                lo0, hi0 = scaled_bound(lo0), scaled_bound(hi0)
+                arrays[0][0, _LO], arrays[0][0, _UP] = lo0, hi0
+                paths = fast_paths(height)
+                kernel = fast_kernel(key)
         else:
             keys, lower, upper, kind = make_table(tree, storage, lo0, hi0, max_bytes, dense_max_bytes,
                                                   scratch, f"{name} on this tree")
@@ -594,13 +922,19 @@ def fsss(
         stopped = "interrupted"
     n = _root_num_children(tree)
     if kind == "pool":
-        bounds = arrays[0].view(np.float64)
-        root_lo, root_up = float(bounds[0, _LO]), float(bounds[0, _UP])
-        c0 = int(arrays[0][0, _FIRST])
-        if c0 == UNEXPANDED:
-            los, ups = np.full(n, lo0), np.full(n, hi0)
+        pool = arrays[0]
+        c0 = int(pool[0, _FIRST])
+        rows = np.concatenate((pool[:1], pool[c0:c0 + n] if c0 != UNEXPANDED else pool[:0]))
+        if key is None:
+            bounds = rows.view(np.float64)
         else:
-            los, ups = bounds[c0:c0 + n, _LO].copy(), bounds[c0:c0 + n, _UP].copy()
+            bounds = np.stack((unscaled_bounds(rows[:, _LO]), unscaled_bounds(rows[:, _UP])), axis=1)
+        root_lo, root_up = float(bounds[0, _LO]), float(bounds[0, _UP])
+        if c0 == UNEXPANDED:
+            lo_f, hi_f = (lo0, hi0) if key is None else unscaled_bounds(np.array([lo0, hi0]))
+            los, ups = np.full(n, lo_f), np.full(n, hi_f)
+        else:
+            los, ups = bounds[1:, _LO].copy(), bounds[1:, _UP].copy()
     else:
         root_lo, root_up, los, ups = _table_root_bounds(t, *arrays, lo0, hi0)
     maximize = tree.root_to_move > 0
@@ -647,7 +981,7 @@ def _grow(kind, arrays, state, t, max_bytes, scratch, name):
         new_cap = cap * 2
         while new_cap < need:
             new_cap *= 2
-        # old and new pools are both alive while copying
+        # old and new pools may both be alive while realloc copies
         if scratch + (cap + new_cap) * POOL_ENTRY_BYTES > max_bytes:
             raise ValueError(out_of_memory_message(what, max_bytes))
         with memory_guard(f"a pool of {new_cap} entries for {what}", "use a smaller tree or lower max_bytes"):
