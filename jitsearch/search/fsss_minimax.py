@@ -446,6 +446,12 @@ def fast_kernel(key):
     return fn
 
 
+@njit(cache=True, inline="always")
+def _ix(i):
+    """An index known to be >= 0, as uint64: Numba then skips the negative-index wraparound."""
+    return np.uint64(i)
+
+
 def _build_fast(value_kind, int_span, branching, record):
     """:func:`_fsss_pool_kernel` for uniform trees with integer leaves.
 
@@ -478,10 +484,10 @@ def _build_fast(value_kind, int_span, branching, record):
         leaves = state[_LEAVES]
         nodes = state[_NODES]
         rollouts = state[_ROLLOUTS]
-        path[0] = 0
-        path[1] = 0
-        path[2] = -INF_S
-        path[3] = INF_S
+        path[_ix(0)] = 0
+        path[_ix(1)] = 0
+        path[_ix(2)] = -INF_S
+        path[_ix(3)] = INF_S
         start = state[_START]
         resume = state[_DESCENDING] == 1
         expanded = 0
@@ -490,17 +496,17 @@ def _build_fast(value_kind, int_span, branching, record):
             if resume:
                 resume = False
             else:
-                if start == 0 and P[_LO] == P[_UP]:
+                if start == 0 and P[_ix(_LO)] == P[_ix(_UP)]:
                     status = SOLVED
                     break
                 if expanded >= leaf_budget:
                     break
             d = start
-            e = path[4 * d]
-            node = path[4 * d + 1]
-            alpha = path[4 * d + 2]
-            beta = path[4 * d + 3]
-            c0 = P[3 * e + _FIRST]
+            e = path[_ix(4 * d)]
+            node = path[_ix(4 * d + 1)]
+            alpha = path[_ix(4 * d + 2)]
+            beta = path[_ix(4 * d + 3)]
+            c0 = P[_ix(3 * e + _FIRST)]
             # ---- descend from ``d`` to an unexpanded leaf ----
             while d < height:
                 if c0 == UNEXPANDED:
@@ -509,26 +515,26 @@ def _build_fast(value_kind, int_span, branching, record):
                         break
                     c0 = used
                     for i in range(c0, c0 + b):
-                        P[3 * i + _LO] = lo0
-                        P[3 * i + _UP] = hi0
-                        P[3 * i + _FIRST] = UNEXPANDED
-                    P[3 * e + _FIRST] = c0
+                        P[_ix(3 * i + _LO)] = lo0
+                        P[_ix(3 * i + _UP)] = hi0
+                        P[_ix(3 * i + _FIRST)] = UNEXPANDED
+                    P[_ix(3 * e + _FIRST)] = c0
                     used = c0 + b
                 nodes += 1
                 r = 3 * c0
                 if BC == 2:
-                    f0 = P[r + _FIRST]
-                    f1 = P[r + 3 + _FIRST]
+                    f0 = P[_ix(r + _FIRST)]
+                    f1 = P[_ix(r + 3 + _FIRST)]
                     if (d & 1) == max_parity:
-                        u0 = min(P[r + _UP], beta)
-                        u1 = min(P[r + 3 + _UP], beta)
+                        u0 = min(P[_ix(r + _UP)], beta)
+                        u1 = min(P[_ix(r + 3 + _UP)], beta)
                         take1 = u1 > u0
                         best = max(u0, u1)
                         alpha = max(alpha, max(min(u0, u1), -INF_S))
                         alpha -= np.int64(alpha == best)
                     else:
-                        l0 = max(P[r + _LO], alpha)
-                        l1 = max(P[r + 3 + _LO], alpha)
+                        l0 = max(P[_ix(r + _LO)], alpha)
+                        l1 = max(P[_ix(r + 3 + _LO)], alpha)
                         take1 = l1 < l0
                         best = min(l0, l1)
                         beta = min(beta, min(max(l0, l1), INF_S))
@@ -538,11 +544,11 @@ def _build_fast(value_kind, int_span, branching, record):
                 else:
                     if (d & 1) == max_parity:
                         # i* = argmax min(beta, U); alpha' = max(alpha, second), eps step on a tie
-                        best = min(P[r + _UP], beta)
+                        best = min(P[_ix(r + _UP)], beta)
                         best_i = 0
                         sec = -INF_S
                         for i in range(1, b):
-                            u = min(P[r + 3 * i + _UP], beta)
+                            u = min(P[_ix(r + 3 * i + _UP)], beta)
                             if u > best:
                                 sec = best if best > sec else sec
                                 best = u
@@ -554,11 +560,11 @@ def _build_fast(value_kind, int_span, branching, record):
                             alpha -= 1
                     else:
                         # i* = argmin max(alpha, L); beta' = min(beta, second), eps step on a tie
-                        best = max(P[r + _LO], alpha)
+                        best = max(P[_ix(r + _LO)], alpha)
                         best_i = 0
                         sec = INF_S
                         for i in range(1, b):
-                            lv = max(P[r + 3 * i + _LO], alpha)
+                            lv = max(P[_ix(r + 3 * i + _LO)], alpha)
                             if lv < best:
                                 sec = best if best < sec else sec
                                 best = lv
@@ -568,15 +574,15 @@ def _build_fast(value_kind, int_span, branching, record):
                         beta = sec if sec < beta else beta
                         if beta == best:
                             beta += 1
-                    c_next = P[r + 3 * best_i + _FIRST]
+                    c_next = P[_ix(r + 3 * best_i + _FIRST)]
                 d += 1
                 e = c0 + best_i
                 c0 = c_next
                 node = node * b + 1 + best_i
-                path[4 * d] = e
-                path[4 * d + 1] = node
-                path[4 * d + 2] = alpha
-                path[4 * d + 3] = beta
+                path[_ix(4 * d)] = e
+                path[_ix(4 * d + 1)] = node
+                path[_ix(4 * d + 2)] = alpha
+                path[_ix(4 * d + 3)] = beta
             if status == NEED_ROOM:
                 start = d
                 state[_DESCENDING] = 1
@@ -584,10 +590,10 @@ def _build_fast(value_kind, int_span, branching, record):
             # ---- the leaf ----
             nodes += 1
             v = uniform_leaf_int(t, node - first_leaf, VK, span) * SCALE
-            P[3 * e + _LO] = v
-            P[3 * e + _UP] = v
+            P[_ix(3 * e + _LO)] = v
+            P[_ix(3 * e + _UP)] = v
             if RECORD:
-                trace[leaves] = node - first_leaf
+                trace[_ix(leaves)] = node - first_leaf
             leaves += 1
             expanded += 1
             rollouts += 1
@@ -597,35 +603,35 @@ def _build_fast(value_kind, int_span, branching, record):
             up = v
             for level in range(d - 1, -1, -1):
                 ec = e
-                e = path[4 * level]
-                c0 = P[3 * e + _FIRST]
+                e = path[_ix(4 * level)]
+                c0 = P[_ix(3 * e + _FIRST)]
                 if BC == 2:
                     # (lo, up) are the child's new bounds; fold in its sibling's
                     s = 3 * (2 * c0 + 1 - ec)
                     if (level & 1) == max_parity:
-                        lo = max(lo, P[s + _LO])
-                        up = max(up, P[s + _UP])
+                        lo = max(lo, P[_ix(s + _LO)])
+                        up = max(up, P[_ix(s + _UP)])
                     else:
-                        lo = min(lo, P[s + _LO])
-                        up = min(up, P[s + _UP])
+                        lo = min(lo, P[_ix(s + _LO)])
+                        up = min(up, P[_ix(s + _UP)])
                 else:
-                    lo = P[3 * c0 + _LO]
-                    up = P[3 * c0 + _UP]
+                    lo = P[_ix(3 * c0 + _LO)]
+                    up = P[_ix(3 * c0 + _UP)]
                     if (level & 1) == max_parity:
                         for i in range(c0 + 1, c0 + b):
-                            lo = max(lo, P[3 * i + _LO])
-                            up = max(up, P[3 * i + _UP])
+                            lo = max(lo, P[_ix(3 * i + _LO)])
+                            up = max(up, P[_ix(3 * i + _UP)])
                     else:
                         for i in range(c0 + 1, c0 + b):
-                            lo = min(lo, P[3 * i + _LO])
-                            up = min(up, P[3 * i + _UP])
-                if restart_deepest and P[3 * e + _LO] == lo and P[3 * e + _UP] == up:
+                            lo = min(lo, P[_ix(3 * i + _LO)])
+                            up = min(up, P[_ix(3 * i + _UP)])
+                if restart_deepest and P[_ix(3 * e + _LO)] == lo and P[_ix(3 * e + _UP)] == up:
                     start = level
                     break
-                P[3 * e + _LO] = lo
-                P[3 * e + _UP] = up
+                P[_ix(3 * e + _LO)] = lo
+                P[_ix(3 * e + _UP)] = up
             if stop_when_proven and start == 0:
-                if _proven_scaled(max_parity == 0, P, P[_FIRST], b) >= 0:
+                if _proven_scaled(max_parity == 0, P, P[_ix(_FIRST)], b) >= 0:
                     status = PROVEN
                     break
         if status != NEED_ROOM:
@@ -647,7 +653,7 @@ def _proven_scaled(maximize, P, c0, n):
     top1_i = -1
     top2 = -_INF_S - 1
     for i in range(n):
-        key = P[3 * (c0 + i) + _UP] if maximize else -P[3 * (c0 + i) + _LO]
+        key = P[_ix(3 * (c0 + i) + _UP)] if maximize else -P[_ix(3 * (c0 + i) + _LO)]
         if top1_i < 0 or key > top1:
             top2 = top1 if top1_i >= 0 else top2
             top1 = key
@@ -656,7 +662,7 @@ def _proven_scaled(maximize, P, c0, n):
             top2 = key
     for i in range(n):
         others = top2 if i == top1_i else top1
-        mine = P[3 * (c0 + i) + _LO] if maximize else -P[3 * (c0 + i) + _UP]
+        mine = P[_ix(3 * (c0 + i) + _LO)] if maximize else -P[_ix(3 * (c0 + i) + _UP)]
         if mine >= others:
             return i
     return -1
