@@ -35,9 +35,10 @@ import jitsearch as js
 
 
 def _timed(fn):
-    t0 = time.perf_counter()
+    """(wall seconds, this thread's CPU seconds, result)."""
+    c0, t0 = time.thread_time(), time.perf_counter()
     r = fn()
-    return time.perf_counter() - t0, r
+    return time.perf_counter() - t0, time.thread_time() - c0, r
 
 
 def _general(tree, restart_deepest):
@@ -58,10 +59,12 @@ def measure(height: int, seed: int, repeats: int, restart_deepest: bool, general
         runs["fsss_general"] = lambda: _general(tree, restart_deepest)
     results = {name: fn() for name, fn in runs.items()}  # warm-up (and JIT)
     times = {name: [] for name in runs}
+    cpu = {name: [] for name in runs}
     for _ in range(repeats):
         for name, fn in runs.items():
-            dt, r = _timed(fn)
+            dt, dc, r = _timed(fn)
             times[name].append(dt)
+            cpu[name].append(dc)
             assert r.leaves_expanded == results[name].leaves_expanded
     f, a = results["fsss"], results["alphabeta"]
     if f.value != a.value:
@@ -72,11 +75,14 @@ def measure(height: int, seed: int, repeats: int, restart_deepest: bool, general
         row[name] = {
             "seconds": sec,
             "seconds_all": times[name],
+            "cpu_seconds": statistics.median(cpu[name]),
             "leaves": r.leaves_expanded,
             "nodes": r.nodes_visited,
             "ns_per_leaf": sec / r.leaves_expanded * 1e9,
+            "cpu_ns_per_leaf": statistics.median(cpu[name]) / r.leaves_expanded * 1e9,
         }
     row["ratio"] = row["fsss"]["ns_per_leaf"] / row["alphabeta"]["ns_per_leaf"]
+    row["ratio_cpu"] = row["fsss"]["cpu_ns_per_leaf"] / row["alphabeta"]["cpu_ns_per_leaf"]
     if general:
         g = results["fsss_general"]
         same = (g.value, g.best_move, g.leaves_expanded, g.nodes_visited) == (
@@ -108,7 +114,7 @@ def main(argv=None) -> int:
         return 2
     load_before = os.getloadavg()
     rows = []
-    head = f"{'h':>3} {'seed':>4} {'FSSS s':>9} {'leaves':>8} {'ns/leaf':>8} {'AB s':>9} {'leaves':>8} {'ns/leaf':>8} {'ratio':>6}"
+    head = f"{'h':>3} {'seed':>4} {'FSSS s':>9} {'leaves':>8} {'ns/leaf':>8} {'AB s':>9} {'leaves':>8} {'ns/leaf':>8} {'ratio':>6} {'cpu':>5}"
     if args.general:
         head += f" {'general ns/leaf':>15} {'ratio':>6} {'speedup':>7}"
     print(head)
@@ -118,25 +124,28 @@ def main(argv=None) -> int:
             rows.append(r)
             f, a = r["fsss"], r["alphabeta"]
             line = (f"{h:>3} {s:>4} {f['seconds']:>9.5f} {f['leaves']:>8} {f['ns_per_leaf']:>8.1f} "
-                    f"{a['seconds']:>9.5f} {a['leaves']:>8} {a['ns_per_leaf']:>8.1f} {r['ratio']:>6.2f}")
+                    f"{a['seconds']:>9.5f} {a['leaves']:>8} {a['ns_per_leaf']:>8.1f} {r['ratio']:>6.2f} {r['ratio_cpu']:>5.2f}")
             if args.general:
                 line += f" {r['fsss_general']['ns_per_leaf']:>15.1f} {r['ratio_general']:>6.2f} {r['speedup']:>7.2f}"
             print(line, flush=True)
     by_height = {}
     for h in heights:
         sel = [r for r in rows if r["height"] == h]
-        by_height[h] = {"median_ratio": statistics.median(r["ratio"] for r in sel)}
+        by_height[h] = {"median_ratio": statistics.median(r["ratio"] for r in sel),
+                        "median_ratio_cpu": statistics.median(r["ratio_cpu"] for r in sel)}
         if args.general:
             by_height[h]["median_ratio_general"] = statistics.median(r["ratio_general"] for r in sel)
     for h, v in by_height.items():
         extra = f", general {v['median_ratio_general']:.2f}" if args.general else ""
-        print(f"h={h}: median ratio FSSS/alpha-beta per leaf {v['median_ratio']:.2f}{extra}")
+        print(f"h={h}: median ratio FSSS/alpha-beta per leaf {v['median_ratio']:.2f} "
+              f"(CPU time {v['median_ratio_cpu']:.2f}){extra}")
     out = {
         "benchmark": "fsss_per_leaf",
         "tree": "UniformTree(branching=2, height=h, seed=s), integer leaves",
         "fsss": {"restart_deepest": not args.no_restart},
         "repeats": args.repeats,
-        "statistic": "median seconds of the timed runs (after one warm-up call each), runs interleaved",
+        "statistic": "median wall seconds of the timed runs (after one warm-up call each), runs interleaved; "
+                     "cpu_*: the same with this thread's CPU time (less sensitive to a loaded machine)",
         "rows": rows,
         "by_height": by_height,
         "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),

@@ -405,8 +405,8 @@ def scaled_bound(x: float) -> int:
 def unscaled_bounds(s: np.ndarray) -> np.ndarray:
     """Inverse of :func:`scaled_bound` on an array of bounds (k = 0)."""
     out = (s >> _SHIFT).astype(np.float64)
-    out[s == _INF_S] = math.inf
-    out[s == -_INF_S] = -math.inf
+    out[s >= _INF_S] = math.inf
+    out[s <= -_INF_S] = -math.inf
     return out
 
 
@@ -931,14 +931,11 @@ def _fsss(tree, restart_deepest, stop_when_proven, max_leaves, max_seconds, valu
         pool = arrays[0]
         c0 = int(pool[0, _FIRST])
         rows = np.concatenate((pool[:1], pool[c0:c0 + n] if c0 != UNEXPANDED else pool[:0]))
-        if key is None:
-            bounds = rows.view(np.float64)
-        else:
-            bounds = np.stack((unscaled_bounds(rows[:, _LO]), unscaled_bounds(rows[:, _UP])), axis=1)
+        bounds = rows.view(np.float64) if key is None else unscaled_bounds(rows)
         root_lo, root_up = float(bounds[0, _LO]), float(bounds[0, _UP])
         if c0 == UNEXPANDED:
             lo_f, hi_f = (lo0, hi0) if key is None else unscaled_bounds(np.array([lo0, hi0]))
-            los, ups = np.full(n, lo_f), np.full(n, hi_f)
+            los, ups = np.full(n, lo_f, dtype=np.float64), np.full(n, hi_f, dtype=np.float64)
         else:
             los, ups = bounds[1:, _LO].copy(), bounds[1:, _UP].copy()
     else:
