@@ -99,7 +99,7 @@ def test_chunked_search_equals_one_chunk(monkeypatch):
     whole = fsss(u, restart_deepest=True, trace=True)
 
     class TinyClock(fm.ChunkClock):
-        def __init__(self):
+        def __init__(self, **_):
             super().__init__(first=3, target=1e9, cap=3)
 
     monkeypatch.setattr(fm, "ChunkClock", TinyClock)
@@ -138,4 +138,6 @@ def test_memory_guard_counts_the_fast_path():
         fsss(u, max_bytes=200_000)
     r = fsss(u)
     # the pool (24 bytes an entry) and the 32-byte path levels are all counted
-    assert r.extra["peak_bytes"] >= 24 * 1024 + 17 * fm.FAST_PATH_BYTES
+    assert r.extra["peak_bytes"] >= 24 * fm.FAST_POOL_START + 17 * fm.FAST_PATH_BYTES
+    small = fsss(UniformTree(2, 5, seed=1))  # the first pool never exceeds the tree
+    assert small.extra["peak_bytes"] <= 24 * 1024 + 6 * fm.FAST_PATH_BYTES

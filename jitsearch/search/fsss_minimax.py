@@ -389,6 +389,10 @@ _INF_S = 1 << 62
 FAST_MAX_HEIGHT = (1 << (_SHIFT - 1)) - 1
 #: Per level of height: the path array of the specialised kernel (4 x 8 bytes).
 FAST_PATH_BYTES = 32
+#: The specialised kernel's first pool (entries) and first chunk (leaves):
+#: about 0.4 MiB and 1 ms, so that small searches need few kernel calls.
+FAST_POOL_START = 1 << 14
+FAST_FIRST_CHUNK = 1 << 14
 
 _FAST_KERNELS: dict = {}
 
@@ -862,8 +866,13 @@ def _fsss(tree, restart_deepest, stop_when_proven, max_leaves, max_seconds, valu
     key = fast_key(tree, t, lo0, hi0, storage, trace) if specialise else None
     if storage == "pool":
         path_bytes = POOL_PATH_BYTES if key is None else FAST_PATH_BYTES
+        pool_start = 1024
+        if key is not None and 3 * FAST_POOL_START * POOL_ENTRY_BYTES <= max_bytes:
+            # the specialised kernel starts larger (fewer grow round trips)
+            # where that pool and its first growth fit easily, never above the tree
+            pool_start = max(1024, min(FAST_POOL_START, tree.num_nodes))
         parts = {"stack": (height + 1) * path_bytes, "trace": trace_bytes(tree, trace),
-                 "pool": 1024 * POOL_ENTRY_BYTES}
+                 "pool": pool_start * POOL_ENTRY_BYTES}
     else:
         parts = {"stack": (height + 1) * TABLE_PATH_BYTES + max(width, 1) * 16,
                  "trace": trace_bytes(tree, trace)}
@@ -873,7 +882,7 @@ def _fsss(tree, restart_deepest, stop_when_proven, max_leaves, max_seconds, valu
         state = np.zeros(_STATE_SIZE, dtype=np.int64)
         if storage == "pool":
             scratch -= parts["pool"]
-            arrays = [new_pool(1024, lo0, hi0)]
+            arrays = [new_pool(pool_start, lo0, hi0)]
             state[_USED] = 1  # entry 0: the root, node 0
             kind = "pool"
             if key is None:
@@ -892,7 +901,7 @@ def _fsss(tree, restart_deepest, stop_when_proven, max_leaves, max_seconds, valu
             kernel = _fsss_table_kernel
     peak = scratch + sum(a.nbytes for a in arrays)
     t0 = time.perf_counter()
-    clock = ChunkClock()
+    clock = ChunkClock() if key is None else ChunkClock(first=FAST_FIRST_CHUNK)
     stopped = None
     status = BUDGET
     try:
