@@ -59,7 +59,7 @@ TREES = [
 @pytest.mark.parametrize("restart_deepest,stop_when_proven", list(itertools.product([False, True], repeat=2)))
 def test_fast_path_equals_general_path(restart_deepest, stop_when_proven):
     for tree in TREES:
-        assert _takes_fast_path(tree)
+        assert _takes_fast_path(tree) == (tree.height >= 2)
         for max_leaves in (None, 0, 5):
             kw = dict(restart_deepest=restart_deepest, stop_when_proven=stop_when_proven, max_leaves=max_leaves)
             _same(_run(tree, True, **kw), _run(tree, False, **kw))
@@ -113,7 +113,7 @@ def test_fast_key_conditions():
     assert fm.fast_key(u, d, -math.inf, math.inf, "pool", True) == (0, int(d.int_span), 2, True)
     assert fm.fast_key(u, d, -math.inf, math.inf, "hash", False) is None
     assert fm.fast_key(u.to_explicit(), u.to_explicit().data(), -math.inf, math.inf, "pool", False) is None
-    for other in (UniformTree(2, 6, values="float"), UniformTree(2, 6, leaf_cost=1), UniformTree(2, 0),
+    for other in (UniformTree(2, 6, values="float"), UniformTree(2, 6, leaf_cost=1), UniformTree(2, 0), UniformTree(2, 1),
                   UniformTree(1, fm.FAST_MAX_HEIGHT + 1)):
         assert fm.fast_key(other, other.data(), -math.inf, math.inf, "pool", False) is None
     tall = UniformTree(1, fm.FAST_MAX_HEIGHT, seed=2)

@@ -427,12 +427,12 @@ def fast_key(tree, t, lo0, hi0, storage, trace):
     """The specialised kernel a search runs on, or None for the general kernels.
 
     Uniform trees with integer or binary leaves, no ``leaf_cost``, the pool
-    storage, at most ``FAST_MAX_HEIGHT`` levels and integral (or infinite)
+    storage, 2 to ``FAST_MAX_HEIGHT`` levels and integral (or infinite)
     initial bounds.
     """
     if not isinstance(tree, UniformTree) or storage != "pool" or t.leaf_cost > 0:
         return None
-    if int(t.value_kind) == VALUES_FLOAT or tree.height > FAST_MAX_HEIGHT or tree.height == 0:
+    if int(t.value_kind) == VALUES_FLOAT or tree.height > FAST_MAX_HEIGHT or tree.height < 2:
         return None
     if not (_integral_bound(lo0) and _integral_bound(hi0)):
         return None
@@ -479,6 +479,7 @@ def _build_fast(value_kind, int_span, branching, record):
         P = pool.reshape(pool.size)
         height = t.height
         b = BC if BC > 0 else t.branching
+        bottom = height - 1 if BC == 2 else height
         span = SPAN if SPAN > 0 else t.int_span
         first_leaf = t.first_leaf_node
         # parity of the depths where MAX moves
@@ -511,8 +512,8 @@ def _build_fast(value_kind, int_span, branching, record):
             alpha = path[_ix(4 * d + 2)]
             beta = path[_ix(4 * d + 3)]
             c0 = P[_ix(3 * e + _FIRST)]
-            # ---- descend from ``d`` to an unexpanded leaf ----
-            while d < height:
+            # ---- descend from ``d`` to an unexpanded leaf (BC == 2: to the node above it) ----
+            while d < bottom:
                 if c0 == UNEXPANDED:
                     if used + b > cap:
                         status = NEED_ROOM
@@ -591,21 +592,76 @@ def _build_fast(value_kind, int_span, branching, record):
                 start = d
                 state[_DESCENDING] = 1
                 break
-            # ---- the leaf ----
-            nodes += 1
-            v = uniform_leaf_int(t, node - first_leaf, VK, span) * SCALE
-            P[_ix(3 * e + _LO)] = v
-            P[_ix(3 * e + _UP)] = v
-            if RECORD:
-                trace[_ix(leaves)] = node - first_leaf
-            leaves += 1
-            expanded += 1
-            rollouts += 1
-            # ---- back the bounds up the path ----
-            start = 0
-            lo = v
-            up = v
-            for level in range(d - 1, -1, -1):
+            if BC == 2:
+                # ---- the node above the leaves (at depth ``bottom``) and its new leaf ----
+                # its leaf children have no entries: its first-child field holds
+                # UNEXPANDED or a code, the scaled value of its expanded leaf + 1
+                # (child 0) or + 2 (child 1); + 3 once both are (it is then solved)
+                nodes += 1
+                code = c0
+                lo_a = lo0
+                up_a = hi0
+                lo_b = lo0
+                up_b = hi0
+                if code != UNEXPANDED:
+                    tag = code & 3
+                    w = code - tag
+                    if tag != 2:
+                        lo_a = w
+                        up_a = w
+                    if tag != 1:
+                        lo_b = w
+                        up_b = w
+                # Traverse's choice (the leaf's window is never used)
+                is_max = (d & 1) == max_parity
+                if is_max:
+                    take1 = min(up_b, beta) > min(up_a, beta)
+                else:
+                    take1 = max(lo_b, alpha) < max(lo_a, alpha)
+                best_i = np.int64(take1)
+                leaf = node * 2 + 1 + best_i - first_leaf
+                nodes += 1
+                v = uniform_leaf_int(t, leaf, VK, span) * SCALE
+                if RECORD:
+                    trace[_ix(leaves)] = leaf
+                leaves += 1
+                expanded += 1
+                rollouts += 1
+                # back up into this node: the new leaf and its sibling
+                s_lo = lo_a if take1 else lo_b
+                s_up = up_a if take1 else up_b
+                if is_max:
+                    lo = max(v, s_lo)
+                    up = max(v, s_up)
+                else:
+                    lo = min(v, s_lo)
+                    up = min(v, s_up)
+                P[_ix(3 * e + _FIRST)] = v + 1 + best_i if code == UNEXPANDED else lo + 3
+                start = 0
+                if restart_deepest and P[_ix(3 * e + _LO)] == lo and P[_ix(3 * e + _UP)] == up:
+                    start = d
+                    top = 0
+                else:
+                    P[_ix(3 * e + _LO)] = lo
+                    P[_ix(3 * e + _UP)] = up
+                    top = d
+            else:
+                # ---- the leaf ----
+                nodes += 1
+                v = uniform_leaf_int(t, node - first_leaf, VK, span) * SCALE
+                P[_ix(3 * e + _LO)] = v
+                P[_ix(3 * e + _UP)] = v
+                if RECORD:
+                    trace[_ix(leaves)] = node - first_leaf
+                leaves += 1
+                expanded += 1
+                rollouts += 1
+                start = 0
+                lo = v
+                up = v
+                top = d
+            # ---- back the bounds up the path, from level top - 1 ----
+            for level in range(top - 1, -1, -1):
                 ec = e
                 e = path[_ix(4 * level)]
                 c0 = P[_ix(3 * e + _FIRST)]
