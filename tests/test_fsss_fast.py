@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from jitsearch import UniformTree, alphabeta, fsss, naive
+from jitsearch.search import fsss_fast as ff
 from jitsearch.search import fsss_minimax as fm
 from jitsearch.trees.memory import DEFAULT_MAX_BYTES
 
@@ -40,7 +41,7 @@ def _same(a, b):
 
 def _takes_fast_path(tree, value_range=None):
     lo0, hi0 = fm._value_range(tree, value_range)
-    return fm.fast_key(tree, tree.data(), lo0, hi0, "pool", False) is not None
+    return ff.fast_key(tree, tree.data(), lo0, hi0, "pool", False) is not None
 
 
 TREES = [
@@ -110,26 +111,26 @@ def test_chunked_search_equals_one_chunk(monkeypatch):
 def test_fast_key_conditions():
     u = UniformTree(2, 6, seed=1)
     d = u.data()
-    assert fm.fast_key(u, d, -math.inf, math.inf, "pool", True) == (0, int(d.int_span), 2, True)
-    assert fm.fast_key(u, d, -math.inf, math.inf, "hash", False) is None
-    assert fm.fast_key(u.to_explicit(), u.to_explicit().data(), -math.inf, math.inf, "pool", False) is None
+    assert ff.fast_key(u, d, -math.inf, math.inf, "pool", True) == (0, int(d.int_span), 2, True)
+    assert ff.fast_key(u, d, -math.inf, math.inf, "hash", False) is None
+    assert ff.fast_key(u.to_explicit(), u.to_explicit().data(), -math.inf, math.inf, "pool", False) is None
     for other in (UniformTree(2, 6, values="float"), UniformTree(2, 6, leaf_cost=1), UniformTree(2, 0), UniformTree(2, 1),
-                  UniformTree(1, fm.FAST_MAX_HEIGHT + 1)):
-        assert fm.fast_key(other, other.data(), -math.inf, math.inf, "pool", False) is None
-    tall = UniformTree(1, fm.FAST_MAX_HEIGHT, seed=2)
+                  UniformTree(1, ff.FAST_MAX_HEIGHT + 1)):
+        assert ff.fast_key(other, other.data(), -math.inf, math.inf, "pool", False) is None
+    tall = UniformTree(1, ff.FAST_MAX_HEIGHT, seed=2)
     assert _takes_fast_path(tall)
     _same(_run(tall, True, restart_deepest=True), _run(tall, False, restart_deepest=True))
 
 
 def test_scaled_bounds_round_trip():
     xs = np.array([-math.inf, -(2.0**53), -3.0, 0.0, 1.0, 2.0**31, 2.0**53, math.inf])
-    s = np.array([fm.scaled_bound(x) for x in xs], dtype=np.int64)
+    s = np.array([ff.scaled_bound(x) for x in xs], dtype=np.int64)
     assert np.all(np.diff(s) > 0)
-    assert np.array_equal(fm.unscaled_bounds(s), xs)
+    assert np.array_equal(ff.unscaled_bounds(s), xs)
     # |k| <= FAST_MAX_HEIGHT keeps every pair between its neighbours
-    k = fm.FAST_MAX_HEIGHT
+    k = ff.FAST_MAX_HEIGHT
     assert s[-2] + k < s[-1] - k and s[0] + k < s[1] - k
-    assert fm.scaled_bound(-3.0) + k < fm.scaled_bound(-2.0) - k
+    assert ff.scaled_bound(-3.0) + k < ff.scaled_bound(-2.0) - k
 
 
 def test_memory_guard_counts_the_fast_path():
@@ -138,6 +139,6 @@ def test_memory_guard_counts_the_fast_path():
         fsss(u, max_bytes=200_000)
     r = fsss(u)
     # the pool (24 bytes an entry) and the 32-byte path levels are all counted
-    assert r.extra["peak_bytes"] >= 24 * fm.FAST_POOL_START + 17 * fm.FAST_PATH_BYTES
+    assert r.extra["peak_bytes"] >= 24 * ff.FAST_POOL_START + 17 * ff.FAST_PATH_BYTES
     small = fsss(UniformTree(2, 5, seed=1))  # the first pool never exceeds the tree
-    assert small.extra["peak_bytes"] <= 24 * 1024 + 6 * fm.FAST_PATH_BYTES
+    assert small.extra["peak_bytes"] <= 24 * 1024 + 6 * ff.FAST_PATH_BYTES
