@@ -75,14 +75,17 @@ def measure(height: int, seed: int, repeats: int, restart_deepest: bool, general
         row[name] = {
             "seconds": sec,
             "seconds_all": times[name],
+            "min_seconds": min(times[name]),
             "cpu_seconds": statistics.median(cpu[name]),
             "leaves": r.leaves_expanded,
             "nodes": r.nodes_visited,
             "ns_per_leaf": sec / r.leaves_expanded * 1e9,
             "cpu_ns_per_leaf": statistics.median(cpu[name]) / r.leaves_expanded * 1e9,
+            "min_ns_per_leaf": min(times[name]) / r.leaves_expanded * 1e9,
         }
     row["ratio"] = row["fsss"]["ns_per_leaf"] / row["alphabeta"]["ns_per_leaf"]
     row["ratio_cpu"] = row["fsss"]["cpu_ns_per_leaf"] / row["alphabeta"]["cpu_ns_per_leaf"]
+    row["ratio_min"] = row["fsss"]["min_ns_per_leaf"] / row["alphabeta"]["min_ns_per_leaf"]
     if general:
         g = results["fsss_general"]
         same = (g.value, g.best_move, g.leaves_expanded, g.nodes_visited) == (
@@ -132,20 +135,22 @@ def main(argv=None) -> int:
     for h in heights:
         sel = [r for r in rows if r["height"] == h]
         by_height[h] = {"median_ratio": statistics.median(r["ratio"] for r in sel),
-                        "median_ratio_cpu": statistics.median(r["ratio_cpu"] for r in sel)}
+                        "median_ratio_cpu": statistics.median(r["ratio_cpu"] for r in sel),
+                        "median_ratio_min": statistics.median(r["ratio_min"] for r in sel)}
         if args.general:
             by_height[h]["median_ratio_general"] = statistics.median(r["ratio_general"] for r in sel)
     for h, v in by_height.items():
         extra = f", general {v['median_ratio_general']:.2f}" if args.general else ""
         print(f"h={h}: median ratio FSSS/alpha-beta per leaf {v['median_ratio']:.2f} "
-              f"(CPU time {v['median_ratio_cpu']:.2f}){extra}")
+              f"(CPU time {v['median_ratio_cpu']:.2f}, fastest runs {v['median_ratio_min']:.2f}){extra}")
     out = {
         "benchmark": "fsss_per_leaf",
         "tree": "UniformTree(branching=2, height=h, seed=s), integer leaves",
         "fsss": {"restart_deepest": not args.no_restart},
         "repeats": args.repeats,
         "statistic": "median wall seconds of the timed runs (after one warm-up call each), runs interleaved; "
-                     "cpu_*: the same with this thread's CPU time (less sensitive to a loaded machine)",
+                     "cpu_*: the same with this thread's CPU time (less sensitive to a loaded machine); "
+                     "min_*: the fastest run; by_height: medians over seeds of the per-tree ratios",
         "rows": rows,
         "by_height": by_height,
         "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
@@ -156,7 +161,35 @@ def main(argv=None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {args.out}")
+    png = _plot(rows, heights, args.general, args.out.with_suffix(".png"))
+    if png:
+        print(f"wrote {png}")
     return 0
+
+
+def _plot(rows, heights, general, path):
+    """CPU ns per leaf by height (medians over seeds), bars per search; None without matplotlib."""
+    from jitsearch.benchmarks._plot import pyplot
+
+    plt = pyplot()
+    if plt is None:
+        return None
+    names = ["alphabeta", "fsss"] + (["fsss_general"] if general else [])
+    labels = {"alphabeta": "alpha-beta", "fsss": "FSSS + restart", "fsss_general": "FSSS + restart, general kernel"}
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    width = 0.8 / len(names)
+    for j, name in enumerate(names):
+        ys = [statistics.median(r[name]["cpu_ns_per_leaf"] for r in rows if r["height"] == h) for h in heights]
+        xs = [i + (j - (len(names) - 1) / 2) * width for i in range(len(heights))]
+        ax.bar(xs, ys, width, label=labels[name])
+    ax.set_xticks(range(len(heights)), [f"h = {h}" for h in heights])
+    ax.set_ylabel("CPU ns per leaf expanded")
+    ax.set_title("Uniform binary trees, integer leaves (median over seeds)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
 
 
 if __name__ == "__main__":
