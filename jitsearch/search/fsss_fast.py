@@ -326,10 +326,11 @@ def _build_fast(value_kind, int_span, branching, record):
             for level in range(top - 1, -1, -1):
                 ec = e
                 e = path[_ix(4 * level)]
-                c0 = P[_ix(3 * e + COL_FIRST)]
                 if BC == 2:
-                    # (lo, up) are the child's new bounds; fold in its sibling's
-                    s = 3 * (2 * c0 + 1 - ec)
+                    # (lo, up) are the child's new bounds; fold in its sibling's,
+                    # found from the child's entry and node id (node = 2*parent + 1 + i)
+                    s = 3 * (ec + 1 - 2 * ((node - 1) & 1))
+                    node = (node - 1) >> 1
                     if (level & 1) == max_parity:
                         lo = max(lo, P[_ix(s + COL_LO)])
                         up = max(up, P[_ix(s + COL_UP)])
@@ -337,6 +338,7 @@ def _build_fast(value_kind, int_span, branching, record):
                         lo = min(lo, P[_ix(s + COL_LO)])
                         up = min(up, P[_ix(s + COL_UP)])
                 else:
+                    c0 = P[_ix(3 * e + COL_FIRST)]
                     lo = P[_ix(3 * c0 + COL_LO)]
                     up = P[_ix(3 * c0 + COL_UP)]
                     if (level & 1) == max_parity:
