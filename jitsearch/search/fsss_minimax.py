@@ -554,15 +554,18 @@ def _fsss(tree, restart_deepest, stop_when_proven, max_leaves, max_seconds, valu
         state = np.zeros(STATE_SIZE, dtype=np.int64)
         if storage == "pool":
             scratch -= parts["pool"]
-            arrays = [new_pool(pool_start, lo0, hi0)]
             state[ST_USED] = 1  # entry 0: the root, node 0
             kind = "pool"
             if key is None:
+                arrays = [new_pool(pool_start, lo0, hi0)]
                 paths = pool_paths(height)
                 kernel = _fsss_pool_kernel
             else:
                 lo0, hi0 = scaled_bound(lo0), scaled_bound(hi0)
-                arrays[0][0, COL_LO], arrays[0][0, COL_UP] = lo0, hi0
+                # only the root's row: the kernel fills each row it allocates
+                pool = np.empty((pool_start, 3), dtype=np.int64)
+                pool[0] = (lo0, hi0, UNEXPANDED)
+                arrays = [pool]
                 paths = fast_paths(height)
                 kernel = fast_kernel(key)
         else:
