@@ -18,6 +18,8 @@ bounds or +-inf (k = 0). The epsilon step is then ``k -= 1`` (or ``+= 1``),
 which is below every real value above ``x`` however close, so the search is
 exact for any float64 leaves, ties included; ``nextafter`` would not be,
 since two epsilon steps can meet when two leaves are two ulps apart.
+Uniform trees with integer leaves run on :mod:`.fsss_fast`'s kernel, which
+carries each pair as one scaled int64 and expands the same leaves.
 
 Counting: each rollout expands exactly one new leaf (Theorem 1), so
 ``leaves_expanded`` = rollouts; ``nodes_visited`` counts node entries over
@@ -58,6 +60,25 @@ from ._limits import (
     trace_bytes,
     tree_max_branching,
 )
+from ._pool import (
+    BUDGET,
+    COL_FIRST,
+    COL_LO,
+    COL_UP,
+    POOL_ENTRY_BYTES,
+    PROVEN,
+    SOLVED,
+    ST_DESCENDING,
+    ST_LEAVES,
+    ST_NODES,
+    ST_ROLLOUTS,
+    ST_START,
+    ST_USED,
+    STATE_SIZE,
+    UNEXPANDED,
+    new_pool,
+    pool_grow,
+)
 from ._table import (
     DEFAULT_DENSE_MAX_BYTES,
     grow_table,
@@ -78,27 +99,7 @@ from .fsss_fast import (
     scaled_bound,
     unscaled_bounds,
 )
-from ._pool import (
-    BUDGET,
-    COL_FIRST,
-    COL_LO,
-    COL_UP,
-    POOL_ENTRY_BYTES,
-    PROVEN,
-    SOLVED,
-    ST_DESCENDING,
-    ST_LEAVES,
-    ST_NODES,
-    ST_ROLLOUTS,
-    ST_START,
-    ST_USED,
-    STATE_SIZE,
-    UNEXPANDED,
-    new_pool,
-    pool_grow,
-)
 from .result import SearchResult
-
 
 
 @njit(cache=True, inline="always")
@@ -341,7 +342,6 @@ def _fsss_pool_kernel(t, pool, state, paths, lo0, hi0, restart_deepest, stop_whe
             n = path_n[0]
             if proven_child(path_max[0], bounds[c0:c0 + n, COL_LO], bounds[c0:c0 + n, COL_UP]) >= 0:
                 return PROVEN
-
 
 
 # -- storage 2: per-node bounds in a dense array or a hash table (see _table) -----
