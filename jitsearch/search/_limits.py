@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 
 from ..trees import ExplicitTree, UniformTree
-from .._checks import check_bool, check_max_bytes
-from ..trees.memory import check_bytes
+from .._checks import check_bool, check_max_bytes, is_int
+from ..trees.memory import MACHINE_CHECK_FLOOR, check_bytes
 
 #: Status a resumable kernel returns when it needs a larger table or pool.
 NEED_ROOM = 4
@@ -42,6 +42,8 @@ def check_search_bytes(name: str, tree, parts: dict, max_bytes: int) -> int:
     very tall tree's stack, not its leaves, is what does not fit.
     """
     total = sum(int(v) for v in parts.values())
+    if is_int(max_bytes) and 0 < total <= max_bytes and total <= MACHINE_CHECK_FLOOR:
+        return total  # check_bytes would pass: skip formatting its message
     def label(k):
         return f"a trace of up to {tree.num_leaves} leaves" if k == "trace" else k
 

@@ -18,6 +18,8 @@ bounds or +-inf (k = 0). The epsilon step is then ``k -= 1`` (or ``+= 1``),
 which is below every real value above ``x`` however close, so the search is
 exact for any float64 leaves, ties included; ``nextafter`` would not be,
 since two epsilon steps can meet when two leaves are two ulps apart.
+Uniform trees with integer leaves run on :mod:`.fsss_fast`'s kernel, which
+carries each pair as one scaled int64 and expands the same leaves.
 
 Counting: each rollout expands exactly one new leaf (Theorem 1), so
 ``leaves_expanded`` = rollouts; ``nodes_visited`` counts node entries over
@@ -58,6 +60,25 @@ from ._limits import (
     trace_bytes,
     tree_max_branching,
 )
+from ._pool import (
+    BUDGET,
+    COL_FIRST,
+    COL_LO,
+    COL_UP,
+    POOL_ENTRY_BYTES,
+    PROVEN,
+    SOLVED,
+    ST_DESCENDING,
+    ST_LEAVES,
+    ST_NODES,
+    ST_ROLLOUTS,
+    ST_START,
+    ST_USED,
+    STATE_SIZE,
+    UNEXPANDED,
+    new_pool,
+    pool_grow,
+)
 from ._table import (
     DEFAULT_DENSE_MAX_BYTES,
     grow_table,
@@ -68,18 +89,17 @@ from ._table import (
     table_needs_room,
 )
 from .depth_first import trace_buffer, tree_data
+from .fsss_fast import (
+    FAST_FIRST_CHUNK,
+    FAST_PATH_BYTES,
+    FAST_POOL_START,
+    fast_kernel,
+    fast_key,
+    fast_paths,
+    scaled_bound,
+    unscaled_bounds,
+)
 from .result import SearchResult
-
-SOLVED = 0
-PROVEN = 1
-BUDGET = 2
-OUT_OF_MEMORY = 3
-
-# state array fields (persist across kernel calls): pool entries / table
-# slots used, leaves expanded, node visits, rollouts, the level the next
-# rollout starts from, and 1 while a descent waits for room (pool kernel).
-_USED, _LEAVES, _NODES, _ROLLOUTS, _START, _DESCENDING = 0, 1, 2, 3, 4, 5
-_STATE_SIZE = 6
 
 
 @njit(cache=True, inline="always")
@@ -202,36 +222,7 @@ def proven_child(maximize, child_lo, child_up):
     return -1
 
 
-# -- storage 1: a pool of node entries, children allocated together ---------------
-# ``pool``: int64[cap, 3], one row per entry: (L, U) stored as float64 bit
-# patterns in columns 0-1 (read through ``pool.view(float64)``) and the index
-# of the first child entry in column 2 (UNEXPANDED until the node is first
-# traversed). Entry 0 is the root. Children of an entry are contiguous rows,
-# so Traverse reads them from one or two cache lines, one row holds all of
-# an entry, and the pool only grows with the visited nodes and their
-# siblings (node ids are recomputed along the path, not stored).
-
-UNEXPANDED = -1
-POOL_ENTRY_BYTES = 24
-_LO, _UP, _FIRST = 0, 1, 2
-
-
-def new_pool(capacity: int, lo0: float, hi0: float) -> np.ndarray:
-    """A pool of ``capacity`` unexpanded entries with bounds (lo0, hi0)."""
-    pool = np.empty((capacity, 3), dtype=np.int64)
-    bounds = pool.view(np.float64)
-    bounds[:, _LO] = lo0
-    bounds[:, _UP] = hi0
-    pool[:, _FIRST] = UNEXPANDED
-    return pool
-
-
-def pool_grow(pool: np.ndarray, cap: int) -> np.ndarray:
-    """A copy of ``pool`` with ``cap`` rows (done in Python: the kernel never reallocates)."""
-    new = np.empty((cap, 3), dtype=np.int64)
-    new[: pool.shape[0]] = pool
-    return new
-
+# -- storage 1: the pool (layout in ._pool) -------------------------------------
 
 #: Per level of height: the path arrays of the pool kernel (7 x 8 bytes + 1).
 POOL_PATH_BYTES = 57
@@ -259,7 +250,7 @@ def table_paths(height: int, width: int):
 def _fsss_pool_kernel(t, pool, state, paths, lo0, hi0, restart_deepest, stop_when_proven, leaf_budget, trace):
     """FSSS rollouts over a node pool, in place; returns a status.
 
-    ``state`` (int64[6], see ``_USED`` ...), the pool and the path arrays
+    ``state`` (int64[6], see ``ST_USED`` ...), the pool and the path arrays
     ``paths`` persist across calls, so a search split into chunks expands
     the same leaves and visits the same nodes as one call. A call stops when
     the root is solved (SOLVED), the best root move is proven (PROVEN),
@@ -276,50 +267,50 @@ def _fsss_pool_kernel(t, pool, state, paths, lo0, hi0, restart_deepest, stop_whe
     path_ak[0] = 0
     path_bx[0] = math.inf
     path_bk[0] = 0
-    start = state[_START]
-    resume = state[_DESCENDING] == 1
+    start = state[ST_START]
+    resume = state[ST_DESCENDING] == 1
     expanded = 0
     while True:
         if resume:
             d = start
             resume = False
         else:
-            if start == 0 and bounds[0, _LO] == bounds[0, _UP]:
+            if start == 0 and bounds[0, COL_LO] == bounds[0, COL_UP]:
                 return SOLVED
             if expanded >= leaf_budget:
-                state[_START] = start
+                state[ST_START] = start
                 return BUDGET
             d = start
         # ---- descend from ``d`` to an unexpanded leaf ----
         while True:
             e = path_entry[d]
             node = path_node[d]
-            if not is_leaf(t, node, d) and pool[e, _FIRST] == UNEXPANDED and \
-                    state[_USED] + num_children(t, node, d) > pool.shape[0]:
-                state[_START] = d
-                state[_DESCENDING] = 1
+            if not is_leaf(t, node, d) and pool[e, COL_FIRST] == UNEXPANDED and \
+                    state[ST_USED] + num_children(t, node, d) > pool.shape[0]:
+                state[ST_START] = d
+                state[ST_DESCENDING] = 1
                 return NEED_ROOM
-            state[_DESCENDING] = 0
-            state[_NODES] += 1
+            state[ST_DESCENDING] = 0
+            state[ST_NODES] += 1
             if is_leaf(t, node, d):
                 v = leaf_value(t, node)
-                bounds[e, _LO] = v
-                bounds[e, _UP] = v
+                bounds[e, COL_LO] = v
+                bounds[e, COL_UP] = v
                 if record:
-                    trace[state[_LEAVES]] = leaf_number(t, node)
-                state[_LEAVES] += 1
+                    trace[state[ST_LEAVES]] = leaf_number(t, node)
+                state[ST_LEAVES] += 1
                 expanded += 1
                 break
             n = num_children(t, node, d)
-            c0 = pool[e, _FIRST]
+            c0 = pool[e, COL_FIRST]
             if c0 == UNEXPANDED:
-                c0 = state[_USED]
+                c0 = state[ST_USED]
                 for i in range(c0, c0 + n):
-                    bounds[i, _LO] = lo0
-                    bounds[i, _UP] = hi0
-                    pool[i, _FIRST] = UNEXPANDED
-                pool[e, _FIRST] = c0
-                state[_USED] = c0 + n
+                    bounds[i, COL_LO] = lo0
+                    bounds[i, COL_UP] = hi0
+                    pool[i, COL_FIRST] = UNEXPANDED
+                pool[e, COL_FIRST] = c0
+                state[ST_USED] = c0 + n
             maximize = player_to_move(t, node, d) > 0
             path_n[d] = n
             path_max[d] = maximize
@@ -334,22 +325,22 @@ def _fsss_pool_kernel(t, pool, state, paths, lo0, hi0, restart_deepest, stop_whe
             path_ak[d] = nak
             path_bx[d] = nbx
             path_bk[d] = nbk
-        state[_ROLLOUTS] += 1
+        state[ST_ROLLOUTS] += 1
         # ---- back the bounds up the path ----
         start = 0
         for level in range(d - 1, -1, -1):
             e = path_entry[level]
-            c0 = pool[e, _FIRST]
+            c0 = pool[e, COL_FIRST]
             lo, up = fsss_combine(path_max[level], bounds, c0, path_n[level])
-            if restart_deepest and bounds[e, _LO] == lo and bounds[e, _UP] == up:
+            if restart_deepest and bounds[e, COL_LO] == lo and bounds[e, COL_UP] == up:
                 start = level
                 break
-            bounds[e, _LO] = lo
-            bounds[e, _UP] = up
+            bounds[e, COL_LO] = lo
+            bounds[e, COL_UP] = up
         if stop_when_proven and start == 0:
-            c0 = pool[0, _FIRST]
+            c0 = pool[0, COL_FIRST]
             n = path_n[0]
-            if proven_child(path_max[0], bounds[c0:c0 + n, _LO], bounds[c0:c0 + n, _UP]) >= 0:
+            if proven_child(path_max[0], bounds[c0:c0 + n, COL_LO], bounds[c0:c0 + n, COL_UP]) >= 0:
                 return PROVEN
 
 
@@ -367,14 +358,14 @@ def _fsss_table_kernel(t, keys, lower, upper, state, paths, lo0, hi0, restart_de
     """
     height = t.height
     path_node, path_ax, path_ak, path_bx, path_bk, child_bounds = paths
-    used = state[_USED:_USED + 1]
+    used = state[ST_USED:ST_USED + 1]
     record = trace.shape[0] > 0
     path_node[0] = 0
     path_ax[0] = -math.inf
     path_ak[0] = 0
     path_bx[0] = math.inf
     path_bk[0] = 0
-    start = state[_START]
+    start = state[ST_START]
     expanded = 0
     while True:
         if start == 0:
@@ -382,23 +373,23 @@ def _fsss_table_kernel(t, keys, lower, upper, state, paths, lo0, hi0, restart_de
             if root_lo == root_up:
                 return SOLVED
         if expanded >= leaf_budget:
-            state[_START] = start
+            state[ST_START] = start
             return BUDGET
         if table_needs_room(keys, used, height + 1):
-            state[_START] = start
+            state[ST_START] = start
             return NEED_ROOM
         d = start
         while True:
             node = path_node[d]
-            state[_NODES] += 1
+            state[ST_NODES] += 1
             if is_leaf(t, node, d):
                 v = leaf_value(t, node)
                 slot = table_insert(keys, lower, upper, node, used, lo0, hi0)
                 lower[slot] = v
                 upper[slot] = v
                 if record:
-                    trace[state[_LEAVES]] = leaf_number(t, node)
-                state[_LEAVES] += 1
+                    trace[state[ST_LEAVES]] = leaf_number(t, node)
+                state[ST_LEAVES] += 1
                 expanded += 1
                 break
             n = num_children(t, node, d)
@@ -416,7 +407,7 @@ def _fsss_table_kernel(t, keys, lower, upper, state, paths, lo0, hi0, restart_de
             path_ak[d] = nak
             path_bx[d] = nbx
             path_bk[d] = nbk
-        state[_ROLLOUTS] += 1
+        state[ST_ROLLOUTS] += 1
         start = 0
         for level in range(d - 1, -1, -1):
             node = path_node[level]
@@ -483,6 +474,10 @@ def fsss(
 ) -> SearchResult:
     """FSSS-Minimax over an explicit or uniform tree (see module docstring).
 
+    Uniform trees with integer or binary leaves run on a specialised kernel
+    (scaled int64 pairs, flags compiled in); it expands the same leaves in
+    the same order, with the same counts and result, as the general one.
+
     Parameters
     ----------
     restart_deepest, stop_when_proven, max_leaves, max_seconds, value_range :
@@ -518,6 +513,13 @@ def fsss(
     ``KeyboardInterrupt`` or ``cancel`` stopped it between chunks),
     ``storage`` and ``peak_bytes`` (everything allocated, at its largest).
     """
+    return _fsss(tree, restart_deepest, stop_when_proven, max_leaves, max_seconds, value_range, storage, trace,
+                 max_bytes, dense_max_bytes, cancel, True)
+
+
+def _fsss(tree, restart_deepest, stop_when_proven, max_leaves, max_seconds, value_range, storage, trace,
+          max_bytes, dense_max_bytes, cancel, specialise):
+    """:func:`fsss`; ``specialise=False`` keeps to the general kernels (the tests' reference)."""
     trace, max_bytes = check_common(tree, trace, max_bytes)
     restart_deepest = check_bool("restart_deepest", restart_deepest)
     stop_when_proven = check_bool("stop_when_proven", stop_when_proven)
@@ -533,23 +535,39 @@ def fsss(
     height = int(tree.height)
     width = tree_max_branching(tree)
     name = "FSSS"
+    key = fast_key(tree, t, lo0, hi0, storage, trace) if specialise else None
     if storage == "pool":
-        parts = {"stack": (height + 1) * POOL_PATH_BYTES, "trace": trace_bytes(tree, trace),
-                 "pool": 1024 * POOL_ENTRY_BYTES}
+        path_bytes = POOL_PATH_BYTES if key is None else FAST_PATH_BYTES
+        pool_start = 1024
+        if key is not None and 3 * FAST_POOL_START * POOL_ENTRY_BYTES <= max_bytes:
+            # the specialised kernel starts larger (fewer grow round trips)
+            # where that pool and its first growth fit easily, never above the tree
+            pool_start = max(1024, min(FAST_POOL_START, tree.num_nodes))
+        parts = {"stack": (height + 1) * path_bytes, "trace": trace_bytes(tree, trace),
+                 "pool": pool_start * POOL_ENTRY_BYTES}
     else:
         parts = {"stack": (height + 1) * TABLE_PATH_BYTES + max(width, 1) * 16,
                  "trace": trace_bytes(tree, trace)}
     scratch = check_search_bytes(name, tree, parts, max_bytes)
     with memory_guard(f"{name}'s search arrays", "lower the height or drop trace"):
         buf = trace_buffer(tree, trace, max_bytes)
-        state = np.zeros(_STATE_SIZE, dtype=np.int64)
+        state = np.zeros(STATE_SIZE, dtype=np.int64)
         if storage == "pool":
             scratch -= parts["pool"]
-            arrays = [new_pool(1024, lo0, hi0)]
-            state[_USED] = 1  # entry 0: the root, node 0
+            state[ST_USED] = 1  # entry 0: the root, node 0
             kind = "pool"
-            paths = pool_paths(height)
-            kernel = _fsss_pool_kernel
+            if key is None:
+                arrays = [new_pool(pool_start, lo0, hi0)]
+                paths = pool_paths(height)
+                kernel = _fsss_pool_kernel
+            else:
+                lo0, hi0 = scaled_bound(lo0), scaled_bound(hi0)
+                # only the root's row: the kernel fills each row it allocates
+                pool = np.empty((pool_start, 3), dtype=np.int64)
+                pool[0] = (lo0, hi0, UNEXPANDED)
+                arrays = [pool]
+                paths = fast_paths(height)
+                kernel = fast_kernel(key)
         else:
             keys, lower, upper, kind = make_table(tree, storage, lo0, hi0, max_bytes, dense_max_bytes,
                                                   scratch, f"{name} on this tree")
@@ -558,14 +576,14 @@ def fsss(
             kernel = _fsss_table_kernel
     peak = scratch + sum(a.nbytes for a in arrays)
     t0 = time.perf_counter()
-    clock = ChunkClock()
+    clock = ChunkClock() if key is None else ChunkClock(first=FAST_FIRST_CHUNK)
     stopped = None
     status = BUDGET
     try:
         while True:
             budget = clock.start()
             if max_leaves is not None:
-                budget = min(budget, max_leaves - int(state[_LEAVES]))
+                budget = min(budget, max_leaves - int(state[ST_LEAVES]))
             status = kernel(t, *arrays, state, paths, lo0, hi0, restart_deepest, stop_when_proven, budget, buf)
             clock.done()
             if status == NEED_ROOM:
@@ -579,7 +597,7 @@ def fsss(
             if status == PROVEN:
                 stopped = "proven"
                 break
-            if max_leaves is not None and state[_LEAVES] >= max_leaves:
+            if max_leaves is not None and state[ST_LEAVES] >= max_leaves:
                 stopped = "max_leaves"
                 break
             if max_seconds is not None and time.perf_counter() - t0 >= max_seconds:
@@ -594,13 +612,16 @@ def fsss(
         stopped = "interrupted"
     n = _root_num_children(tree)
     if kind == "pool":
-        bounds = arrays[0].view(np.float64)
-        root_lo, root_up = float(bounds[0, _LO]), float(bounds[0, _UP])
-        c0 = int(arrays[0][0, _FIRST])
+        pool = arrays[0]
+        c0 = int(pool[0, COL_FIRST])
+        rows = np.concatenate((pool[:1], pool[c0:c0 + n] if c0 != UNEXPANDED else pool[:0]))
+        bounds = rows.view(np.float64) if key is None else unscaled_bounds(rows)
+        root_lo, root_up = float(bounds[0, COL_LO]), float(bounds[0, COL_UP])
         if c0 == UNEXPANDED:
-            los, ups = np.full(n, lo0), np.full(n, hi0)
+            lo_f, hi_f = (lo0, hi0) if key is None else unscaled_bounds(np.array([lo0, hi0]))
+            los, ups = np.full(n, lo_f, dtype=np.float64), np.full(n, hi_f, dtype=np.float64)
         else:
-            los, ups = bounds[c0:c0 + n, _LO].copy(), bounds[c0:c0 + n, _UP].copy()
+            los, ups = bounds[1:, COL_LO].copy(), bounds[1:, COL_UP].copy()
     else:
         root_lo, root_up, los, ups = _table_root_bounds(t, *arrays, lo0, hi0)
     maximize = tree.root_to_move > 0
@@ -615,20 +636,20 @@ def fsss(
         best = int(proven_child(maximize, los, ups))
     else:  # anytime: the best action by the bound its mover is guaranteed
         best = int(np.argmax(los)) if maximize else int(np.argmin(ups))
-    leaves = int(state[_LEAVES])
+    leaves = int(state[ST_LEAVES])
     value = root_lo if (exact or maximize) else root_up
     return SearchResult(
         algorithm="fsss",
         value=float(value),
         best_move=best,
         leaves_expanded=leaves,
-        nodes_visited=int(state[_NODES]),
+        nodes_visited=int(state[ST_NODES]),
         trace=buf[:leaves].copy() if trace else None,
         extra={
             "exact": bool(exact),
             "lower": float(root_lo),
             "upper": float(root_up),
-            "rollouts": int(state[_ROLLOUTS]),
+            "rollouts": int(state[ST_ROLLOUTS]),
             "stopped": stopped,
             "storage": kind,
             "peak_bytes": int(peak),
@@ -643,11 +664,11 @@ def _grow(kind, arrays, state, t, max_bytes, scratch, name):
     if kind == "pool":
         pool = arrays[0]
         cap = pool.shape[0]
-        need = int(state[_USED]) + max(int(t.max_branching), 1)
+        need = int(state[ST_USED]) + max(int(t.max_branching), 1)
         new_cap = cap * 2
         while new_cap < need:
             new_cap *= 2
-        # old and new pools are both alive while copying
+        # old and new pools may both be alive while realloc copies
         if scratch + (cap + new_cap) * POOL_ENTRY_BYTES > max_bytes:
             raise ValueError(out_of_memory_message(what, max_bytes))
         with memory_guard(f"a pool of {new_cap} entries for {what}", "use a smaller tree or lower max_bytes"):

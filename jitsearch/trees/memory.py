@@ -24,7 +24,7 @@ from .._checks import check_max_bytes, physical_memory
 #: Default ceiling for one allocation made on a user's behalf (2 GiB).
 DEFAULT_MAX_BYTES = 2 * 1024**3
 #: Requests below this are not compared with the machine's memory (no file read).
-_MACHINE_CHECK_FLOOR = 64 * 1024**2
+MACHINE_CHECK_FLOOR = 64 * 1024**2
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")
 
 
@@ -86,7 +86,7 @@ def check_bytes(needed, max_bytes, what: str, fix: str) -> None:
             f"{what} needs about {format_bytes(needed)}, above the limit of "
             f"{format_bytes(max_bytes)}: {fix}"
         )
-    if needed > _MACHINE_CHECK_FLOOR:
+    if needed > MACHINE_CHECK_FLOOR:
         have, how = machine_bytes()
         if have is not None and needed > have:
             raise ValueError(
