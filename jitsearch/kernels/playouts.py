@@ -11,9 +11,13 @@ The batched leaf evaluation, ``evaluate(boards[K, 2m+2], players[K],
 playouts_per_state, seed) -> (wins, draws, losses, margin_sum)`` per state
 (counts for each state's player to move, margins from player 0's view), is
 the interface MCTS uses; the CPU serves it here, the GPU in the CUDA module.
-On the CPU, boards of MIN_PACKED_HOUSES..MAX_PACKED_HOUSES houses run on
-packed boards (:func:`kalah_rules.build_packed`, one kernel compiled per m,
-:func:`cpu_kernels`) with bit-identical results; the GPU runs the generic rules.
+On the CPU (:func:`cpu_kernels`, one kernel compiled per m, all with
+bit-identical results): boards of up to MAX_SIMD_HOUSES = 7 houses run as
+one 16-lane int16 vector (:func:`simd_rules.build_simd`, two games in lock
+step) where the CPU has AVX2 and BMI2 and $JITSEARCH_SIMD is not 0; else
+MIN_PACKED_HOUSES..MAX_PACKED_HOUSES on packed boards
+(:func:`kalah_rules.build_packed`), others on the generic rules, which the
+GPU runs too.
 """
 
 from __future__ import annotations
@@ -334,21 +338,50 @@ def simd_enabled() -> bool:
     return flag != "0" and simd_rules.host_has_simd()
 
 
-def cpu_playout_kind(m: int) -> str:
+#: The CPU playout kernels, fastest first (every one gives the same results).
+KERNEL_KINDS = ("simd", "packed", "generic")
+
+
+def cpu_playout_kind(m: int, simd: bool | None = None) -> str:
     """Which CPU playout kernel m houses get: ``"simd"`` (board vectors,
-    1..MAX_SIMD_HOUSES when :func:`simd_enabled`), ``"packed"``
-    (MIN_PACKED_HOUSES..MAX_PACKED_HOUSES) or ``"generic"``."""
-    if 1 <= m <= simd_rules.MAX_SIMD_HOUSES and simd_enabled():
+    1..MAX_SIMD_HOUSES, when ``simd``, default :func:`simd_enabled`),
+    ``"packed"`` (MIN_PACKED_HOUSES..MAX_PACKED_HOUSES) or ``"generic"``."""
+    if simd is None:
+        simd = simd_enabled()
+    if simd and 1 <= m <= simd_rules.MAX_SIMD_HOUSES:
         return "simd"
     if MIN_PACKED_HOUSES <= m <= kalah_rules.MAX_PACKED_HOUSES:
         return "packed"
     return "generic"
 
 
-def cpu_kernels(m: int):
-    """(evaluate_range, its parallel twin) for m houses, of the kind
-    :func:`cpu_playout_kind` names (all give identical results)."""
-    return _cpu_kernels(m, cpu_playout_kind(m))
+def available_kinds(m: int) -> tuple:
+    """The kernel kinds that can run m houses on this CPU (``"simd"`` only when
+    :func:`simd_enabled`; ``"packed"`` for 1..MAX_PACKED_HOUSES)."""
+    kinds = []
+    if simd_enabled() and 1 <= m <= simd_rules.MAX_SIMD_HOUSES:
+        kinds.append("simd")
+    if 1 <= m <= kalah_rules.MAX_PACKED_HOUSES:
+        kinds.append("packed")
+    return tuple(kinds) + ("generic",)
+
+
+def check_kernel(m: int, kernel) -> str:
+    """``kernel`` (None: :func:`cpu_playout_kind`) checked against
+    :func:`available_kinds`; ValueError with the choices otherwise."""
+    if kernel is None:
+        return cpu_playout_kind(m)
+    kinds = available_kinds(m)
+    if kernel not in kinds:
+        why = "" if kernel not in KERNEL_KINDS else f" for {m} houses on this CPU"
+        raise ValueError(f"kernel must be one of {', '.join(kinds)}{why}, got {kernel!r}")
+    return kernel
+
+
+def cpu_kernels(m: int, kind: str | None = None):
+    """(evaluate_range, its parallel twin) for m houses, of the ``kind``
+    (default :func:`cpu_playout_kind`; all give identical results)."""
+    return _cpu_kernels(m, cpu_playout_kind(m) if kind is None else kind)
 
 
 @functools.lru_cache(maxsize=None)
@@ -465,21 +498,24 @@ def validate_batch(boards, players, playouts_per_state, seed):
 
 
 def evaluate_cpu(boards, players, playouts_per_state: int, seed: int, *, empty_capture: bool = False,
-                 threads: int = 1) -> dict:
+                 threads: int = 1, kernel: str | None = None) -> dict:
     """Batched leaf evaluation on the CPU: per state (wins, draws, losses)
     for its player to move over ``playouts_per_state`` random playouts, the
     sum of player 0's final margins, and the plies played. Arguments are
     checked by :func:`validate_batch` (limits MAX_STATES,
     MAX_PLAYOUTS_PER_STATE, MAX_PLAYOUTS_PER_CALL), ``threads`` in 1..4 per
-    core; a bad one raises ``ValueError`` before any kernel runs."""
+    core, ``kernel`` (None: the fastest, :func:`cpu_playout_kind`; or one of
+    :func:`available_kinds`, for benchmarks: every kernel gives the same
+    results); a bad one raises ``ValueError`` before any kernel runs."""
     b, p, m = validate_batch(boards, players, playouts_per_state, seed)
     empty_capture = check_bool("empty_capture", empty_capture)
     threads = check_int("threads", threads, 1, max_threads())
+    kernel = check_kernel(m, kernel)
     k = b.shape[0]
     out = {name: np.zeros(k, dtype=np.int64) for name in ("wins", "draws", "losses", "margin_sum", "plies")}
     args = (b, p, m, bool(empty_capture), int(playouts_per_state), np.uint64(seed))
     res = (out["wins"], out["draws"], out["losses"], out["margin_sum"], out["plies"])
-    range_fn, parallel_fn = cpu_kernels(m)
+    range_fn, parallel_fn = cpu_kernels(m, kernel)
     if threads > 1 and k > 1:
         parallel_fn(*args, min(k, threads * 4), *res)
     else:

@@ -118,7 +118,7 @@ def build_simd(jit, houses):
         return v, np.int64(side0), np.int64(side1)
 
     def step(b, player, side0, side1, x, empty_capture):
-        mask = vmask_positive(b) & house_bits[player]
+        mask = vmask_positive(b) & house_bits[u(player)]
         count = popcount(mask)
         k = ((u(x) >> u(32)) * u(count)) >> u(32)  # rng.below
         pit = lowest_bit(pdep(u(1) << k, mask))
@@ -131,7 +131,7 @@ def build_simd(jit, houses):
         prow = player * n + pit
         row = prow * lap + r
         b = vadd(vand(b, vload(keep, prow * LANES)), vload(inc, row * LANES))
-        meta = meta_table[row]
+        meta = meta_table[u(row)]  # unsigned indices: no negative-index wrap-around code
         pos = meta & 255
         to_own = (meta >> 8) & 255
         to_opp = meta >> 16
@@ -140,9 +140,9 @@ def build_simd(jit, houses):
             to_own += laps * m
             to_opp += laps * m
         own_store = (1 - player) * (m + 1)
-        opposite = opposite_of[pos]
+        opposite = opposite_of[u(pos)]
         o = vget(b, opposite)
-        cap = own_house[player * n + pos] & np.int64(vget(b, pos) == 1) & np.int64((o > 0) | empty_capture)
+        cap = own_house[u(player * n + pos)] & np.int64(vget(b, pos) == 1) & np.int64((o > 0) | empty_capture)
         # cap = 1: lanes pos and opposite emptied, o + 1 seeds to the store; cap = 0: nothing changes
         b = vand(b, vor(vload(cap_keep, pos * LANES), vsplat(cap - 1)))
         b = vadd(b, vand(vsplat(cap * (o + 1)), vload(store_lanes, player * LANES)))

@@ -1,0 +1,155 @@
+"""The board-vector (SIMD) playouts give the scalar kernels' results, bit
+for bit, and the scalar kernels run when the vector ones are turned off.
+
+The vector kernels need AVX2 and BMI2: on a CPU without them the tests of
+the kernels themselves are skipped and the fallback tests still run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jitsearch.benchmarks import c_reference
+from jitsearch.games.kalah import KalahState
+from jitsearch.games.kalah import rules as kalah_rules
+from jitsearch.games.kalah import simd_rules
+from jitsearch.kernels import playouts, rng
+from jitsearch.kernels.playouts import SIMD_ENV, cpu_kernels, cpu_playout_kind, evaluate_cpu, simd_enabled
+
+from test_fast_rules import plain_playout, random_live_positions
+
+needs_simd = pytest.mark.skipif(not simd_rules.host_has_simd(), reason="the CPU lacks AVX2 or BMI2")
+KEYS = ("wins", "draws", "losses", "margin_sum", "plies")
+
+
+def _run(range_fn, boards, players, m, empty_capture, per_state, seed):
+    k = boards.shape[0]
+    out = [np.zeros(k, dtype=np.int64) for _ in KEYS]
+    for o in out:
+        o[:] = -7  # the kernel must overwrite every counter
+    range_fn(boards, players, m, empty_capture, per_state, np.uint64(seed), 0, k, *out)
+    return [o.tolist() for o in out]
+
+
+@needs_simd
+@pytest.mark.parametrize("m", range(1, simd_rules.MAX_SIMD_HOUSES + 1))
+def test_simd_playouts_equal_the_generic_ones(m):
+    """Every m the vectors take, both rule sets, small and lapping houses,
+    several playouts per state (an odd count, so the two games in lock step
+    take turns across states): the generic kernel's per-state results."""
+    r = np.random.default_rng(31 + m)
+    simd = playouts.make_simd_evaluate(playouts.njit, m, playouts.INLINE_RNG)
+    for houses, empty_capture in ((1, False), (4, True), (4, False), (30, True),
+                                  (min(100, 1000 // (2 * m)), False)):
+        boards, players = random_live_positions(r, m, houses, 9, empty_capture)
+        for per_state in (1, 5):
+            args = (boards, players, m, empty_capture, per_state, 2**64 - 1 - m)
+            assert _run(simd, *args) == _run(playouts.evaluate_range, *args), (m, houses, empty_capture, per_state)
+
+
+@needs_simd
+def test_simd_range_and_single_state():
+    """A sub-range of the states (others untouched), and one state with one playout."""
+    m = 6
+    simd = playouts.make_simd_evaluate(playouts.njit, m, playouts.INLINE_RNG)
+    boards, players = random_live_positions(np.random.default_rng(2), m, 4, 7, False)
+    out = [np.full(7, -3, dtype=np.int64) for _ in KEYS]
+    want = [np.full(7, -3, dtype=np.int64) for _ in KEYS]
+    simd(boards, players, m, False, 3, np.uint64(5), 2, 5, *out)
+    playouts.evaluate_range(boards, players, m, False, 3, np.uint64(5), 2, 5, *want)
+    assert [o.tolist() for o in out] == [w.tolist() for w in want]
+    assert all((o[:2] == -3).all() and (o[5:] == -3).all() for o in out)
+    assert _run(simd, boards[:1], players[:1], m, True, 1, 0) == _run(playouts.evaluate_range, boards[:1],
+                                                                       players[:1], m, True, 1, 0)
+
+
+@needs_simd
+@pytest.mark.parametrize("m", [2, 6, 7])
+def test_simd_margin_equals_a_plain_playout(m):
+    """The single-game playout MCTS uses: the plain-Python playout's margin and plies."""
+    words, margin = playouts.make_simd_margin(playouts.njit, m, playouts.INLINE_RNG)
+    for empty_capture in (False, True):
+        boards, players = random_live_positions(np.random.default_rng(m), m, 20, 6, empty_capture)
+        w = np.zeros(words, dtype=np.uint64)
+        for s in range(boards.shape[0]):
+            key = rng.stream_key_py(9, s, 0)
+            end, plies = plain_playout(boards[s].tolist(), m, int(players[s]), empty_capture, key)
+            got = margin(w, boards[s], np.int64(players[s]), empty_capture, np.uint64(key))
+            assert (int(got[0]), int(got[1])) == (end[m + 1] - end[0], plies)
+
+
+@needs_simd
+def test_simd_tables():
+    t = simd_rules.simd_tables(6)
+    n, lap = 14, 13
+    inc = t.inc.reshape(2, n, lap, 16)
+    # sowing r < lap seeds adds exactly r, never on the opponent's store, nothing past the board
+    for player, opp_store in ((0, 0), (1, 7)):
+        for pit in range(n):
+            for r in range(lap):
+                if t.own_house[player * n + pit]:
+                    assert inc[player, pit, r].sum() == r and inc[player, pit, r, opp_store] == 0
+                    assert not inc[player, pit, r, n:].any()
+    with pytest.raises(ValueError, match="1..7 houses"):
+        simd_rules.simd_tables(8)
+
+
+def test_fallback_when_forced(monkeypatch):
+    """JITSEARCH_SIMD=0: the scalar kernels are chosen, with the same results."""
+    boards, players = random_live_positions(np.random.default_rng(8), 6, 4, 10, True)
+    default = evaluate_cpu(boards, players, 4, 77, empty_capture=True)
+    monkeypatch.setenv(SIMD_ENV, "0")
+    assert not simd_enabled()
+    assert cpu_playout_kind(6) == "packed" and cpu_playout_kind(3) == "generic" and cpu_playout_kind(8) == "generic"
+    assert cpu_kernels(3)[0] is playouts.evaluate_range
+    forced = evaluate_cpu(boards, players, 4, 77, empty_capture=True)
+    assert all(np.array_equal(default[k], forced[k]) for k in KEYS)
+    monkeypatch.setenv(SIMD_ENV, "1")
+    assert cpu_playout_kind(6) == ("simd" if simd_rules.host_has_simd() else "packed")
+    assert cpu_playout_kind(8) == "generic"  # 18 pits do not fit 16 lanes
+    monkeypatch.setenv(SIMD_ENV, "yes")
+    with pytest.raises(ValueError, match="JITSEARCH_SIMD must be 0"):
+        evaluate_cpu(boards, players, 1, 0)
+
+
+def test_fallback_without_the_instructions(monkeypatch):
+    """A CPU without AVX2/BMI2 gets the scalar kernels whatever the variable says."""
+    monkeypatch.delenv(SIMD_ENV, raising=False)
+    monkeypatch.setattr(simd_rules, "host_has_simd", lambda: False)
+    assert not simd_enabled() and cpu_playout_kind(5) == "packed" and cpu_playout_kind(2) == "generic"
+
+
+@needs_simd
+def test_default_kind_and_mcts_kernel(monkeypatch):
+    from jitsearch.mcts import tree as T
+
+    monkeypatch.delenv(SIMD_ENV, raising=False)
+    assert [cpu_playout_kind(m) for m in (1, 4, 7, 8)] == ["simd", "simd", "simd", "generic"]
+    simd_mcts = T.mcts_kernel(3)
+    assert simd_mcts is not T.mcts_iterate and T.mcts_kernel(3) is simd_mcts
+    monkeypatch.setenv(SIMD_ENV, "0")
+    assert T.mcts_kernel(3) is T.mcts_iterate and T.mcts_kernel(6) is not simd_mcts
+
+
+@needs_simd
+@pytest.mark.skipif(c_reference.unavailable_reason() is not None, reason=str(c_reference.unavailable_reason()))
+@pytest.mark.parametrize("m, houses", [(2, 5), (4, 4), (5, 12)])
+@pytest.mark.parametrize("empty_capture", [False, True])
+def test_simd_equals_the_c_reference(m, houses, empty_capture):
+    """SIMD == scalar == both C variants (the tuned C is the design the vector kernel follows)."""
+    boards, players = random_live_positions(np.random.default_rng(100 * m + houses), m, houses, 12, empty_capture)
+    assert cpu_playout_kind(m) == "simd"
+    simd = evaluate_cpu(boards, players, 6, 123, empty_capture=empty_capture)
+    scalar = _run(playouts.evaluate_range, boards, players, m, empty_capture, 6, 123)
+    assert [simd[k].tolist() for k in KEYS] == scalar
+    for variant in c_reference.VARIANTS:
+        res = c_reference.run_playouts(variant, boards, players, 6, [123], empty_capture=empty_capture)[0]
+        assert all(np.array_equal(res[k], simd[k]) for k in KEYS), variant
+
+
+def test_simd_is_not_used_past_the_lanes():
+    assert simd_rules.MAX_SIMD_HOUSES == 7 <= kalah_rules.MAX_PACKED_HOUSES
+    start = KalahState.initial(8, 3).board
+    out = evaluate_cpu(start, 0, 2, 1)
+    assert out["plies"][0] > 0
