@@ -153,3 +153,33 @@ def test_simd_is_not_used_past_the_lanes():
     start = KalahState.initial(8, 3).board
     out = evaluate_cpu(start, 0, 2, 1)
     assert out["plies"][0] > 0
+
+
+def test_kernel_argument(monkeypatch):
+    """``evaluate_cpu(kernel=...)``: every available kernel gives the same results; others are refused."""
+    boards, players = random_live_positions(np.random.default_rng(4), 5, 6, 5, False)
+    runs = {kind: evaluate_cpu(boards, players, 3, 9, kernel=kind) for kind in playouts.available_kinds(5)}
+    assert {"packed", "generic"} <= set(runs)
+    first = next(iter(runs.values()))
+    assert all(all(np.array_equal(r[k], first[k]) for k in KEYS) for r in runs.values())
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        evaluate_cpu(boards, players, 1, 0, kernel="fast")
+    big = KalahState.initial(8, 2).board
+    with pytest.raises(ValueError, match="for 8 houses"):
+        evaluate_cpu(big, 0, 1, 0, kernel="packed")
+    monkeypatch.setenv(SIMD_ENV, "0")
+    with pytest.raises(ValueError, match="for 5 houses on this CPU"):
+        evaluate_cpu(boards, players, 1, 0, kernel="simd")
+
+
+@needs_simd
+def test_playouts_bench_times_the_scalar_kernel_too(monkeypatch):
+    from jitsearch.benchmarks.playouts_bench import measure_playouts
+
+    monkeypatch.delenv(SIMD_ENV, raising=False)
+    r = measure_playouts("cpu", 6, 4, 8, 4, 2, c_reference=False)
+    assert (r["kernel"], r["scalar_kernel"], r["scalar_identical"]) == ("simd", "packed", True)
+    assert len(r["runs_scalar_playouts_per_second"]) == 2 and r["ratio_to_scalar"] > 0
+    monkeypatch.setenv(SIMD_ENV, "0")
+    r = measure_playouts("cpu", 3, 4, 8, 4, 1, c_reference=False)
+    assert (r["kernel"], r["scalar_kernel"], r["ratio_to_scalar"]) == ("generic", None, None)
