@@ -183,3 +183,12 @@ def test_playouts_bench_times_the_scalar_kernel_too(monkeypatch):
     monkeypatch.setenv(SIMD_ENV, "0")
     r = measure_playouts("cpu", 3, 4, 8, 4, 1, c_reference=False)
     assert (r["kernel"], r["scalar_kernel"], r["ratio_to_scalar"]) == ("generic", None, None)
+
+
+@needs_simd
+def test_simd_on_threads_equals_one_thread():
+    boards, players = random_live_positions(np.random.default_rng(6), 7, 5, 13, True)
+    one = evaluate_cpu(boards, players, 7, 21, empty_capture=True)
+    two = evaluate_cpu(boards, players, 7, 21, empty_capture=True, threads=2)
+    generic = evaluate_cpu(boards, players, 7, 21, empty_capture=True, kernel="generic")
+    assert all(np.array_equal(one[k], two[k]) and np.array_equal(one[k], generic[k]) for k in KEYS)

@@ -93,9 +93,11 @@ def build_simd(jit, houses):
     counts; side0/side1 the seeds in each side's houses), ``step(vector,
     player, side0, side1, x, empty_capture) -> (vector, next player or
     GAME_OVER, side0, side1)`` (plays the ``below(x, count)``-th legal house
-    in house order, x a uint64 draw of :mod:`jitsearch.kernels.rng`) and
-    ``margin(vector, side0, side1)`` (player 0's final margin once the game
-    is over: the houses are not swept).
+    in house order, x a uint64 draw of :mod:`jitsearch.kernels.rng`),
+    ``legal_mask(vector, player)`` (bit p set for each legal house p),
+    ``play(vector, player, pit, side0, side1, empty_capture)`` (step's move
+    from a given legal pit) and ``margin(vector, side0, side1)`` (player
+    0's final margin once the game is over: the houses are not swept).
     """
     t = simd_tables(houses)
     m = houses
@@ -117,11 +119,18 @@ def build_simd(jit, houses):
             side1 += board[m + 2 + i]
         return v, np.int64(side0), np.int64(side1)
 
+    def legal_mask(b, player):
+        return vmask_positive(b) & house_bits[u(player)]
+
+    legal_mask = jit(legal_mask)
+
     def step(b, player, side0, side1, x, empty_capture):
-        mask = vmask_positive(b) & house_bits[u(player)]
+        mask = legal_mask(b, player)
         count = popcount(mask)
         k = ((u(x) >> u(32)) * u(count)) >> u(32)  # rng.below
-        pit = lowest_bit(pdep(u(1) << k, mask))
+        return play(b, player, lowest_bit(pdep(u(1) << k, mask)), side0, side1, empty_capture)
+
+    def play(b, player, pit, side0, side1, empty_capture):
         seeds = vget(b, pit)
         r = seeds
         laps = 0
@@ -158,7 +167,8 @@ def build_simd(jit, houses):
     def margin(b, side0, side1):
         return vget(b, m + 1) + side0 - vget(b, 0) - side1
 
-    return SimpleNamespace(load=jit(load), step=jit(step), margin=jit(margin))
+    play = jit(play)
+    return SimpleNamespace(load=jit(load), legal_mask=legal_mask, play=play, step=jit(step), margin=jit(margin))
 
 
 __all__ = ["MAX_SIMD_HOUSES", "build_simd", "host_has_simd", "simd_tables"]
