@@ -115,7 +115,17 @@ def test_fallback_when_forced(monkeypatch):
 
 def test_fallback_without_the_instructions(monkeypatch):
     """A CPU without AVX2/BMI2 gets the scalar kernels whatever the variable says."""
+    from numba.core import config
+
+    from jitsearch.games.kalah import _simd
+
     monkeypatch.delenv(SIMD_ENV, raising=False)
+    monkeypatch.setattr(config, "CPU_FEATURES", "+sse2,+avx,+avx2,-bmi2")  # as $NUMBA_CPU_FEATURES would
+    assert _simd.host_features() >= {"sse2", "avx2"} and "bmi2" not in _simd.host_features()
+    assert not simd_enabled() and cpu_playout_kind(6) == "packed"
+    monkeypatch.setattr(config, "CPU_FEATURES", "+avx2,+bmi2")
+    assert simd_enabled() and cpu_playout_kind(6) == "simd"
+    monkeypatch.setattr(config, "CPU_FEATURES", None)
     monkeypatch.setattr(simd_rules, "host_has_simd", lambda: False)
     assert not simd_enabled() and cpu_playout_kind(5) == "packed" and cpu_playout_kind(2) == "generic"
 

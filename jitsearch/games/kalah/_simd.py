@@ -8,9 +8,9 @@ allocation); lanes are indexed 0..15 and wrap modulo 2**16 like int16.
 Nothing checks an index: callers pass lanes in 0..15 and array offsets
 with 16 elements behind them.
 
-:func:`host_has_simd` says whether this CPU has the instructions the
-vector kernels are written for (AVX2 and BMI2); elsewhere the scalar
-kernels run.
+:func:`host_has_simd` says whether the CPU Numba compiles for (the host,
+or $NUMBA_CPU_FEATURES) has the instructions the vector kernels are
+written for (AVX2 and BMI2); elsewhere the scalar kernels run.
 """
 
 from __future__ import annotations
@@ -45,17 +45,29 @@ class _Int16x16Model(models.PrimitiveModel):
         super().__init__(dmm, fe_type, _VEC)
 
 
+def _parse_features(text: str) -> frozenset:
+    return frozenset(f.strip()[1:] for f in text.split(",") if f.strip().startswith("+"))
+
+
 @functools.lru_cache(maxsize=None)
-def host_features() -> frozenset:
-    """The host CPU's features as LLVM names them (``avx2``, ``bmi2``, ...)."""
+def _host_features() -> frozenset:
     import llvmlite.binding as llvm
 
-    flat = llvm.get_host_cpu_features().flatten()
-    return frozenset(f[1:] for f in flat.split(",") if f.startswith("+"))
+    return _parse_features(llvm.get_host_cpu_features().flatten())
+
+
+def host_features() -> frozenset:
+    """The CPU features Numba compiles for, as LLVM names them (``avx2``,
+    ``bmi2``, ...): $NUMBA_CPU_FEATURES when set, else the host CPU's."""
+    from numba.core import config
+
+    if config.CPU_FEATURES is not None:
+        return _parse_features(config.CPU_FEATURES)
+    return _host_features()
 
 
 def host_has_simd() -> bool:
-    """True when the host CPU has every one of REQUIRED_FEATURES."""
+    """True when the CPU Numba compiles for has every one of REQUIRED_FEATURES."""
     return all(f in host_features() for f in REQUIRED_FEATURES)
 
 
