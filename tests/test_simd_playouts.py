@@ -202,3 +202,35 @@ def test_simd_on_threads_equals_one_thread():
     two = evaluate_cpu(boards, players, 7, 21, empty_capture=True, threads=2)
     generic = evaluate_cpu(boards, players, 7, 21, empty_capture=True, kernel="generic")
     assert all(np.array_equal(one[k], two[k]) and np.array_equal(one[k], generic[k]) for k in KEYS)
+
+
+@needs_simd
+def test_vector_intrinsics_against_numpy():
+    from numba import njit
+
+    from jitsearch.games.kalah import _simd as V
+
+    @njit
+    def ops(a, b, x, lane):
+        va = V.vload(a, 0)
+        vb = V.vload(b, 3)
+        out = np.zeros(5 * 16, dtype=np.int16)
+        V.vstore(out, 0, V.vadd(va, vb))
+        V.vstore(out, 16, V.vand(va, vb))
+        V.vstore(out, 32, V.vor(va, V.vsplat(x)))
+        V.vstore(out, 48, V.vmul(va, vb))
+        V.vstore(out, 64, V.vset(V.vzero(), lane, x))
+        return out, V.vget(va, lane), V.vmask_positive(va), V.popcount(x), V.lowest_bit(x), V.pdep(x, 0xF0F0)
+
+    r = np.random.default_rng(0)
+    a = r.integers(-300, 300, 16).astype(np.int16)
+    b = r.integers(-300, 300, 19).astype(np.int16)
+    out, got, mask, pop, low, dep = ops(a, b, 0b1011000, 5)
+    with np.errstate(over="ignore"):
+        want = np.concatenate([a + b[3:], a & b[3:], a | np.int16(0b1011000), a * b[3:],
+                               np.eye(16, dtype=np.int16)[5] * 0b1011000])
+    assert out.tolist() == want.tolist()
+    assert got == a[5] and mask == sum(1 << i for i in range(16) if a[i] > 0)
+    assert (pop, low) == (3, 3)
+    # pdep: bit i of x goes to the i-th set bit of the mask 0xF0F0 (bits 4-7, 12-15)
+    assert dep == sum(1 << p for i, p in enumerate([4, 5, 6, 7, 12, 13, 14, 15]) if 0b1011000 >> i & 1)

@@ -153,10 +153,6 @@ def _vadd(typingctx, a, b):
     return _binary(a, b, "add")
 
 
-def _vsub(typingctx, a, b):
-    return _binary(a, b, "sub")
-
-
 def _vand(typingctx, a, b):
     return _binary(a, b, "and_")
 
@@ -170,7 +166,6 @@ def _vmul(typingctx, a, b):
 
 
 vadd = _stable(_vadd, "Lane-wise a + b (mod 2**16).")
-vsub = _stable(_vsub, "Lane-wise a - b (mod 2**16).")
 vand = _stable(_vand, "Lane-wise a & b.")
 vor = _stable(_vor, "Lane-wise a | b.")
 vmul = _stable(_vmul, "Lane-wise a * b (mod 2**16).")
