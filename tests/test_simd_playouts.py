@@ -234,3 +234,42 @@ def test_vector_intrinsics_against_numpy():
     assert (pop, low) == (3, 3)
     # pdep: bit i of x goes to the i-th set bit of the mask 0xF0F0 (bits 4-7, 12-15)
     assert dep == sum(1 << p for i, p in enumerate([4, 5, 6, 7, 12, 13, 14, 15]) if 0b1011000 >> i & 1)
+
+
+@needs_simd
+@pytest.mark.parametrize("m", [1, 4, 6, 7])
+def test_simd_cut_playout_leaves_the_generic_board(m):
+    """``make_simd_playout``: the generic playout's plies, end player and board
+    (swept at the end of the game, as it stands when the ply cap cuts it)."""
+    simd = playouts.make_simd_playout(playouts.njit, m, playouts.INLINE_RNG)
+    moves = np.zeros(m, dtype=np.int64)
+    for empty_capture in (False, True):
+        boards, players = random_live_positions(np.random.default_rng(50 + m), m, 6, 8, empty_capture)
+        for s in range(boards.shape[0]):
+            for cap in (0, 1, 3, 8, playouts.NO_PLY_CAP):
+                key = np.uint64(playouts.stream_key(np.uint64(4), s, cap))
+                a, b = boards[s].copy(), boards[s].copy()
+                got = simd(a, m, players[s], empty_capture, key, cap, moves)
+                want = playouts.playout(b, m, players[s], empty_capture, key, cap, moves)
+                assert got == want and a.tolist() == b.tolist(), (s, cap)
+
+
+@needs_simd
+def test_simd_mcts_kernel_with_evaluations_grows_the_generic_tree(monkeypatch):
+    """Cut playouts scored by the store evaluation, HMCTS: the same trees as the generic kernel."""
+    from jitsearch.mcts import tree as T
+    from jitsearch.mcts.config import MCTSConfig
+
+    monkeypatch.delenv(SIMD_ENV, raising=False)
+    s = KalahState.initial(6, 4, empty_capture=True)
+    for options in ({"eval": "store", "eval_plies": 4, "imm": 0.3}, {"reward": "heuristic"}, {"playout_depth": 6}):
+        trees = []
+        for kernel in (T.mcts_kernel(6), T.mcts_iterate):
+            t = T.MCTSTree(600 * 6 + 1, 6)
+            t.set_root(s.board, s.player)
+            cfg = MCTSConfig(playouts=2, **options)
+            cfg.validate()
+            assert kernel(*t.arrays(), 6, cfg.params(True), np.uint64(3), 0, 600) == 600
+            trees.append(t)
+        assert T.mcts_kernel(6) is not T.mcts_iterate
+        assert all(np.array_equal(x, y) for x, y in zip(trees[0].arrays(), trees[1].arrays())), options

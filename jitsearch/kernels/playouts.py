@@ -33,6 +33,7 @@ from numba.core import serialize
 from .._checks import check_bool, check_int, check_seed, max_threads
 from ..games.kalah import rules as kalah_rules
 from ..games.kalah import simd_rules
+from ..games.kalah.simd_rules import vget
 from ..games.kalah.state import MAX_HOUSES, MAX_SEEDS, RULES
 from . import rng
 from .sentinels import NO_PLY_CAP
@@ -241,6 +242,37 @@ def make_simd_margin(jit, houses, gen):
     return 1, jit(simd_margin)
 
 
+def make_simd_playout(jit, houses, gen):
+    """:func:`make_playout`'s ``playout`` (same signature, same results: the
+    board left as the generic rules leave it, swept when the game ended, as
+    it stands when ``max_plies`` cut the playout) on a board vector, for m =
+    ``houses`` <= MAX_SIMD_HOUSES (AVX2 and BMI2 only); ``moves`` is unused."""
+    rules = simd_rules.build_simd(stable_jit(njit(cache=True, inline="always")), houses)
+    load, step = rules.load, rules.step
+    draw = gen.draw
+    m = houses
+    n = 2 * m + 2
+
+    def simd_playout(board, m_, player, empty_capture, key, max_plies, moves):
+        v, side0, side1 = load(board)
+        player = np.int64(player)
+        plies = 0
+        while player >= 0 and plies < max_plies:
+            v, player, side0, side1 = step(v, player, side0, side1, draw(key, plies), empty_capture)
+            plies += 1
+        for i in range(n):
+            board[i] = vget(v, i)
+        if player < 0:  # the final sweep: each side's houses to its owner's store
+            board[m + 1] += side0
+            board[0] += side1
+            for i in range(m):
+                board[1 + i] = 0
+                board[m + 2 + i] = 0
+        return plies, player
+
+    return jit(simd_playout)
+
+
 def make_simd_evaluate(jit, houses, gen):
     """``evaluate_range`` on board vectors (:func:`simd_rules.build_simd`, m =
     ``houses`` <= MAX_SIMD_HOUSES; AVX2 and BMI2 only): the same arguments
@@ -393,6 +425,20 @@ def _cpu_kernels(m: int, kind: str):
         range_fn = make_packed_evaluate(stable_jit(njit(cache=True, nogil=True)), m, INLINE_RNG)
         return range_fn, _make_parallel(range_fn)
     return evaluate_range, _evaluate_parallel
+
+
+def cpu_cut_playout(m: int, kind: str | None = None):
+    """The board-vector :func:`make_simd_playout` for m houses when ``kind``
+    (default :func:`cpu_playout_kind`) is ``"simd"``, else None (the generic
+    ``playout`` runs)."""
+    return _cpu_cut_playout(m, cpu_playout_kind(m) if kind is None else kind)
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_cut_playout(m: int, kind: str):
+    if kind == "simd":
+        return make_simd_playout(stable_jit(njit(cache=True, inline="always")), m, INLINE_RNG)
+    return None
 
 
 def cpu_margin_kernel(m: int, kind: str | None = None):

@@ -42,7 +42,7 @@ from numba import njit
 
 from ..games.kalah import apply_move, heuristic_of, legal_moves
 from ..games.kalah.rules import W1, W2, W3, W4, W5
-from ..kernels.playouts import cpu_margin_kernel, cpu_playout_kind, playout, stable_jit, stream_key
+from ..kernels.playouts import cpu_cut_playout, cpu_margin_kernel, cpu_playout_kind, playout, stable_jit, stream_key
 from ..kernels.evaluation import store_value
 from ..kernels.sentinels import (FORMULA_SQRT, FORMULA_UCB1, NO_NODE, NO_PLY_CAP, REWARD_HEURISTIC, REWARD_STORE,
                                  REWARD_WIN, TERMINAL, UNEVALUATED)
@@ -369,16 +369,18 @@ def descend(parent, first_child, num_children, move, to_move, mover_in, visits, 
     return node
 
 
-def make_mcts_iterate(jit, playout_margin=None, words=1):
+def make_mcts_iterate(jit, playout_margin=None, words=1, cut_playout=None):
     """Compile ``mcts_iterate`` with ``jit``.
 
-    ``playout_margin`` (from :func:`jitsearch.kernels.playouts.make_packed_margin`,
-    with its ``words``) evaluates the leaves of a search with random
-    playouts to the end (reward ``win``, no ``playout_depth`` or ``eval``) on
-    packed boards; it must be compiled for the tree's m. Every other search
-    (HMCTS, cut playouts, evaluations), and every search when it is None,
-    runs the generic playout. Both give the same margins from the same streams, so the
-    kernels grow the same trees.
+    ``playout_margin`` (from :func:`jitsearch.kernels.playouts.make_packed_margin`
+    or ``make_simd_margin``, with its ``words``) evaluates the leaves of a
+    search with random playouts to the end (reward ``win``, no
+    ``playout_depth`` or ``eval``) on packed boards or board vectors;
+    ``cut_playout`` (``make_simd_playout``) plays every other search's
+    playouts (HMCTS, cut playouts, evaluations); both must be compiled for
+    the tree's m. When None, the generic playout runs. All give the same
+    margins and boards from the same streams, so the kernels grow the same
+    trees.
     """
     packed = playout_margin is not None
     if not packed:
@@ -386,6 +388,12 @@ def make_mcts_iterate(jit, playout_margin=None, words=1):
             return 0, 0
 
         playout_margin = stable_jit(njit(cache=True, inline="always"))(_unused)
+    fast_cut = cut_playout is not None
+    if not fast_cut:
+        def _unused_cut(board, m, player, empty_capture, key, max_plies, moves):
+            return 0, -1
+
+        cut_playout = stable_jit(njit(cache=True, inline="always"))(_unused_cut)
 
     def mcts_iterate(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, prior, proven,
                      boards, size, m, params, seed, first_iteration, iterations):
@@ -447,7 +455,10 @@ def make_mcts_iterate(jit, playout_margin=None, words=1):
                     for i in range(n):
                         board[i] = boards[node, i]
                     key = stream_key(seed, key_index, k)
-                    _, end_player = playout(board, m, to_move[node], empty_capture, key, max_plies, moves)
+                    if fast_cut:
+                        _, end_player = cut_playout(board, m, to_move[node], empty_capture, key, max_plies, moves)
+                    else:
+                        _, end_player = playout(board, m, to_move[node], empty_capture, key, max_plies, moves)
                     if reward_kind != REWARD_HEURISTIC and end_player == TERMINAL:
                         reward0 += outcome_reward(board, m, 0)
                     else:  # HMCTS, or a playout cut at its depth: the evaluation
@@ -486,7 +497,7 @@ def _mcts_kernel(m: int, kind: str):
     if fast is None:
         return mcts_iterate
     words, margin = fast
-    return make_mcts_iterate(stable_jit(njit(cache=True, nogil=True)), margin, words)
+    return make_mcts_iterate(stable_jit(njit(cache=True, nogil=True)), margin, words, cpu_cut_playout(m, kind))
 
 
 # -- batched leaf evaluation (virtual loss) -----------------------------------------------

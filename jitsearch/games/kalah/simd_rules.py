@@ -171,4 +171,4 @@ def build_simd(jit, houses):
     return SimpleNamespace(load=jit(load), legal_mask=legal_mask, play=play, step=jit(step), margin=jit(margin))
 
 
-__all__ = ["MAX_SIMD_HOUSES", "build_simd", "host_has_simd", "simd_tables"]
+__all__ = ["MAX_SIMD_HOUSES", "build_simd", "host_has_simd", "simd_tables", "vget"]
