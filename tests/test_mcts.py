@@ -382,12 +382,18 @@ def _grown(kernel, state, seed, iterations=1500, **options):
     return t, done
 
 
-@pytest.mark.parametrize("m", [4, 6, 7])
+@pytest.mark.parametrize("m, kind", [(4, "packed"), (6, "packed"), (7, "packed"), (3, "simd"), (6, "simd"),
+                                     (7, "simd")])
 @pytest.mark.parametrize("empty_capture", [False, True])
-def test_packed_mcts_kernel_grows_the_generic_kernels_tree(m, empty_capture):
-    """Random playouts to the end on packed boards: the same trees (every
-    array, node for node) as the generic kernel, for a few seeds and
-    positions, one or several playouts per leaf."""
+def test_packed_mcts_kernel_grows_the_generic_kernels_tree(m, kind, empty_capture, monkeypatch):
+    """Random playouts to the end on packed boards or board vectors: the
+    same trees (every array, node for node) as the generic kernel, for a
+    few seeds and positions, one or several playouts per leaf."""
+    from jitsearch.kernels.playouts import cpu_playout_kind
+
+    monkeypatch.setenv("JITSEARCH_SIMD", "1" if kind == "simd" else "0")
+    if cpu_playout_kind(m) != kind:
+        pytest.skip(f"no {kind} kernel on this CPU")
     packed = T.mcts_kernel(m)
     assert packed is not T.mcts_iterate and T.mcts_kernel(m) is packed
     rnd = random.Random(m)
@@ -404,8 +410,11 @@ def test_packed_mcts_kernel_grows_the_generic_kernels_tree(m, empty_capture):
             break
 
 
-def test_generic_kernel_outside_the_packed_range_and_other_options():
-    assert T.mcts_kernel(3) is T.mcts_iterate and T.mcts_kernel(8) is T.mcts_iterate
+def test_generic_kernel_outside_the_packed_range_and_other_options(monkeypatch):
+    assert T.mcts_kernel(8) is T.mcts_iterate
+    monkeypatch.setenv("JITSEARCH_SIMD", "0")  # the scalar kernels: packed boards from m = 4 only
+    assert T.mcts_kernel(3) is T.mcts_iterate
+    monkeypatch.delenv("JITSEARCH_SIMD")
     s = KalahState.initial(6, 3)
     for options in ({"reward": "heuristic"}, {"playout_depth": 4}, {"solver": True}, {"pb": 0.5}):
         a, _ = _grown(T.mcts_kernel(6), s, 4, iterations=800, **options)

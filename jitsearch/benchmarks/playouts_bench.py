@@ -13,6 +13,13 @@ with the same seed: their per-state outcomes must be identical
 (``c_identical``), and jitsearch's ratio to each is the median of the
 per-repeat ratios. Without a compiler the C keys are None and ``c_note``
 says why.
+
+``kernel`` names the CPU kernel jitsearch ran (:func:`cpu_playout_kind`);
+when it is the board-vector one (``"simd"``), the scalar kernel that
+JITSEARCH_SIMD=0 would run (``scalar_kernel``) plays the same launches in
+the same repeats: ``scalar_playouts_per_second``, ``ratio_to_scalar``
+(median of per-repeat ratios) and ``scalar_identical`` (every per-state
+result equal).
 """
 
 from __future__ import annotations
@@ -53,7 +60,9 @@ def measure_playouts(backend: str = "cpu", houses: int = 6, seeds: int = 4, stat
     from ..games.kalah import KalahState
     from .._checks import check_int, check_max_bytes, cap_to_physical_memory, check_seed, max_threads
     from ..kernels.backend import device_name, evaluate, resolve
-    from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE, MAX_STATES, OUTPUT_BYTES_PER_STATE, check_work
+    from ..kernels.playouts import (MAX_PLAYOUTS_PER_STATE, MAX_STATES, OUTPUT_BYTES_PER_STATE, check_work,
+                                    cpu_playout_kind, evaluate_cpu)
+    from .c_reference import same_playouts
 
     states = check_int("states", states, 1, MAX_STATES)
     playouts = check_int("playouts", playouts, 1, MAX_PLAYOUTS_PER_STATE)
@@ -80,23 +89,39 @@ def measure_playouts(backend: str = "cpu", houses: int = 6, seeds: int = 4, stat
     if not isinstance(c_reference, bool):
         raise ValueError(f"c_reference must be True or False, got {c_reference!r}")
     c_note = _c_note(which) if c_reference else "C reference not asked for"
+    kernel = cpu_playout_kind(houses) if which == "cpu" else None
+    scalar_kernel = cpu_playout_kind(houses, simd=False) if kernel == "simd" else None
     evaluate(boards, players, playouts, seed, backend=which, threads=threads)  # warm-up / compile
-    rates, ply_rates = [], []
+    if scalar_kernel:
+        evaluate_cpu(boards, players, playouts, seed, threads=threads, kernel=scalar_kernel)
+    rates, ply_rates, scalar_rates = [], [], []
     c_rates = {"plain": [], "tuned": []}
-    c_identical = None
+    c_identical = scalar_identical = None
     for r in range(repeats):
         t0 = time.perf_counter()
         out = evaluate(boards, players, playouts, seed + 1 + r, backend=which, threads=threads)
         dt = time.perf_counter() - t0
         rates.append(states * playouts / dt)
         ply_rates.append(int(out["plies"].sum()) / dt)
+        if scalar_kernel:
+            t0 = time.perf_counter()
+            twin = evaluate_cpu(boards, players, playouts, seed + 1 + r, threads=threads, kernel=scalar_kernel)
+            scalar_rates.append(states * playouts / (time.perf_counter() - t0))
+            same = same_playouts(out, twin)
+            scalar_identical = same if scalar_identical is None else (scalar_identical and same)
         if c_note is None:
             same = _c_round(boards, players, playouts, seed + 1 + r, out, c_rates)
             c_identical = same if c_identical is None else (c_identical and same)
     result = {"backend": which, "device": device_name(which), "houses": houses, "seeds": seeds, "states": states,
             "playouts": playouts, "repeats": repeats, "threads": threads if which == "cpu" else None,
             "playouts_per_second": statistics.median(rates), "plies_per_second": statistics.median(ply_rates),
-            "runs_playouts_per_second": rates, "cores": os.cpu_count()}
+            "runs_playouts_per_second": rates, "cores": os.cpu_count(), "kernel": kernel,
+            "scalar_kernel": scalar_kernel,
+            "scalar_playouts_per_second": statistics.median(scalar_rates) if scalar_rates else None,
+            "runs_scalar_playouts_per_second": scalar_rates,
+            "ratio_to_scalar": (statistics.median(a / b for a, b in zip(rates, scalar_rates))
+                                if scalar_rates else None),
+            "scalar_identical": scalar_identical}
     result.update(_c_keys(c_note, c_identical, rates, c_rates))
     return result
 

@@ -287,6 +287,10 @@ def bench_playouts(
     stdout.print(f"{r['backend']} ({r['device']}): {r['playouts_per_second']:,.0f} playouts/s, "
                  f"{r['plies_per_second']:,.0f} plies/s  [Kalah({houses},{seeds}), {states} states x "
                  f"{playouts} playouts, median of {repeats}]")
+    if r.get("scalar_playouts_per_second"):
+        stdout.print(f"kernel {r['kernel']}; the scalar kernel ({r['scalar_kernel']}, JITSEARCH_SIMD=0): "
+                     f"{r['scalar_playouts_per_second']:,.0f} playouts/s; {r['kernel']} = {r['ratio_to_scalar']:.2f}x "
+                     f"scalar; identical results: {r['scalar_identical']}")
     if r.get("c_plain_playouts_per_second"):
         stdout.print(f"C reference, one core ({r.get('c_compiler')}): plain {r['c_plain_playouts_per_second']:,.0f}/s, "
                      f"tuned {r['c_tuned_playouts_per_second']:,.0f}/s; jitsearch = {r['ratio_to_c_plain']:.2f}x "

@@ -11,15 +11,20 @@ The batched leaf evaluation, ``evaluate(boards[K, 2m+2], players[K],
 playouts_per_state, seed) -> (wins, draws, losses, margin_sum)`` per state
 (counts for each state's player to move, margins from player 0's view), is
 the interface MCTS uses; the CPU serves it here, the GPU in the CUDA module.
-On the CPU, boards of MIN_PACKED_HOUSES..MAX_PACKED_HOUSES houses run on
-packed boards (:func:`kalah_rules.build_packed`, one kernel compiled per m,
-:func:`cpu_kernels`) with bit-identical results; the GPU runs the generic rules.
+On the CPU (:func:`cpu_kernels`, one kernel compiled per m, all with
+bit-identical results): boards of up to MAX_SIMD_HOUSES = 7 houses run as
+one 16-lane int16 vector (:func:`simd_rules.build_simd`, two games in lock
+step) where the CPU has AVX2 and BMI2 and $JITSEARCH_SIMD is not 0; else
+MIN_PACKED_HOUSES..MAX_PACKED_HOUSES on packed boards
+(:func:`kalah_rules.build_packed`), others on the generic rules, which the
+GPU runs too.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import os
 
 import numpy as np
 from numba import njit, prange
@@ -27,6 +32,8 @@ from numba.core import serialize
 
 from .._checks import check_bool, check_int, check_seed, max_threads
 from ..games.kalah import rules as kalah_rules
+from ..games.kalah import simd_rules
+from ..games.kalah.simd_rules import vget
 from ..games.kalah.state import MAX_HOUSES, MAX_SEEDS, RULES
 from . import rng
 from .sentinels import NO_PLY_CAP
@@ -215,20 +222,240 @@ def _make_parallel(range_fn):
     return njit(cache=True, nogil=True, parallel=True)(evaluate_parallel)
 
 
+def make_simd_margin(jit, houses, gen):
+    """:func:`make_packed_margin`'s twin on a board vector
+    (:func:`simd_rules.build_simd`, m = ``houses`` <= MAX_SIMD_HOUSES, AVX2 and
+    BMI2 only): returns (1, ``simd_margin``) with the same signature and
+    bit-identical results (``w`` is unused scratch)."""
+    rules = simd_rules.build_simd(stable_jit(njit(cache=True, inline="always")), houses)
+    load, step, final_margin = rules.load, rules.step, rules.margin
+    draw = gen.draw
+
+    def simd_margin(w, board, player, empty_capture, key):
+        v, side0, side1 = load(board)
+        k = 0
+        while player >= 0:
+            v, player, side0, side1 = step(v, player, side0, side1, draw(key, k), empty_capture)
+            k += 1
+        return final_margin(v, side0, side1), k
+
+    return 1, jit(simd_margin)
+
+
+def make_simd_playout(jit, houses, gen):
+    """:func:`make_playout`'s ``playout`` (same signature, same results: the
+    board left as the generic rules leave it, swept when the game ended, as
+    it stands when ``max_plies`` cut the playout) on a board vector, for m =
+    ``houses`` <= MAX_SIMD_HOUSES (AVX2 and BMI2 only); ``moves`` is unused."""
+    rules = simd_rules.build_simd(stable_jit(njit(cache=True, inline="always")), houses)
+    load, step = rules.load, rules.step
+    draw = gen.draw
+    m = houses
+    n = 2 * m + 2
+
+    def simd_playout(board, m_, player, empty_capture, key, max_plies, moves):
+        v, side0, side1 = load(board)
+        player = np.int64(player)
+        plies = 0
+        while player >= 0 and plies < max_plies:
+            v, player, side0, side1 = step(v, player, side0, side1, draw(key, plies), empty_capture)
+            plies += 1
+        for i in range(n):
+            board[i] = vget(v, i)
+        if player < 0:  # the final sweep: each side's houses to its owner's store
+            board[m + 1] += side0
+            board[0] += side1
+            for i in range(m):
+                board[1 + i] = 0
+                board[m + 2 + i] = 0
+        return plies, player
+
+    return jit(simd_playout)
+
+
+def make_simd_evaluate(jit, houses, gen):
+    """``evaluate_range`` on board vectors (:func:`simd_rules.build_simd`, m =
+    ``houses`` <= MAX_SIMD_HOUSES; AVX2 and BMI2 only): the same arguments
+    (``m`` must equal ``houses``) and bit-identical results. Two playouts
+    run in lock step (their dependency chains overlap); the next playout in
+    (state, playout) order takes the place of whichever ends, so per-state
+    sums are the same whatever the order the playouts end in."""
+    inline = stable_jit(njit(cache=True, inline="always"))
+    rules = simd_rules.build_simd(inline, houses)
+    load, step, final_margin = rules.load, rules.step, rules.margin
+    draw, key_of = gen.draw, gen.stream_key
+
+    def start(boards, players, seed, first, playouts_per_state, job):
+        s = first + job // playouts_per_state
+        v, side0, side1 = load(boards[s])
+        return s, v, players[s], side0, side1, key_of(seed, s, job % playouts_per_state)
+
+    def record(s, mover, margin, plies, wins, draws, losses, margin_sum, plies_out):
+        plies_out[s] += plies
+        margin_sum[s] += margin
+        mine = margin if mover == 0 else -margin
+        if mine > 0:
+            wins[s] += 1
+        elif mine < 0:
+            losses[s] += 1
+        else:
+            draws[s] += 1
+
+    start, record = inline(start), inline(record)
+
+    def evaluate_simd(boards, players, m, empty_capture, playouts_per_state, seed, first, last,
+                      wins, draws, losses, margin_sum, plies_out):
+        for s in range(first, last):
+            wins[s] = 0
+            draws[s] = 0
+            losses[s] = 0
+            margin_sum[s] = 0
+            plies_out[s] = 0
+        jobs = (last - first) * playouts_per_state
+        if jobs <= 0:
+            return
+        # job j: playout j % playouts_per_state of state first + j // playouts_per_state
+        sa, va, pa, a0, a1, ka = start(boards, players, seed, first, playouts_per_state, 0)
+        na = 0
+        next_job = 1
+        if jobs > 1:
+            sb, vb, pb, b0, b1, kb = start(boards, players, seed, first, playouts_per_state, 1)
+            nb = 0
+            next_job = 2
+            while True:
+                va, pa, a0, a1 = step(va, pa, a0, a1, draw(ka, na), empty_capture)
+                vb, pb, b0, b1 = step(vb, pb, b0, b1, draw(kb, nb), empty_capture)
+                na += 1
+                nb += 1
+                if pa >= 0 and pb >= 0:
+                    continue
+                if pa < 0:
+                    record(sa, players[sa], final_margin(va, a0, a1), na, wins, draws, losses, margin_sum, plies_out)
+                    if next_job == jobs:  # B goes on alone (as A)
+                        sa, va, pa, a0, a1, ka, na = sb, vb, pb, b0, b1, kb, nb
+                        break
+                    sa, va, pa, a0, a1, ka = start(boards, players, seed, first, playouts_per_state, next_job)
+                    na = 0
+                    next_job += 1
+                if pb < 0:
+                    record(sb, players[sb], final_margin(vb, b0, b1), nb, wins, draws, losses, margin_sum, plies_out)
+                    if next_job == jobs:  # A goes on alone
+                        break
+                    sb, vb, pb, b0, b1, kb = start(boards, players, seed, first, playouts_per_state, next_job)
+                    nb = 0
+                    next_job += 1
+        while pa >= 0:
+            va, pa, a0, a1 = step(va, pa, a0, a1, draw(ka, na), empty_capture)
+            na += 1
+        record(sa, players[sa], final_margin(va, a0, a1), na, wins, draws, losses, margin_sum, plies_out)
+
+    return jit(evaluate_simd)
+
+
 #: The packed kernels from this many houses on (below, the generic ones measured
 #: as fast or faster: 0.76x packed/generic at m = 1, 0.97x at 2, 1.06x at 3, 1.32x at 4).
 MIN_PACKED_HOUSES = 4
+#: Environment variable: ``0`` turns the vector (SIMD) kernels off; unset or
+#: ``1``, they run wherever the CPU has AVX2 and BMI2 and m <= MAX_SIMD_HOUSES.
+SIMD_ENV = "JITSEARCH_SIMD"
+
+
+def simd_enabled() -> bool:
+    """True when the board-vector kernels may run: the CPU has AVX2 and BMI2
+    and $JITSEARCH_SIMD is not ``0`` (any value but 0/1 raises ValueError)."""
+    flag = os.environ.get(SIMD_ENV, "1").strip()
+    if flag not in ("0", "1", ""):
+        raise ValueError(f"{SIMD_ENV} must be 0 (scalar kernels) or 1 (vector kernels where the CPU has them), "
+                         f"got {flag!r}")
+    return flag != "0" and simd_rules.host_has_simd()
+
+
+#: The CPU playout kernels, fastest first (every one gives the same results).
+KERNEL_KINDS = ("simd", "packed", "generic")
+
+
+def cpu_playout_kind(m: int, simd: bool | None = None) -> str:
+    """Which CPU playout kernel m houses get: ``"simd"`` (board vectors,
+    1..MAX_SIMD_HOUSES, when ``simd``, default :func:`simd_enabled`),
+    ``"packed"`` (MIN_PACKED_HOUSES..MAX_PACKED_HOUSES) or ``"generic"``."""
+    if simd is None:
+        simd = simd_enabled()
+    if simd and 1 <= m <= simd_rules.MAX_SIMD_HOUSES:
+        return "simd"
+    if MIN_PACKED_HOUSES <= m <= kalah_rules.MAX_PACKED_HOUSES:
+        return "packed"
+    return "generic"
+
+
+def available_kinds(m: int) -> tuple:
+    """The kernel kinds that can run m houses on this CPU (``"simd"`` only when
+    :func:`simd_enabled`; ``"packed"`` for 1..MAX_PACKED_HOUSES)."""
+    kinds = []
+    if simd_enabled() and 1 <= m <= simd_rules.MAX_SIMD_HOUSES:
+        kinds.append("simd")
+    if 1 <= m <= kalah_rules.MAX_PACKED_HOUSES:
+        kinds.append("packed")
+    return tuple(kinds) + ("generic",)
+
+
+def check_kernel(m: int, kernel) -> str:
+    """``kernel`` (None: :func:`cpu_playout_kind`) checked against
+    :func:`available_kinds`; ValueError with the choices otherwise."""
+    if kernel is None:
+        return cpu_playout_kind(m)
+    kinds = available_kinds(m)
+    if kernel not in kinds:
+        why = "" if kernel not in KERNEL_KINDS else f" for {m} houses on this CPU"
+        raise ValueError(f"kernel must be one of {', '.join(kinds)}{why}, got {kernel!r}")
+    return kernel
+
+
+def cpu_kernels(m: int, kind: str | None = None):
+    """(evaluate_range, its parallel twin) for m houses, of the ``kind``
+    (default :func:`cpu_playout_kind`; all give identical results)."""
+    return _cpu_kernels(m, cpu_playout_kind(m) if kind is None else kind)
 
 
 @functools.lru_cache(maxsize=None)
-def cpu_kernels(m: int):
-    """(evaluate_range, its parallel twin) for m houses: the packed-board
-    kernels for MIN_PACKED_HOUSES..kalah_rules.MAX_PACKED_HOUSES, else the
-    generic ones."""
-    if MIN_PACKED_HOUSES <= m <= kalah_rules.MAX_PACKED_HOUSES:
+def _cpu_kernels(m: int, kind: str):
+    if kind == "simd":
+        range_fn = make_simd_evaluate(stable_jit(njit(cache=True, nogil=True)), m, INLINE_RNG)
+        return range_fn, _make_parallel(range_fn)
+    if kind == "packed":
         range_fn = make_packed_evaluate(stable_jit(njit(cache=True, nogil=True)), m, INLINE_RNG)
         return range_fn, _make_parallel(range_fn)
     return evaluate_range, _evaluate_parallel
+
+
+def cpu_cut_playout(m: int, kind: str | None = None):
+    """The board-vector :func:`make_simd_playout` for m houses when ``kind``
+    (default :func:`cpu_playout_kind`) is ``"simd"``, else None (the generic
+    ``playout`` runs)."""
+    return _cpu_cut_playout(m, cpu_playout_kind(m) if kind is None else kind)
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_cut_playout(m: int, kind: str):
+    if kind == "simd":
+        return make_simd_playout(stable_jit(njit(cache=True, inline="always")), m, INLINE_RNG)
+    return None
+
+
+def cpu_margin_kernel(m: int, kind: str | None = None):
+    """(words, playout_margin) for MCTS's random playouts to the end with m
+    houses and the kernel ``kind`` (default :func:`cpu_playout_kind`):
+    :func:`make_simd_margin` or :func:`make_packed_margin` (same results),
+    or None where the generic playout runs."""
+    return _cpu_margin_kernel(m, cpu_playout_kind(m) if kind is None else kind)
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_margin_kernel(m: int, kind: str):
+    if kind == "simd":
+        return make_simd_margin(stable_jit(njit(cache=True, inline="always")), m, INLINE_RNG)
+    if kind == "packed":
+        return make_packed_margin(stable_jit(njit(cache=True, inline="always")), m, INLINE_RNG)
+    return None
 
 
 #: Playouts per state in one call: 1..MAX_PLAYOUTS_PER_STATE.
@@ -317,21 +544,24 @@ def validate_batch(boards, players, playouts_per_state, seed):
 
 
 def evaluate_cpu(boards, players, playouts_per_state: int, seed: int, *, empty_capture: bool = False,
-                 threads: int = 1) -> dict:
+                 threads: int = 1, kernel: str | None = None) -> dict:
     """Batched leaf evaluation on the CPU: per state (wins, draws, losses)
     for its player to move over ``playouts_per_state`` random playouts, the
     sum of player 0's final margins, and the plies played. Arguments are
     checked by :func:`validate_batch` (limits MAX_STATES,
     MAX_PLAYOUTS_PER_STATE, MAX_PLAYOUTS_PER_CALL), ``threads`` in 1..4 per
-    core; a bad one raises ``ValueError`` before any kernel runs."""
+    core, ``kernel`` (None: the fastest, :func:`cpu_playout_kind`; or one of
+    :func:`available_kinds`, for benchmarks: every kernel gives the same
+    results); a bad one raises ``ValueError`` before any kernel runs."""
     b, p, m = validate_batch(boards, players, playouts_per_state, seed)
     empty_capture = check_bool("empty_capture", empty_capture)
     threads = check_int("threads", threads, 1, max_threads())
+    kernel = check_kernel(m, kernel)
     k = b.shape[0]
     out = {name: np.zeros(k, dtype=np.int64) for name in ("wins", "draws", "losses", "margin_sum", "plies")}
     args = (b, p, m, bool(empty_capture), int(playouts_per_state), np.uint64(seed))
     res = (out["wins"], out["draws"], out["losses"], out["margin_sum"], out["plies"])
-    range_fn, parallel_fn = cpu_kernels(m)
+    range_fn, parallel_fn = cpu_kernels(m, kernel)
     if threads > 1 and k > 1:
         parallel_fn(*args, min(k, threads * 4), *res)
     else:
