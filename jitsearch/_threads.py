@@ -35,12 +35,26 @@ def thread_pool(workers: int) -> ThreadPoolExecutor:
         return _POOL
 
 
-def run_in_pool(fn, arg_lists) -> list:
-    """Call ``fn(*args)`` for each ``args`` of ``arg_lists``: the first in
-    this thread, the others on the pool; returns the results in order and
-    re-raises the first exception."""
+def run_in_pool(fn, arg_lists, workers: int | None = None) -> list:
+    """Call ``fn(*args)`` for each ``args`` of ``arg_lists`` and return the
+    results in order, re-raising the first exception. ``workers`` None: the
+    first call runs in this thread and each other one on a pool thread;
+    else at most ``workers`` run at once, all on the pool, while this
+    thread waits."""
     if not arg_lists:
         return []
+    if workers is not None:
+        workers = max(1, int(workers))
+        if workers == 1:
+            return [fn(*args) for args in arg_lists]
+        pool = thread_pool(workers)
+        gate = threading.Semaphore(workers)
+
+        def gated(args):
+            with gate:
+                return fn(*args)
+
+        return [f.result() for f in [pool.submit(gated, args) for args in arg_lists]]
     pool = thread_pool(len(arg_lists) - 1) if len(arg_lists) > 1 else None
     futures = [pool.submit(fn, *args) for args in arg_lists[1:]] if pool else []
     first = fn(*arg_lists[0])

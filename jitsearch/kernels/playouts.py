@@ -27,10 +27,11 @@ import hashlib
 import os
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numba.core import serialize
 
 from .._checks import check_bool, check_int, check_seed, max_threads
+from .._threads import run_in_pool
 from ..games.kalah import rules as kalah_rules
 from ..games.kalah import simd_rules
 from ..games.kalah.simd_rules import vget
@@ -131,19 +132,6 @@ def evaluate_range(boards, players, m, empty_capture, playouts_per_state, seed, 
         plies_out[s] = plies
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _evaluate_parallel(boards, players, m, empty_capture, playouts_per_state, seed, chunks,
-                       wins, draws, losses, margin_sum, plies_out):
-    k = boards.shape[0]
-    step = (k + chunks - 1) // chunks
-    for c in prange(chunks):
-        lo = c * step
-        hi = min(k, lo + step)
-        if lo < hi:
-            evaluate_range(boards, players, m, empty_capture, playouts_per_state, seed, lo, hi,
-                           wins, draws, losses, margin_sum, plies_out)
-
-
 def make_packed_margin(jit, houses, gen):
     """One playout to the end on a packed board (:func:`kalah_rules.build_packed`)
     for ``houses`` m (1..MAX_PACKED_HOUSES): returns (``words``,
@@ -208,18 +196,23 @@ def make_packed_evaluate(jit, houses, gen):
 
 
 def _make_parallel(range_fn):
+    """``range_fn`` over ``chunks`` contiguous ranges of the states, run on
+    ``threads`` threads of the process-wide pool (the kernels are ``nogil``;
+    a serial kernel compiles in a fraction of a ``parallel=True`` one's
+    time, and each state's result does not depend on the split)."""
+
     def evaluate_parallel(boards, players, m, empty_capture, playouts_per_state, seed, chunks,
-                          wins, draws, losses, margin_sum, plies_out):
+                          wins, draws, losses, margin_sum, plies_out, threads=None):
         k = boards.shape[0]
         step = (k + chunks - 1) // chunks
-        for c in prange(chunks):
-            lo = c * step
-            hi = min(k, lo + step)
-            if lo < hi:
-                range_fn(boards, players, m, empty_capture, playouts_per_state, seed, lo, hi,
-                         wins, draws, losses, margin_sum, plies_out)
+        jobs = [(boards, players, m, empty_capture, playouts_per_state, seed, lo, min(k, lo + step),
+                 wins, draws, losses, margin_sum, plies_out) for lo in range(0, k, step)]
+        run_in_pool(range_fn, jobs, workers=threads)
 
-    return njit(cache=True, nogil=True, parallel=True)(evaluate_parallel)
+    return evaluate_parallel
+
+
+_evaluate_parallel = _make_parallel(evaluate_range)
 
 
 def make_simd_margin(jit, houses, gen):
@@ -563,7 +556,7 @@ def evaluate_cpu(boards, players, playouts_per_state: int, seed: int, *, empty_c
     res = (out["wins"], out["draws"], out["losses"], out["margin_sum"], out["plies"])
     range_fn, parallel_fn = cpu_kernels(m, kernel)
     if threads > 1 and k > 1:
-        parallel_fn(*args, min(k, threads * 4), *res)
+        parallel_fn(*args, min(k, threads * 4), *res, threads)
     else:
         range_fn(*args, 0, k, *res)
     return out
