@@ -172,7 +172,10 @@ def read_games(path: Path) -> list[dict]:
     from ..arena.records import read_record_file
     from ..games.kalah import KalahState
 
-    rf = read_record_file(path)
+    try:
+        rf = read_record_file(path)
+    except ValueError as exc:  # its messages name the path: show the page the file's name only
+        raise ValueError(str(exc).replace(str(path), path.name)) from None
     games = []
     for number, rec in rf.entries:
         where = f"{path.name}:{number}"
