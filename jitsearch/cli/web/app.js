@@ -46,8 +46,9 @@ function drawBoard() {
   box.innerHTML = "";
   if (!entry) return;
   const st = entry.state, m = st.houses, b = st.board;
-  const cell = 80, pad = 20, storeW = 80, W = 2 * pad + 2 * storeW + m * cell, H = 300;
+  const cell = 80, pad = 20, storeW = 80, W = 2 * pad + 2 * storeW + m * cell, H = 340;
   const svg = el("svg", {viewBox: `0 0 ${W} ${H}`, "aria-label": "Kalah board"}, box);
+  svg.style.maxWidth = Math.round(1.25 * W) + "px";
   el("rect", {x: 0, y: 0, width: W, height: H, rx: 24, class: "board-bg"}, svg);
   const values = {};
   if (S.analysis && S.analysis.position === st.text) for (const r of S.analysis.moves) values[r.move] = r;
@@ -59,7 +60,7 @@ function drawBoard() {
     if (entry.move === i) classes.push("last");
     if (sown.has(i)) classes.push("sown");
     const g = el("g", {class: classes.join(" "), "data-pit": i, "data-count": b[i], "data-owner": owner}, svg);
-    if (store) el("rect", {x: cx - storeW / 2 + 8, y: 50, width: storeW - 16, height: 200, rx: 30}, g);
+    if (store) el("rect", {x: cx - storeW / 2 + 8, y: 70, width: storeW - 16, height: 200, rx: 30}, g);
     else el("circle", {cx, cy, r: cell / 2 - 8}, g);
     el("text", {x: cx, y: cy, class: "count"}, g).textContent = b[i];
     if (!store) {
@@ -75,14 +76,15 @@ function drawBoard() {
   };
   pit(0, pad + storeW / 2, H / 2, true, 1);
   pit(m + 1, W - pad - storeW / 2, H / 2, true, 0);
-  for (let i = 1; i <= m; i++) pit(i, pad + storeW + (i - 0.5) * cell, 205, false, 0);
-  for (let i = m + 2; i <= 2 * m + 1; i++) pit(i, pad + storeW + (2 * m + 1 - i + 0.5) * cell, 95, false, 1);
+  for (let i = 1; i <= m; i++) pit(i, pad + storeW + (i - 0.5) * cell, 225, false, 0);
+  for (let i = m + 2; i <= 2 * m + 1; i++) pit(i, pad + storeW + (2 * m + 1 - i + 0.5) * cell, 115, false, 1);
   if (!st.over) {
-    const y = st.player === 0 ? H - 14 : 20;
+    const y = st.player === 0 ? H - 10 : 22;
     el("text", {x: W / 2, y, class: "turn-text", "text-anchor": "middle", id: "turn"}, svg).textContent =
       `player ${st.player} to move` + (entry.extra ? " (extra turn)" : "");
   }
   box.dataset.position = st.text;
+  box.dataset.game = S.replay ? S.replay.game : "";
   box.dataset.player = st.player;
 }
 
