@@ -19,7 +19,8 @@ uvicorn = pytest.importorskip("uvicorn", reason="the web extra (uvicorn) is not 
 pytest.importorskip("selenium", reason="selenium is not installed (pip install selenium)")
 
 from selenium import webdriver  # noqa: E402
-from selenium.common.exceptions import WebDriverException  # noqa: E402
+from selenium.common.exceptions import (StaleElementReferenceException, TimeoutException,  # noqa: E402
+                                        WebDriverException)
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
@@ -74,12 +75,30 @@ def browser():
 @pytest.fixture
 def page(server, browser):
     browser.get(server["url"])
-    until(browser, lambda d: d.find_element(By.ID, "board").get_attribute("data-position"))
+    until(browser, lambda d: (d.find_element(By.ID, "board").get_attribute("data-generation") or "0") != "0")
     return browser
 
 
+def click_pit(driver, pit: int) -> None:
+    """Click the legal house ``pit`` (found again if the board was redrawn under the click)."""
+    for _ in range(20):
+        try:
+            driver.find_element(By.CSS_SELECTOR, f'#board g.legal[data-pit="{pit}"]').click()
+            return
+        except StaleElementReferenceException:
+            time.sleep(0.05)
+    raise AssertionError(f"house {pit} could not be clicked")
+
+
 def until(driver, condition, seconds=WAIT):
-    return WebDriverWait(driver, seconds, poll_frequency=0.05).until(condition)
+    try:
+        return WebDriverWait(driver, seconds, poll_frequency=0.05).until(condition)
+    except TimeoutException:
+        shown = {k: driver.find_element(By.ID, k).text for k in ("status", "error", "analysis-progress")}
+        shown["data-position"] = driver.find_element(By.ID, "board").get_attribute("data-position")
+        shown["data-game"] = driver.find_element(By.ID, "board").get_attribute("data-game")
+        shown["ply"] = driver.find_element(By.ID, "replay-ply").text
+        raise AssertionError(f"timed out after {seconds} s; the page shows {shown}") from None
 
 
 def set_value(driver, element_id, value):
@@ -93,9 +112,11 @@ def new_game(driver, houses, seeds, p0="human", p1="random"):
     set_value(driver, "seeds", seeds)
     set_value(driver, "p0", p0)
     set_value(driver, "p1", p1)
+    before = int(driver.find_element(By.ID, "board").get_attribute("data-generation") or 0)
     driver.find_element(By.ID, "new-game").click()
     want = KalahState.initial(houses, seeds).to_text()
-    until(driver, lambda d: d.find_element(By.ID, "board").get_attribute("data-position") == want)
+    until(driver, lambda d: int(d.find_element(By.ID, "board").get_attribute("data-generation")) > before
+          and d.find_element(By.ID, "board").get_attribute("data-start") == want)
 
 
 def board_counts(driver) -> dict:
@@ -145,7 +166,7 @@ def test_play_a_full_game_against_random_by_clicking(page):
         if state.is_over:
             break
         pit = state.legal_moves()[clicks % len(state.legal_moves())]
-        page.find_element(By.CSS_SELECTOR, f'#board g.legal[data-pit="{pit}"]').click()
+        click_pit(page, pit)
         state = state.play(pit)
         clicks += 1
         if state.player == 0 and not state.is_over:  # an extra turn: the board must show it at once
@@ -169,9 +190,38 @@ def _reachable_by_player1(state: KalahState) -> set:
     return out
 
 
+def history(driver) -> list:
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('#history li'), li => [li.dataset.pit, li.dataset.position]);")
+
+
+def test_two_agents_play_each_other(page):
+    new_game(page, 3, 3, p0="random", p1="alphabeta:depth=2")
+    until(page, lambda d: shown_state(d).is_over)
+    state = KalahState.initial(3, 3)
+    for pit, text in history(page):
+        state = state.play(int(pit))
+        assert state.to_text() == text
+    assert state.is_over and shown_state(page) == state
+    check_board(page, state)
+    assert page.find_element(By.ID, "status").text.startswith("game over")
+
+
+def test_new_game_while_the_engines_play(page):
+    new_game(page, 6, 4, p0="alphabeta:time=0.5", p1="alphabeta:time=0.5")
+    until(page, lambda d: "thinking" in d.find_element(By.ID, "status").text)
+    new_game(page, 3, 2, p0="random", p1="random")  # the old game's search is cancelled, the new game plays
+    until(page, lambda d: shown_state(d).is_over and shown_state(d).houses == 3)
+    assert error_line(page) == ""
+    state = KalahState.initial(3, 2)
+    for pit, text in history(page):
+        state = state.play(int(pit))
+        assert state.to_text() == text
+
+
 def test_undo_and_last_move_highlight(page):
     new_game(page, 3, 2, p1="human")
-    page.find_element(By.CSS_SELECTOR, '#board g.legal[data-pit="1"]').click()
+    click_pit(page, 1)
     after = KalahState.initial(3, 2).play(1)
     until(page, lambda d: shown_state(d) == after)
     assert page.find_element(By.CSS_SELECTOR, "#board g.last").get_attribute("data-pit") == "1"

@@ -85,6 +85,8 @@ function drawBoard() {
   }
   box.dataset.position = st.text;
   box.dataset.game = S.replay ? S.replay.game : "";
+  box.dataset.generation = S.generation;   // (for tests: which game or set-up this board belongs to)
+  box.dataset.start = S.history[0].state.text;
   box.dataset.player = st.player;
 }
 
@@ -112,6 +114,8 @@ function drawStatus() {
   S.history.slice(1).forEach((h, k) => {
     const li = document.createElement("li");
     li.textContent = `p${h.mover} h${houseNumber(h.state, h.move)}${h.extra ? " +" : ""}`;
+    li.dataset.pit = h.move;
+    li.dataset.position = h.state.text;
     if (k + 1 === S.cursor) li.style.fontWeight = "700";
     list.appendChild(li);
   });
@@ -136,6 +140,7 @@ function push(answer) {
 }
 
 function start(state) {
+  if (S.job && S.job.kind === "move") stopSearch();   // the old game's search: its answer is dropped
   S.generation++;
   S.history = [{state, move: null, mover: null, extra: false}];
   S.cursor = 0;
@@ -183,13 +188,14 @@ async function maybeEngineMove() {
     S.job = {id: started.job.id, kind: "move"};
     drawStatus();
     const result = await poll(started.job);
-    if (gen !== S.generation || current().state.text !== st.text) return;
+    if (gen !== S.generation || current().state.text !== st.text) { setTimeout(maybeEngineMove, 0); return; }
     showError("");
     push(result);
     render();
     setTimeout(maybeEngineMove, 0);
   } catch (e) {
-    if (gen === S.generation) showError(e.message);
+    if (gen !== S.generation) { setTimeout(maybeEngineMove, 0); return; }   // a new game took over
+    if (S.autoplay) showError(e.message);   // (Stop cancels the search on purpose: no error)
     render();
   }
 }
@@ -331,12 +337,11 @@ async function openRecord() {
 
 async function showGame(k) {
   const g = S.replay.games[k];
+  const gen = ++S.generation;
+  const states = (await Promise.all(g.positions.map(
+    (text) => api("/api/position", {position: text, empty_capture: g.empty_capture})))).map((a) => a.state);
+  if (gen !== S.generation) return;   // another game (or a new game) was asked for meanwhile
   S.replay.game = k;
-  S.generation++;
-  const states = [];
-  for (const text of g.positions) {
-    states.push((await api("/api/position", {position: text, empty_capture: g.empty_capture})).state);
-  }
   S.history = states.map((state, i) => i === 0 ? {state, move: null, mover: null, extra: false}
     : {state, move: g.plies[i - 1], mover: states[i - 1].player, extra: state.player === states[i - 1].player,
        sown: sownPits(states[i - 1], g.plies[i - 1], state)});
