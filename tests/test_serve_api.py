@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import sys
 import time
 import warnings
@@ -344,3 +345,27 @@ def test_bind_socket():
             bind_socket("127.0.0.1", port)
     finally:
         sock.close()
+
+
+def test_serve_starts_prints_its_address_and_stops_on_ctrl_c(tmp_path):
+    """The real command: a server on an open port, the warning for a non-loopback interface, Ctrl-C."""
+    import os
+    import signal
+    import subprocess
+    import urllib.request
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent.parent),
+                                                                     os.environ.get("PYTHONPATH")])))
+    proc = subprocess.Popen([sys.executable, "-m", "jitsearch", "serve", "--host", "0.0.0.0", "--records",
+                             str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("jitsearch serve: http://0.0.0.0:"), line
+        port = int(line.split(":")[3].split("/")[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/info", timeout=20) as r:
+            assert json.load(r)["records"] is True
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    assert err.startswith("warning: listening on 0.0.0.0: anyone who can reach this machine")
+    assert "Traceback" not in err and proc.returncode in (0, 130), (proc.returncode, err)

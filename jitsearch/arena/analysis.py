@@ -24,6 +24,8 @@ from __future__ import annotations
 import threading
 import time
 
+import numpy as np
+
 from .._checks import check_float, check_int
 from ..games.kalah import KalahState
 from ..games.kalah.moves import move_values
@@ -87,9 +89,11 @@ def analyse_position(state: KalahState, *, engine: str = "alphabeta:time=1", sol
             for mv in moves}
     t0 = time.perf_counter()
     interrupted = False
+    table = None
     if solve_time > 0:
         report("exact", 0, len(moves))
-        r = move_values(state, time_limit=solve_time, max_bytes=max_bytes, stop=stop,
+        table = new_table(state, max_bytes)  # shared by every solve below: the moves' subtrees overlap
+        r = move_values(state, time_limit=solve_time, max_bytes=max_bytes, stop=stop, table=table,
                         progress=lambda mv, row, done, total: report("exact", done, total))
         for row in r["moves"]:
             if row["margin"] is not None:
@@ -110,7 +114,7 @@ def analyse_position(state: KalahState, *, engine: str = "alphabeta:time=1", sol
     if best is not None:
         pv = [best["move"]] + pv_tail.get(best["move"], [])
         if best["source"] == "exact":
-            pv = _exact_line(state, best["move"])
+            pv = _exact_line(state, best["move"], table)
     out_rows = [rows[mv] for mv in moves]
     return {"position": state.to_text(), "player": state.player, "empty_capture": state.empty_capture,
             "moves": out_rows, "best_move": None if best is None else best["move"], "pv": pv,
@@ -132,16 +136,23 @@ def _best(valued: list[dict]):
     return max(valued, key=lambda r: (r["value"], -r["move"]))
 
 
-def _exact_line(state: KalahState, move: int, plies: int = 12) -> list[int]:
-    """A few plies of perfect play after ``move`` (each solved, small boards only: the caller has just solved
-    every move of the root exactly, so the positions below solve at least as fast)."""
+def new_table(state: KalahState, max_bytes: int) -> np.ndarray:
+    """A transposition table for the exact solves of ``state``'s board (zeros, sized as the solver would)."""
+    from ..games.kalah import table_slots_for
+
+    return np.zeros((table_slots_for(state, 0, max_bytes), 4), dtype=np.int64)
+
+
+def _exact_line(state: KalahState, move: int, table: np.ndarray | None, plies: int = 12) -> list[int]:
+    """A few plies of perfect play after ``move``, each solved with the table of the moves' solves (which
+    already holds most of what they need), within about a second."""
     from ..games.kalah import solve_exact
 
     line = [move]
     s = state.play(move)
     deadline = time.perf_counter() + 1.0
     while not s.is_over and len(line) < plies and time.perf_counter() < deadline:
-        r = solve_exact(s, time_limit=max(deadline - time.perf_counter(), 0.01), max_bytes=DEFAULT_SOLVE_BYTES)
+        r = solve_exact(s, time_limit=max(deadline - time.perf_counter(), 0.01), table=table)
         if not r["complete"]:
             break
         line.append(int(r["best_move"]))

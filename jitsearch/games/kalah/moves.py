@@ -104,14 +104,18 @@ def _stopper(stop):
 
 def move_values(state: KalahState, *, checkpoint=None, resume: bool = False, time_limit: float | None = None,
                 tt_capacity: int | None = None, endgame_seeds: int = 0, endgame_cache_dir=None,
-                max_bytes: int = 4 * 1024**3, progress=None, stop=None) -> dict:
+                max_bytes: int = 4 * 1024**3, progress=None, stop=None, table=None) -> dict:
     """Solve every legal move of ``state`` (see the module docstring).
 
     ``progress(move, row, done, total)`` after each move (rows taken from the
     checkpoint have ``from_checkpoint`` True). ``time_limit`` covers the
     whole call; a move left unsolved at the limit (or by Ctrl-C, or once
     ``stop``, a ``threading.Event``, is set: within about a second) is
-    reported with its bounds and ``complete`` is False.
+    reported with its bounds and ``complete`` is False. ``table``: one
+    transposition table for every move's solve (see
+    :func:`~jitsearch.games.kalah.solver.solve_exact`), so that each reuses
+    what the others proved; the caller may keep it for later solves of the
+    same board and rules.
 
     Returns ``position``, ``player_to_move``, ``moves`` (per legal move in
     house order: ``move``, ``margin`` = player 0's final margin after it
@@ -174,7 +178,7 @@ def move_values(state: KalahState, *, checkpoint=None, resume: bool = False, tim
                     with JitWatch(notify=False) as jit:
                         r = solve_exact(child, tt_capacity=tt_capacity, time_limit=left, max_bytes=max_bytes,
                                         endgame_seeds=endgame_seeds if db is not None else 0, endgame_db=db,
-                                        progress=_stopper(stop))
+                                        progress=_stopper(stop), table=table)
                     compile_seconds += jit.seconds
                     t0 += jit.seconds  # a move's time is its search, not the kernels' compilation
             seconds = time.perf_counter() - t0
