@@ -98,7 +98,7 @@ def test_a_move_that_ends_the_game_is_exact_without_the_solver():
 def test_stopped_before_it_starts():
     stop = threading.Event()
     stop.set()
-    r = analyse_position(KalahState.initial(6, 4), engine="alphabeta:time=5", solve_time=5, stop=stop)
+    r = analyse_position(KalahState.initial(6, 4), engine="alphabeta:time=5,db=0", solve_time=5, stop=stop)
     assert r["interrupted"]
     assert all(row["source"] is None for row in r["moves"])
     assert r["best_move"] is None and r["pv"] == []
@@ -107,7 +107,7 @@ def test_stopped_before_it_starts():
 def test_stop_ends_a_long_solve_within_seconds():
     stop = threading.Event()
     threading.Timer(0.5, stop.set).start()
-    r = analyse_position(KalahState.initial(6, 6), engine="alphabeta:time=60", solve_time=60, stop=stop)
+    r = analyse_position(KalahState.initial(6, 6), engine="alphabeta:time=60,db=0", solve_time=60, stop=stop)
     assert r["interrupted"] and r["solve_seconds"] < 5 and r["engine_seconds"] < 1
 
 

@@ -222,7 +222,7 @@ def test_analyse_refusals(client, body, message):
 
 def test_one_search_at_a_time_and_cancel(client):
     big = KalahState.initial(6, 4).to_text()
-    first = client.post("/api/analyse", json={"position": big, "engine": "alphabeta:time=15", "solve_time": 0})
+    first = client.post("/api/analyse", json={"position": big, "engine": "alphabeta:time=15,db=0", "solve_time": 0})
     assert first.status_code == 202
     job = first.json()["job"]
     time.sleep(0.3)

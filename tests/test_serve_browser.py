@@ -208,7 +208,8 @@ def test_two_agents_play_each_other(page):
 
 
 def test_new_game_while_the_engines_play(page):
-    new_game(page, 6, 4, p0="alphabeta:time=0.5", p1="alphabeta:time=0.5")
+    # db=0: no endgame database to build first (a build cannot be stopped, and would hold the search slot)
+    new_game(page, 6, 4, p0="alphabeta:time=0.5,db=0", p1="alphabeta:time=0.5,db=0")
     until(page, lambda d: "thinking" in d.find_element(By.ID, "status").text)
     new_game(page, 3, 2, p0="random", p1="random")  # the old game's search is cancelled, the new game plays
     until(page, lambda d: shown_state(d).is_over and shown_state(d).houses == 3)
@@ -279,7 +280,7 @@ def test_analysis_shows_exact_values_on_a_small_board(page):
 
 def test_analysis_can_be_cancelled(page):
     new_game(page, 6, 6, p1="human")
-    set_value(page, "engine", "alphabeta:time=30")
+    set_value(page, "engine", "alphabeta:time=30,db=0")
     set_value(page, "solve-time", 30)
     page.find_element(By.ID, "analyse").click()
     until(page, lambda d: "s" in d.find_element(By.ID, "analysis-progress").text)

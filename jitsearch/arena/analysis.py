@@ -60,7 +60,8 @@ def analyse_position(state: KalahState, *, engine: str = "alphabeta:time=1", sol
     about a second, the engine at once, an MCTS search at its own budget;
     what was found is returned with ``interrupted`` True.
     ``progress(phase, done, total)`` is called as work advances
-    (``phase``: ``"exact"`` or ``"engine"``).
+    (``phase``: ``"exact"``, ``"database"`` (the engine's endgame database
+    is loaded, or built once on first use) or ``"engine"``).
 
     Returns ``position``, ``player``, ``moves`` (per legal move in house
     order: ``move``, ``house`` (1..m from the mover's left), ``value``,
@@ -164,7 +165,10 @@ def _engine_values(state, agent, open_moves, rows, pv_tail, stop, report) -> boo
     """Value ``open_moves`` by the engine (a search of each resulting position); True when stopped."""
     from ..games.kalah.engine import SCALE, KalahEngine, load_probe
 
-    probe = load_probe(state.houses, agent.engine_db_seeds(state), state.empty_capture) if agent.engine else None
+    probe = None
+    if agent.engine:
+        report("database", 0, 1)  # loaded, or built once into the cache (seconds to a minute) on first use
+        probe = load_probe(state.houses, agent.engine_db_seeds(state), state.empty_capture)
     engine = KalahEngine(state.houses, eval=agent.eval if agent.eval in ("fitted", "store") else "fitted",
                          probe=probe, table_mb=agent.options.get("tt", 64), threads=agent.options.get("threads", 1))
     per_move = None if agent.time is None else agent.time / len(open_moves)

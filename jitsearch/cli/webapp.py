@@ -179,7 +179,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
     agents: dict = {}
 
     def agent_for(spec: str, seed: int):
-        from ..arena.agents import agent_kind, check_perfect_board, parse_agent  # noqa: F401
+        from ..arena.agents import agent_kind, parse_agent
 
         key = (spec, seed)
         if key in agents:

@@ -289,7 +289,8 @@ async function analyse() {
     S.job = {id: started.job.id, kind: "analysis"};
     const result = await poll(started.job, (job) => {
       const p = job.progress || {};
-      const phase = p.phase === "exact" ? "solving exactly" : (p.phase === "engine" ? "engine" : "starting");
+      const phase = {exact: "solving exactly", engine: "engine",
+                     database: "endgame database (built once on first use)"}[p.phase] || "starting";
       $("analysis-progress").textContent = job.status === "running"
         ? `${phase} ${p.done !== undefined ? p.done + "/" + p.total : ""} · ${job.seconds.toFixed(1)} s`
           + (job.stopping ? " · stopping" : "")
