@@ -148,46 +148,46 @@ def error_line(driver) -> str:
 def test_play_a_full_game_against_random_by_clicking(page):
     new_game(page, 4, 3, p1="random")
     state = KalahState.initial(4, 3)
+    checked = 0  # plies of the page's move list checked against the rules so far
     clicks = 0
+
+    def settled(d):
+        """Our turn again (random has moved) or the game is over, with every ply since the click listed."""
+        h = history(d)
+        if len(h) <= checked and clicks:
+            return False
+        text = d.find_element(By.ID, "board").get_attribute("data-position")
+        if h and text != h[-1][1]:
+            return False
+        shown = KalahState.from_text(text)
+        return shown.is_over or (shown.player == 0 and bool(legal_pits(d)))
+
     while True:
-        # wait until it is our turn again (random has moved) or the game is over
-        until(page, lambda d: shown_state(d).is_over or (shown_state(d).player == 0 and d.find_elements(
-            By.CSS_SELECTOR, "#board g.legal")))
-        shown = shown_state(page)
-        # every ply random made since our click is a legal move of the position before it
-        plies = page.find_elements(By.CSS_SELECTOR, "#history li")
-        assert len(plies) >= clicks
-        if not (shown == state):
-            reachable = _reachable_by_player1(state)
-            assert shown.to_text() in reachable, (state.to_text(), shown.to_text())
-            state = shown
-        check_board(page, state)
+        until(page, settled)
+        # every ply since the last check, ours and random's, is legal and leads where the page says
+        for pit, text in history(page)[checked:]:
+            assert int(pit) in state.legal_moves()
+            state = state.play(int(pit))
+            assert state.to_text() == text
+            checked += 1
+        check_board(page, state)  # every pit's seeds, and the clickable houses are exactly the legal moves
+        if checked:
+            assert page.execute_script("return document.querySelector('#board g.last').dataset.pit;") == \
+                history(page)[-1][0]
         assert error_line(page) == ""
         if state.is_over:
             break
         pit = state.legal_moves()[clicks % len(state.legal_moves())]
+        extra = state.play(pit).player == 0
         click_pit(page, pit)
-        state = state.play(pit)
         clicks += 1
-        if state.player == 0 and not state.is_over:  # an extra turn: the board must show it at once
-            until(page, lambda d: d.find_element(By.ID, "board").get_attribute("data-position") == state.to_text())
+        if extra:  # an extra turn: said on the board and in the status line
+            until(page, lambda d: len(history(d)) > checked)
             assert "extra turn" in page.find_element(By.ID, "status").text
+            assert "(extra turn)" in page.find_element(By.ID, "turn").text
     status = page.find_element(By.ID, "status").text
     assert status.startswith("game over") and f"margin {state.margin:+d}".replace("+0", "0") in status
-    assert clicks >= 1
-
-
-def _reachable_by_player1(state: KalahState) -> set:
-    """Texts of the positions player 1 can reach from ``state`` by its moves (extra turns included), stopping
-    where player 0 is to move or the game ends."""
-    out, todo = set(), [state]
-    while todo:
-        s = todo.pop()
-        if s.is_over or s.player == 0:
-            out.add(s.to_text())
-            continue
-        todo.extend(s.play(mv) for mv in s.legal_moves())
-    return out
+    assert clicks >= 1 and checked >= clicks
 
 
 def history(driver) -> list:
@@ -258,6 +258,14 @@ def test_set_up_a_position_by_text_and_bad_input(page):
     until(page, lambda d: error_line(d) == f"error: {info.value}")
 
 
+def analysis_rows(driver) -> list:
+    """(move, source, value) of each row of the analysis table, read in one go."""
+    rows = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#analysis-table tbody tr'),"
+        " tr => [tr.dataset.move, tr.dataset.source, tr.querySelector('td.value').textContent]);")
+    return [(int(m), src, int(v) if src == "exact" else v) for m, src, v in rows]
+
+
 def test_analysis_shows_exact_values_on_a_small_board(page):
     new_game(page, 3, 3, p1="human")
     set_value(page, "engine", "alphabeta:time=1")
@@ -321,6 +329,18 @@ def test_open_a_record_file(page, server, capsys):
     assert not page.find_elements(By.CSS_SELECTOR, "#board g.legal")  # replay: the board is not for playing
     page.find_element(By.ID, "replay-first").click()
     until(page, lambda d: shown_state(d) == start)
+    # analyse each position while stepping: the table follows the board, with exact values
+    set_value(page, "solve-time", 50)
+    page.find_element(By.ID, "auto-analyse").click()
+    state = start
+    for k, mv in enumerate(rec["moves"][:3]):
+        page.find_element(By.ID, "replay-next").click()
+        state = state.play(mv)
+        if state.is_over:
+            break
+        ref = move_values(state)
+        until(page, lambda d: analysis_rows(d) == [(m["move"], "exact", m["value"]) for m in ref["moves"]])
+    page.find_element(By.ID, "auto-analyse").click()
     if os.environ.get("JITSEARCH_SCREENSHOT"):  # docs/serve.png: two plies into the replayed game, analysed
         page.find_element(By.ID, "replay-next").click()
         page.find_element(By.ID, "replay-next").click()

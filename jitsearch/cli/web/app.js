@@ -350,12 +350,30 @@ async function showGame(k) {
   S.analysis = null;
   showError("");
   render();
+  autoAnalyse();
 }
 
 function step(to) {
   if (!S.replay) return;
   S.cursor = Math.max(0, Math.min(S.history.length - 1, to));
   render();
+  autoAnalyse();
+}
+
+let autoTimer = null, autoToken = 0;
+function autoAnalyse() {
+  // replay with "analyse each position": the analysis of the position left behind is cancelled, the new
+  // one starts once the steps pause for a moment
+  if (!S.replay || !$("auto-analyse").checked) return;
+  clearTimeout(autoTimer);
+  const token = ++autoToken;
+  autoTimer = setTimeout(async () => {
+    if (S.job && S.job.kind === "analysis") await stopSearch();
+    while (S.job) await new Promise((r) => setTimeout(r, 50));
+    if (token !== autoToken) return;   // a later step took over
+    const entry = current();
+    if (entry && !entry.state.over && !(S.analysis && S.analysis.position === entry.state.text)) analyse();
+  }, 250);
 }
 
 // ---- wiring -----------------------------------------------------------------------------------------------
@@ -373,6 +391,7 @@ $("replay-first").addEventListener("click", () => step(0));
 $("replay-prev").addEventListener("click", () => step(S.cursor - 1));
 $("replay-next").addEventListener("click", () => step(S.cursor + 1));
 $("replay-last").addEventListener("click", () => step(S.history.length - 1));
+$("auto-analyse").addEventListener("change", autoAnalyse);
 for (const id of ["p0", "p1"]) $(id).addEventListener("change", () => render());
 
 loadRecordList().catch((e) => showError(e.message));
