@@ -342,6 +342,7 @@ def test_open_a_record_file(page, server, capsys):
         until(page, lambda d: analysis_rows(d) == [(m["move"], "exact", m["value"]) for m in ref["moves"]])
     page.find_element(By.ID, "auto-analyse").click()
     if os.environ.get("JITSEARCH_SCREENSHOT"):  # docs/serve.png: two plies into the replayed game, analysed
+        page.find_element(By.ID, "replay-first").click()
         page.find_element(By.ID, "replay-next").click()
         page.find_element(By.ID, "replay-next").click()
         until(page, lambda d: d.find_element(By.ID, "replay-ply").text.startswith("ply 2 "))

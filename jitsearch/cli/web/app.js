@@ -101,7 +101,12 @@ function drawStatus() {
     text = st.result === "draw" ? "game over: a draw" : `game over: player ${st.result === "p0" ? 0 : 1} wins`;
     text += `, margin ${st.margin > 0 ? "+" : ""}${st.margin}`;
   } else {
-    text = `player ${st.player} to move (${specOf(st.player)})`;
+    let who = specOf(st.player);
+    if (S.replay) {   // the record's players: A was player a_player
+      const g = S.replay.games[S.replay.game];
+      who = "replay: " + (st.player === g.a_player ? g.a : g.b);
+    }
+    text = `player ${st.player} to move (${who})`;
     if (entry.extra) text += ` — extra turn: player ${st.player}'s last seed ended in its store`;
     if (S.job && S.job.kind === "move") text += " — thinking…";
   }
