@@ -151,3 +151,23 @@ def test_move_values_stop_event():
     with pytest.raises(ValueError, match="stop must be"):
         move_values(KalahState.initial(3, 2), stop="yes")
     assert solve_exact(KalahState.initial(3, 2))["complete"]
+
+
+def test_agent_choose_in_this_thread_with_a_stop_event():
+    from jitsearch.arena.agents import parse_agent
+
+    s = KalahState.initial(3, 3)
+    best = move_values(s)
+    optimal = {m["move"] for m in best["moves"] if m["value"] == best["value"]}
+    assert parse_agent("perfect").choose(s) in optimal
+    assert parse_agent("random", seed=4).choose(s) == parse_agent("random", seed=4)(s)
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(KeyboardInterrupt):
+        parse_agent("perfect").choose(KalahState.initial(4, 4), stop)
+    with pytest.raises(KeyboardInterrupt):
+        parse_agent("alphabeta:time=30,db=0").choose(KalahState.initial(6, 4), stop)
+    with pytest.raises(ValueError, match="stop must be"):
+        parse_agent("alphabeta:depth=2").choose(s, stop=1)
+    with pytest.raises(ValueError, match="cannot choose moves by itself"):
+        parse_agent("human").choose(s)
