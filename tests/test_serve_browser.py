@@ -40,6 +40,12 @@ WAIT = 60  # seconds: the first search of a fresh machine compiles its kernels
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
+    # compile (or load) the kernels the pages will run first, here, outside the waits: the server runs in
+    # this process, and a compiling search cannot be stopped (a fresh machine takes tens of seconds)
+    from jitsearch.arena.analysis import analyse_position
+
+    parse_agent("alphabeta:time=0.2,db=0").choose(KalahState.initial(6, 4))
+    analyse_position(KalahState.initial(3, 2), engine="alphabeta:depth=2,db=0", solve_time=60)
     records = tmp_path_factory.mktemp("records")
     sock = bind_socket("127.0.0.1", 0)
     app = create_app(records_dir=records, max_seconds=60, allowed_hosts=LOOPBACK_HOSTS)
@@ -218,6 +224,25 @@ def test_new_game_while_the_engines_play(page):
     for pit, text in history(page):
         state = state.play(int(pit))
         assert state.to_text() == text
+    # the same with a person to move in the new game: the houses become clickable once the old search ends
+    new_game(page, 6, 4, p0="alphabeta:time=0.5,db=0", p1="alphabeta:time=0.5,db=0")
+    until(page, lambda d: "thinking" in d.find_element(By.ID, "status").text)
+    new_game(page, 3, 2, p0="human", p1="random")
+    until(page, lambda d: legal_pits(d) == [1, 2, 3])
+    # and an analysis running while a new game starts
+    new_game(page, 6, 6, p1="human")
+    set_value(page, "engine", "alphabeta:time=20,db=0")
+    set_value(page, "solve-time", 0)
+    page.find_element(By.ID, "analyse").click()
+    until(page, lambda d: legal_pits(d) == [])
+    page.find_element(By.ID, "cancel").click()
+    until(page, lambda d: legal_pits(d) == [1, 2, 3, 4, 5, 6], 15)
+    set_value(page, "engine", "alphabeta:time=2,db=0")
+    page.find_element(By.ID, "analyse").click()
+    until(page, lambda d: legal_pits(d) == [])
+    new_game(page, 3, 2, p0="human", p1="human")  # while it runs: clickable once it ends
+    until(page, lambda d: legal_pits(d) == [1, 2, 3], 15)
+    assert error_line(page) == ""
 
 
 def test_undo_and_last_move_highlight(page):

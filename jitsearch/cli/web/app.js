@@ -193,13 +193,17 @@ async function maybeEngineMove() {
     S.job = {id: started.job.id, kind: "move"};
     drawStatus();
     const result = await poll(started.job);
-    if (gen !== S.generation || current().state.text !== st.text) { setTimeout(maybeEngineMove, 0); return; }
+    if (gen !== S.generation || current().state.text !== st.text) {   // a new game or an undo took over
+      render();
+      setTimeout(maybeEngineMove, 0);
+      return;
+    }
     showError("");
     push(result);
     render();
     setTimeout(maybeEngineMove, 0);
   } catch (e) {
-    if (gen !== S.generation) { setTimeout(maybeEngineMove, 0); return; }   // a new game took over
+    if (gen !== S.generation) { render(); setTimeout(maybeEngineMove, 0); return; }   // a new game took over
     if (S.autoplay) showError(e.message);   // (Stop cancels the search on purpose: no error)
     render();
   }
@@ -286,12 +290,12 @@ async function analyse() {
   const entry = current();
   if (!entry) return;
   const st = entry.state;
-  const gen = S.generation;
   $("analysis-progress").textContent = "";
   try {
     const started = await api("/api/analyse", {position: st.text, ...rules(), engine: $("engine").value.trim(),
                                                solve_time: Number($("solve-time").value)});
     S.job = {id: started.job.id, kind: "analysis"};
+    drawBoard();   // the houses are not clickable while a search runs
     const result = await poll(started.job, (job) => {
       const p = job.progress || {};
       const phase = {exact: "solving exactly", engine: "engine",
@@ -302,8 +306,8 @@ async function analyse() {
         : `${job.status} in ${job.seconds.toFixed(1)} s`;
     });
     showError("");
-    S.analysis = result;
-    if (gen === S.generation) render();
+    S.analysis = result;   // drawn only while its position is on the board
+    render();
   } catch (e) { showError(e.message); render(); }
 }
 
