@@ -119,7 +119,7 @@ def analyse_position(state: KalahState, *, engine: str = "alphabeta:time=1", sol
     out_rows = [rows[mv] for mv in moves]
     return {"position": state.to_text(), "player": state.player, "empty_capture": state.empty_capture,
             "moves": out_rows, "best_move": None if best is None else best["move"], "pv": pv,
-            "exact": all(r["source"] == "exact" for r in out_rows), "engine": str(agent),
+            "exact": all(r["source"] == "exact" for r in out_rows), "engine": engine.strip(),
             "solve_seconds": solve_seconds, "engine_seconds": time.perf_counter() - t1,
             "interrupted": interrupted}
 
