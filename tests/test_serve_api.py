@@ -33,6 +33,16 @@ def library_error(fn, *args, **kwargs) -> str:
     return str(info.value)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def warm_kernels():
+    """Compile (or load) the kernels the searches below run, outside their time limits: a compiling search
+    cannot be stopped, and the cancel and time-cap tests time how fast a search stops."""
+    from jitsearch.arena.analysis import analyse_position
+
+    parse_agent("alphabeta:time=0.2,db=0").choose(KalahState.initial(6, 4))
+    analyse_position(KalahState.initial(3, 2), engine="alphabeta:depth=2,db=0", solve_time=60)
+
+
 @pytest.fixture
 def client(tmp_path):
     app = create_app(records_dir=tmp_path, max_seconds=20)
@@ -181,6 +191,16 @@ def test_agent_move_engine_plays_the_solved_best_move(client):
 def test_agent_move_bad_specs_give_the_clis_line(client, spec):
     message = library_error(parse_agent, spec, seed=0)
     assert error(client.post("/api/agent-move", json={"position": START_33, "agent": spec})) == message
+
+
+def test_cmd_engines_are_refused_without_starting_anything(client, tmp_path):
+    marker = tmp_path / "started"
+    spec = f"cmd:touch {marker}"
+    assert error(client.post("/api/agent-move", json={"position": START_33, "agent": spec})).startswith(
+        "cmd: engines start a program on this machine")
+    assert error(client.post("/api/analyse", json={"position": START_33, "engine": spec})).startswith(
+        "cmd: engines start a program on this machine")
+    assert not marker.exists()
 
 
 def test_agent_move_refusals(client):

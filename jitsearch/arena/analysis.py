@@ -29,7 +29,7 @@ import numpy as np
 from .._checks import check_float, check_int
 from ..games.kalah import KalahState
 from ..games.kalah.moves import move_values
-from .agents import parse_agent
+from .agents import KINDS, agent_kind, parse_agent
 
 #: Agent kinds that can analyse (see the module docstring).
 ANALYSIS_KINDS = ("alphabeta", "mcts", "hmcts")
@@ -41,6 +41,10 @@ DEFAULT_SOLVE_BYTES = 512 * 1024**2
 
 def check_analysis_engine(spec: str):
     """The agent of ``spec``, refused in one line unless it can analyse (:data:`ANALYSIS_KINDS`)."""
+    kind = agent_kind(spec)
+    if kind not in ANALYSIS_KINDS and kind in KINDS:  # (an unknown kind gets parse_agent's own message)
+        raise ValueError(f"the analysis engine must be one of {', '.join(k + ':...' for k in ANALYSIS_KINDS)}, "
+                         f"got {spec!r}")
     agent = parse_agent(spec, seed=0)
     if agent.kind not in ANALYSIS_KINDS:
         raise ValueError(f"the analysis engine must be one of {', '.join(k + ':...' for k in ANALYSIS_KINDS)}, "

@@ -187,6 +187,9 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         kind = agent_kind(spec)
         if kind == "human":
             raise ValueError("'human' is you, clicking the board: give an engine spec such as alphabeta:time=1")
+        if kind == "cmd":  # a page (or anyone who reaches the server) must not start programs on this machine
+            raise ValueError("cmd: engines start a program on this machine: not from the web page (use them in "
+                             "jitsearch play or tournament)")
         if kind == "openspiel":
             raise ValueError("openspiel agents play from the start of Kalah(6,4) only: use them in "
                              "jitsearch play or tournament")
@@ -258,6 +261,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         return JSONResponse({"job": job.to_json()}, status_code=202)
 
     async def analyse(request: Request):
+        from ..arena.agents import agent_kind
         from ..arena.analysis import analyse_position, check_analysis_engine
 
         data = await _body(request, {"position": True, "empty_capture": False, "engine": False,
@@ -268,6 +272,8 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
             raise ValueError(f"engine must be an agent spec string, got {json.dumps(engine)[:40]}")
         solve_time = _number(data, "solve_time", 2.0, 0.0, max_seconds)
         seed = _int(data, "seed", 0, 0, 2**63 - 1)
+        if agent_kind(engine) == "cmd":
+            raise ValueError("cmd: engines start a program on this machine: not from the web page")
         agent = check_analysis_engine(engine)
         _check_cap(f"engine {engine}", _spec_seconds(agent), max_seconds)
 
