@@ -408,6 +408,23 @@ class Agent:
             raise ValueError(f"agent {self.kind!r} cannot choose moves by itself")
         return run_search(self._search, state)
 
+    def choose(self, state: KalahState, stop: threading.Event | None = None) -> int:
+        """The move in ``state``, searched in the calling thread (no hand-off, whatever the thread);
+        ``stop`` set from another thread ends the search early where the agent can (the engine at once,
+        an exact solve within about a second; MCTS and depth-limited searches end by their own budget)
+        and raises ``KeyboardInterrupt``. What a server's worker thread calls."""
+        if not isinstance(state, KalahState):
+            raise ValueError(f"an agent plays a KalahState, got {type(state).__name__}")
+        if state.is_over:
+            raise ValueError("the game is over")
+        if self.kind == "random":
+            return self(state)
+        if self.kind not in _SEARCHING:
+            raise ValueError(f"agent {self.kind!r} cannot choose moves by itself")
+        if stop is not None and not callable(getattr(stop, "is_set", None)):
+            raise ValueError(f"stop must be a threading.Event or None, got {type(stop).__name__}")
+        return self._search(stop, state)
+
     def _search(self, stop, state: KalahState) -> int:
         """The move of a searching agent (:func:`run_search` calls it, on the
         search thread when the caller is the main thread)."""

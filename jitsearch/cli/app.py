@@ -8,7 +8,8 @@ with status 2; no traceback is shown for it.
 This module holds the typer ``app``, the ``--version`` callback and
 :func:`main` (the console entry point), and registers the commands, one
 module per command group: :mod:`.solve`, :mod:`.tournament`, :mod:`.play`,
-:mod:`.analyse`, :mod:`.rate`, :mod:`.openings`, :mod:`.engine` and :mod:`.bench` (the ``bench`` sub-app). Helpers the
+:mod:`.analyse`, :mod:`.rate`, :mod:`.openings`, :mod:`.engine`, :mod:`.serve` (the web page,
+:mod:`.webapp`) and :mod:`.bench` (the ``bench`` sub-app). Helpers the
 commands share are in :mod:`.common` (consoles, JSON output, the Ctrl-C exit)
 and :mod:`._support` (JIT accounting, option checks, output files).
 """
@@ -22,7 +23,7 @@ import typer
 
 from .._jit import install_compile_notice
 from .._version import __version__
-from . import analyse, engine, openings, play, rate, solve, tournament
+from . import analyse, engine, openings, play, rate, serve, solve, tournament
 from ._support import Interrupted, UserError
 from .bench import bench_app
 from .common import interrupt_reported, reset_interrupt_report
@@ -68,6 +69,7 @@ app.command()(analyse.analyse)
 app.command()(rate.rate)
 app.command()(openings.openings)
 app.command()(engine.engine)
+app.command()(serve.serve)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -90,15 +90,32 @@ def _append(path: Path, entry: dict) -> None:
     append_line_synced(path, json.dumps(entry, sort_keys=True))
 
 
+def _stopper(stop):
+    """A ``solve_exact`` progress callback that ends the solve (as Ctrl-C does) once ``stop`` is set."""
+    if stop is None:
+        return None
+
+    def progress(*_):
+        if stop.is_set():
+            raise KeyboardInterrupt
+
+    return progress
+
+
 def move_values(state: KalahState, *, checkpoint=None, resume: bool = False, time_limit: float | None = None,
                 tt_capacity: int | None = None, endgame_seeds: int = 0, endgame_cache_dir=None,
-                max_bytes: int = 4 * 1024**3, progress=None) -> dict:
+                max_bytes: int = 4 * 1024**3, progress=None, stop=None, table=None) -> dict:
     """Solve every legal move of ``state`` (see the module docstring).
 
     ``progress(move, row, done, total)`` after each move (rows taken from the
     checkpoint have ``from_checkpoint`` True). ``time_limit`` covers the
-    whole call; a move left unsolved at the limit (or by Ctrl-C) is reported
-    with its bounds and ``complete`` is False.
+    whole call; a move left unsolved at the limit (or by Ctrl-C, or once
+    ``stop``, a ``threading.Event``, is set: within about a second) is
+    reported with its bounds and ``complete`` is False. ``table``: one
+    transposition table for every move's solve (see
+    :func:`~jitsearch.games.kalah.solver.solve_exact`), so that each reuses
+    what the others proved; the caller may keep it for later solves of the
+    same board and rules.
 
     Returns ``position``, ``player_to_move``, ``moves`` (per legal move in
     house order: ``move``, ``margin`` = player 0's final margin after it
@@ -112,6 +129,8 @@ def move_values(state: KalahState, *, checkpoint=None, resume: bool = False, tim
         raise ValueError(f"state must be a KalahState, got {type(state).__name__}")
     if state.is_over:
         raise ValueError("the game is over: no move to value")
+    if stop is not None and not callable(getattr(stop, "is_set", None)):
+        raise ValueError(f"stop must be a threading.Event or None, got {type(stop).__name__}")
     path = None
     done: dict = {}
     if checkpoint is not None:
@@ -152,13 +171,14 @@ def move_values(state: KalahState, *, checkpoint=None, resume: bool = False, tim
                      "upper": child.margin}
             else:
                 left = None if time_limit is None else time_limit - (t0 - start)
-                if left is not None and left <= 0:
+                if (left is not None and left <= 0) or (stop is not None and stop.is_set()):
                     r = {"margin": None, "complete": False, "nodes": 0, "lower": None, "upper": None,
-                         "stop_reason": "time_limit"}
+                         "stop_reason": "time_limit", "interrupted": stop is not None and stop.is_set()}
                 else:
                     with JitWatch(notify=False) as jit:
                         r = solve_exact(child, tt_capacity=tt_capacity, time_limit=left, max_bytes=max_bytes,
-                                        endgame_seeds=endgame_seeds if db is not None else 0, endgame_db=db)
+                                        endgame_seeds=endgame_seeds if db is not None else 0, endgame_db=db,
+                                        progress=_stopper(stop), table=table)
                     compile_seconds += jit.seconds
                     t0 += jit.seconds  # a move's time is its search, not the kernels' compilation
             seconds = time.perf_counter() - t0

@@ -1,0 +1,216 @@
+"""What ``jitsearch serve`` runs behind its routes, without the web stack: the
+one search slot (a worker thread per search, a stop event, a time cap) and
+the replay of arena record files.
+
+A search is a :class:`Job`: ``fn(job)`` runs on a daemon thread; the page
+polls the job for its ``progress`` and ``result``. One search runs at a time
+per server: a second one is refused (:class:`Busy`, one line) until the first
+is done, or was cancelled and has not ended within :data:`ABANDON_SECONDS`
+(a depth-limited kernel cannot be stopped: it runs on, on its daemon thread,
+and the slot is given to the next search).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from pathlib import Path
+
+#: Seconds a cancelled search may take to end before its slot is given to the next search.
+ABANDON_SECONDS = 3.0
+#: Finished jobs kept for the page to read.
+KEEP_JOBS = 32
+#: Largest record file the page may open, in bytes.
+MAX_RECORD_BYTES = 64 * 1024**2
+#: Most games of one record file listed.
+MAX_RECORD_GAMES = 20_000
+
+
+class Busy(Exception):
+    """A search is running: one line, HTTP 409."""
+
+
+class NotFound(Exception):
+    """No such job, record file or game: one line, HTTP 404."""
+
+
+class Job:
+    """One search: ``status`` is ``running``, ``done``, ``error`` or ``cancelled``."""
+
+    def __init__(self, number: int, kind: str, cap: float):
+        self.id = number
+        self.kind = kind
+        self.cap = cap
+        self.status = "running"
+        self.progress: dict = {}
+        self.result = None
+        self.error: str | None = None
+        self.stop = threading.Event()
+        self.started = time.monotonic()
+        self.ended: float | None = None
+        self.stopped_at: float | None = None
+        self.stop_why: str | None = None
+        self.thread: threading.Thread | None = None
+
+    def cancel(self, why: str = "cancelled") -> None:
+        if self.status == "running" and not self.stop.is_set():
+            self.stop_why = why
+            self.stopped_at = time.monotonic()
+            self.stop.set()
+
+    @property
+    def busy(self) -> bool:
+        """Holds the search slot: running, and not cancelled too long ago."""
+        if self.status != "running":
+            return False
+        return self.stopped_at is None or time.monotonic() - self.stopped_at < ABANDON_SECONDS
+
+    def to_json(self) -> dict:
+        end = self.ended if self.ended is not None else time.monotonic()
+        return {"id": self.id, "kind": self.kind, "status": self.status, "progress": dict(self.progress),
+                "result": self.result, "error": self.error, "seconds": round(end - self.started, 3),
+                "cap": self.cap, "stopping": self.stop.is_set() and self.status == "running"}
+
+
+class Searches:
+    """The server's search slot and its recent jobs."""
+
+    def __init__(self, max_seconds: float):
+        self.max_seconds = max_seconds
+        self._lock = threading.Lock()
+        self._jobs: dict[int, Job] = {}
+        self._numbers = itertools.count(1)
+        self._current: Job | None = None
+
+    def start(self, kind: str, fn) -> Job:
+        """Run ``fn(job)`` on a worker thread; its return value becomes ``job.result``. A ``ValueError``
+        becomes ``job.error`` (one line); a ``KeyboardInterrupt`` (a stopped search) ends the job as
+        ``cancelled``. Raises :class:`Busy` while another search holds the slot."""
+        with self._lock:
+            cur = self._current
+            if cur is not None and cur.busy:
+                raise Busy(f"a search is already running ({cur.kind}, {time.monotonic() - cur.started:.1f} s so "
+                           f"far): wait for it or cancel it")
+            job = Job(next(self._numbers), kind, self.max_seconds)
+            self._jobs[job.id] = job
+            for old in sorted(self._jobs)[:-KEEP_JOBS]:
+                if self._jobs[old].status != "running":
+                    del self._jobs[old]
+            self._current = job
+        timer = threading.Timer(self.max_seconds, job.cancel, args=(f"stopped at this server's time cap of "
+                                                                   f"{self.max_seconds:g} s",))
+        timer.daemon = True
+
+        def run():
+            try:
+                result = fn(job)
+            except KeyboardInterrupt:
+                job.error = job.stop_why or "cancelled"
+                job.status = "cancelled"
+            except (ValueError, MemoryError) as exc:
+                job.error = " ".join(str(exc).split()) if not isinstance(exc, MemoryError) else "out of memory"
+                job.status = "error"
+            except Exception as exc:  # noqa: BLE001 - a worker must never take the server down
+                job.error = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
+                job.status = "error"
+            else:
+                job.result = result
+                job.status = "done"
+            finally:
+                job.ended = time.monotonic()
+                timer.cancel()
+
+        job.thread = threading.Thread(target=run, name=f"jitsearch-serve-{kind}-{job.id}", daemon=True)
+        timer.start()
+        job.thread.start()
+        return job
+
+    def get(self, number: int) -> Job:
+        job = self._jobs.get(number)
+        if job is None:
+            raise NotFound(f"no search {number} on this server (it finished long ago or never started)")
+        return job
+
+    def wait_idle(self, seconds: float) -> bool:
+        """Wait for the current search to end (tests, shutdown); True when none runs."""
+        cur = self._current
+        if cur is None or cur.thread is None:
+            return True
+        cur.thread.join(seconds)
+        return not cur.thread.is_alive()
+
+
+# -- record files -------------------------------------------------------------------------------
+
+def record_files(directory: Path) -> list[dict]:
+    """The ``*.jsonl`` files directly in ``directory`` (name and size), sorted by name."""
+    out = []
+    for p in sorted(directory.iterdir()):
+        if p.suffix == ".jsonl" and p.is_file() and not p.name.startswith("."):
+            out.append({"name": p.name, "bytes": p.stat().st_size})
+    return out
+
+
+def record_path(directory: Path, name: str) -> Path:
+    """``directory / name`` for a name that :func:`record_files` lists; anything else is refused."""
+    if not isinstance(name, str) or name not in {f["name"] for f in record_files(directory)}:
+        raise NotFound(f"no record file {name!r} in the records directory (a .jsonl file directly in it)")
+    path = directory / name
+    if path.stat().st_size > MAX_RECORD_BYTES:
+        raise ValueError(f"{name}: {path.stat().st_size:,} bytes; the page opens record files up to "
+                         f"{MAX_RECORD_BYTES:,} bytes")
+    return path
+
+
+def read_games(path: Path) -> list[dict]:
+    """Every Kalah game of an arena record file, replayed and checked: per game its ``line``, players
+    ``a`` and ``b``, ``pair``, ``seat``, ``a_player``, board ``houses``/``seeds``/``empty_capture``,
+    ``start`` (text), ``plies`` (opening plies then the game's moves, pit indices), ``opening``
+    (how many of them were the opening), ``positions`` (text after each ply, the start first),
+    ``margin`` and ``a_result``. A line that is not a Kalah game record is refused as ``FILE:LINE: ...``."""
+    from ..arena.records import read_record_file
+    from ..games.kalah import KalahState
+
+    try:
+        rf = read_record_file(path)
+    except ValueError as exc:  # its messages name the path: show the page the file's name only
+        raise ValueError(str(exc).replace(str(path), path.name)) from None
+    games = []
+    for number, rec in rf.entries:
+        where = f"{path.name}:{number}"
+        if len(games) >= MAX_RECORD_GAMES:
+            raise ValueError(f"{path.name}: more than {MAX_RECORD_GAMES:,} games; the page opens smaller files")
+        if not isinstance(rec, dict):
+            raise ValueError(f"{where}: a record must be a JSON object")
+        match = rec.get("match")
+        if not isinstance(match, dict) or not {"houses", "seeds", "empty_capture"} <= set(match):
+            raise ValueError(f"{where}: not a Kalah game record (no match settings with houses, seeds and "
+                             f"empty_capture; random-tree tournaments and older files cannot be replayed)")
+        opening, moves = rec.get("opening", []), rec.get("moves")
+        if not (isinstance(opening, list) and isinstance(moves, list)
+                and all(isinstance(x, int) and not isinstance(x, bool) for x in opening + moves)):
+            raise ValueError(f"{where}: opening and moves must be lists of pit indices")
+        try:
+            ec = match["empty_capture"]
+            if isinstance(rec.get("start"), str):
+                state = KalahState.from_text(rec["start"], empty_capture=ec)
+            else:
+                state = KalahState.initial(match["houses"], match["seeds"], empty_capture=ec)
+            start = state.to_text()
+            positions = [start]
+            for i, pit in enumerate(opening + moves):
+                if pit not in state.legal_moves():
+                    raise ValueError(f"ply {i + 1} (pit {pit}) is not a legal move in {state.to_text()}")
+                state = state.play(pit)
+                positions.append(state.to_text())
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        games.append({"line": number, "a": str(rec.get("a", "?")), "b": str(rec.get("b", "?")),
+                      "pair": rec.get("pair"), "seat": rec.get("seat"), "a_player": rec.get("a_player"),
+                      "houses": state.houses, "seeds": match["seeds"], "empty_capture": bool(ec), "start": start,
+                      "plies": opening + moves, "opening": len(opening), "positions": positions,
+                      "margin": state.margin, "a_result": rec.get("a_result"), "finished": state.is_over})
+    if not games:
+        raise ValueError(f"{path.name}: no game records")
+    return games

@@ -1,0 +1,101 @@
+"""``jitsearch serve``: a local web page to play and analyse Kalah (the ``web`` extra)."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ._support import UserError, check_seconds
+
+#: What to install when the web stack is missing.
+INSTALL_HINT = "jitsearch serve needs the web extra: pip install 'jitsearch[web]' (starlette and uvicorn)"
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: an open port the system picks); one line if it cannot
+    be had."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise UserError(f"--host {host}: {exc.strerror or exc}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.setblocking(False)
+    return sock
+
+
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Interface to listen on; another than loopback must be "
+                                                     "given explicitly and is warned about.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port; 0 picks an open one.")] = 0,
+    records: Annotated[
+        Optional[Path], typer.Option("--records", help="Directory whose arena record files (*.jsonl) the page "
+                                                       "may open (no other file is readable).")
+    ] = None,
+    max_seconds: Annotated[float, typer.Option("--max-seconds", help="Cap on one search (agent move or "
+                                                                    "analysis), in seconds.")] = 60.0,
+    open_browser: Annotated[bool, typer.Option("--open", help="Open the page in the browser.")] = False,
+):
+    """A local web page to play and analyse Kalah: a clickable board against any agent spec, every move's
+    value (exact where it solves in time), arena record replay.
+
+    Prints the page's address and serves until Ctrl-C. One search runs at a time; each is capped at
+    --max-seconds and can be cancelled from the page.
+    """
+    try:
+        import starlette  # noqa: F401
+        import uvicorn
+    except ImportError:
+        raise UserError(INSTALL_HINT) from None
+    if not 0 <= port <= 65535:
+        raise UserError(f"--port must lie in 0..65535, got {port}")
+    check_seconds(max_seconds, "--max-seconds")
+    if records is not None:
+        if not records.is_dir():
+            raise UserError(f"--records {records}: not a directory")
+        records = records.resolve()
+    loopback = _is_loopback(host)
+    sock = bind_socket(host, port)
+    bound = sock.getsockname()[1]
+    from .webapp import LOOPBACK_HOSTS, create_app
+
+    app = create_app(records_dir=records, max_seconds=max_seconds, allowed_hosts=LOOPBACK_HOSTS if loopback
+                     else None)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{bound}/"
+    if not loopback:
+        sys.stderr.write(f"warning: listening on {host}: anyone who can reach this machine can use the page and "
+                         "run searches on it (there is no authentication)\n")
+    sys.stdout.write(f"jitsearch serve: {url}  (Ctrl-C stops it)\n")
+    sys.stdout.flush()
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(url)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()

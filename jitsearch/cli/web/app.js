@@ -1,0 +1,407 @@
+// The page of `jitsearch serve`: draws the board and calls the server's API; no game logic lives here
+// (every position, legal move and value comes from the server).
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const SVG = "http://www.w3.org/2000/svg";
+
+const S = {
+  history: [],      // [{state, move, mover, extra}] the game (or the replayed record) so far
+  cursor: -1,       // the position shown: history[cursor]
+  generation: 0,    // bumped by every new game / set-up / undo: late answers of an older one are dropped
+  autoplay: true,   // engines move by themselves
+  job: null,        // the search in progress: {id, kind}
+  analysis: null,   // the last analysis result, for the position it was made for
+  replay: null,     // {file, games, game}
+};
+
+function showError(message) { $("error").textContent = message ? "error: " + message : ""; }
+
+async function api(path, body) {
+  const init = body === undefined ? {} : {method: "POST", headers: {"Content-Type": "application/json"},
+                                          body: JSON.stringify(body)};
+  let resp;
+  try { resp = await fetch(path, init); } catch (e) { throw new Error("the server does not answer"); }
+  let data = {};
+  try { data = await resp.json(); } catch (e) { data = {error: "the server sent no JSON (" + resp.status + ")"}; }
+  if (!resp.ok) throw new Error(data.error || ("HTTP " + resp.status));
+  return data;
+}
+
+const current = () => S.history[S.cursor];
+const rules = () => ({empty_capture: current() ? current().state.empty_capture : $("empty-capture").checked});
+const houseNumber = (state, pit) => pit <= state.houses ? pit : pit - state.houses - 1;
+
+// ---- the board ------------------------------------------------------------------------------------
+function el(name, attrs, parent) {
+  const e = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+function drawBoard() {
+  const entry = current();
+  const box = $("board");
+  box.innerHTML = "";
+  if (!entry) return;
+  const st = entry.state, m = st.houses, b = st.board;
+  const cell = 80, pad = 20, storeW = 80, W = 2 * pad + 2 * storeW + m * cell, H = 340;
+  const svg = el("svg", {viewBox: `0 0 ${W} ${H}`, "aria-label": "Kalah board"}, box);
+  svg.style.maxWidth = Math.round(1.25 * W) + "px";
+  el("rect", {x: 0, y: 0, width: W, height: H, rx: 24, class: "board-bg"}, svg);
+  const values = {};
+  if (S.analysis && S.analysis.position === st.text) for (const r of S.analysis.moves) values[r.move] = r;
+  const human = !st.over && specOf(st.player) === "human" && !S.replay && !S.job;
+  const sown = new Set(entry.sown || []);
+  const pit = (i, cx, cy, store, owner) => {
+    const classes = ["pit", store ? "store" : "house", "p" + owner];
+    if (!store && human && st.legal.includes(i)) classes.push("legal");
+    if (entry.move === i) classes.push("last");
+    if (sown.has(i)) classes.push("sown");
+    const g = el("g", {class: classes.join(" "), "data-pit": i, "data-count": b[i], "data-owner": owner}, svg);
+    if (store) el("rect", {x: cx - storeW / 2 + 8, y: 70, width: storeW - 16, height: 200, rx: 30}, g);
+    else el("circle", {cx, cy, r: cell / 2 - 8}, g);
+    el("text", {x: cx, y: cy, class: "count"}, g).textContent = b[i];
+    if (!store) {
+      el("text", {x: cx, y: owner === 0 ? cy + 50 : cy - 44, class: "label"}, g).textContent =
+        "h" + houseNumber(st, i);
+      const v = values[i];
+      if (v && v.value !== null) {
+        el("text", {x: cx, y: owner === 0 ? cy + 64 : cy - 58, class: "val", "data-source": v.source}, g)
+          .textContent = formatValue(v, true);
+      }
+    }
+    if (classes.includes("legal")) g.addEventListener("click", () => playMove(i));
+  };
+  pit(0, pad + storeW / 2, H / 2, true, 1);
+  pit(m + 1, W - pad - storeW / 2, H / 2, true, 0);
+  for (let i = 1; i <= m; i++) pit(i, pad + storeW + (i - 0.5) * cell, 225, false, 0);
+  for (let i = m + 2; i <= 2 * m + 1; i++) pit(i, pad + storeW + (2 * m + 1 - i + 0.5) * cell, 115, false, 1);
+  if (!st.over) {
+    const y = st.player === 0 ? H - 10 : 22;
+    el("text", {x: W / 2, y, class: "turn-text", "text-anchor": "middle", id: "turn"}, svg).textContent =
+      `player ${st.player} to move` + (entry.extra ? " (extra turn)" : "");
+  }
+  box.dataset.position = st.text;
+  box.dataset.game = S.replay ? S.replay.game : "";
+  box.dataset.generation = S.generation;   // (for tests: which game or set-up this board belongs to)
+  box.dataset.start = S.history[0].state.text;
+  box.dataset.player = st.player;
+}
+
+function specOf(player) { return $("p" + player).value.trim() || "human"; }
+
+function drawStatus() {
+  const entry = current();
+  if (!entry) return;
+  const st = entry.state;
+  let text;
+  if (st.over) {
+    text = st.result === "draw" ? "game over: a draw" : `game over: player ${st.result === "p0" ? 0 : 1} wins`;
+    text += `, margin ${st.margin > 0 ? "+" : ""}${st.margin}`;
+  } else {
+    let who = specOf(st.player);
+    if (S.replay) {   // the record's players: A was player a_player
+      const g = S.replay.games[S.replay.game];
+      who = "replay: " + (st.player === g.a_player ? g.a : g.b);
+    }
+    text = `player ${st.player} to move (${who})`;
+    if (entry.extra) text += ` — extra turn: player ${st.player}'s last seed ended in its store`;
+    if (S.job && S.job.kind === "move") text += " — thinking…";
+  }
+  if (entry.move !== null && entry.move !== undefined)
+    text += ` · last: player ${entry.mover} house ${houseNumber(st, entry.move)} (pit ${entry.move})`;
+  $("status").textContent = text;
+  $("position-text").textContent = st.text;
+  const list = $("history");
+  list.innerHTML = "";
+  S.history.slice(1).forEach((h, k) => {
+    const li = document.createElement("li");
+    li.textContent = `p${h.mover} h${houseNumber(h.state, h.move)}${h.extra ? " +" : ""}`;
+    li.dataset.pit = h.move;
+    li.dataset.position = h.state.text;
+    if (k + 1 === S.cursor) li.style.fontWeight = "700";
+    list.appendChild(li);
+  });
+  if (S.replay) $("replay-ply").textContent = `ply ${S.cursor} of ${S.history.length - 1}`;
+}
+
+function render() { drawBoard(); drawStatus(); drawAnalysis(); }
+
+// ---- playing ------------------------------------------------------------------------------------------
+function sownPits(before, move, after) {
+  const out = [];
+  for (let i = 0; i < before.board.length; i++) if (after.board[i] !== before.board[i] && i !== move) out.push(i);
+  return out;
+}
+
+function push(answer) {
+  const before = current().state;
+  S.history = S.history.slice(0, S.cursor + 1);
+  S.history.push({state: answer.state, move: answer.move, mover: answer.player, extra: answer.extra_turn,
+                  sown: sownPits(before, answer.move, answer.state)});
+  S.cursor = S.history.length - 1;
+}
+
+function start(state) {
+  if (S.job && S.job.kind === "move") stopSearch();   // the old game's search: its answer is dropped
+  S.generation++;
+  S.history = [{state, move: null, mover: null, extra: false}];
+  S.cursor = 0;
+  S.analysis = null;
+  showError("");
+  render();
+  maybeEngineMove();
+}
+
+async function playMove(pitIndex) {
+  const gen = S.generation;
+  try {
+    const answer = await api("/api/move", {position: current().state.text, ...rules(), move: pitIndex});
+    if (gen !== S.generation) return;
+    showError("");
+    push(answer);
+    render();
+    maybeEngineMove();
+  } catch (e) { showError(e.message); }
+}
+
+async function poll(job, onProgress) {
+  S.job = {id: job.id, kind: job.kind};
+  try {
+    while (job.status === "running") {
+      if (onProgress) onProgress(job);
+      await new Promise((r) => setTimeout(r, 120));
+      job = (await api(`/api/jobs/${job.id}`)).job;
+    }
+  } finally { S.job = null; }
+  if (onProgress) onProgress(job);
+  if (job.status !== "done") throw new Error(job.error || job.status);
+  return job.result;
+}
+
+async function maybeEngineMove() {
+  const entry = current();
+  if (!entry || S.replay || !S.autoplay || S.job) return;
+  const st = entry.state;
+  if (st.over || specOf(st.player) === "human") return;
+  const gen = S.generation;
+  try {
+    const started = await api("/api/agent-move", {position: st.text, ...rules(), agent: specOf(st.player),
+                                                  seed: st.player});
+    S.job = {id: started.job.id, kind: "move"};
+    drawStatus();
+    const result = await poll(started.job);
+    if (gen !== S.generation || current().state.text !== st.text) {   // a new game or an undo took over
+      render();
+      setTimeout(maybeEngineMove, 0);
+      return;
+    }
+    showError("");
+    push(result);
+    render();
+    setTimeout(maybeEngineMove, 0);
+  } catch (e) {
+    if (gen !== S.generation) { render(); setTimeout(maybeEngineMove, 0); return; }   // a new game took over
+    if (S.autoplay) showError(e.message);   // (Stop cancels the search on purpose: no error)
+    render();
+  }
+}
+
+async function newGame() {
+  S.replay = null;
+  try {
+    const answer = await api("/api/new", {houses: Number($("houses").value), seeds: Number($("seeds").value),
+                                          empty_capture: $("empty-capture").checked});
+    S.autoplay = true;
+    start(answer.state);
+  } catch (e) { showError(e.message); }
+}
+
+async function loadPosition() {
+  S.replay = null;
+  try {
+    const answer = await api("/api/position", {position: $("position-input").value,
+                                               empty_capture: $("empty-capture").checked});
+    S.autoplay = false;   // a set-up position waits for a click or Go
+    start(answer.state);
+  } catch (e) { showError(e.message); }
+}
+
+async function stopSearch() {
+  if (S.job) {
+    try { await api(`/api/jobs/${S.job.id}/cancel`, {}); } catch (e) { showError(e.message); }
+  }
+}
+
+function undo() {
+  if (S.cursor <= 0) return;
+  S.generation++;
+  stopSearch();
+  S.autoplay = false;
+  let k = S.cursor - 1;
+  // back to the last position where a person was to move (or one ply when nobody is human)
+  while (k > 0 && specOf(S.history[k].state.player) !== "human"
+         && ["0", "1"].some((p) => specOf(Number(p)) === "human")) k--;
+  S.cursor = k;
+  S.history = S.history.slice(0, k + 1);
+  S.analysis = null;
+  showError("");
+  render();
+}
+
+// ---- analysis ---------------------------------------------------------------------------------------------
+function formatValue(r, short) {
+  if (r.value === null) return "–";
+  if (r.source === "mcts") return short ? `${Math.round(100 * r.share)}%` :
+    `${(100 * r.share).toFixed(1)}% visits, reward ${r.value.toFixed(3)}`;
+  const v = Number.isInteger(r.value) ? String(r.value) : r.value.toFixed(2);
+  return (r.value > 0 ? "+" : "") + v;
+}
+
+function drawAnalysis() {
+  const body = $("analysis-table").querySelector("tbody");
+  body.innerHTML = "";
+  const a = S.analysis;
+  const entry = current();
+  if (!a || !entry || a.position !== entry.state.text) { $("pv").textContent = ""; return; }
+  for (const r of a.moves) {
+    const tr = document.createElement("tr");
+    tr.dataset.move = r.move;
+    tr.dataset.source = r.source || "none";
+    if (r.move === a.best_move) tr.className = "best";
+    const src = r.source === "engine" && r.depth ? `engine, depth ${r.depth}` : (r.source || "not valued");
+    for (const [text, cls] of [["h" + r.house, ""], [formatValue(r, false), "value"], [src, "src-" + r.source]]) {
+      const td = document.createElement("td");
+      td.textContent = text;
+      if (cls) td.className = cls;
+      tr.appendChild(td);
+    }
+    body.appendChild(tr);
+  }
+  const s = entry.state, line = [];
+  for (const mv of a.pv) line.push(`p${mv <= s.houses ? 0 : 1} h${houseNumber(s, mv)}`);
+  $("pv").textContent = a.pv.length ? "principal variation: " + line.join(", ") +
+    (a.interrupted ? " (stopped early)" : "") : (a.interrupted ? "stopped early" : "");
+}
+
+async function analyse() {
+  const entry = current();
+  if (!entry) return;
+  const st = entry.state;
+  $("analysis-progress").textContent = "";
+  try {
+    const started = await api("/api/analyse", {position: st.text, ...rules(), engine: $("engine").value.trim(),
+                                               solve_time: Number($("solve-time").value)});
+    S.job = {id: started.job.id, kind: "analysis"};
+    drawBoard();   // the houses are not clickable while a search runs
+    const result = await poll(started.job, (job) => {
+      const p = job.progress || {};
+      const phase = {exact: "solving exactly", engine: "engine",
+                     database: "endgame database (built once on first use)"}[p.phase] || "starting";
+      $("analysis-progress").textContent = job.status === "running"
+        ? `${phase} ${p.done !== undefined ? p.done + "/" + p.total : ""} · ${job.seconds.toFixed(1)} s`
+          + (job.stopping ? " · stopping" : "")
+        : `${job.status} in ${job.seconds.toFixed(1)} s`;
+    });
+    showError("");
+    S.analysis = result;   // drawn only while its position is on the board
+    render();
+  } catch (e) { showError(e.message); render(); }
+}
+
+// ---- replay -----------------------------------------------------------------------------------------------
+async function loadRecordList() {
+  const info = await api("/api/info");
+  $("version").textContent = "v" + info.version + " · search cap " + info.max_seconds + " s";
+  if (!info.records) { $("replay-panel").hidden = true; return; }
+  const files = (await api("/api/records")).files;
+  const sel = $("record-file");
+  sel.innerHTML = "";
+  for (const f of files) {
+    const o = document.createElement("option");
+    o.value = f.name; o.textContent = `${f.name} (${f.bytes.toLocaleString()} bytes)`;
+    sel.appendChild(o);
+  }
+}
+
+async function openRecord() {
+  const name = $("record-file").value;
+  if (!name) { showError("no record file in the records directory"); return; }
+  try {
+    const data = await api(`/api/records/${encodeURIComponent(name)}`);
+    S.replay = {file: data.file, games: data.games, game: 0};
+    const sel = $("record-game");
+    sel.innerHTML = "";
+    data.games.forEach((g, k) => {
+      const o = document.createElement("option");
+      o.value = k;
+      o.textContent = `line ${g.line}: ${g.a} vs ${g.b}, pair ${g.pair} seat ${g.seat}, margin ${g.margin}, ` +
+        `${g.plies.length} plies`;
+      sel.appendChild(o);
+    });
+    await showGame(0);
+  } catch (e) { showError(e.message); }
+}
+
+async function showGame(k) {
+  const g = S.replay.games[k];
+  const gen = ++S.generation;
+  const states = (await Promise.all(g.positions.map(
+    (text) => api("/api/position", {position: text, empty_capture: g.empty_capture})))).map((a) => a.state);
+  if (gen !== S.generation) return;   // another game (or a new game) was asked for meanwhile
+  S.replay.game = k;
+  S.history = states.map((state, i) => i === 0 ? {state, move: null, mover: null, extra: false}
+    : {state, move: g.plies[i - 1], mover: states[i - 1].player, extra: state.player === states[i - 1].player,
+       sown: sownPits(states[i - 1], g.plies[i - 1], state)});
+  S.cursor = 0;
+  S.analysis = null;
+  showError("");
+  render();
+  autoAnalyse();
+}
+
+function step(to) {
+  if (!S.replay) return;
+  S.cursor = Math.max(0, Math.min(S.history.length - 1, to));
+  render();
+  autoAnalyse();
+}
+
+let autoTimer = null, autoToken = 0;
+function autoAnalyse() {
+  // replay with "analyse each position": the analysis of the position left behind is cancelled, the new
+  // one starts once the steps pause for a moment
+  if (!S.replay || !$("auto-analyse").checked) return;
+  clearTimeout(autoTimer);
+  const token = ++autoToken;
+  autoTimer = setTimeout(async () => {
+    if (S.job && S.job.kind === "analysis") await stopSearch();
+    while (S.job) await new Promise((r) => setTimeout(r, 50));
+    if (token !== autoToken) return;   // a later step took over
+    const entry = current();
+    if (entry && !entry.state.over && !(S.analysis && S.analysis.position === entry.state.text)) analyse();
+  }, 250);
+}
+
+// ---- wiring -----------------------------------------------------------------------------------------------
+$("new-game").addEventListener("click", newGame);
+$("load-position").addEventListener("click", loadPosition);
+$("undo").addEventListener("click", undo);
+$("go").addEventListener("click", () => { S.replay = null; S.autoplay = true; render(); maybeEngineMove(); });
+$("stop-play").addEventListener("click", () => { S.autoplay = false; stopSearch(); });
+$("analyse").addEventListener("click", analyse);
+$("cancel").addEventListener("click", stopSearch);
+$("open-record").addEventListener("click", openRecord);
+$("record-game").addEventListener("change", () => showGame(Number($("record-game").value)).catch(
+  (e) => showError(e.message)));
+$("replay-first").addEventListener("click", () => step(0));
+$("replay-prev").addEventListener("click", () => step(S.cursor - 1));
+$("replay-next").addEventListener("click", () => step(S.cursor + 1));
+$("replay-last").addEventListener("click", () => step(S.history.length - 1));
+$("auto-analyse").addEventListener("change", autoAnalyse);
+for (const id of ["p0", "p1"]) $(id).addEventListener("change", () => render());
+
+loadRecordList().catch((e) => showError(e.message));
+newGame();

@@ -1,0 +1,339 @@
+"""The web app of ``jitsearch serve`` (Starlette): a Kalah board to play and analyse in the browser.
+
+A thin layer over the functions the CLI calls: positions are
+:class:`~jitsearch.games.kalah.KalahState` (text form as in ``--position``),
+players are agent specs (:func:`~jitsearch.arena.agents.parse_agent`),
+analysis is :func:`~jitsearch.arena.analysis.analyse_position`, records are
+the arena's JSONL files. Every request is checked before any kernel runs; a
+bad one is answered with ``{"error": "one line"}`` (status 400; 409 while a
+search runs; 404 for what does not exist; 413 for a body over
+:data:`MAX_BODY` bytes), the same line the CLI prints after ``error:``.
+
+Routes (JSON in and out): ``GET /api/info``; ``POST /api/new`` (houses,
+seeds, empty_capture) and ``POST /api/position`` (position,
+empty_capture) give a position; ``POST /api/move`` (position,
+empty_capture, move) plays a move; ``POST /api/agent-move`` (position,
+empty_capture, agent, seed) and ``POST /api/analyse`` (position,
+empty_capture, engine, solve_time) start a search and answer its job;
+``GET /api/jobs/{id}`` polls it, ``POST /api/jobs/{id}/cancel`` stops it;
+``GET /api/records`` lists the ``--records`` directory, ``GET
+/api/records/{name}`` replays a file's games.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from .._version import __version__
+from ._web_jobs import Busy, NotFound, Searches, read_games, record_files, record_path
+
+#: The page's files.
+WEB_DIR = Path(__file__).resolve().parent / "web"
+#: Largest request body, in bytes.
+MAX_BODY = 64 * 1024
+#: Default cap on one search, in seconds (``--max-seconds``).
+DEFAULT_MAX_SECONDS = 60.0
+#: Agents kept between requests (an engine keeps its table across the moves of a game).
+KEEP_AGENTS = 8
+#: Hosts a loopback server answers to (a page of another site cannot reach it by DNS rebinding).
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
+
+
+class TooLarge(Exception):
+    """A request body over :data:`MAX_BODY`: HTTP 413."""
+
+
+def _error(message: str, status: int) -> JSONResponse:
+    return JSONResponse({"error": " ".join(str(message).split())}, status_code=status)
+
+
+def _api(handler):
+    """Answer a handler's user errors as one line, and never let an exception reach the server."""
+    async def endpoint(request: Request):
+        try:
+            return await handler(request)
+        except Busy as exc:
+            return _error(str(exc), 409)
+        except NotFound as exc:
+            return _error(str(exc), 404)
+        except TooLarge as exc:
+            return _error(str(exc), 413)
+        except ValueError as exc:
+            return _error(str(exc), 400)
+        except MemoryError:
+            return _error("out of memory: ask for a smaller board", 400)
+        except Exception as exc:  # noqa: BLE001 - one line, and the server goes on
+            return _error(f"internal error: {type(exc).__name__}: {exc}", 500)
+    endpoint.__name__ = handler.__name__
+    return endpoint
+
+
+async def _body(request: Request, allowed: dict) -> dict:
+    """The JSON object of a request, at most MAX_BODY bytes, keys among ``allowed`` ({name: required})."""
+    size = request.headers.get("content-length")
+    if size is not None and size.isdigit() and int(size) > MAX_BODY:
+        raise TooLarge(f"a request body has at most {MAX_BODY:,} bytes, got {int(size):,}")
+    chunks, total = [], 0
+    async for chunk in request.stream():
+        total += len(chunk)
+        if total > MAX_BODY:
+            raise TooLarge(f"a request body has at most {MAX_BODY:,} bytes")
+        chunks.append(chunk)
+    try:
+        data = json.loads(b"".join(chunks) or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        raise ValueError("the request body must be a JSON object") from None
+    if not isinstance(data, dict):
+        raise ValueError("the request body must be a JSON object")
+    unknown = sorted(set(data) - set(allowed))
+    if unknown:
+        raise ValueError(f"unknown field(s) {unknown}; known: {', '.join(allowed)}")
+    missing = [k for k, required in allowed.items() if required and k not in data]
+    if missing:
+        raise ValueError(f"missing field(s): {', '.join(missing)}")
+    return data
+
+
+def _int(data: dict, name: str, default, lo: int, hi: int, what: str | None = None) -> int:
+    v = data.get(name, default)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ValueError(f"{what or name} must be an integer, got {json.dumps(v)[:40]}")
+    if not lo <= v <= hi:
+        raise ValueError(f"{what or name} must lie in {lo}..{hi}, got {v}")
+    return v
+
+
+def _number(data: dict, name: str, default, lo: float, hi: float) -> float:
+    v = data.get(name, default)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise ValueError(f"{name} must be a number, got {json.dumps(v)[:40]}")
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must lie in {lo:g}..{hi:g} seconds, got {v:g}")
+    return float(v)
+
+
+def _bool(data: dict, name: str) -> bool:
+    v = data.get(name, False)
+    if not isinstance(v, bool):
+        raise ValueError(f"{name} must be true or false, got {json.dumps(v)[:40]}")
+    return v
+
+
+def _text(data: dict, name: str) -> str:
+    v = data.get(name)
+    if not isinstance(v, str):
+        raise ValueError(f"{name} must be a string, got {json.dumps(v)[:40]}")
+    return v
+
+
+def state_json(state) -> dict:
+    """What the page draws: the board (layout of :mod:`jitsearch.games.kalah.rules`), whose turn, the legal
+    houses, the text form."""
+    return {"text": state.to_text(), "board": [int(x) for x in state.board], "player": state.player,
+            "houses": state.houses, "empty_capture": state.empty_capture, "over": state.is_over,
+            "margin": state.margin, "result": state.result, "legal": state.legal_moves(),
+            "seeds_total": state.seeds_total}
+
+
+def _position(data: dict):
+    from ..games.kalah import KalahState
+
+    return KalahState.from_text(_text(data, "position"), empty_capture=_bool(data, "empty_capture"))
+
+
+def _live_position(data: dict):
+    state = _position(data)
+    if state.is_over:
+        raise ValueError("the game is over in this position ('end'): no move to search")
+    return state
+
+
+def _spec_seconds(agent) -> float | None:
+    """The time budget an agent spec asks for (None: a depth or iteration budget)."""
+    return agent.time if agent.time is not None else agent.options.get("time")
+
+
+def _check_cap(what: str, seconds: float | None, cap: float) -> None:
+    if seconds is not None and seconds > cap:
+        raise ValueError(f"{what} asks for {seconds:g} s, above this server's cap of {cap:g} s a search "
+                         f"(jitsearch serve --max-seconds)")
+
+
+def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_MAX_SECONDS,
+               allowed_hosts=None) -> Starlette:
+    """The app. ``records_dir``: where record files may be opened (None: none); ``max_seconds``: the cap on
+    one search; ``allowed_hosts``: Host header values answered (None: any)."""
+    searches = Searches(max_seconds)
+    agents: dict = {}
+
+    def agent_for(spec: str, seed: int):
+        from ..arena.agents import agent_kind, parse_agent
+
+        key = (spec, seed)
+        if key in agents:
+            return agents[key]
+        kind = agent_kind(spec)
+        if kind == "human":
+            raise ValueError("'human' is you, clicking the board: give an engine spec such as alphabeta:time=1")
+        if kind == "cmd":  # a page (or anyone who reaches the server) must not start programs on this machine
+            raise ValueError("cmd: engines start a program on this machine: not from the web page (use them in "
+                             "jitsearch play or tournament)")
+        if kind == "openspiel":
+            raise ValueError("openspiel agents play from the start of Kalah(6,4) only: use them in "
+                             "jitsearch play or tournament")
+        agent = parse_agent(spec, seed=seed)
+        if len(agents) >= KEEP_AGENTS:
+            agents.pop(next(iter(agents)))
+        agents[key] = agent
+        return agent
+
+    async def info(request: Request):
+        from ..arena.agents import KINDS
+        from ..games.kalah import MAX_HOUSES, MAX_SEEDS, MAX_SEEDS_PER_HOUSE
+
+        return JSONResponse({"version": __version__, "max_seconds": max_seconds, "records": records_dir is not None,
+                             "agents": [k for k in KINDS if k != "human"], "max_houses": MAX_HOUSES,
+                             "max_seeds_per_house": MAX_SEEDS_PER_HOUSE, "max_seeds": MAX_SEEDS})
+
+    async def new(request: Request):
+        from ..games.kalah import KalahState
+
+        data = await _body(request, {"houses": False, "seeds": False, "empty_capture": False})
+        houses = _int(data, "houses", 6, -2**31, 2**31)  # the range is the library's, with its message
+        seeds = _int(data, "seeds", 4, -2**31, 2**31)
+        state = KalahState.initial(houses, seeds, empty_capture=_bool(data, "empty_capture"))
+        return JSONResponse({"state": state_json(state)})
+
+    async def position(request: Request):
+        data = await _body(request, {"position": True, "empty_capture": False})
+        return JSONResponse({"state": state_json(await run_in_threadpool(_position, data))})
+
+    async def move(request: Request):
+        data = await _body(request, {"position": True, "empty_capture": False, "move": True})
+
+        def play():
+            state = _position(data)
+            pit = _int(data, "move", None, -2**31, 2**31, "move (a pit index)")
+            after = state.play(pit)
+            return {"state": state_json(after), "move": pit, "player": state.player,
+                    "extra_turn": after.player == state.player}
+
+        return JSONResponse(await run_in_threadpool(play))
+
+    async def agent_move(request: Request):
+        from ..arena.agents import check_perfect_board
+
+        data = await _body(request, {"position": True, "empty_capture": False, "agent": True, "seed": False})
+        state = await run_in_threadpool(_live_position, data)
+        seed = _int(data, "seed", 0, 0, 2**63 - 1)
+        agent = agent_for(_text(data, "agent"), seed)
+        _check_cap(f"agent {data['agent']}", _spec_seconds(agent), max_seconds)
+        if agent.kind == "perfect":
+            check_perfect_board(state)
+
+        def run(job):
+            job.progress = {"phase": "search", "agent": str(data["agent"])}
+            if agent.engine:
+                job.progress["phase"] = "preparing (an endgame database is built once, then cached)"
+                agent.prepare(state)
+                job.progress["phase"] = "search"
+            pit = agent.choose(state, job.stop)
+            if job.stop.is_set():
+                raise KeyboardInterrupt
+            after = state.play(pit)
+            last = {k: v for k, v in (agent.last or {}).items() if k in ("value", "depth", "nodes", "pv", "exact")}
+            return {"move": pit, "player": state.player, "state": state_json(after),
+                    "extra_turn": after.player == state.player, "info": last}
+
+        job = searches.start("move", run)
+        return JSONResponse({"job": job.to_json()}, status_code=202)
+
+    async def analyse(request: Request):
+        from ..arena.agents import agent_kind
+        from ..arena.analysis import analyse_position, check_analysis_engine
+
+        data = await _body(request, {"position": True, "empty_capture": False, "engine": False,
+                                     "solve_time": False, "seed": False})
+        state = await run_in_threadpool(_live_position, data)
+        engine = data.get("engine", "alphabeta:time=1")
+        if not isinstance(engine, str):
+            raise ValueError(f"engine must be an agent spec string, got {json.dumps(engine)[:40]}")
+        solve_time = _number(data, "solve_time", 2.0, 0.0, max_seconds)
+        seed = _int(data, "seed", 0, 0, 2**63 - 1)
+        if agent_kind(engine) == "cmd":
+            raise ValueError("cmd: engines start a program on this machine: not from the web page")
+        agent = check_analysis_engine(engine)
+        _check_cap(f"engine {engine}", _spec_seconds(agent), max_seconds)
+
+        def run(job):
+            def progress(phase, done, total):
+                job.progress = {"phase": phase, "done": done, "total": total}
+
+            return analyse_position(state, engine=engine, solve_time=solve_time, stop=job.stop,
+                                    progress=progress, seed=seed)
+
+        job = searches.start("analysis", run)
+        return JSONResponse({"job": job.to_json()}, status_code=202)
+
+    def _job_number(request: Request) -> int:
+        text = request.path_params["job"]
+        if not text.isdigit() or len(text) > 12:
+            raise NotFound(f"no search {text!r} on this server")
+        return int(text)
+
+    async def job_status(request: Request):
+        return JSONResponse({"job": searches.get(_job_number(request)).to_json()})
+
+    async def job_cancel(request: Request):
+        job = searches.get(_job_number(request))
+        job.cancel()
+        return JSONResponse({"job": job.to_json()})
+
+    def _records() -> Path:
+        if records_dir is None:
+            raise NotFound("no records directory: start the server with --records DIR")
+        return records_dir
+
+    async def records(request: Request):
+        return JSONResponse({"files": await run_in_threadpool(record_files, _records())})
+
+    async def record(request: Request):
+        path = record_path(_records(), request.path_params["name"])
+        return JSONResponse({"file": path.name, "games": await run_in_threadpool(read_games, path)})
+
+    async def page(request: Request):
+        return FileResponse(WEB_DIR / "index.html")
+
+    routes = [
+        Route("/", page),
+        Route("/api/info", _api(info)),
+        Route("/api/new", _api(new), methods=["POST"]),
+        Route("/api/position", _api(position), methods=["POST"]),
+        Route("/api/move", _api(move), methods=["POST"]),
+        Route("/api/agent-move", _api(agent_move), methods=["POST"]),
+        Route("/api/analyse", _api(analyse), methods=["POST"]),
+        Route("/api/jobs/{job}", _api(job_status)),
+        Route("/api/jobs/{job}/cancel", _api(job_cancel), methods=["POST"]),
+        Route("/api/records", _api(records)),
+        Route("/api/records/{name}", _api(record)),
+        Mount("/static", StaticFiles(directory=WEB_DIR), name="static"),
+    ]
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))] if allowed_hosts else []
+    async def http_error(request: Request, exc):
+        return _error(f"{exc.detail}: {request.method} {request.url.path}", exc.status_code)
+
+    app = Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: http_error})
+    app.state.searches = searches
+    return app

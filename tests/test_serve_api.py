@@ -1,0 +1,391 @@
+"""`jitsearch serve`: every API route of the web app (Starlette's TestClient), and the command's own errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+import sys
+import time
+import warnings
+
+import pytest
+
+pytest.importorskip("starlette", reason="the web extra (starlette) is not installed")
+pytest.importorskip("httpx", reason="httpx (Starlette's TestClient) is not installed")
+
+with warnings.catch_warnings():  # Starlette 1.x asks for httpx2 but still works with httpx
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient  # noqa: E402
+
+from jitsearch.arena.agents import parse_agent  # noqa: E402
+from jitsearch.cli.app import main  # noqa: E402
+from jitsearch.cli.serve import INSTALL_HINT, bind_socket  # noqa: E402
+from jitsearch.cli._support import UserError  # noqa: E402
+from jitsearch.cli.webapp import LOOPBACK_HOSTS, MAX_BODY, create_app  # noqa: E402
+from jitsearch.games.kalah import KalahState, move_values  # noqa: E402
+
+START_33 = "3,3,3/0/3,3,3/0 p0"
+
+
+def library_error(fn, *args, **kwargs) -> str:
+    with pytest.raises(ValueError) as info:
+        fn(*args, **kwargs)
+    return str(info.value)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_kernels():
+    """Compile (or load) the kernels the searches below run, outside their time limits: a compiling search
+    cannot be stopped, and the cancel and time-cap tests time how fast a search stops."""
+    from jitsearch.arena.analysis import analyse_position
+
+    parse_agent("alphabeta:time=0.2,db=0").choose(KalahState.initial(6, 4))
+    analyse_position(KalahState.initial(3, 2), engine="alphabeta:depth=2,db=0", solve_time=60)
+
+
+@pytest.fixture
+def client(tmp_path):
+    app = create_app(records_dir=tmp_path, max_seconds=20)
+    with TestClient(app) as c:
+        c.records = tmp_path
+        yield c
+    app.state.searches.wait_idle(10)
+
+
+def wait(client, job, seconds=60):
+    end = time.monotonic() + seconds
+    while job["status"] == "running":
+        assert time.monotonic() < end, job
+        time.sleep(0.05)
+        r = client.get(f"/api/jobs/{job['id']}")
+        assert r.status_code == 200, r.text
+        job = r.json()["job"]
+    return job
+
+
+def error(r, status=400) -> str:
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert set(body) == {"error"} and "\n" not in body["error"]
+    return body["error"]
+
+
+# -- the page -------------------------------------------------------------------------------------
+
+def test_page_and_static_files(client):
+    r = client.get("/")
+    assert r.status_code == 200 and "<svg" not in r.text and 'id="board"' in r.text
+    for name in ("app.js", "style.css"):
+        assert client.get(f"/static/{name}").status_code == 200
+    assert "Not Found" in error(client.get("/api/nothing"), 404)
+    assert "Method Not Allowed" in error(client.get("/api/move"), 405)
+
+
+def test_info(client):
+    info = client.get("/api/info").json()
+    assert info["max_seconds"] == 20 and info["records"] is True
+    assert "human" not in info["agents"] and "alphabeta" in info["agents"]
+    assert info["max_houses"] == 16
+
+
+# -- positions and moves ----------------------------------------------------------------------------
+
+def test_new_game(client):
+    r = client.post("/api/new", json={"houses": 3, "seeds": 3, "empty_capture": True})
+    st = r.json()["state"]
+    ref = KalahState.initial(3, 3, empty_capture=True)
+    assert st["text"] == ref.to_text() and st["board"] == ref.board.tolist() and st["empty_capture"]
+    assert st["legal"] == [1, 2, 3] and st["player"] == 0 and not st["over"]
+    assert client.post("/api/new", json={}).json()["state"]["text"] == KalahState.initial(6, 4).to_text()
+
+
+@pytest.mark.parametrize("body", [{"houses": 17}, {"houses": 16, "seeds": 100}, {"seeds": 0}, {"houses": 0}])
+def test_new_game_refuses_huge_boards_as_the_library_does(client, body):
+    message = library_error(KalahState.initial, body.get("houses", 6), body.get("seeds", 4))
+    assert error(client.post("/api/new", json=body)) == message
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"houses": "6"}, "houses must be an integer"),
+    ({"houses": True}, "houses must be an integer"),
+    ({"empty_capture": 1}, "empty_capture must be true or false"),
+    ({"colour": "red"}, "unknown field(s) ['colour']"),
+])
+def test_new_game_bad_fields(client, body, message):
+    assert message in error(client.post("/api/new", json=body))
+
+
+def test_bodies_that_are_not_json_objects(client):
+    assert error(client.post("/api/new", content=b"[1, 2]")) == "the request body must be a JSON object"
+    assert error(client.post("/api/new", content=b"{not json")) == "the request body must be a JSON object"
+    assert error(client.post("/api/new", content=b"\xff\xfe")) == "the request body must be a JSON object"
+    big = json.dumps({"position": "x" * (MAX_BODY + 10)})
+    assert "at most" in error(client.post("/api/position", content=big), 413)
+
+
+def test_position_round_trips(client):
+    text = "0,4,4/1/3,3,3/0 p1"
+    st = client.post("/api/position", json={"position": text}).json()["state"]
+    ref = KalahState.from_text(text)
+    assert st["text"] == text and st["board"] == ref.board.tolist() and st["legal"] == ref.legal_moves()
+    over = client.post("/api/position", json={"position": "0,0,0/10/0,0,0/8 end"}).json()["state"]
+    assert over["over"] and over["result"] == "p0" and over["margin"] == 2 and over["legal"] == []
+
+
+@pytest.mark.parametrize("text", ["3,3,3/0/3,3 p0", "banana", "3,3,3/0/3,3,3/0 p2", "1,2,3/0/1,2,3/0 end",
+                                  "9" * 5000])
+def test_malformed_positions_give_the_libraries_line(client, text):
+    message = library_error(KalahState.from_text, text)
+    assert error(client.post("/api/position", json={"position": text})) == message
+    assert error(client.post("/api/position", json={"position": 5})) == "position must be a string, got 5"
+    assert error(client.post("/api/position", json={})) == "missing field(s): position"
+
+
+def test_move(client):
+    r = client.post("/api/move", json={"position": START_33, "move": 2}).json()
+    assert r["state"]["text"] == KalahState.from_text(START_33).play(2).to_text()
+    assert r["move"] == 2 and r["player"] == 0 and r["extra_turn"] is False and r["state"]["player"] == 1
+    extra = client.post("/api/move", json={"position": "3,3,1/0/3,3,3/0 p0", "move": 3}).json()
+    assert extra["extra_turn"] is True and extra["state"]["player"] == 0
+    ec = "3,1,0/0/0,3,3/0 p0"  # pit 2 ends in empty pit 3, opposite empty: captures only with empty_capture
+    for flag in (False, True):
+        got = client.post("/api/move", json={"position": ec, "move": 2, "empty_capture": flag}).json()
+        assert got["state"]["text"] == KalahState.from_text(ec, empty_capture=flag).play(2).to_text()
+
+
+@pytest.mark.parametrize("move", [0, 4, 5, 99, -1])
+def test_illegal_moves_give_the_libraries_line(client, move):
+    s = KalahState.from_text("3,3,0/1/4,4,3/0 p0")
+    message = library_error(s.play, move)
+    assert error(client.post("/api/move", json={"position": s.to_text(), "move": move})) == message
+
+
+def test_move_bad_types(client):
+    assert "move (a pit index) must be an integer" in error(
+        client.post("/api/move", json={"position": START_33, "move": "1"}))
+    assert "game is over" in error(client.post("/api/move", json={"position": "0,0,0/10/0,0,0/8 end", "move": 1}))
+
+
+# -- searches ------------------------------------------------------------------------------------
+
+def test_agent_move_random(client):
+    r = client.post("/api/agent-move", json={"position": START_33, "agent": "random", "seed": 5})
+    assert r.status_code == 202
+    job = wait(client, r.json()["job"])
+    assert job["status"] == "done" and job["kind"] == "move"
+    res = job["result"]
+    s = KalahState.from_text(START_33)
+    assert res["move"] in s.legal_moves() and res["state"]["text"] == s.play(res["move"]).to_text()
+
+
+def test_agent_move_engine_plays_the_solved_best_move(client):
+    s = KalahState.from_text("0,4,4/1/3,3,3/0 p0")
+    r = client.post("/api/agent-move", json={"position": s.to_text(), "agent": "perfect"})
+    job = wait(client, r.json()["job"])
+    assert job["status"] == "done", job
+    best = move_values(s)
+    assert best["moves"][[m["move"] for m in best["moves"]].index(job["result"]["move"])]["value"] == best["value"]
+
+
+@pytest.mark.parametrize("spec", ["nonsense", "alphabeta:depth=0", "mcts:time=1,bogus=2", "alphabeta:depth=3,depth=4"])
+def test_agent_move_bad_specs_give_the_clis_line(client, spec):
+    message = library_error(parse_agent, spec, seed=0)
+    assert error(client.post("/api/agent-move", json={"position": START_33, "agent": spec})) == message
+
+
+def test_cmd_engines_are_refused_without_starting_anything(client, tmp_path):
+    marker = tmp_path / "started"
+    spec = f"cmd:touch {marker}"
+    assert error(client.post("/api/agent-move", json={"position": START_33, "agent": spec})).startswith(
+        "cmd: engines start a program on this machine")
+    assert error(client.post("/api/analyse", json={"position": START_33, "engine": spec})).startswith(
+        "cmd: engines start a program on this machine")
+    assert not marker.exists()
+
+
+def test_agent_move_refusals(client):
+    assert "'human' is you" in error(client.post("/api/agent-move", json={"position": START_33, "agent": "human"}))
+    assert "above this server's cap of 20 s" in error(
+        client.post("/api/agent-move", json={"position": START_33, "agent": "alphabeta:time=30"}))
+    big = KalahState.initial(6, 6).to_text()
+    assert "the perfect agent solves every position" in error(
+        client.post("/api/agent-move", json={"position": big, "agent": "perfect"}))
+    assert "game is over" in error(client.post("/api/agent-move", json={"position": "0,0,0/10/0,0,0/8 end",
+                                                                          "agent": "random"}))
+    assert "seed must lie in" in error(client.post("/api/agent-move", json={"position": START_33, "agent": "random",
+                                                                             "seed": -1}))
+
+
+def test_analyse_small_board_is_exact(client):
+    s = KalahState.initial(3, 3)
+    r = client.post("/api/analyse", json={"position": s.to_text(), "solve_time": 20})
+    job = wait(client, r.json()["job"])
+    assert job["status"] == "done" and job["kind"] == "analysis"
+    res = job["result"]
+    ref = move_values(s)
+    assert res["exact"] and [m["value"] for m in res["moves"]] == [m["value"] for m in ref["moves"]]
+    assert res["best_move"] == ref["best_move"] and res["pv"][0] == ref["best_move"]
+    assert job["progress"]["phase"] in ("exact", "engine")
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"engine": "random"}, "the analysis engine must be one of"),
+    ({"engine": "mcts:c=2"}, "give the analysis engine a budget"),
+    ({"engine": 3}, "engine must be an agent spec string"),
+    ({"engine": "alphabeta:time=25"}, "above this server's cap"),
+    ({"solve_time": 21}, "solve_time must lie in 0..20 seconds"),
+    ({"solve_time": "2"}, "solve_time must be a number"),
+])
+def test_analyse_refusals(client, body, message):
+    assert message in error(client.post("/api/analyse", json={"position": START_33, **body}))
+
+
+def test_one_search_at_a_time_and_cancel(client):
+    big = KalahState.initial(6, 4).to_text()
+    first = client.post("/api/analyse", json={"position": big, "engine": "alphabeta:time=15,db=0", "solve_time": 0})
+    assert first.status_code == 202
+    job = first.json()["job"]
+    time.sleep(0.3)
+    message = error(client.post("/api/agent-move", json={"position": START_33, "agent": "random"}), 409)
+    assert message.startswith("a search is already running (analysis")
+    assert error(client.post("/api/analyse", json={"position": START_33}), 409).startswith("a search is already")
+    t0 = time.monotonic()
+    assert client.post(f"/api/jobs/{job['id']}/cancel").json()["job"]["stopping"] in (True, False)
+    job = wait(client, job, 10)
+    assert time.monotonic() - t0 < 5
+    assert job["status"] == "done" and job["result"]["interrupted"]
+    again = client.post("/api/agent-move", json={"position": START_33, "agent": "random"})
+    assert again.status_code == 202 and wait(client, again.json()["job"])["status"] == "done"
+
+
+def test_time_cap_stops_a_search(tmp_path):
+    app = create_app(max_seconds=1)
+    with TestClient(app) as c:
+        r = c.post("/api/agent-move", json={"position": KalahState.initial(6, 4).to_text(),
+                                            "agent": "alphabeta:depth=64,db=0"})
+        job = wait(c, r.json()["job"], 15)
+        assert job["status"] == "cancelled" and "time cap of 1 s" in job["error"]
+        assert job["seconds"] < 5
+    app.state.searches.wait_idle(10)
+
+
+def test_jobs_that_do_not_exist(client):
+    assert "no search 999" in error(client.get("/api/jobs/999"), 404)
+    assert "no search 'abc'" in error(client.get("/api/jobs/abc"), 404)
+    assert "no search 7" in error(client.post("/api/jobs/7/cancel"), 404)
+
+
+# -- records ------------------------------------------------------------------------------------------
+
+def _record_file(path, capsys):
+    code = main(["tournament", "--game", "kalah", "--houses", "3", "--seeds", "2", "--a", "random", "--b",
+                 "random", "--pairs", "2", "--openings", "1", "--out", str(path)])
+    capsys.readouterr()
+    assert code == 0
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_records(client, capsys):
+    recs = _record_file(client.records / "games.jsonl", capsys)
+    (client.records / "notes.txt").write_text("not a record")
+    (client.records / "sub").mkdir()
+    files = client.get("/api/records").json()["files"]
+    assert [f["name"] for f in files] == ["games.jsonl"]
+    games = client.get("/api/records/games.jsonl").json()["games"]
+    assert len(games) == len(recs) == 4
+    for g, rec in zip(games, recs):
+        s = KalahState.initial(3, 2)
+        texts = [s.to_text()]
+        for mv in rec["opening"] + rec["moves"]:
+            s = s.play(mv)
+            texts.append(s.to_text())
+        assert g["positions"] == texts and g["plies"] == rec["opening"] + rec["moves"]
+        assert g["margin"] == rec["margin"] and g["a"] == "random" and g["opening"] == 1
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "..%2Fsecret.jsonl", "missing.jsonl", ".hidden.jsonl"])
+def test_records_outside_the_list_are_refused(client, name):
+    (client.records / "notes.txt").write_text("x")
+    (client.records / ".hidden.jsonl").write_text("{}\n")
+    (client.records.parent / "secret.jsonl").write_text("{}\n")
+    assert error(client.get(f"/api/records/{name}"), 404)
+
+
+def test_bad_record_files(client, capsys):
+    (client.records / "broken.jsonl").write_text('{"a": 1}\n')
+    assert error(client.get("/api/records/broken.jsonl")).startswith("broken.jsonl:1: not a Kalah game record")
+    (client.records / "bad.jsonl").write_text("not json\n")
+    assert error(client.get("/api/records/bad.jsonl")) == "bad.jsonl:1: not a JSON record (Expecting value)"
+    recs = _record_file(client.records / "games.jsonl", capsys)
+    recs[1]["moves"][0] = 99
+    (client.records / "edited.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert "edited.jsonl:2: ply 2 (pit 99) is not a legal move" in error(client.get("/api/records/edited.jsonl"))
+    (client.records / "empty.jsonl").write_text("")
+    assert error(client.get("/api/records/empty.jsonl")) == "empty.jsonl: no game records"
+
+
+def test_no_records_directory():
+    with TestClient(create_app()) as c:
+        assert c.get("/api/info").json()["records"] is False
+        assert "start the server with --records DIR" in error(c.get("/api/records"), 404)
+        assert "start the server with --records DIR" in error(c.get("/api/records/a.jsonl"), 404)
+
+
+def test_loopback_server_refuses_other_host_names():
+    with TestClient(create_app(allowed_hosts=LOOPBACK_HOSTS), base_url="http://127.0.0.1") as c:
+        assert c.get("/api/info").status_code == 200
+        assert c.get("/api/info", headers={"host": "evil.example"}).status_code == 400
+
+
+# -- the command -------------------------------------------------------------------------------------
+
+def test_serve_without_the_web_extra(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "uvicorn", None)
+    assert main(["serve"]) == 2
+    out, err = capsys.readouterr()
+    assert err == f"error: {INSTALL_HINT}\n" and out == ""
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--port", "70000"], "--port must lie in 0..65535"),
+    (["--max-seconds", "0"], "--max-seconds must be a finite number"),
+    (["--records", "/nonexistent/dir"], "--records /nonexistent/dir: not a directory"),
+])
+def test_serve_usage_errors(capsys, args, message):
+    assert main(["serve", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_bind_socket():
+    sock = bind_socket("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    try:
+        with pytest.raises(UserError, match=f"cannot listen on 127.0.0.1:{port}"):
+            bind_socket("127.0.0.1", port)
+    finally:
+        sock.close()
+
+
+def test_serve_starts_prints_its_address_and_stops_on_ctrl_c(tmp_path):
+    """The real command: a server on an open port, the warning for a non-loopback interface, Ctrl-C."""
+    import os
+    import signal
+    import subprocess
+    import urllib.request
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent.parent),
+                                                                     os.environ.get("PYTHONPATH")])))
+    proc = subprocess.Popen([sys.executable, "-m", "jitsearch", "serve", "--host", "0.0.0.0", "--records",
+                             str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("jitsearch serve: http://0.0.0.0:"), line
+        port = int(line.split(":")[3].split("/")[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/info", timeout=20) as r:
+            assert json.load(r)["records"] is True
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    assert err.startswith("warning: listening on 0.0.0.0: anyone who can reach this machine")
+    assert "Traceback" not in err and proc.returncode in (0, 130), (proc.returncode, err)
