@@ -425,6 +425,30 @@ class Agent:
             raise ValueError(f"stop must be a threading.Event or None, got {type(stop).__name__}")
         return self._search(stop, state)
 
+    def warm(self, state: KalahState) -> None:
+        """Compile (or load from the cache) the kernels this agent's searches
+        use, with the smallest budget of the same search on ``state``; its
+        games are untouched (no move counted, no seed drawn, no table kept).
+        The engine, exact solvers and ``cmd:`` engines compile on their own
+        first move (the engine's database is built by :meth:`prepare`)."""
+        if state.is_over:
+            return
+        if self.kind in ("mcts", "hmcts"):
+            from dataclasses import replace
+
+            from ..mcts.search import mcts_search
+
+            cfg = self._config
+            mcts_search(state, replace(cfg, time=None, iterations=max(8, 2 * (cfg.batch or 1))), seed=0)
+        elif self.kind == "mc":
+            from ..mcts.search import monte_carlo_search
+
+            monte_carlo_search(state, playouts=max(1, len(state.legal_moves())), seed=0)
+        elif self.kind == "alphabeta" and not self.engine:
+            search(state, 1, eval=self.eval)
+        elif self.kind == "fsss":
+            fsss_search(state, 1, eval=self.eval)
+
     def _search(self, stop, state: KalahState) -> int:
         """The move of a searching agent (:func:`run_search` calls it, on the
         search thread when the caller is the main thread)."""
@@ -501,7 +525,8 @@ class Agent:
             opts.append(f"time={self.time:g}")
         if self.eval != ("fitted" if self.engine else "store"):
             opts.append(f"eval={self.eval}")
-        opts += [f"{k}={v}" for k, v in self.options.items() if not (self.kind == "hmcts" and k == "reward")]
+        opts += [f"{k}={v}" for k, v in self.options.items()
+                 if not (self.kind == "hmcts" and k == "reward") and not (k == "time" and self.time is not None)]
         return self.kind + (":" + ",".join(opts) if opts else "")
 
 

@@ -20,11 +20,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from itertools import combinations
 
+from ..games.kalah import KalahState
 from .executor import MAX_WORKERS, run_tasks
 from .external_engine import EngineSettings, ExternalAgent, close_engines
 from .kalah_tournament import (GameRecords, KalahMatch, agent_template, config_id, game_key_text, play_lockstep,
                                play_one, summarize)
 from .records import MAX_PAIRS, RecordSink, check_count, check_out_path, check_records, read_record_file, seal
+from .warm import warm_agents
 from .stats import SPRT, Pentanomial, pentanomial_from_pairs, sprt_decision, summary, wdl_from_scores
 
 FORMATS = ("gauntlet", "round-robin")
@@ -54,6 +56,8 @@ def _check_agents(specs, match: KalahMatch, engine_settings: EngineSettings | No
             agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite, settings=engine_settings)
         else:
             agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite)  # perfect, openspiel
+    # a first run compiles the agents' kernels side by side (helper processes), not one after another
+    warm_agents(specs, KalahState.initial(match.houses, match.seeds, empty_capture=match.empty_capture))
 
 
 class MatchRun:

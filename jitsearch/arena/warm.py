@@ -1,0 +1,126 @@
+"""A first run compiles its agents' kernels side by side.
+
+Numba compiles one kernel at a time in a process (a global compiler lock),
+so a first tournament between two MCTS kinds (say ``mcts:backend=cpu``, the
+multi-tree twin of the GPU search, against ``mcts:workers=2``, the
+single-tree kernel) waits for the sum of two compilations. Before the first
+game :func:`warm_agents` warms the first agent here; if that starts a real
+compilation (a cold cache), each other distinct agent is warmed at the same
+time in a helper process (``python -c``, same environment, so the same Numba
+cache), and this process waits for them and then loads what they cached. On
+a machine with two or more cores a first run waits about as long as its
+slowest kernel takes. With a warm cache nothing is started: each warm-up is
+a search of a few iterations on kernels loaded from the cache.
+
+A helper that fails or is not done within :data:`HELPER_SECONDS` changes
+nothing but the time: this process compiles what is missing itself.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+from ..games.kalah import KalahState
+
+#: How long to wait for a helper process before compiling here instead.
+HELPER_SECONDS = 300.0
+
+
+def _helper_argv(spec: str, state: KalahState) -> list[str]:
+    code = "from jitsearch.arena.warm import _helper_main; _helper_main()"
+    return [sys.executable, "-c", code, spec, state.to_text(), "1" if state.empty_capture else "0"]
+
+
+def _helper_main() -> None:
+    """The helper process: warm one agent spec on one position (argv)."""
+    from .agents import parse_agent
+
+    spec, text, empty = sys.argv[1:4]
+    parse_agent(spec, seed=0).warm(KalahState.from_text(text, empty_capture=empty == "1"))
+
+
+class _FirstCompile:
+    """Calls ``start`` (once) when Numba starts a real compilation."""
+
+    def __init__(self, start):
+        self.start, self.fired, self._lock = start, False, threading.Lock()
+
+    def __enter__(self):
+        from numba.core import event
+
+        watch = self
+
+        class _Listener(event.Listener):
+            def on_start(self, ev):
+                with watch._lock:
+                    if watch.fired:
+                        return
+                    watch.fired = True
+                watch.start()
+
+            def on_end(self, ev):
+                pass
+
+        self._listener = _Listener()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc):
+        from numba.core import event
+
+        try:
+            event.unregister("numba:compile", self._listener)
+        except (ValueError, KeyError):
+            pass
+        return False
+
+
+def warm_agents(specs, state: KalahState, *, helpers: bool = True) -> dict:
+    """Warm the agent of each spec (duplicates once; ``cmd:`` and OpenSpiel
+    agents, which compile nothing of ours, are skipped) before the first
+    game, the others in helper processes while the first one compiles here
+    (see the module docstring). ``helpers=False``: one after another, here.
+    Returns ``{"helpers": processes started, "compiled": whether this process
+    started a compilation}``. Ctrl-C stops the helpers and propagates."""
+    from .agents import parse_agent
+
+    todo, seen = [], set()
+    for spec in specs:
+        if spec in seen or spec.startswith(("cmd:", "openspiel:")):
+            continue
+        seen.add(spec)
+        todo.append((spec, parse_agent(spec, seed=0)))
+    procs: list[subprocess.Popen] = []
+    if not todo:
+        return {"helpers": 0, "compiled": False}
+
+    def start_helpers():
+        if not helpers or len(todo) < 2 or (os.cpu_count() or 1) < 2:
+            return
+        for spec, _ in todo[1:]:
+            try:
+                procs.append(subprocess.Popen(_helper_argv(spec, state), stdin=subprocess.DEVNULL,
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            except OSError:
+                return
+
+    first = _FirstCompile(start_helpers)
+    try:
+        with first:
+            todo[0][1].warm(state)
+        for proc in procs:
+            try:
+                proc.wait(timeout=HELPER_SECONDS)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        for _, agent in todo[1:]:
+            agent.warm(state)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return {"helpers": len(procs), "compiled": first.fired}
