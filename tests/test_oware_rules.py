@@ -246,12 +246,13 @@ def replay(boards, players, draws, limit, out_boards, out_players, out_plies):
         board[j] = boards[i, j]
     player = players[i]
     dev.record(board, M, player, hist, 0)
-    used = 1
+    first = 0
+    rows = 1
     ply = 0
     while player >= 0:
         count = dev.legal_moves(board, M, player, False, moves)
         house = moves[draws[i, ply] % count]
-        player, used = dev.apply_move(board, M, player, house, False, hist, used, ply, limit)
+        player, first, rows = dev.apply_move(board, M, player, house, False, hist, first, rows, ply, limit)
         ply += 1
     for j in range(2 * M + 2):
         out_boards[i, j] = board[j]

@@ -26,9 +26,13 @@ move limit is reached, a player has captured more than half of all seeds or
 both exactly half, or the player to move has no legal move. Player 0
 moves first. Moves are house indices (layout indices above).
 
-The repetition record is a caller-owned ``int32[rows, 2m + 1]`` array: row
-``k`` is the houses and the player to move (last column) of the ``k``-th
-position since the last capture; it needs ``move_limit + 1`` rows.
+The repetition record is a caller-owned ``int32[rows, 2m + 1]`` array of
+positions (houses, then the player to move in the last column); the rows
+``first .. first + count - 1`` are the positions since the last capture.
+Each move writes one row on top (row ``first + count``), so a game from a
+record of ``r`` rows needs ``r + move_limit`` rows, and a depth-first search
+returns to a parent's record by keeping the parent's ``first`` and
+``count``.
 
 The bodies are plain Python for Numba's nopython subset with no
 allocation, so :func:`build` compiles the same source for the CPU
@@ -170,9 +174,9 @@ def _record(board, m, player, hist, row):
     hist[row, 2 * m] = player
 
 
-def _seen(board, m, player, hist, num_hist):
+def _seen(board, m, player, hist, first, count):
     n = 2 * m
-    for k in range(num_hist):
+    for k in range(first, first + count):
         if hist[k, n] != player:
             continue
         same = True
@@ -229,20 +233,25 @@ def build(jit):
 
     has_legal_move = jit(has_legal_move)
 
-    def apply_move(board, m, player, house, grand_slam_illegal, hist, num_hist, ply, move_limit):
+    def apply_move(board, m, player, house, grand_slam_illegal, hist, first, count, ply, move_limit):
         """``player`` sows legal ``house`` in place; ``ply`` moves were played
-        before it. Returns (player to move or GAME_OVER, rows of ``hist`` in use)."""
+        before it; rows ``first .. first + count - 1`` of ``hist`` are the
+        positions since the last capture. Returns (player to move or
+        GAME_OVER, first, count) of the new record: the new position is written
+        to row ``first + count``; after a capture the record restarts there
+        (``first`` moves up, rows below are kept for the caller to return to)."""
         last = sow(board, m, house)
         captured = capture(board, m, player, last)
         nxt = 1 - player
         if captured > 0:
-            num_hist = 0  # captured seeds never come back: no earlier board can recur
-        if (seen(board, m, nxt, hist, num_hist) or ply + 1 >= move_limit or scores_decide(board, m)
+            first = first + count  # captured seeds never come back: no earlier board can recur
+            count = 0
+        if (seen(board, m, nxt, hist, first, count) or ply + 1 >= move_limit or scores_decide(board, m)
                 or not has_legal_move(board, m, nxt, grand_slam_illegal)):
             collect(board, m)
-            return GAME_OVER, num_hist
-        record(board, m, nxt, hist, num_hist)
-        return nxt, num_hist + 1
+            return GAME_OVER, first, count
+        record(board, m, nxt, hist, first + count)
+        return nxt, first, count + 1
 
     return SimpleNamespace(
         sow=sow,

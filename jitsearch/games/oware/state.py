@@ -266,9 +266,9 @@ class OwareState:
         rows = len(self.history)
         hist = np.empty((rows + 1, 2 * m + 1), BOARD_DTYPE)
         hist[:rows] = self.history
-        nxt, used = apply_move(board, m, self.player, int(house), self.grand_slam_illegal, hist, rows,
-                               self.ply, self.move_limit)
-        history = hist[:0] if nxt == GAME_OVER else hist[:used]
+        nxt, first, count = apply_move(board, m, self.player, int(house), self.grand_slam_illegal, hist, 0, rows,
+                                       self.ply, self.move_limit)
+        history = hist[:0] if nxt == GAME_OVER else hist[first:first + count]
         return OwareState(board, int(nxt), m, history, self.ply + 1, self.move_limit, self.grand_slam_illegal)
 
     # -- OpenSpiel actions -------------------------------------------------------------
