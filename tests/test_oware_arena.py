@@ -38,6 +38,19 @@ def test_search_beats_random_and_records_replay(tmp_path):
     assert again["pentanomial"] == r["pentanomial"]
 
 
+def test_mc_backends_agree():
+    from jitsearch.kernels.backend import cuda_status
+
+    s = OwareState.initial(4, 3).play(1)
+    cpu = parse_oware_agent("mc:playouts=20,backend=cpu", seed=9)
+    auto = parse_oware_agent("mc:playouts=20,backend=auto", seed=9)
+    assert auto.backend == ("cuda" if cuda_status()[0] else "cpu")
+    assert cpu(s) == auto(s) and cpu.last == auto.last
+    if not cuda_status()[0]:
+        with pytest.raises(ValueError, match="CUDA backend requested"):
+            parse_oware_agent("mc:backend=cuda")
+
+
 def test_games_replay_exactly():
     a, b = parse_oware_agent("mc:playouts=10", seed=3), parse_oware_agent("random", seed=5)
     g1 = play_oware_game(OwareState.initial(4, 3), [a, b])
@@ -53,6 +66,7 @@ def test_games_replay_exactly():
 @pytest.mark.parametrize("spec, words", [
     ("bogus", "unknown Oware agent"), ("mc:depth=3", "unknown option"), ("alphabeta:depth=0", "depth"),
     ("alphabeta:depth=2,depth=3", "given twice"), ("mc:playouts=x", "bad value"), ("alphabeta:time=-1", "time"),
+    ("mc:backend=gpu", "backend must be one of"),
 ])
 def test_bad_specs(spec, words):
     with pytest.raises(ValueError, match=words):

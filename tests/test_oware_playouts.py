@@ -77,3 +77,43 @@ def test_bad_batches():
         evaluate_states([OwareState.from_text("0,0,0,0,0,0/0,0,0,0,0,0/30,18 end")], 1, 0)
     with pytest.raises(ValueError, match="playouts_per_state"):
         evaluate_states([s], 0, 0)
+
+
+_SIM_SCRIPT = r"""
+import random, warnings
+import numpy as np
+warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
+from jitsearch.games.oware import OwareState
+from jitsearch.kernels.oware_playouts import evaluate_states
+from jitsearch.kernels.cuda_oware_playouts import evaluate_states_cuda
+
+for kw, count in (({}, 6), ({"houses": 3, "seeds": 2, "move_limit": 60}, 8)):
+    rnd = random.Random(2)
+    states = []
+    s = OwareState.initial(**kw)
+    while len(states) < count:
+        s = s.play(rnd.choice(s.legal_moves()))
+        if s.is_over:
+            s = OwareState.initial(**kw)
+        else:
+            states.append(s)
+    cpu = evaluate_states(states, 3, seed=77)
+    gpu = evaluate_states_cuda(states, 3, seed=77, threads_per_block=4, blocks=2)
+    for key in cpu:
+        assert np.array_equal(cpu[key], gpu[key]), (key, cpu[key], gpu[key])
+print("twins agree")
+"""
+
+
+def test_cuda_playouts_equal_the_cpu_twin_under_the_simulator():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(root))
+    proc = subprocess.run([sys.executable, "-c", _SIM_SCRIPT], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "twins agree" in proc.stdout

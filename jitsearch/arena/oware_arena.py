@@ -4,8 +4,9 @@ Agent specs: ``random``; ``alphabeta:depth=8`` or ``alphabeta:time=0.2``
 (iterative deepening of :mod:`jitsearch.games.oware.alphabeta`; option
 ``w=`` the weight of the seeds-on-side term, default 0.25); ``mc:playouts=200``
 (flat Monte Carlo: that many random playouts after each legal move, the move
-with the best mean result for the mover, ties to the lowest house; option
-``threads=``). Each option may be given once. An agent's random stream comes
+with the best mean result for the mover, ties to the lowest house; options
+``threads=`` and ``backend=cpu|cuda|auto``: the CUDA twin of the playouts,
+bit-identical results). Each option may be given once. An agent's random stream comes
 from its seed and the number of moves it has made, so a game replays
 exactly.
 
@@ -25,12 +26,13 @@ from pathlib import Path
 from .._checks import check_float, check_int
 from ..games.oware import OwareState
 from ..games.oware.alphabeta import DEFAULT_SIDE_WEIGHT, MAX_DEPTH, iterative_deepening
+from ..kernels.backend import BackendError, resolve
 from ..kernels.oware_playouts import evaluate_states
 from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
 from .stats import pentanomial_from_pairs, summary
 
 OWARE_AGENTS = {"random": {}, "alphabeta": {"depth": int, "time": float, "w": float},
-                "mc": {"playouts": int, "threads": int}}
+                "mc": {"playouts": int, "threads": int, "backend": str}}
 #: Pairs of games a match may have.
 MAX_PAIRS = 100_000
 #: Random opening plies a match may ask for.
@@ -44,6 +46,7 @@ class OwareAgent:
         self.spec, self.kind, self.options, self.seed = spec, kind, options, seed
         self.moves_made = 0
         self.last: dict = {}
+        self.backend = resolve(options.get("backend", "cpu")) if kind == "mc" else "cpu"
 
     def __repr__(self) -> str:
         return self.spec
@@ -69,7 +72,13 @@ class OwareAgent:
         live = [c for c in children if not c.is_over]
         scores = {}
         if live:
-            out = evaluate_states(live, playouts, seed=rnd.getrandbits(63), threads=self.options.get("threads", 1))
+            if self.backend == "cuda":
+                from ..kernels.cuda_oware_playouts import evaluate_states_cuda
+
+                out = evaluate_states_cuda(live, playouts, seed=rnd.getrandbits(63))
+            else:
+                out = evaluate_states(live, playouts, seed=rnd.getrandbits(63),
+                                      threads=self.options.get("threads", 1))
             for i, c in enumerate(live):  # counts are for the child's player to move: the opponent
                 scores[id(c)] = (out["losses"][i] + 0.5 * out["draws"][i]) / playouts
         best, best_score = legal[0], -1.0
@@ -115,7 +124,10 @@ def parse_oware_agent(spec: str, seed: int | None = None) -> OwareAgent:
     if "threads" in options:
         check_int("threads", options["threads"], 1, 64)
     seed = random.randrange(1 << 31) if seed is None else check_int("seed", seed, 0)
-    return OwareAgent(spec.strip(), kind, options, seed)
+    try:
+        return OwareAgent(spec.strip(), kind, options, seed)
+    except BackendError as exc:
+        raise ValueError(f"{spec}: {exc}") from None
 
 
 def play_oware_game(state: OwareState, agents, *, on_move=None) -> dict:
