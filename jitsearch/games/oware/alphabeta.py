@@ -96,8 +96,8 @@ def _order(boards, k, m, player, gsi, moves, keys, root_first):
 def _negamax(boards, m, root_player, depth, hist, root_first_row, root_rows, root_ply, move_limit, gsi,
              side_weight, moves, keys, counters, node_limit, root_first):
     """Fail-soft alpha-beta from ``boards[0]`` (``root_player`` to move) to ``depth``
-    plies, with explicit per-ply stacks (no recursion). ``counters``: int64[3] =
-    (nodes, frontier evaluations, aborted flag). Returns (value for the root
+    plies, with explicit per-ply stacks (no recursion). ``counters``: int64[4] =
+    (nodes, frontier evaluations, aborted flag, evaluations of unfinished games). Returns (value for the root
     player, best house)."""
     player = np.empty(depth + 1, np.int64)
     first = np.empty(depth + 1, np.int64)
@@ -138,6 +138,7 @@ def _negamax(boards, m, root_player, depth, hist, root_first_row, root_rows, roo
                 v = -final_value(child, m, 1 - player[k])
             elif k + 1 == depth:
                 counters[1] += 1
+                counters[3] += 1
                 v = -evaluate(child, m, nxt, side_weight)
             else:  # go down one ply
                 current[k] = house
@@ -207,7 +208,7 @@ def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_W
     depth = check_int("depth", depth, 1, MAX_DEPTH)
     limit = NO_LIMIT if node_limit is None else check_int("node_limit", node_limit, 1)
     boards, hist, moves, keys = _buffers(state, depth)
-    counters = np.zeros(3, np.int64)
+    counters = np.zeros(4, np.int64)
     t0 = time.perf_counter()
     value, move = _negamax(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
                            state.move_limit, state.grand_slam_illegal, side_weight, moves, keys, counters, limit,
