@@ -2,7 +2,10 @@
 
 * :mod:`.rules` -- the rule source, written once and compiled for the CPU
   (:data:`.state.RULES`) and as CUDA device functions;
-* :mod:`.state` -- :class:`OwareState` (validated positions, text forms).
+* :mod:`.state` -- :class:`OwareState` (validated positions, text forms);
+* :mod:`.alphabeta` -- depth-limited alpha-beta and iterative deepening;
+* :mod:`.solver` -- exact solving of small variants;
+* :mod:`.naive` -- a line-by-line transcription of OpenSpiel's ``oware.cc`` (tests).
 
 Conventions: player 0 moves first; a margin is player 0's score minus
 player 1's; moves are house indices (0..m-1 player 0's, m..2m-1 player 1's).
