@@ -93,7 +93,7 @@ def _order(boards, k, m, player, gsi, moves, keys, root_first):
 
 
 @njit(cache=True, nogil=True)
-def _negamax(boards, m, root_player, depth, hist, root_first_row, root_rows, root_ply, move_limit, gsi,
+def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_rows, root_ply, move_limit, gsi,
              side_weight, moves, keys, counters, node_limit, root_first):
     """Fail-soft alpha-beta from ``boards[0]`` (``root_player`` to move) to ``depth``
     plies, with explicit per-ply stacks (no recursion). ``counters``: int64[4] =
@@ -182,7 +182,7 @@ class SearchResult:
     seconds: float
 
 
-def _buffers(state: OwareState, depth: int):
+def search_buffers(state: OwareState, depth: int):
     m = state.houses
     rows = len(state.history)
     hist = np.empty((rows + depth + 1, 2 * m + 1), BOARD_DTYPE)
@@ -207,10 +207,10 @@ def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_W
     side_weight = _check(state, side_weight)
     depth = check_int("depth", depth, 1, MAX_DEPTH)
     limit = NO_LIMIT if node_limit is None else check_int("node_limit", node_limit, 1)
-    boards, hist, moves, keys = _buffers(state, depth)
+    boards, hist, moves, keys = search_buffers(state, depth)
     counters = np.zeros(4, np.int64)
     t0 = time.perf_counter()
-    value, move = _negamax(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
+    value, move = negamax_kernel(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
                            state.move_limit, state.grand_slam_illegal, side_weight, moves, keys, counters, limit,
                            int(first_move))
     if counters[2]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._checks import check_int
-from .alphabeta import NO_LIMIT, WIN, _buffers, _negamax
+from .alphabeta import NO_LIMIT, WIN, search_buffers, negamax_kernel
 from .state import OwareState
 
 
@@ -55,9 +55,9 @@ def solve(state: OwareState, *, node_limit: int | None = None) -> SolveResult | 
     nodes = 0
     depth = min(8, left)
     while True:
-        boards, hist, moves, keys = _buffers(state, depth)
+        boards, hist, moves, keys = search_buffers(state, depth)
         counters = np.zeros(4, np.int64)
-        value, move = _negamax(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
+        value, move = negamax_kernel(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
                                state.move_limit, state.grand_slam_illegal, 0.0, moves, keys, counters,
                                budget - nodes, -1)
         nodes += int(counters[0])
