@@ -55,3 +55,29 @@ def test_random_games_in_lockstep(m, n, games, every_child):
             a = rnd.choice(actions)
             theirs.apply_action(a)
             ours = ours.play(ours.house_of(a))
+
+
+def test_our_bot_plays_openspiel_oware():
+    from jitsearch.arena.oware_arena import parse_oware_agent
+    from jitsearch.interop.openspiel_oware import make_oware_bot, oware_state_of
+
+    game = pyspiel.load_game("oware")
+    ours = make_oware_bot("alphabeta:depth=3", game, seed=1)
+    wins = 0
+    for g in range(4):
+        theirs = pyspiel.make_uniform_random_bot(1 - g % 2, 5 + g)  # OpenSpiel's bot, built for its seat
+        bots = [ours, theirs] if g % 2 == 0 else [theirs, ours]
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            bot = bots[state.current_player()]
+            if bot is ours:
+                a = ours.step(state)
+                # the bot's action is our agent's move on the same position
+                assert a == oware_state_of(state).action_of(parse_oware_agent("alphabeta:depth=3")(oware_state_of(state)))
+            else:
+                a = bot.step(state)
+            state.apply_action(a)
+        wins += state.returns()[g % 2] > 0
+    assert wins >= 3
+    with pytest.raises(ValueError, match="oware"):
+        make_oware_bot("random", pyspiel.load_game("mancala"))
