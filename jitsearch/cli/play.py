@@ -1,5 +1,5 @@
-"""``jitsearch play``: Kalah in the terminal, people against engines or engines
-against each other."""
+"""``jitsearch play``: Kalah (or Oware, ``--game oware``) in the terminal,
+people against engines or engines against each other."""
 
 from __future__ import annotations
 
@@ -46,6 +46,8 @@ def kalah_board(state, last: int | None = None):
 
 
 def play(
+    game: Annotated[str, typer.Option("--game", help="Game: kalah or oware (agents: random, alphabeta:depth=N|"
+                                                     "time=S, mc:playouts=N).")] = "kalah",
     p0: Annotated[str, typer.Option("--p0", help="Player 0: human, random, alphabeta:depth=8, fsss:depth=5, ...")]
     = "human",
     p1: Annotated[str, typer.Option("--p1", help="Player 1 (same specs).")] = "alphabeta:depth=8",
@@ -64,11 +66,18 @@ def play(
     engine's search: the moves played so far are printed (with --json, the
     result with "interrupted": true) and the exit status is 130.
     """
+    check_positive({"--max-plies": max_plies})
+    if game not in ("kalah", "oware"):
+        raise UserError(f"--game must be kalah or oware, got {game!r}")
+    if game == "oware":
+        if empty_capture or max_plies != 300:
+            raise UserError(f"{'--empty-capture' if empty_capture else '--max-plies'} does not apply to --game oware")
+        _play_oware(p0, p1, houses, seeds, position, seed, as_json)
+        return
     from ..arena.agents import agent_kind, game_result, parse_agent, play_game
     from ..arena.external_engine import Forfeit
     from ..arena.openspiel_agents import OpenSpielAgent
 
-    check_positive({"--max-plies": max_plies})
     for option, spec in (("--p0", p0), ("--p1", p1)):
         if agent_kind(spec) == "openspiel":  # told by the spec, whether OpenSpiel is installed or not
             if position is not None:
@@ -151,3 +160,60 @@ def play(
         emit_json(result)
         return
     stdout.print(f"result: {result['result'] or 'unfinished'}, margin {result['margin']:+d} after {result['plies']} plies")
+
+
+def _play_oware(p0, p1, houses, seeds, position, seed, as_json):
+    from ..arena.oware_arena import parse_oware_agent, play_oware_game
+    from ..games.oware import OwareState
+
+    try:
+        state = OwareState.from_text(position) if position is not None else OwareState.initial(houses, seeds)
+        agents = [None if spec == "human" else parse_oware_agent(spec, None if seed is None else seed + i)
+                  for i, spec in enumerate((p0, p1))]
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if state.is_over:
+        raise UserError("the position is already finished")
+    if as_json and None in agents:
+        raise UserError("--json needs two engine players (no human)")
+
+    def human(st):
+        stdout.print(st.ascii())
+        letters = "ABCDEFGHIJKL"[:st.houses] if st.player == 0 else "abcdefghijkl"[:st.houses]
+        while True:
+            try:
+                text = input(f"player {st.player}, house {letters[0]}-{letters[-1]} (q quits): ").strip()
+            except EOFError:
+                raise UserError("input ended before the game did") from None
+            if text.lower() in ("q", "quit", "exit"):
+                raise typer.Exit(0)
+            if len(text) != 1 or text not in letters:
+                stdout.print(f"  type one of {' '.join(letters)}")
+                continue
+            house = st.house_of(letters.index(text))
+            if house not in st.legal_moves():
+                stdout.print("  not a legal move (empty, or it does not feed the opponent)")
+                continue
+            return house
+
+    agents = [human if a is None else a for a in agents]
+
+    def on_move(before, house, after, agent):
+        if as_json:
+            return
+        letter = chr((ord("A") if before.player == 0 else ord("a")) + before.action_of(house))
+        last = getattr(agent, "last", None) or {}
+        extra = f" (depth {last['depth']}, value {last['value']:+.2f})" if "depth" in last else ""
+        stdout.print(f"player {before.player} sows {letter} (house {house}){extra}")
+        if after.is_over or human not in agents:
+            stdout.print(after.ascii())
+
+    try:
+        result = play_oware_game(state, agents, on_move=on_move)
+    except KeyboardInterrupt:
+        stop_interrupted("the game was stopped")
+    if as_json:
+        emit_json(result)
+        return
+    stdout.print(f"result: {result['result']}, scores {result['scores'][0]}-{result['scores'][1]} after "
+                 f"{result['plies']} plies")

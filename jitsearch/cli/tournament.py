@@ -24,13 +24,13 @@ _TREE_GAME_OPTIONS = ("branching", "fixed_branching", "tree_depth", "depth_incre
 
 def tournament(
     ctx: typer.Context,
-    game: Annotated[str, typer.Option("--game", help="Game: random-tree or kalah.")] = "random-tree",
+    game: Annotated[str, typer.Option("--game", help="Game: random-tree, kalah or oware.")] = "random-tree",
     a: Annotated[str, typer.Option("--a", help="Player A, e.g. fe:depth=3,delta=0.5 or alphabeta:depth=5.")] = "fe",
     b: Annotated[str, typer.Option("--b", help="Player B, e.g. alphabeta:depth=3 or mcts:iterations=100.")]
     = "alphabeta",
     pairs: Annotated[int, typer.Option("--pairs", help="Pairs of games (seats swapped) per tournament.")] = 100,
-    houses: Annotated[int, typer.Option("--houses", help="Kalah: houses per side.")] = 6,
-    seeds: Annotated[int, typer.Option("--seeds", help="Kalah: seeds per house.")] = 4,
+    houses: Annotated[int, typer.Option("--houses", help="Kalah, Oware: houses per side.")] = 6,
+    seeds: Annotated[int, typer.Option("--seeds", help="Kalah, Oware: seeds per house.")] = 4,
     empty_capture: Annotated[bool, typer.Option("--empty-capture", help="Kalah: the empty-capture variant.")]
     = False,
     openings: Annotated[
@@ -133,8 +133,8 @@ def tournament(
     from ..arena.random_tree_tournament import GameConfig, PlayerSpec, depth_increment_protocol, run_tournament
 
     given = given_options(ctx)
-    if game not in ("random-tree", "kalah"):
-        raise UserError(f"--game must be random-tree or kalah, got {game!r}")
+    if game not in ("random-tree", "kalah", "oware"):
+        raise UserError(f"--game must be random-tree, kalah or oware, got {game!r}")
     if resume and out is None:
         raise UserError("--resume needs --out")
     check_positive({"--pairs": pairs, "--workers": workers, "--max-plies": max_plies, "--max-horizon": max_horizon})
@@ -145,6 +145,12 @@ def tournament(
             check_output_dir(out)
     if plot is not None:
         check_output_file(plot, "--plot", PLOT_SUFFIXES)
+    if game == "oware":
+        from ._oware_tournament import oware_tournament
+
+        oware_tournament(given, a=a, b=b, pairs=pairs, houses=houses, seeds=seeds, openings=openings, seed=seed,
+                         out=out, as_json=as_json)
+        return
     if game == "kalah":
         refuse_options(given, _TREE_GAME_OPTIONS, "applies to --game random-tree only")
     else:

@@ -1,0 +1,198 @@
+"""Oware agents and paired matches (``jitsearch tournament --game oware``).
+
+Agent specs: ``random``; ``alphabeta:depth=8`` or ``alphabeta:time=0.2``
+(iterative deepening of :mod:`jitsearch.games.oware.alphabeta`; option
+``w=`` the weight of the seeds-on-side term, default 0.25); ``mc:playouts=200``
+(flat Monte Carlo: that many random playouts after each legal move, the move
+with the best mean result for the mover, ties to the lowest house; options
+``threads=`` and ``backend=cpu|cuda|auto``: the CUDA twin of the playouts,
+bit-identical results). Each option may be given once. An agent's random stream comes
+from its seed and the number of moves it has made, so a game replays
+exactly.
+
+A match plays ``pairs`` pairs of games from the same opening, A first in
+one game and second in the other; an opening is ``openings`` seeded random
+plies from the start (0: the start position). Game scores are from A's
+side (1 win, 0.5 draw, 0 loss), pairs are counted as a pentanomial and
+summarised by :func:`jitsearch.arena.stats.summary`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from .._checks import check_float, check_int
+from ..games.oware import OwareState
+from ..games.oware.alphabeta import DEFAULT_SIDE_WEIGHT, MAX_DEPTH, iterative_deepening
+from ..kernels.backend import BackendError, resolve
+from ..kernels.oware_playouts import evaluate_states
+from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
+from .stats import pentanomial_from_pairs, summary
+
+OWARE_AGENTS = {"random": {}, "alphabeta": {"depth": int, "time": float, "w": float},
+                "mc": {"playouts": int, "threads": int, "backend": str}}
+#: Pairs of games a match may have.
+MAX_PAIRS = 100_000
+#: Random opening plies a match may ask for.
+MAX_OPENING_PLIES = 40
+
+
+class OwareAgent:
+    """A callable state -> house; ``last`` holds what its last search reported."""
+
+    def __init__(self, spec: str, kind: str, options: dict, seed: int):
+        self.spec, self.kind, self.options, self.seed = spec, kind, options, seed
+        self.moves_made = 0
+        self.last: dict = {}
+        self.backend = resolve(options.get("backend", "cpu")) if kind == "mc" else "cpu"
+
+    def __repr__(self) -> str:
+        return self.spec
+
+    def __call__(self, state: OwareState) -> int:
+        legal = state.legal_moves()
+        if not legal:
+            raise ValueError("the game is over: no move to choose")
+        rnd = random.Random(self.seed * 1_000_003 + self.moves_made)
+        self.moves_made += 1
+        if self.kind == "random":
+            return rnd.choice(legal)
+        if self.kind == "alphabeta":
+            o = self.options
+            r = iterative_deepening(state, time_limit=o.get("time"),
+                                    max_depth=o.get("depth", MAX_DEPTH if "time" in o else 6),
+                                    side_weight=o.get("w", DEFAULT_SIDE_WEIGHT))
+            self.last = {"depth": r.depth, "value": r.value, "nodes": r.nodes}
+            return r.move
+        # flat Monte Carlo
+        playouts = self.options.get("playouts", 200)
+        children = [state.play(h) for h in legal]
+        live = [c for c in children if not c.is_over]
+        scores = {}
+        if live:
+            if self.backend == "cuda":
+                from ..kernels.cuda_oware_playouts import evaluate_states_cuda
+
+                out = evaluate_states_cuda(live, playouts, seed=rnd.getrandbits(63))
+            else:
+                out = evaluate_states(live, playouts, seed=rnd.getrandbits(63),
+                                      threads=self.options.get("threads", 1))
+            for i, c in enumerate(live):  # counts are for the child's player to move: the opponent
+                scores[id(c)] = (out["losses"][i] + 0.5 * out["draws"][i]) / playouts
+        best, best_score = legal[0], -1.0
+        for h, c in zip(legal, children):
+            if c.is_over:
+                mine = c.margin if state.player == 0 else -c.margin
+                s = 1.0 if mine > 0 else 0.5 if mine == 0 else 0.0
+            else:
+                s = scores[id(c)]
+            if s > best_score:
+                best, best_score = h, s
+        self.last = {"value": best_score}
+        return best
+
+
+def parse_oware_agent(spec: str, seed: int | None = None) -> OwareAgent:
+    """An agent from its spec (module docstring); a bad spec raises ``ValueError`` in one line."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"an agent spec is a string such as alphabeta:depth=6, got {spec!r}")
+    kind, _, rest = spec.strip().partition(":")
+    if kind not in OWARE_AGENTS:
+        raise ValueError(f"unknown Oware agent {kind!r}: one of {', '.join(OWARE_AGENTS)}")
+    options = {}
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or key not in OWARE_AGENTS[kind]:
+            allowed = ", ".join(OWARE_AGENTS[kind]) or "none"
+            raise ValueError(f"{spec}: unknown option {item!r} for {kind} (options: {allowed})")
+        if key in options:
+            raise ValueError(f"{spec}: option {key} given twice")
+        try:
+            options[key] = OWARE_AGENTS[kind][key](value)
+        except ValueError:
+            raise ValueError(f"{spec}: bad value {value!r} for {key}") from None
+    if "depth" in options:
+        check_int("depth", options["depth"], 1, MAX_DEPTH)
+    if "time" in options:
+        check_float("time", options["time"], 0.0, 3600.0, lo_open=True)
+    if "w" in options:
+        check_float("w", options["w"], -100.0, 100.0)
+    if "playouts" in options:
+        check_int("playouts", options["playouts"], 1, MAX_PLAYOUTS_PER_STATE)
+    if "threads" in options:
+        check_int("threads", options["threads"], 1, 64)
+    seed = random.randrange(1 << 31) if seed is None else check_int("seed", seed, 0)
+    try:
+        return OwareAgent(spec.strip(), kind, options, seed)
+    except BackendError as exc:
+        raise ValueError(f"{spec}: {exc}") from None
+
+
+def play_oware_game(state: OwareState, agents, *, on_move=None) -> dict:
+    """Play ``state`` to the end with two agents (player 0's first); the game
+    always ends (repetition, the move limit). ``on_move(before, house, after,
+    agent)`` is called after each move."""
+    if not isinstance(state, OwareState):
+        raise ValueError(f"state must be an OwareState, got {type(state).__name__}")
+    moves = []
+    while not state.is_over:
+        agent = agents[state.player]
+        house = agent(state)
+        if house not in state.legal_moves():
+            raise RuntimeError(f"agent {agent} chose an illegal move {house} in {state.to_text()}")
+        before, state = state, state.play(house)
+        moves.append(int(house))
+        if on_move:
+            on_move(before, house, state, agent)
+    return {"moves": moves, "final": state.to_text(), "scores": list(state.scores), "margin": state.margin,
+            "result": state.result, "plies": len(moves)}
+
+
+def opening(houses: int, seeds: int, plies: int, seed: int, index: int) -> OwareState:
+    """The ``index``-th opening: ``plies`` random plies (seeded) from the start, redrawn if the game ends."""
+    rnd = random.Random(seed * 7919 + index)
+    while True:
+        s = OwareState.initial(houses, seeds)
+        for _ in range(plies):
+            if s.is_over:
+                break
+            s = s.play(rnd.choice(s.legal_moves()))
+        if not s.is_over:
+            return s
+
+
+def run_oware_match(spec_a: str, spec_b: str, pairs: int, *, houses: int = 6, seeds: int = 4, openings: int = 0,
+                    seed: int = 0, out: Path | None = None, progress=None) -> dict:
+    """Paired games of A against B (module docstring). Each game's record is
+    appended to ``out`` (JSONL) as it ends. Returns :func:`summary` of A's
+    pentanomial plus ``a``, ``b``, ``game``, ``houses``, ``seeds``."""
+    pairs = check_int("pairs", pairs, 1, MAX_PAIRS)
+    openings = check_int("openings", openings, 0, MAX_OPENING_PLIES)
+    seed = check_int("seed", seed, 0)
+    OwareState.initial(houses, seeds)  # validates the board size
+    parse_oware_agent(spec_a, 0), parse_oware_agent(spec_b, 0)  # validates both specs before any game
+    scores = []
+    for p in range(pairs):
+        start = opening(houses, seeds, openings, seed, p)
+        pair = []
+        for a_seat in (0, 1):
+            a = parse_oware_agent(spec_a, seed * 2 + 2 * p + a_seat)
+            b = parse_oware_agent(spec_b, seed * 2 + 2 * p + a_seat + 1_000_003)
+            agents = [a, b] if a_seat == 0 else [b, a]
+            game = play_oware_game(start, agents)
+            mine = game["margin"] if a_seat == 0 else -game["margin"]
+            score = 1.0 if mine > 0 else 0.5 if mine == 0 else 0.0
+            pair.append(score)
+            if out is not None:
+                Path(out).parent.mkdir(parents=True, exist_ok=True)
+                with open(out, "a") as f:
+                    f.write(json.dumps({"game": "oware", "pair": p, "a": spec_a, "b": spec_b, "a_seat": a_seat,
+                                        "opening": start.to_text(), "a_score": score, **game}) + "\n")
+        scores.append(tuple(pair))
+        if progress:
+            progress(p + 1, pairs)
+    result = summary(pentanomial_from_pairs(scores))
+    result.update(game="oware", a=spec_a, b=spec_b, houses=houses, seeds=seeds, openings=openings)
+    return result

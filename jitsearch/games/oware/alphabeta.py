@@ -1,0 +1,253 @@
+"""Depth-limited alpha-beta (negamax) on Oware and iterative deepening.
+
+Conventions: a ply is one move; Oware strictly alternates, so a value is
+from the point of view of the player to move at that node and is negated
+on the way up; :func:`search` returns values for the root's player to
+move. The evaluation of a frontier position is the captured difference
+plus ``side_weight`` times the difference of the seeds on each side (they
+go to their side's owner when the game ends by repetition, move limit or no
+legal move). A finished game is worth ``WIN`` (1,000) with the sign of the
+final score difference, plus that difference, so any win beats any
+evaluation. The repetition rule is played exactly along each searched line
+(the record of positions since the last capture goes down with the search);
+there is no transposition table, since a position's value depends on that
+record.
+
+Move ordering: the previous iteration's best move first at the root, then
+the moves that capture the most seeds; ties keep house order.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..._checks import check_float, check_int
+from .rules import GAME_OVER
+from .state import BOARD_DTYPE, RULES, OwareState
+
+apply_move = RULES.apply_move
+legal_moves = RULES.legal_moves
+sow = RULES.sow
+capture = RULES.capture
+
+#: Value of a won game (plus its score difference).
+WIN = 1000.0
+#: Deepest search :func:`search` accepts.
+MAX_DEPTH = 64
+DEFAULT_SIDE_WEIGHT = 0.25
+NO_LIMIT = np.iinfo(np.int64).max
+
+
+@njit(cache=True, inline="always")
+def evaluate(board, m, view, side_weight):
+    """Frontier value for player ``view``: captured difference + side_weight * seeds-on-side difference."""
+    cap = np.float64(board[2 * m + view] - board[2 * m + 1 - view])
+    own = 0
+    opp = 0
+    for j in range(m):
+        own += board[view * m + j]
+        opp += board[(1 - view) * m + j]
+    return cap + side_weight * np.float64(own - opp)
+
+
+@njit(cache=True, inline="always")
+def final_value(board, m, view):
+    margin = np.float64(board[2 * m + view] - board[2 * m + 1 - view])
+    if margin > 0:
+        return WIN + margin
+    if margin < 0:
+        return -WIN + margin
+    return 0.0
+
+
+@njit(cache=True, inline="always")
+def _order(boards, k, m, player, gsi, moves, keys, root_first):
+    """Legal moves of ``boards[k]`` into ``moves[k]``, best first; returns how many."""
+    board = boards[k]
+    child = boards[k + 1]
+    num = legal_moves(board, m, player, gsi, moves[k])
+    for j in range(num):  # captures first, the root's previous best move before all
+        for i in range(2 * m + 2):
+            child[i] = board[i]
+        before = child[2 * m + player]
+        capture(child, m, player, sow(child, m, moves[k, j]))
+        keys[k, j] = np.float64(child[2 * m + player] - before)
+        if k == 0 and moves[k, j] == root_first:
+            keys[k, j] += 1e6
+    for j in range(1, num):  # stable insertion sort, best first
+        mv = moves[k, j]
+        kv = keys[k, j]
+        i = j - 1
+        while i >= 0 and keys[k, i] < kv:
+            moves[k, i + 1] = moves[k, i]
+            keys[k, i + 1] = keys[k, i]
+            i -= 1
+        moves[k, i + 1] = mv
+        keys[k, i + 1] = kv
+    return num
+
+
+@njit(cache=True, nogil=True)
+def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_rows, root_ply, move_limit, gsi,
+             side_weight, moves, keys, counters, node_limit, root_first):
+    """Fail-soft alpha-beta from ``boards[0]`` (``root_player`` to move) to ``depth``
+    plies, with explicit per-ply stacks (no recursion). ``counters``: int64[4] =
+    (nodes, frontier evaluations, aborted flag, evaluations of unfinished games). Returns (value for the root
+    player, best house)."""
+    player = np.empty(depth + 1, np.int64)
+    first = np.empty(depth + 1, np.int64)
+    count = np.empty(depth + 1, np.int64)
+    alpha = np.empty(depth + 1, np.float64)
+    beta = np.empty(depth + 1, np.float64)
+    best = np.empty(depth + 1, np.float64)
+    best_move = np.empty(depth + 1, np.int64)
+    index = np.empty(depth + 1, np.int64)
+    num = np.empty(depth + 1, np.int64)
+    current = np.empty(depth + 1, np.int64)
+    player[0] = root_player
+    first[0] = root_first_row
+    count[0] = root_rows
+    alpha[0] = -math.inf
+    beta[0] = math.inf
+    counters[0] += 1
+    num[0] = _order(boards, 0, m, root_player, gsi, moves, keys, root_first)
+    index[0] = 0
+    best[0] = -math.inf
+    best_move[0] = moves[0, 0]
+    k = 0
+    while True:
+        if index[k] < num[k]:
+            house = moves[k, index[k]]
+            index[k] += 1
+            child = boards[k + 1]
+            for i in range(2 * m + 2):
+                child[i] = boards[k, i]
+            nxt, f2, c2 = apply_move(child, m, player[k], house, gsi, hist, first[k], count[k], root_ply + k,
+                                     move_limit)
+            counters[0] += 1
+            if counters[0] > node_limit:
+                counters[2] = 1
+                return 0.0, -1
+            if nxt == GAME_OVER:
+                counters[1] += 1
+                v = -final_value(child, m, 1 - player[k])
+            elif k + 1 == depth:
+                counters[1] += 1
+                counters[3] += 1
+                v = -evaluate(child, m, nxt, side_weight)
+            else:  # go down one ply
+                current[k] = house
+                k += 1
+                player[k] = nxt
+                first[k] = f2
+                count[k] = c2
+                alpha[k] = -beta[k - 1]
+                beta[k] = -alpha[k - 1]
+                num[k] = _order(boards, k, m, nxt, gsi, moves, keys, -1)
+                index[k] = 0
+                best[k] = -math.inf
+                best_move[k] = moves[k, 0]
+                continue
+        else:  # this ply is done: hand its value up
+            if k == 0:
+                return best[0], best_move[0]
+            v = -best[k]
+            k -= 1
+            house = current[k]
+        if v > best[k]:
+            best[k] = v
+            best_move[k] = house
+        if v > alpha[k]:
+            alpha[k] = v
+        if alpha[k] >= beta[k]:
+            index[k] = num[k]  # cut off the remaining moves
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """``value`` for the root's player to move; ``move`` a house index;
+    ``depth`` of the last completed iteration; ``nodes`` and ``evaluations``
+    summed over the iterations; ``seconds`` of wall time."""
+
+    move: int
+    value: float
+    depth: int
+    nodes: int
+    evaluations: int
+    seconds: float
+
+
+def search_buffers(state: OwareState, depth: int):
+    m = state.houses
+    rows = len(state.history)
+    hist = np.empty((rows + depth + 1, 2 * m + 1), BOARD_DTYPE)
+    hist[:rows] = state.history
+    boards = np.empty((depth + 2, 2 * m + 2), BOARD_DTYPE)
+    boards[0] = state.board
+    return boards, hist, np.empty((depth + 1, m), np.int64), np.empty((depth + 1, m), np.float64)
+
+
+def _check(state, side_weight):
+    if not isinstance(state, OwareState):
+        raise ValueError(f"state must be an OwareState, got {type(state).__name__}")
+    if state.is_over:
+        raise ValueError("the game is over: there is no move to search")
+    return check_float("side_weight", side_weight, -100.0, 100.0)
+
+
+def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_WEIGHT,
+           first_move: int = -1, node_limit: int | None = None) -> SearchResult | None:
+    """Alpha-beta to ``depth`` plies (1..MAX_DEPTH) from ``state``; ``first_move``
+    is tried first at the root. Returns None if ``node_limit`` stopped it."""
+    side_weight = _check(state, side_weight)
+    depth = check_int("depth", depth, 1, MAX_DEPTH)
+    limit = NO_LIMIT if node_limit is None else check_int("node_limit", node_limit, 1)
+    boards, hist, moves, keys = search_buffers(state, depth)
+    counters = np.zeros(4, np.int64)
+    t0 = time.perf_counter()
+    value, move = negamax_kernel(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
+                           state.move_limit, state.grand_slam_illegal, side_weight, moves, keys, counters, limit,
+                           int(first_move))
+    if counters[2]:
+        return None
+    return SearchResult(int(move), float(value), depth, int(counters[0]), int(counters[1]),
+                        time.perf_counter() - t0)
+
+
+def iterative_deepening(state: OwareState, *, time_limit: float | None = None, max_depth: int = MAX_DEPTH,
+                        side_weight: float = DEFAULT_SIDE_WEIGHT) -> SearchResult:
+    """Depths 1, 2, ... until ``max_depth`` or ``time_limit`` seconds; each
+    iteration searches the previous best move first. An iteration that the
+    remaining time cannot finish (judged from the node rate so far) is
+    stopped by a node limit; the deepest finished one is returned (depth 1
+    always finishes)."""
+    side_weight = _check(state, side_weight)
+    max_depth = check_int("max_depth", max_depth, 1, MAX_DEPTH)
+    if time_limit is not None:
+        time_limit = check_float("time_limit", time_limit, 0.0, 86_400.0, lo_open=True)
+    t0 = time.perf_counter()
+    best = search(state, 1, side_weight=side_weight)
+    nodes, evals = best.nodes, best.evaluations
+    for depth in range(2, max_depth + 1):
+        if abs(best.value) >= WIN:  # a forced result: deeper iterations cannot change who wins
+            break
+        limit = None
+        if time_limit is not None:
+            elapsed = time.perf_counter() - t0
+            left = time_limit - elapsed
+            if left <= 0:
+                break
+            rate = nodes / max(elapsed, 1e-6)
+            limit = max(1, int(rate * left))
+        r = search(state, depth, side_weight=side_weight, first_move=best.move, node_limit=limit)
+        if r is None:
+            break
+        nodes += r.nodes
+        evals += r.evaluations
+        best = r
+    return SearchResult(best.move, best.value, best.depth, nodes, evals, time.perf_counter() - t0)
