@@ -425,13 +425,18 @@ class Agent:
             raise ValueError(f"stop must be a threading.Event or None, got {type(stop).__name__}")
         return self._search(stop, state)
 
+    @property
+    def warms(self) -> bool:
+        """Whether :meth:`warm` compiles anything (MCTS, Monte Carlo, fixed-depth alpha-beta, FSSS)."""
+        return self.kind in ("mcts", "hmcts", "mc", "fsss") or (self.kind == "alphabeta" and not self.engine)
+
     def warm(self, state: KalahState) -> None:
         """Compile (or load from the cache) the kernels this agent's searches
         use, with the smallest budget of the same search on ``state``; its
         games are untouched (no move counted, no seed drawn, no table kept).
         The engine, exact solvers and ``cmd:`` engines compile on their own
         first move (the engine's database is built by :meth:`prepare`)."""
-        if state.is_over:
+        if state.is_over or not self.warms:
             return
         if self.kind in ("mcts", "hmcts"):
             from dataclasses import replace

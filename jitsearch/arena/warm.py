@@ -79,8 +79,8 @@ class _FirstCompile:
 
 
 def warm_agents(specs, state: KalahState, *, helpers: bool = True) -> dict:
-    """Warm the agent of each spec (duplicates once; ``cmd:`` and OpenSpiel
-    agents, which compile nothing of ours, are skipped) before the first
+    """Warm the agent of each spec (duplicates once; agents that compile
+    nothing of ours, ``cmd:``, OpenSpiel, random, are skipped) before the first
     game, the others in helper processes while the first one compiles here
     (see the module docstring). ``helpers=False``: one after another, here.
     Returns ``{"helpers": processes started, "compiled": whether this process
@@ -92,7 +92,9 @@ def warm_agents(specs, state: KalahState, *, helpers: bool = True) -> dict:
         if spec in seen or spec.startswith(("cmd:", "openspiel:")):
             continue
         seen.add(spec)
-        todo.append((spec, parse_agent(spec, seed=0)))
+        agent = parse_agent(spec, seed=0)
+        if agent.warms:
+            todo.append((spec, agent))
     procs: list[subprocess.Popen] = []
     if not todo:
         return {"helpers": 0, "compiled": False}

@@ -1,0 +1,47 @@
+"""A first run compiles its agents' kernels side by side (jitsearch.arena.warm)."""
+
+import json
+import os
+import subprocess
+import sys
+
+from jitsearch.arena.agents import parse_agent
+from jitsearch.arena.warm import warm_agents
+from jitsearch.games.kalah import KalahState
+
+_CODE = ("import json; from jitsearch.arena.warm import warm_agents; from jitsearch.games.kalah import KalahState; "
+         "print(json.dumps(warm_agents(['mcts:iterations=10', 'mcts:iterations=10,backend=cpu', 'random', "
+         "'mcts:iterations=10'], KalahState.initial(3, 2))))")
+
+
+def test_a_cold_cache_starts_one_helper_per_other_agent_and_a_warm_one_none(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, "-c", _CODE], env=env, capture_output=True, text=True, timeout=600)
+            for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), [r.stderr[-2000:] for r in runs]
+    cold, warm = (json.loads(r.stdout) for r in runs)
+    # two distinct MCTS specs: one warmed here, one in a helper (the duplicate once, random not at all)
+    assert cold == {"helpers": 1, "compiled": True}, cold
+    assert warm == {"helpers": 0, "compiled": False}, warm
+
+
+def test_warming_leaves_the_games_alone():
+    """An agent warmed before its games plays the same moves as one that was not."""
+    s = KalahState.initial(3, 3)
+    warm_agents(["mcts:iterations=60"], s)
+    a, b = parse_agent("mcts:iterations=60", seed=5), parse_agent("mcts:iterations=60", seed=5)
+    a.warm(s)
+    moves_a, moves_b, x, y = [], [], s, s
+    for _ in range(4):
+        if x.is_over:
+            break
+        ma, mb = a(x), b(y)
+        moves_a.append(ma)
+        moves_b.append(mb)
+        x, y = x.play(ma), y.play(mb)
+    assert moves_a == moves_b
+
+
+def test_cmd_and_openspiel_specs_are_skipped():
+    assert warm_agents(["cmd:false", "openspiel:mcts"], KalahState.initial(3, 2)) == {"helpers": 0,
+                                                                                        "compiled": False}
