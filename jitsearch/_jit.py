@@ -192,6 +192,8 @@ class JitWatch:
         self._listener = _Listener()
         for kind in ("numba:compile", "numba:compiler_lock"):
             event.register(kind, self._listener)
+        with _WATCHES_LOCK:
+            _WATCHES.append(self)
         return self
 
     def __exit__(self, *exc):
@@ -202,4 +204,100 @@ class JitWatch:
                 event.unregister(kind, self._listener)
             except (ValueError, KeyError):
                 pass
+        with _WATCHES_LOCK:
+            if self in _WATCHES:
+                _WATCHES.remove(self)
         return False
+
+
+#: The JitWatch blocks now open: time spent waiting for compile helpers counts as JIT time in each.
+_WATCHES: list = []
+_WATCHES_LOCK = threading.Lock()
+
+
+class CompileBeside:
+    """Helper processes that compile other kernels while this one compiles.
+
+    Numba compiles one kernel at a time in a process. Inside ``with
+    CompileBeside(argvs) as beside:``, the first real compilation this
+    process starts (a cold cache) launches one process per argv (same
+    environment, so the same Numba cache, no output); after the block,
+    :meth:`wait` waits for them, so that the kernels they compiled are then
+    loaded from the cache instead of compiled a second time. With a warm cache
+    nothing is launched. A helper that fails changes nothing but the time.
+    ``JITSEARCH_COMPILE_HELPERS=0`` turns helpers off. Use :meth:`close` in a
+    ``finally`` (kills what still runs)."""
+
+    def __init__(self, argvs):
+        import os
+
+        self.argvs = [list(a) for a in argvs]
+        if os.environ.get("JITSEARCH_COMPILE_HELPERS", "1") == "0" or (os.cpu_count() or 1) < 2:
+            self.argvs = []
+        self.procs: list = []
+        self.compiled = False
+        self._lock = threading.Lock()
+        self._listener = None
+
+    def _start(self) -> None:
+        import subprocess
+
+        for argv in self.argvs:
+            try:
+                self.procs.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                                   stderr=subprocess.DEVNULL))
+            except OSError:
+                return
+
+    def __enter__(self):
+        from numba.core import event
+
+        beside = self
+
+        class _Listener(event.Listener):
+            def on_start(self, ev):
+                with beside._lock:
+                    if beside.compiled:
+                        return
+                    beside.compiled = True
+                beside._start()
+
+            def on_end(self, ev):
+                pass
+
+        self._listener = _Listener()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc):
+        from numba.core import event
+
+        try:
+            event.unregister("numba:compile", self._listener)
+        except (ValueError, KeyError):
+            pass
+        return False
+
+    def wait(self, seconds: float = 300.0) -> None:
+        """Wait for the helpers (at most ``seconds`` each; a late one is killed)."""
+        import subprocess
+
+        if not self.procs:
+            return
+        t0 = time.perf_counter()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        waited = time.perf_counter() - t0  # compile time, done elsewhere: not a search's own time
+        with _WATCHES_LOCK:
+            for watch in _WATCHES:
+                watch.seconds += waited
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

@@ -13,16 +13,16 @@ slowest kernel takes. With a warm cache nothing is started: each warm-up is
 a search of a few iterations on kernels loaded from the cache.
 
 A helper that fails or is not done within :data:`HELPER_SECONDS` changes
-nothing but the time: this process compiles what is missing itself.
+nothing but the time: this process compiles what is missing itself
+(:class:`jitsearch._jit.CompileBeside`; ``JITSEARCH_COMPILE_HELPERS=0``
+turns helpers off).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import threading
 
+from .._jit import CompileBeside
 from ..games.kalah import KalahState
 
 #: How long to wait for a helper process before compiling here instead.
@@ -42,42 +42,6 @@ def _helper_main() -> None:
     parse_agent(spec, seed=0).warm(KalahState.from_text(text, empty_capture=empty == "1"))
 
 
-class _FirstCompile:
-    """Calls ``start`` (once) when Numba starts a real compilation."""
-
-    def __init__(self, start):
-        self.start, self.fired, self._lock = start, False, threading.Lock()
-
-    def __enter__(self):
-        from numba.core import event
-
-        watch = self
-
-        class _Listener(event.Listener):
-            def on_start(self, ev):
-                with watch._lock:
-                    if watch.fired:
-                        return
-                    watch.fired = True
-                watch.start()
-
-            def on_end(self, ev):
-                pass
-
-        self._listener = _Listener()
-        event.register("numba:compile", self._listener)
-        return self
-
-    def __exit__(self, *exc):
-        from numba.core import event
-
-        try:
-            event.unregister("numba:compile", self._listener)
-        except (ValueError, KeyError):
-            pass
-        return False
-
-
 def warm_agents(specs, state: KalahState, *, helpers: bool = True) -> dict:
     """Warm the agent of each spec (duplicates once; agents that compile
     nothing of ours, ``cmd:``, OpenSpiel, random, are skipped) before the first
@@ -95,34 +59,15 @@ def warm_agents(specs, state: KalahState, *, helpers: bool = True) -> dict:
         agent = parse_agent(spec, seed=0)
         if agent.warms:
             todo.append((spec, agent))
-    procs: list[subprocess.Popen] = []
     if not todo:
         return {"helpers": 0, "compiled": False}
-
-    def start_helpers():
-        if not helpers or len(todo) < 2 or (os.cpu_count() or 1) < 2:
-            return
-        for spec, _ in todo[1:]:
-            try:
-                procs.append(subprocess.Popen(_helper_argv(spec, state), stdin=subprocess.DEVNULL,
-                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-            except OSError:
-                return
-
-    first = _FirstCompile(start_helpers)
+    beside = CompileBeside([_helper_argv(spec, state) for spec, _ in todo[1:]] if helpers else [])
     try:
-        with first:
+        with beside:
             todo[0][1].warm(state)
-        for proc in procs:
-            try:
-                proc.wait(timeout=HELPER_SECONDS)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        beside.wait(HELPER_SECONDS)
         for _, agent in todo[1:]:
             agent.warm(state)
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    return {"helpers": len(procs), "compiled": first.fired}
+        beside.close()
+    return {"helpers": len(beside.procs), "compiled": beside.compiled}

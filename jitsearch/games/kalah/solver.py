@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 import warnings
 
 import numpy as np
 
 from ..._checks import check_int
+from ..._jit import CompileBeside
 from ...trees.memory import check_bytes, format_bytes
 from .alphabeta import ABORTED_MOVE, EVAL_STORE, kalah_alphabeta, new_table
 from .checkpoint import check_checkpoint_dir, checkpoint_exists, load_solve_state, save_solve_state
@@ -173,6 +175,19 @@ def _root_table_move(state: KalahState, table) -> int:
         if int(table[slot, 0]) & ((1 << 64) - 1) == h:
             return int(table[slot, 3] & 255)
     return -1
+
+
+def _null_window_helper_argv(m: int, empty_capture: bool) -> list[str]:
+    code = "from jitsearch.games.kalah.solver import _null_window_helper_main; _null_window_helper_main()"
+    return [sys.executable, "-c", code, str(int(m)), "1" if empty_capture else "0"]
+
+
+def _null_window_helper_main() -> None:
+    """A helper process (:class:`jitsearch._jit.CompileBeside`): compile (or
+    load) the null-window kernel for m houses by solving a one-seed board with
+    a given first guess (no alpha-beta estimate)."""
+    m, empty = int(sys.argv[1]), sys.argv[2] == "1"
+    solve_exact(KalahState.initial(m, 1, empty_capture=empty), first_guess=0)
 
 
 def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit: float | None = None,
@@ -364,7 +379,14 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
             prefetch = table.nbytes + db.values.nbytes > PREFETCH_MIN_BYTES
         options = SolverOptions(int(etc_min_seeds), int(db_etc_window), bool(prefetch))
         if stop is None and first_guess is None:
-            _estimate(state, _ESTIMATE_NODES, estimate, deadline)
+            # a cold cache: the null-window kernel compiles in a helper process while the first guess's does here
+            beside = CompileBeside([_null_window_helper_argv(m, state.empty_capture)])
+            try:
+                with beside:
+                    _estimate(state, _ESTIMATE_NODES, estimate, deadline)
+                beside.wait()
+            finally:
+                beside.close()
             first_guess = estimate.get("margin", int(state.board.sum()) % 2)
             if deadline is not None and time.perf_counter() >= deadline:
                 stop = "time_limit"
