@@ -31,6 +31,34 @@ def announce_compiling() -> bool:
     return True
 
 
+def _listen(event, kinds, on_start, on_end=None):
+    """Register ``on_start(ev)`` / ``on_end(ev)`` for Numba's events ``kinds``
+    (``event``: the ``numba.core.event`` module); returns the listener."""
+
+    class _Listener(event.Listener):
+        def on_start(self, ev):
+            on_start(ev)
+
+        def on_end(self, ev):
+            if on_end is not None:
+                on_end(ev)
+
+    listener = _Listener()
+    for kind in kinds:
+        event.register(kind, listener)
+    return listener
+
+
+def _unlisten(listener, kinds) -> None:
+    from numba.core import event
+
+    for kind in kinds:
+        try:
+            event.unregister(kind, listener)
+        except (ValueError, KeyError):
+            pass
+
+
 class CompileNotice:
     """The process-wide compile notice of the command line: the notice line
     as soon as Numba starts a real compilation (a cache load is not one),
@@ -72,16 +100,7 @@ class CompileNotice:
 
     def _register(self, event) -> None:
         """Listen to ``numba.core.event`` (the module, just imported)."""
-        notice = self
-
-        class _Listener(event.Listener):
-            def on_start(self, ev):
-                notice.on_start(ev)
-
-            def on_end(self, ev):
-                notice.on_end(ev)
-
-        event.register("numba:compile", _Listener())
+        _listen(event, ("numba:compile",), self.on_start, self.on_end)
 
     def _hook_numba_import(self) -> None:
         """Register as soon as ``numba.core.event`` is imported (now if it
@@ -180,36 +199,20 @@ class JitWatch:
     def __enter__(self):
         from numba.core import event
 
-        watch = self
-
-        class _Listener(event.Listener):
-            def on_start(self, ev):
-                watch.on_start(ev)
-
-            def on_end(self, ev):
-                watch.on_end(ev)
-
-        self._listener = _Listener()
-        for kind in ("numba:compile", "numba:compiler_lock"):
-            event.register(kind, self._listener)
+        self._listener = _listen(event, _WATCH_KINDS, self.on_start, self.on_end)
         with _WATCHES_LOCK:
             _WATCHES.append(self)
         return self
 
     def __exit__(self, *exc):
-        from numba.core import event
-
-        for kind in ("numba:compile", "numba:compiler_lock"):
-            try:
-                event.unregister(kind, self._listener)
-            except (ValueError, KeyError):
-                pass
+        _unlisten(self._listener, _WATCH_KINDS)
         with _WATCHES_LOCK:
             if self in _WATCHES:
                 _WATCHES.remove(self)
         return False
 
 
+_WATCH_KINDS = ("numba:compile", "numba:compiler_lock")
 #: The JitWatch blocks now open: time spent waiting for compile helpers counts as JIT time in each.
 _WATCHES: list = []
 _WATCHES_LOCK = threading.Lock()
@@ -249,33 +252,27 @@ class CompileBeside:
             except OSError:
                 return
 
+    @staticmethod
+    def python_argv(module: str, function: str, *args) -> list[str]:
+        """The argv of a helper that runs ``module.function()`` (which reads
+        ``args`` from ``sys.argv[1:]``) in this Python."""
+        return [sys.executable, "-c", f"from {module} import {function}; {function}()", *map(str, args)]
+
+    def _on_compile(self, ev) -> None:
+        with self._lock:
+            if self.compiled:
+                return
+            self.compiled = True
+        self._start()
+
     def __enter__(self):
         from numba.core import event
 
-        beside = self
-
-        class _Listener(event.Listener):
-            def on_start(self, ev):
-                with beside._lock:
-                    if beside.compiled:
-                        return
-                    beside.compiled = True
-                beside._start()
-
-            def on_end(self, ev):
-                pass
-
-        self._listener = _Listener()
-        event.register("numba:compile", self._listener)
+        self._listener = _listen(event, ("numba:compile",), self._on_compile)
         return self
 
     def __exit__(self, *exc):
-        from numba.core import event
-
-        try:
-            event.unregister("numba:compile", self._listener)
-        except (ValueError, KeyError):
-            pass
+        _unlisten(self._listener, ("numba:compile",))
         return False
 
     def wait(self, seconds: float = 300.0) -> None:

@@ -30,8 +30,8 @@ HELPER_SECONDS = 300.0
 
 
 def _helper_argv(spec: str, state: KalahState) -> list[str]:
-    code = "from jitsearch.arena.warm import _helper_main; _helper_main()"
-    return [sys.executable, "-c", code, spec, state.to_text(), "1" if state.empty_capture else "0"]
+    return CompileBeside.python_argv("jitsearch.arena.warm", "_helper_main", spec, state.to_text(),
+                                     1 if state.empty_capture else 0)
 
 
 def _helper_main() -> None:

@@ -178,8 +178,8 @@ def _root_table_move(state: KalahState, table) -> int:
 
 
 def _null_window_helper_argv(m: int, empty_capture: bool) -> list[str]:
-    code = "from jitsearch.games.kalah.solver import _null_window_helper_main; _null_window_helper_main()"
-    return [sys.executable, "-c", code, str(int(m)), "1" if empty_capture else "0"]
+    return CompileBeside.python_argv("jitsearch.games.kalah.solver", "_null_window_helper_main", int(m),
+                                     1 if empty_capture else 0)
 
 
 def _null_window_helper_main() -> None:
