@@ -6,7 +6,11 @@ Agent specs: ``random``; ``alphabeta:depth=8`` or ``alphabeta:time=0.2``
 (flat Monte Carlo: that many random playouts after each legal move, the move
 with the best mean result for the mover, ties to the lowest house; options
 ``threads=`` and ``backend=cpu|cuda|auto``: the CUDA twin of the playouts,
-bit-identical results). Each option may be given once. An agent's random stream comes
+bit-identical results); ``mcts:iterations=2000`` or ``mcts:time=0.5``
+(one UCT tree, :func:`jitsearch.mcts.oware.search_oware`; options
+``playouts=`` per leaf (default 1), ``c=`` (default sqrt 2), ``leaves=`` per
+step and ``backend=cpu|cuda|auto``; a time-limited search stops on time,
+its compilation done before the clock starts). Each option may be given once. An agent's random stream comes
 from its seed and the number of moves it has made, so a game replays
 exactly.
 
@@ -20,6 +24,7 @@ summarised by :func:`jitsearch.arena.stats.summary`.
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 
@@ -29,10 +34,13 @@ from ..games.oware.alphabeta import DEFAULT_SIDE_WEIGHT, MAX_DEPTH, iterative_de
 from ..kernels.backend import BackendError, resolve
 from ..kernels.oware_playouts import evaluate_states
 from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
+from ..mcts.config import MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREE_ITERATIONS, MAX_WEIGHT
 from .stats import pentanomial_from_pairs, summary
 
 OWARE_AGENTS = {"random": {}, "alphabeta": {"depth": int, "time": float, "w": float},
-                "mc": {"playouts": int, "threads": int, "backend": str}}
+                "mc": {"playouts": int, "threads": int, "backend": str},
+                "mcts": {"iterations": int, "time": float, "playouts": int, "c": float, "leaves": int,
+                         "backend": str}}
 #: Pairs of games a match may have.
 MAX_PAIRS = 100_000
 #: Random opening plies a match may ask for.
@@ -46,7 +54,7 @@ class OwareAgent:
         self.spec, self.kind, self.options, self.seed = spec, kind, options, seed
         self.moves_made = 0
         self.last: dict = {}
-        self.backend = resolve(options.get("backend", "cpu")) if kind == "mc" else "cpu"
+        self.backend = resolve(options.get("backend", "cpu")) if kind in ("mc", "mcts") else "cpu"
 
     def __repr__(self) -> str:
         return self.spec
@@ -66,6 +74,15 @@ class OwareAgent:
                                     side_weight=o.get("w", DEFAULT_SIDE_WEIGHT))
             self.last = {"depth": r.depth, "value": r.value, "nodes": r.nodes}
             return r.move
+        if self.kind == "mcts":
+            from ..mcts.oware import search_oware
+
+            o = self.options
+            r = search_oware(state, iterations=o.get("iterations"), time=o.get("time"), seed=rnd.getrandbits(63),
+                             playouts=o.get("playouts", 1), c=o.get("c", math.sqrt(2)), leaves=o.get("leaves"),
+                             backend=self.backend)
+            self.last = {"value": r["value"], "iterations": r["iterations"], "nodes": r["nodes"]}
+            return r["move"]
         # flat Monte Carlo
         playouts = self.options.get("playouts", 200)
         children = [state.play(h) for h in legal]
@@ -123,6 +140,19 @@ def parse_oware_agent(spec: str, seed: int | None = None) -> OwareAgent:
         check_int("playouts", options["playouts"], 1, MAX_PLAYOUTS_PER_STATE)
     if "threads" in options:
         check_int("threads", options["threads"], 1, 64)
+    if kind == "mcts":
+        if "iterations" in options and "time" in options:
+            raise ValueError(f"{spec}: give iterations= or time=, not both")
+        if "iterations" in options:
+            check_int("iterations", options["iterations"], 1, MAX_TREE_ITERATIONS)
+        if "playouts" in options:
+            check_int("playouts", options["playouts"], 1, MAX_LEAF_PLAYOUTS)
+        if "c" in options:
+            check_float("c", options["c"], 0.0, MAX_WEIGHT)
+        if "leaves" in options:
+            check_int("leaves", options["leaves"], 1, MAX_LEAVES)
+        if options.get("leaves", 1) * options.get("playouts", 1) > MAX_STEP_PLAYOUTS:
+            raise ValueError(f"{spec}: leaves x playouts is above the limit of {MAX_STEP_PLAYOUTS} per step")
     seed = random.randrange(1 << 31) if seed is None else check_int("seed", seed, 0)
     try:
         return OwareAgent(spec.strip(), kind, options, seed)
