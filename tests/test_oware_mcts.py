@@ -301,3 +301,18 @@ def test_analyse_options_of_the_other_game_are_refused(capsys, tmp_path):
     assert code == 2 and "--houses applies only to --game oware" in err
     code, out, err = run(capsys, "analyse")
     assert code == 2 and "missing POSITIONS_FILE" in err
+
+
+def test_mcts_agent_as_an_openspiel_bot():
+    pyspiel = pytest.importorskip("pyspiel")
+    from jitsearch.interop.openspiel_oware import make_oware_bot
+
+    game = pyspiel.load_game("oware", {"num_houses_per_player": 3, "num_seeds_per_house": 2})
+    ours = make_oware_bot("mcts:iterations=40", game, seed=1)
+    theirs = pyspiel.make_uniform_random_bot(1, 5)
+    state = game.new_initial_state()
+    while not state.is_terminal():
+        bot = ours if state.current_player() == 0 else theirs
+        a = bot.step(state)
+        assert a in state.legal_actions()
+        state.apply_action(a)
