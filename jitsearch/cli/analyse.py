@@ -256,17 +256,18 @@ def _print_analysis(result: dict) -> None:
     table = Table(title=f"{title}: {len(result['positions']):,} positions, "
                         f"{result['iterations']:,} iterations x {result['playouts']} playouts each "
                         f"({result['backend']})")
-    for col, justify in (("line", "right"), ("position", "left"), ("best", "right"), ("pit", "right"),
+    unit = "house" if result["game"] == "oware" else "pit"
+    for col, justify in (("line", "right"), ("position", "left"), ("best", "right"), (unit, "right"),
                          ("visits", "right"), ("value", "right")):
         table.add_column(col, justify=justify)
     for pos in result["positions"]:
         kids = pos["children"]
         col = {k: "\n".join(f(ch) for ch in kids) for k, f in (
-            ("pit", lambda ch: f"{'*' if ch['move'] == pos['move'] else ''}{ch['move']}"),
+            ("move", lambda ch: f"{'*' if ch['move'] == pos['move'] else ''}{ch['move']}"),
             ("visits", lambda ch: f"{ch['visits']:,}"),
             ("value", lambda ch: "-" if ch["value"] is None else f"{ch['value']:.3f}"))}
         line = "-" if pos["line"] is None else str(pos["line"])
-        table.add_row(line, pos["position"], str(pos["move"]), col["pit"], col["visits"], col["value"])
+        table.add_row(line, pos["position"], str(pos["move"]), col["move"], col["visits"], col["value"])
     pps = result["positions_per_second"]
     stdout.print(table)
     reward = "the heuristic, in [0, 1]" if result["reward"] == "heuristic" else "win 1, draw 1/2, loss 0"
