@@ -24,7 +24,7 @@ from jitsearch.games.oware import OwareState
 from jitsearch.games.oware.solver import solve
 from jitsearch.kernels.sentinels import NO_NODE, TERMINAL
 from jitsearch.mcts.multi import tree_keys_for
-from jitsearch.mcts.oware import analyse_oware, search_oware
+from jitsearch.mcts.oware import analyse_oware, search_oware, tree_parallel_oware
 
 
 def _states(seed, count, min_rows=1, **kw):
@@ -231,6 +231,90 @@ def test_cuda_kernel_equals_the_cpu_twin_under_the_simulator():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(root))
     proc = subprocess.run([sys.executable, "-c", _SIM_SCRIPT], cwd=root, env=env, capture_output=True, text=True,
                           timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "twins agree" in proc.stdout
+
+
+# -- tree parallelism: one shared tree per position ----------------------------------------
+
+def test_shared_tree_children_are_the_rules_legal_moves_along_every_path():
+    """No boards are stored in a shared tree: replay every expanded node's path and check its children are the
+    legal moves of that position (with the game's record), and that no finished game was expanded."""
+    for kw in REPLAY_RULES:
+        states = _states(1, 3, min_rows=8, **kw)
+        r, trees = tree_parallel_oware(states, iterations=200, playouts=2, seed=2, backend="cpu", return_trees=True)
+        for g, root in enumerate(states):
+            base = g * trees.capacity
+            assert int(trees.visits[base]) == r["iterations"] == 200
+            assert sum(ch["visits"] for ch in r["positions"][g]["children"]) == 200
+            todo = [(0, root)]
+            while todo:
+                node, s = todo.pop()
+                f = int(trees.first_child[base + node])
+                if f < 0:
+                    continue
+                assert not s.is_over
+                kids = [int(trees.move[base + f + j]) for j in range(int(trees.num_children[base + node]))]
+                assert kids == s.legal_moves(), (root.to_text(), s.to_text())
+                todo.extend((f + j, s.play(h)) for j, h in enumerate(kids))
+
+
+def test_shared_tree_finds_the_solvers_winning_move_and_refuses_bad_options():
+    for s, best in _solved_positions(2):
+        r = tree_parallel_oware([s], iterations=3000, playouts=4, seed=1, backend="cpu")
+        assert r["positions"][0]["move"] == best
+    with pytest.raises(ValueError, match="blocks"):
+        tree_parallel_oware([OwareState.initial()], blocks=4, backend="cpu")
+    with pytest.raises(ValueError, match="already over"):
+        tree_parallel_oware([OwareState.from_text("0,0,0,0,0,0/0,0,0,0,0,0/30,18 end")])
+    agent = parse_oware_agent("mcts:iterations=50,parallel=tree", 1)
+    assert agent(OwareState.initial()) in range(6)
+    for spec in ("mcts:blocks=4", "mcts:parallel=tree,leaves=2", "mcts:parallel=both"):
+        with pytest.raises(ValueError):
+            parse_oware_agent(spec, 0)
+
+
+_SHARED_SIM_SCRIPT = r"""
+import random, warnings
+import numpy as np
+warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
+from jitsearch.games.oware import OwareState
+from jitsearch.kernels import cuda_oware_shared_tree
+from jitsearch.mcts.oware import tree_parallel_oware
+from jitsearch.mcts.multi import tree_keys_for
+
+cuda_oware_shared_tree.threads_for = lambda playouts, blocks, per_thread: 3  # few threads: the simulator is slow
+rnd = random.Random(4)
+states = [OwareState.initial(3, 2, move_limit=30)]
+s = states[0]
+while len(states) < 3:
+    s = s.play(rnd.choice(s.legal_moves()))
+    if s.is_over:
+        s = OwareState.initial(3, 2, move_limit=30)
+    elif len(s.history) > 2:
+        states.append(s)
+keys = tree_keys_for(5, len(states))
+for kw in ({"iterations": 12, "playouts": 4}, {"iterations": 8, "playouts": 1, "capacity": 9}):
+    cpu, tc = tree_parallel_oware(states, tree_keys=keys, backend="cpu", return_trees=True, **kw)
+    gpu, tg = tree_parallel_oware(states, tree_keys=keys, backend="cuda", blocks=1, return_trees=True, **kw)
+    assert gpu["backend"] == "cuda"
+    for name in tc.FIELDS:
+        assert np.array_equal(getattr(tc, name), getattr(tg, name)), name
+    assert cpu["positions"] == gpu["positions"]
+many, tm = tree_parallel_oware(states, tree_keys=keys, backend="cuda", blocks=3, iterations=12, playouts=2,
+                               return_trees=True)
+for g in range(len(states)):
+    assert int(tm.visits[g * tm.capacity]) == 12
+    assert sum(ch["visits"] for ch in many["positions"][g]["children"]) <= 12
+print("twins agree")
+"""
+
+
+def test_shared_tree_cuda_kernel_equals_the_cpu_twin_under_the_simulator():
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(root))
+    proc = subprocess.run([sys.executable, "-c", _SHARED_SIM_SCRIPT], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "twins agree" in proc.stdout
 

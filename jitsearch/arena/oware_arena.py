@@ -9,8 +9,10 @@ with the best mean result for the mover, ties to the lowest house; options
 bit-identical results); ``mcts:iterations=2000`` or ``mcts:time=0.5``
 (one UCT tree, :func:`jitsearch.mcts.oware.search_oware`; options
 ``playouts=`` per leaf (default 1), ``c=`` (default sqrt 2), ``leaves=`` per
-step and ``backend=cpu|cuda|auto``; a time-limited search stops on time,
-its compilation done before the clock starts). Each option may be given once. An agent's random stream comes
+step and ``backend=cpu|cuda|auto``; ``parallel=tree`` grows one shared tree
+with ``blocks=`` workers on a GPU, :func:`jitsearch.mcts.oware.tree_parallel_oware`;
+a time-limited search stops on time, its compilation done before the clock
+starts). Each option may be given once. An agent's random stream comes
 from its seed and the number of moves it has made, so a game replays
 exactly.
 
@@ -34,13 +36,14 @@ from ..games.oware.alphabeta import DEFAULT_SIDE_WEIGHT, MAX_DEPTH, iterative_de
 from ..kernels.backend import BackendError, resolve
 from ..kernels.oware_playouts import evaluate_states
 from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
-from ..mcts.config import MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREE_ITERATIONS, MAX_WEIGHT
+from ..mcts.config import (MAX_BLOCKS, MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREE_ITERATIONS,
+                           MAX_WEIGHT)
 from .stats import pentanomial_from_pairs, summary
 
 OWARE_AGENTS = {"random": {}, "alphabeta": {"depth": int, "time": float, "w": float},
                 "mc": {"playouts": int, "threads": int, "backend": str},
                 "mcts": {"iterations": int, "time": float, "playouts": int, "c": float, "leaves": int,
-                         "backend": str}}
+                         "backend": str, "parallel": str, "blocks": int}}
 #: Pairs of games a match may have.
 MAX_PAIRS = 100_000
 #: Random opening plies a match may ask for.
@@ -78,9 +81,17 @@ class OwareAgent:
             from ..mcts.oware import search_oware
 
             o = self.options
-            r = search_oware(state, iterations=o.get("iterations"), time=o.get("time"), seed=rnd.getrandbits(63),
-                             playouts=o.get("playouts", 1), c=o.get("c", math.sqrt(2)), leaves=o.get("leaves"),
-                             backend=self.backend)
+            common = dict(iterations=o.get("iterations"), time=o.get("time"), seed=rnd.getrandbits(63),
+                          playouts=o.get("playouts", 1), c=o.get("c", math.sqrt(2)), backend=self.backend)
+            if o.get("parallel") == "tree":
+                from ..mcts.oware import tree_parallel_oware
+
+                if common["iterations"] is None and common["time"] is None:
+                    common["iterations"] = 1000
+                out = tree_parallel_oware([state], blocks=o.get("blocks"), **common)
+                r = {**out["positions"][0], "iterations": out["iterations"]}
+            else:
+                r = search_oware(state, leaves=o.get("leaves"), **common)
             self.last = {"value": r["value"], "iterations": r["iterations"], "nodes": r["nodes"]}
             return r["move"]
         # flat Monte Carlo
@@ -151,6 +162,15 @@ def parse_oware_agent(spec: str, seed: int | None = None) -> OwareAgent:
             check_float("c", options["c"], 0.0, MAX_WEIGHT)
         if "leaves" in options:
             check_int("leaves", options["leaves"], 1, MAX_LEAVES)
+        if options.get("parallel", "root") not in ("root", "tree"):
+            raise ValueError(f"{spec}: parallel must be root (one tree) or tree (one shared tree, blocks= "
+                             f"workers on a GPU), got {options['parallel']!r}")
+        if options.get("parallel", "root") == "tree" and "leaves" in options:
+            raise ValueError(f"{spec}: leaves= applies to parallel=root; a shared tree evaluates one leaf a worker")
+        if "blocks" in options:
+            if options.get("parallel") != "tree":
+                raise ValueError(f"{spec}: blocks= applies only with parallel=tree")
+            check_int("blocks", options["blocks"], 1, MAX_BLOCKS)
         if options.get("leaves", 1) * options.get("playouts", 1) > MAX_STEP_PLAYOUTS:
             raise ValueError(f"{spec}: leaves x playouts is above the limit of {MAX_STEP_PLAYOUTS} per step")
     seed = random.randrange(1 << 31) if seed is None else check_int("seed", seed, 0)

@@ -249,3 +249,186 @@ def search_oware(state: OwareState, *, iterations: int | None = None, time: floa
     pos = r["positions"][0]
     return {**pos, "iterations": r["iterations"], "seconds": r["seconds"], "backend": r["backend"],
             "interrupted": r["interrupted"], "playouts": r["playouts"], "leaves": r["leaves"]}
+
+
+# -- tree parallelism: many workers (GPU blocks) on one shared tree per position ---------------------------------
+
+#: Nodes per shared tree for a time budget by default.
+DEFAULT_SHARED_TIME_NODES = 1 << 22
+
+
+class _SharedOwareGrower:
+    """Owns T shared trees (:mod:`jitsearch.kernels.oware_shared_tree`) and grows them on one backend."""
+
+    def __init__(self, states, tree_keys, *, capacity, blocks, c, formula, playouts, backend, max_bytes, threads):
+        from ..kernels.oware_shared_tree import NODE_BYTES, OwareSharedTrees
+
+        boards, players, plies, hists, rows, m, gsi, limit = pack_states(states)
+        t = len(states)
+        self.backend, self.blocks, self.threads = backend, blocks, threads
+        self.m, self.gsi, self.limit = m, bool(gsi), int(limit)
+        self.rows = scratch_rows(rows, plies, self.limit)
+        self.args = (float(c), FORMULAS[formula], int(playouts))
+        per_scratch = scratch_bytes(m, self.rows)
+        need = t * capacity * NODE_BYTES
+        if backend == "cuda":
+            from ..kernels.cuda_oware_shared_tree import MAX_SCRATCH_BYTES, threads_for
+
+            if t * blocks * per_scratch > MAX_SCRATCH_BYTES:
+                raise ValueError(f"{t * blocks:,} blocks' repetition records need "
+                                 f"{t * blocks * per_scratch / 2**20:,.0f} MiB of GPU scratch even with one thread "
+                                 f"a block: lower blocks= or the positions")
+            self.threads_per_block = threads_for(int(playouts), t * blocks, per_scratch)
+            need += t * blocks * self.threads_per_block * per_scratch
+        else:
+            need += min(t, threads or cpu_threads()) * per_scratch
+        check_bytes(need, max_bytes, f"{t:,} shared Oware MCTS trees of {capacity:,} nodes",
+                    "lower iterations=, capacity= or blocks= (API: or raise max_bytes)")
+        if backend == "cuda":
+            from ..kernels.cuda_oware_mcts import free_bytes
+
+            free = free_bytes()
+            if need > 0.9 * free:
+                raise ValueError(f"{t:,} shared Oware MCTS trees need {need / 2**20:,.0f} MiB of GPU memory, but "
+                                 f"{free / 2**20:,.0f} MiB are free: lower capacity=, blocks= or the positions")
+        self.trees = OwareSharedTrees(t, capacity)
+        self.roots = (np.ascontiguousarray(boards, np.int32), np.ascontiguousarray(players, np.int32),
+                      np.ascontiguousarray(hists, np.int32), rows.astype(np.int32), plies.astype(np.int32))
+        self.tree_keys = np.ascontiguousarray(tree_keys, dtype=np.uint64)
+        self.log_table = log_table_for(1024)
+        self.done = 0
+        self.device = None
+        _warm_shared(backend)
+        if backend == "cuda":
+            from ..kernels.cuda_oware_shared_tree import DeviceOwareSharedTrees
+
+            self.device = DeviceOwareSharedTrees(self.trees, self.roots, self.tree_keys, self.rows, m, blocks,
+                                                 self.threads_per_block)
+
+    @property
+    def iterations(self) -> int:
+        return self.done
+
+    def grow(self, iterations: int) -> None:
+        need = self.done + iterations + self.blocks + 2  # visits, in-flight ones included, stay below this
+        if self.log_table.shape[0] < need:
+            self.log_table = log_table_for(1 << int(need).bit_length())
+        c, formula, playouts = self.args
+        if self.device is not None:
+            self.device.grow(self.log_table, self.m, c, formula, playouts, self.gsi, self.limit, self.done,
+                             iterations)
+        else:
+            from ..kernels.oware_shared_tree import grow_oware_shared_cpu
+
+            grow_oware_shared_cpu(self.trees, self.roots, self.tree_keys, self.log_table, self.m, c, formula,
+                                  playouts, self.gsi, self.limit, self.rows, self.done, iterations, self.threads)
+        self.done += iterations
+
+    def run(self, iterations: int | None, seconds: float | None) -> bool:
+        return grow_in_chunks(self.grow, lambda: self.done, iterations, seconds, max(1, 2 * self.blocks))
+
+    def results(self):
+        if self.device is not None:
+            self.device.copy_back(self.trees)
+        return self.trees
+
+
+def _warm_shared(backend: str) -> None:
+    """Compile (or load) the shared-tree kernel of ``backend`` once per process on Oware(1,1)."""
+    key = ("shared", backend)
+    if key in _WARMED:
+        return
+    _WARMED.add(key)
+    from ..kernels.oware_shared_tree import OwareSharedTrees
+
+    s = OwareState.initial(1, 1)
+    trees = OwareSharedTrees(1, 4)
+    roots = (np.array(s.board, np.int32)[None, :], np.zeros(1, np.int32), np.array(s.history, np.int32)[None, :, :],
+             np.ones(1, np.int32), np.zeros(1, np.int32))
+    keys = np.zeros(1, np.uint64)
+    if backend == "cuda":
+        from ..kernels.cuda_oware_shared_tree import DeviceOwareSharedTrees
+
+        DeviceOwareSharedTrees(trees, roots, keys, 8, 1, 1, 1).grow(log_table_for(16), 1, 1.0, 0, 1, False, 4, 0, 1)
+    else:
+        from ..kernels.oware_shared_tree import grow_oware_shared_cpu
+
+        grow_oware_shared_cpu(trees, roots, keys, log_table_for(16), 1, 1.0, 0, 1, False, 4, 8, 0, 1, 1)
+
+
+def tree_parallel_oware(states, *, blocks: int | None = None, iterations: int | None = 1000,
+                        time: float | None = None, seed: int = 0, tree_keys=None, c: float = math.sqrt(2),
+                        formula: str = "ucb1", playouts: int = DEFAULT_PLAYOUTS, capacity: int | None = None,
+                        backend: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES, threads: int | None = None,
+                        return_trees: bool = False):
+    """Tree-parallel MCTS: one shared tree per position, grown by ``blocks``
+    workers at once on the GPU (default: 8 per SM over all trees), by one
+    worker per tree on the CPU (the twin: with ``blocks=1`` on the GPU the
+    trees are bit-identical). ``iterations`` per tree (all workers
+    together) or ``time``; other options and the result as
+    :func:`analyse_oware` (``leaves`` is 1; ``blocks`` is added)."""
+    from .config import MAX_BLOCKS
+
+    states = _checked_states(states)
+    opts = check_tree_options(iterations, time, c, formula, "win", playouts, 0, capacity, len(states))
+    if len({(s.houses, s.grand_slam_illegal, s.move_limit) for s in states}) > 1:
+        raise ValueError("all positions need the same houses, move limit and grand-slam rule")
+    from ..kernels.backend import resolve
+
+    resolved = resolve(backend)
+    if blocks is not None:
+        blocks = check_int("blocks", blocks, 1, MAX_BLOCKS)
+        if resolved == "cpu" and blocks != 1:
+            raise ValueError("blocks= is the GPU's workers per tree; the CPU twin grows each tree with one worker "
+                             "(blocks=1)")
+    elif resolved == "cuda":
+        from ..kernels.cuda_oware_shared_tree import default_blocks_per_tree
+
+        blocks = default_blocks_per_tree(len(states))
+    else:
+        blocks = 1
+    if len(states) * blocks > MAX_BLOCKS:
+        raise ValueError(f"{len(states)} trees x {blocks} blocks is above the limit of {MAX_BLOCKS:,} blocks a launch")
+    from ..kernels.cuda_shared_tree import MAX_PLAYOUTS as MAX_SHARED_PLAYOUTS
+
+    if opts.playouts > MAX_SHARED_PLAYOUTS:
+        raise ValueError(f"playouts must be at most {MAX_SHARED_PLAYOUTS} in a shared tree, got {opts.playouts}")
+    if threads is not None:
+        threads = check_int("threads", threads, 1, 1024)
+    return_trees = check_bool("return_trees", return_trees)
+    if tree_keys is None:
+        tree_keys = tree_keys_for(seed, len(states))
+    tree_keys = np.asarray(tree_keys)
+    if tree_keys.shape != (len(states),) or tree_keys.dtype.kind not in "iu":
+        raise ValueError(f"tree_keys must hold one unsigned integer per position ({len(states)})")
+    m = states[0].houses
+    if opts.capacity is not None:
+        capacity = check_int("capacity", opts.capacity, m + 1, MAX_NODES)
+    elif opts.iterations is not None:
+        capacity = int(min(MAX_NODES, (opts.iterations + blocks + 1) * m + 1))
+    else:
+        from ..kernels.oware_shared_tree import NODE_BYTES
+
+        capacity = max(m + 1, min(DEFAULT_SHARED_TIME_NODES, int(max_bytes) // (2 * len(states) * NODE_BYTES)))
+    grower = _SharedOwareGrower(states, tree_keys.astype(np.uint64), capacity=capacity, blocks=blocks, c=opts.c,
+                                formula=opts.formula, playouts=opts.playouts, backend=resolved, max_bytes=max_bytes,
+                                threads=threads)
+    start = _time.perf_counter()
+    interrupted = grower.run(opts.iterations, opts.time)
+    trees = grower.results()
+    seconds = _time.perf_counter() - start
+    scale = opts.playouts * REWARD_UNITS
+    positions = []
+    for g in range(len(states)):
+        kids = [{"move": mv, "visits": n, "value": v / (n * scale) if n else None}
+                for mv, n, v in trees.root_children(g)]
+        base = g * trees.capacity
+        root_n, root_v = int(trees.visits[base]), int(trees.value[base])
+        positions.append({"move": most_visited(kids), "children": kids,
+                          "value": (root_n * scale - root_v) / (root_n * scale) if root_n else None,
+                          "nodes": int(min(trees.size[g], trees.capacity))})
+    result = {"positions": positions, "iterations": grower.iterations,
+              "playouts_total": grower.iterations * opts.playouts * len(states), "seconds": seconds,
+              "backend": resolved, "interrupted": interrupted, "trees": len(states), "playouts": opts.playouts,
+              "leaves": 1, "blocks": blocks}
+    return (result, trees) if return_trees else result
