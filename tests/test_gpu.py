@@ -173,12 +173,14 @@ def test_kernel_compiles_to_ptx_for_sm90():
         from jitsearch.kernels.cuda_playouts import compile_packed_ptx
         from jitsearch.kernels.cuda_shared_tree import compile_ptx as compile_shared_ptx
         from jitsearch.kernels.cuda_oware_mcts import compile_ptx as compile_oware_mcts_ptx
+        from jitsearch.kernels.cuda_oware_shared_tree import compile_ptx as compile_oware_shared_ptx
 
         ptx = compile_ptx((9, 0))
         mcts_ptx = compile_mcts_ptx((9, 0))
         shared_ptx = compile_shared_ptx((9, 0))
         packed_ptx = compile_packed_ptx(6, (9, 0))
         oware_mcts_ptx = compile_oware_mcts_ptx((9, 0))
+        oware_shared_ptx = compile_oware_shared_ptx((9, 0))
     except Exception as exc:  # no numba-cuda / NVVM / NVRTC here
         if os.environ.get("JITSEARCH_REQUIRE_PTX") == "1":
             raise
@@ -188,6 +190,7 @@ def test_kernel_compiles_to_ptx_for_sm90():
     assert ".target sm_90" in shared_ptx and "_shared_tree_kernel" in shared_ptx
     assert ".target sm_90" in packed_ptx and "_packed_playout_kernel" in packed_ptx
     assert ".target sm_90" in oware_mcts_ptx and "_oware_mcts_kernel" in oware_mcts_ptx
+    assert ".target sm_90" in oware_shared_ptx and "_oware_shared_tree_kernel" in oware_shared_ptx
     assert "ld.global.cg" in shared_ptx and "atom.global.cas" in shared_ptx.replace("atom.cas", "atom.global.cas")
 
 

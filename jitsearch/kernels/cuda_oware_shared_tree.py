@@ -162,3 +162,21 @@ class DeviceOwareSharedTrees:
         for name, arr in zip(trees.FIELDS, self.arrays):
             arr.copy_to_host(getattr(trees, name), stream=self.stream)
         self.stream.synchronize()
+
+
+KERNEL_SIGNATURE = ("void(int32[:], int32[:], int32[:], int64[:], int64[:], int32[:], int64[:], int32[:, :], "
+                    "int32[:], int32[:, :, :], int32[:], int32[:], uint64[:], float64[:], int64, int64, float64, "
+                    "int64, int64, boolean, int64, int64, int64, int64, int32[:, :, :])")
+
+
+def compile_ptx(cc=(9, 0)) -> str:
+    """PTX of the kernel for compute capability ``cc`` without a device (needs NVVM only)."""
+    import types
+    from unittest import mock
+
+    from numba.cuda import dispatcher
+
+    fake = types.SimpleNamespace(compute_capability=tuple(cc))
+    with mock.patch.object(dispatcher, "get_current_device", lambda: fake):
+        ptx, _ = cuda.compile_ptx(make_kernel(cuda.jit(device=True)), KERNEL_SIGNATURE, cc=tuple(cc))
+    return ptx
