@@ -6,7 +6,8 @@ and :func:`jitsearch.mcts.multi.analyse_positions`) from the start position,
 UCT with c = sqrt 2, one playout per leaf, one leaf per step, the CPU
 backend, warmed (JIT) first; medians of ``--runs`` interleaved runs, the
 ratio Oware / Kalah measured in the same run. Two shapes: one tree (one
-thread), and ``--trees`` trees over every core. An Oware iteration rebuilds
+thread), and ``--trees`` trees over every core; and Oware's tree-parallel
+CPU twin (one worker a tree) against the multi-tree search, one tree. An Oware iteration rebuilds
 its leaf's repetition record and plays a longer game (about 100 plies
 against Kalah's 40), each move checking that record.
 
@@ -38,7 +39,7 @@ def main() -> int:
     from jitsearch.games.kalah import KalahState
     from jitsearch.games.oware import OwareState
     from jitsearch.mcts.multi import analyse_positions
-    from jitsearch.mcts.oware import analyse_oware
+    from jitsearch.mcts.oware import analyse_oware, tree_parallel_oware
 
     load_start = os.getloadavg()
     ow, ka = OwareState.initial(6, 4), KalahState.initial(6, 4)
@@ -61,6 +62,21 @@ def main() -> int:
                  "oware_runs": o_rates, "kalah_runs": k_rates}
         shapes[f"trees_{trees}"] = shape
         print(json.dumps({k: v for k, v in shape.items() if not k.endswith("_runs")}))
+    # the shared-tree twin (one worker a tree on the CPU) against the multi-tree search, one tree
+    def shared_rate(seed):
+        r = tree_parallel_oware([ow], iterations=args.iterations, playouts=1, seed=seed, backend="cpu")
+        return r["iterations"] / r["seconds"]
+
+    shared_rate(0), rate(analyse_oware, ow, 1, 0)
+    s_rates, m_rates = [], []
+    for r in range(args.runs):
+        s_rates.append(shared_rate(r + 1))
+        m_rates.append(rate(analyse_oware, ow, 1, r + 1))
+    shapes["oware_shared_vs_multi_one_tree"] = {
+        "shared_iterations_per_s": statistics.median(s_rates), "multi_iterations_per_s": statistics.median(m_rates),
+        "ratio_shared_over_multi": statistics.median(s_rates) / statistics.median(m_rates),
+        "shared_runs": s_rates, "multi_runs": m_rates}
+    print(json.dumps({k: v for k, v in shapes["oware_shared_vs_multi_one_tree"].items() if not k.endswith("_runs")}))
     result = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load_start": load_start,
                           "load_end": os.getloadavg()},
               "settings": {"iterations_per_tree": args.iterations, "playouts_per_leaf": 1, "leaves": 1,
