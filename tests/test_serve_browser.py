@@ -385,13 +385,18 @@ def test_play_oware_by_clicking(page):
 
     set_value(page, "p0", "human")
     set_value(page, "p1", "random")
-    set_value(page, "houses", 3)
+    set_value(page, "houses", 2)
     set_value(page, "seeds", 2)
     Select(page.find_element(By.ID, "game")).select_by_value("oware")  # a new game of the chosen kind
-    start = OwareState.initial(3, 2)
+    start = OwareState.initial(2, 2)
     until(page, lambda d: d.find_element(By.ID, "board").get_attribute("data-start") == start.to_text())
     assert page.find_element(By.ID, "title").text == "jitsearch · Oware"
     assert not page.find_element(By.ID, "analysis-panel").is_displayed()
+    from jitsearch.arena.oware_arena import OWARE_AGENTS
+
+    offered = page.execute_script("return Array.from(document.querySelectorAll('#oware-agent-specs option'), "
+                                  "o => o.value.split(':')[0]);")
+    assert {*OWARE_AGENTS, "openspiel"} <= set(offered)  # an agent kind added to the parser is offered
     state, checked, clicks = start, 0, 0
     while True:
         until(page, lambda d: (len(history(d)) > checked or not clicks)
@@ -407,7 +412,7 @@ def test_play_oware_by_clicking(page):
         captured = page.execute_script("return Array.from(document.querySelectorAll('#board g.captured'), "
                                        "g => [g.dataset.player, g.dataset.count]);")
         assert sorted((int(p), int(c)) for p, c in captured) == [(0, state.scores[0]), (1, state.scores[1])]
-        assert board_counts(page) == {i: int(x) for i, x in enumerate(state.board[:6])}
+        assert board_counts(page) == {i: int(x) for i, x in enumerate(state.board[:4])}
         assert legal_pits(page) == (state.legal_moves() if not state.is_over and state.player == 0 else [])
         if state.is_over:
             break

@@ -15,6 +15,13 @@ one game and second in the other; an opening is ``openings`` seeded random
 plies from the start (0: the start position). Game scores are from A's
 side (1 win, 0.5 draw, 0 loss), pairs are counted as a pentanomial and
 summarised by :func:`jitsearch.arena.stats.summary`.
+
+``openspiel:random``, ``openspiel:mcts,...`` and ``openspiel:alphabeta,...``
+are OpenSpiel's bots on its ``oware`` (the ``openspiel`` extra;
+:class:`jitsearch.arena.openspiel_agents.OwareOpenSpielAgent`): a match
+starts them with the opening's moves and :func:`play_oware_game` tells them
+every move (``begin``, ``observe``), so their OpenSpiel state, repetition
+record included, follows the game.
 """
 
 from __future__ import annotations
@@ -151,8 +158,8 @@ def play_oware_game(state: OwareState, agents, *, on_move=None) -> dict:
             raise RuntimeError(f"agent {agent} chose an illegal move {house} in {state.to_text()}")
         before, state = state, state.play(house)
         moves.append(int(house))
-        for seen in {id(x): x for x in agents if hasattr(x, "observe")}.values():  # OpenSpiel bots keep a game
-            seen.observe(house)
+        for x in {id(x): x for x in agents if hasattr(x, "observe")}.values():  # OpenSpiel bots keep a game
+            x.observe(house)
         if on_move:
             on_move(before, house, state, agent)
     return {"moves": moves, "final": state.to_text(), "scores": list(state.scores), "margin": state.margin,

@@ -494,6 +494,14 @@ $("game").addEventListener("change", newGame);
   let info = null;
   try { info = await api("/api/info"); } catch (e) { showError(e.message); }
   if (info && info.game) $("game").value = info.game;
+  for (const kind of (info && info.oware_agents) || []) {   // every kind the server's Oware parser knows
+    const list = $("oware-agent-specs");
+    if (![...list.options].some((o) => o.value.split(":")[0] === kind)) {
+      const o = document.createElement("option");
+      o.value = kind === "openspiel" ? "openspiel:mcts,simulations=1000" : kind;
+      list.appendChild(o);
+    }
+  }
   setGame($("game").value);
   if (info) loadRecordList(info).catch((e) => showError(e.message));
   newGame();
