@@ -126,7 +126,7 @@ def test_go_caps_a_timed_oware_agent():
 
 
 def test_cli_engine_oware_session():
-    requests = f"hello\ngame 4 3 standard\nseed 3\nposition 3,3,3,3/3,3,3,3/0,0 p0 moves 3\ngo 2000\nquit\n"
+    requests = "hello\ngame 4 3 standard\nseed 3\nposition 3,3,3,3/3,3,3,3/0,0 p0 moves 3\ngo 2000\nquit\n"
     proc = subprocess.run([sys.executable, "-m", "jitsearch", "engine", "--game", "oware", "--agent",
                            "alphabeta:depth=2"], input=requests, capture_output=True, text=True, env=ENV,
                           timeout=120)
