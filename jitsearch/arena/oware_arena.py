@@ -21,6 +21,13 @@ one game and second in the other; an opening is ``openings`` seeded random
 plies from the start (0: the start position). Game scores are from A's
 side (1 win, 0.5 draw, 0 loss), pairs are counted as a pentanomial and
 summarised by :func:`jitsearch.arena.stats.summary`.
+
+``openspiel:random``, ``openspiel:mcts,...`` and ``openspiel:alphabeta,...``
+are OpenSpiel's bots on its ``oware`` (the ``openspiel`` extra;
+:class:`jitsearch.arena.openspiel_agents.OwareOpenSpielAgent`): a match
+starts them with the opening's moves and :func:`play_oware_game` tells them
+every move (``begin``, ``observe``), so their OpenSpiel state, repetition
+record included, follows the game.
 """
 
 from __future__ import annotations
@@ -127,8 +134,13 @@ def parse_oware_agent(spec: str, seed: int | None = None) -> OwareAgent:
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent spec is a string such as alphabeta:depth=6, got {spec!r}")
     kind, _, rest = spec.strip().partition(":")
+    if kind == "openspiel":  # OpenSpiel's bots on its oware (the openspiel extra): openspiel:mcts,simulations=N
+        from .openspiel_agents import parse_openspiel_spec
+
+        return parse_openspiel_spec(spec.strip(), rest, random.randrange(1 << 31) if seed is None
+                                    else check_int("seed", seed, 0), game="oware")
     if kind not in OWARE_AGENTS:
-        raise ValueError(f"unknown Oware agent {kind!r}: one of {', '.join(OWARE_AGENTS)}")
+        raise ValueError(f"unknown Oware agent {kind!r}: one of {', '.join([*OWARE_AGENTS, 'openspiel'])}")
     options = {}
     for item in filter(None, (x.strip() for x in rest.split(","))):
         key, eq, value = item.partition("=")
@@ -186,6 +198,8 @@ def play_oware_game(state: OwareState, agents, *, on_move=None) -> dict:
     agent)`` is called after each move."""
     if not isinstance(state, OwareState):
         raise ValueError(f"state must be an OwareState, got {type(state).__name__}")
+    for x in {id(x): x for x in agents if hasattr(x, "begin")}.values():  # OpenSpiel bots: from the start only
+        x.begin(state)
     moves = []
     while not state.is_over:
         agent = agents[state.player]
@@ -194,6 +208,8 @@ def play_oware_game(state: OwareState, agents, *, on_move=None) -> dict:
             raise RuntimeError(f"agent {agent} chose an illegal move {house} in {state.to_text()}")
         before, state = state, state.play(house)
         moves.append(int(house))
+        for x in {id(x): x for x in agents if hasattr(x, "observe")}.values():  # OpenSpiel bots keep a game
+            x.observe(house)
         if on_move:
             on_move(before, house, state, agent)
     return {"moves": moves, "final": state.to_text(), "scores": list(state.scores), "margin": state.margin,
@@ -202,15 +218,21 @@ def play_oware_game(state: OwareState, agents, *, on_move=None) -> dict:
 
 def opening(houses: int, seeds: int, plies: int, seed: int, index: int) -> OwareState:
     """The ``index``-th opening: ``plies`` random plies (seeded) from the start, redrawn if the game ends."""
+    return opening_line(houses, seeds, plies, seed, index)[0]
+
+
+def opening_line(houses: int, seeds: int, plies: int, seed: int, index: int) -> tuple[OwareState, list[int]]:
+    """:func:`opening` and the moves from the start that reach it."""
     rnd = random.Random(seed * 7919 + index)
     while True:
-        s = OwareState.initial(houses, seeds)
+        s, moves = OwareState.initial(houses, seeds), []
         for _ in range(plies):
             if s.is_over:
                 break
-            s = s.play(rnd.choice(s.legal_moves()))
+            moves.append(rnd.choice(s.legal_moves()))
+            s = s.play(moves[-1])
         if not s.is_over:
-            return s
+            return s, moves
 
 
 def run_oware_match(spec_a: str, spec_b: str, pairs: int, *, houses: int = 6, seeds: int = 4, openings: int = 0,
@@ -225,11 +247,14 @@ def run_oware_match(spec_a: str, spec_b: str, pairs: int, *, houses: int = 6, se
     parse_oware_agent(spec_a, 0), parse_oware_agent(spec_b, 0)  # validates both specs before any game
     scores = []
     for p in range(pairs):
-        start = opening(houses, seeds, openings, seed, p)
+        start, start_moves = opening_line(houses, seeds, openings, seed, p)
         pair = []
         for a_seat in (0, 1):
             a = parse_oware_agent(spec_a, seed * 2 + 2 * p + a_seat)
             b = parse_oware_agent(spec_b, seed * 2 + 2 * p + a_seat + 1_000_003)
+            for x in (a, b):
+                if hasattr(x, "start"):  # an OpenSpiel bot reaches the opening by its moves
+                    x.start(start_moves, houses=houses, seeds=seeds)
             agents = [a, b] if a_seat == 0 else [b, a]
             game = play_oware_game(start, agents)
             mine = game["margin"] if a_seat == 0 else -game["margin"]
