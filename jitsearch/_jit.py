@@ -298,3 +298,28 @@ class CompileBeside:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def stable_ids(jit):
+    """``jit`` (a decorator such as ``numba.njit(cache=True)``) that gives
+    each dispatcher it makes a fixed id: ``module.qualname`` and its options.
+
+    Numba keys a cached closure by the pickled contents of its closure
+    cells, and a dispatcher pickles with a random per-process id. A cached
+    function that closes over other compiled functions (the rules a build
+    factory compiles) therefore missed the cache in every new process and
+    compiled again (about 0.9 s for Oware's rules on each CLI run). With
+    fixed ids the key is the same in every process. Two dispatchers with the
+    same id are compilations of the same source with the same options."""
+
+    def decorate(fn):
+        dispatcher = jit(fn)
+        if hasattr(dispatcher, "_set_uuid"):
+            options = ",".join(f"{k}={v!r}" for k, v in sorted(getattr(dispatcher, "targetoptions", {}).items()))
+            try:
+                dispatcher._set_uuid(f"jitsearch:{fn.__module__}.{fn.__qualname__}[{options}]")
+            except AssertionError:  # an id was already given (pickled, or asked for): keep it
+                pass
+        return dispatcher
+
+    return decorate

@@ -53,7 +53,9 @@ def make_playout(jit, rules, gen):
     return jit(playout)
 
 
-INLINE_RULES = oware_rules.build(njit(cache=True, inline="always"))
+# inline="always" functions are inlined into their (cached) callers: not cached on their own, since
+# their cache entries would clash with the same rule functions compiled for state.RULES
+INLINE_RULES = oware_rules.build(njit(inline="always"))
 CPU_RNG = rng.build(njit(cache=True))
 playout = make_playout(njit(cache=True), INLINE_RULES, CPU_RNG)
 stream_key = CPU_RNG.stream_key

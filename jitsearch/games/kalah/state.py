@@ -19,12 +19,15 @@ import numpy as np
 from numba import njit
 
 from ..._checks import check_bool, check_int
+from ..._jit import stable_ids
 from . import rules
 from .rules import GAME_OVER
 
 #: The rules compiled for the CPU (cached): the one CPU compilation, used by every
 #: CPU kernel; the CUDA kernels compile the same source with ``rules.build``.
-RULES = rules.with_int64_arguments(rules.build(njit(cache=True)), njit(cache=True, inline="always"))
+# fixed ids (_jit.stable_ids): the shims close over compiled rules, and are cached across processes only so
+RULES = rules.with_int64_arguments(rules.build(stable_ids(njit(cache=True))),
+                                   stable_ids(njit(cache=True, inline="always")))
 # module-level names: Numba resolves compiled callees as globals, not attributes
 apply_move = RULES.apply_move
 legal_moves = RULES.legal_moves

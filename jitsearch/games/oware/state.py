@@ -22,12 +22,13 @@ import numpy as np
 from numba import njit
 
 from ..._checks import check_bool, check_int
+from ..._jit import stable_ids
 from . import rules
 from .rules import GAME_OVER, OPENSPIEL_MOVE_LIMIT
 
 #: The rules compiled for the CPU (cached); the CUDA kernels compile the same
 #: source with ``rules.build(cuda.jit(device=True))``.
-RULES = rules.build(njit(cache=True))
+RULES = rules.build(stable_ids(njit(cache=True)))  # fixed ids: cached across processes (_jit.stable_ids)
 apply_move = RULES.apply_move
 legal_moves = RULES.legal_moves
 margin_of = RULES.margin
