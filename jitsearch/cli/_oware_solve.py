@@ -31,8 +31,12 @@ def _build(endgame_seeds, houses, max_bytes, cache_dir):
     from ..games.oware.endgame import build_database, cache_path, estimate_build
     from ..trees.memory import format_bytes
 
+    from ..trees.memory import check_bytes
+
     try:
         est = estimate_build(houses, endgame_seeds)
+        check_bytes(est["ram_bytes"], max_bytes, f"an Oware endgame database of {est['positions']:,} positions",
+                    "lower --endgame-seeds or raise --max-memory")
     except ValueError as exc:
         raise UserError(str(exc)) from None
     cached = cache_dir is not None and cache_path(cache_dir, houses, endgame_seeds, False).is_file()

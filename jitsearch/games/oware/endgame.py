@@ -94,6 +94,29 @@ def _rank(b, k, shift, t, binom):
     return idx
 
 
+def position_rank(houses_vector) -> int:
+    """Rank of a board (2m seed counts, the mover's houses first) within its
+    layer (lexicographic order of the compositions of its seeds)."""
+    h = np.asarray(houses_vector)
+    if h.ndim != 1 or h.size < 2 or h.size % 2 or h.dtype.kind not in "iu" or h.min() < 0:
+        raise ValueError("a board is 2m non-negative integer seed counts")
+    k = h.size
+    t = int(h.sum())
+    return int(_rank(h.astype(np.int64), k, 0, t, binomial_table(t + k, k)))
+
+
+def position_unrank(houses: int, seeds: int, index: int) -> np.ndarray:
+    """The board (int64[2m], the mover's houses first) of rank ``index`` in layer ``seeds``."""
+    houses, seeds, _ = _check(houses, seeds, False)
+    n = layer_size(houses, seeds)
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < n:
+        raise ValueError(f"index must be an integer in 0..{n - 1}, got {index!r}")
+    k = 2 * houses
+    h = np.zeros(k, dtype=np.int64)
+    _unrank_in_level(seeds, np.int64(index), k, binomial_table(seeds + k, k), h)
+    return h
+
+
 @njit(cache=True, nogil=True)
 def _forward(m, s, slam_illegal, binom, values, ex, cnt):
     """Exit value (``ex``, int16; -1 when no capture and not terminal) and
