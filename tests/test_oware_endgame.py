@@ -298,3 +298,41 @@ def test_ctrl_c_stops_an_oware_database_build():
         raise
     assert proc.returncode == 130, err + rest
     assert "interrupted" in rest and "Traceback" not in rest
+
+
+# -- alpha-beta probing the database ---------------------------------------------------------
+
+def test_alphabeta_probes_the_database():
+    from jitsearch.games.oware.alphabeta import WIN, search
+
+    m, s = 3, 5
+    db = build_database(m, s)
+    checked = 0
+    for p in compositions(s, 2 * m):
+        if not moves(p, m, False):
+            continue
+        state = OwareState.from_board(list(p) + [0, 0], 0)
+        if any(state.play(h).is_over for h in state.legal_moves()):
+            continue  # a child that OpenSpiel's rules end (by the scores) is scored by them, not the database
+        margin = db.value(np.array(p), 0) - s  # the mover's final seeds minus the opponent's, database rule
+        want = 0.0 if margin == 0 else math.copysign(WIN, margin) + margin
+        assert search(state, 1, endgame=db).value == want, p
+        assert search(state, 3, endgame=db).value == want, p  # every child is already a database leaf
+        checked += 1
+    assert checked > 50
+    with pytest.raises(ValueError, match="endgame database is for 3 houses"):
+        search(OwareState.initial(2, 1), 1, endgame=db)
+
+
+def test_alphabeta_agent_db_option():
+    from jitsearch.arena.oware_arena import parse_oware_agent
+
+    agent = parse_oware_agent("alphabeta:depth=2,db=6", seed=1)
+    state = OwareState.from_text("0,0,0,0,1,2/1,0,0,0,0,1/20,21 p0")
+    assert agent(state) in state.legal_moves()
+    value = agent.last["value"]  # every child holds <= 6 seeds: a database leaf, a final result
+    assert value == 0 or abs(value) >= 1000
+    with pytest.raises(ValueError, match="db"):
+        parse_oware_agent("alphabeta:db=0")
+    with pytest.raises(ValueError, match="lower db="):
+        parse_oware_agent("alphabeta:db=40")

@@ -335,7 +335,8 @@ class OwareEndgame:
     player to move, layers 0..S in order), ``binom`` (the ranking table),
     ``houses``, ``max_seeds``, ``grand_slam_illegal``, ``path`` (the cache
     file or None), ``loaded`` (read from the cache), ``layer_seconds`` and
-    ``layer_edges`` (un-moves generated) per layer built (empty when loaded)."""
+    ``layer_edges`` (un-moves generated) per layer built, and of that time
+    ``layer_forward_seconds`` in the forward pass (all empty when loaded)."""
 
     houses: int
     max_seeds: int
@@ -346,6 +347,7 @@ class OwareEndgame:
     loaded: bool = False
     layer_seconds: tuple = ()
     layer_edges: tuple = ()
+    layer_forward_seconds: tuple = ()
 
     def layer(self, seeds: int) -> np.ndarray:
         """The values of layer ``seeds`` (rank order)."""
@@ -415,7 +417,7 @@ def build_database(houses: int = 6, max_seeds: int = 12, *, grand_slam_illegal: 
     else:
         values = np.zeros(size, dtype=np.uint8)
     try:
-        seconds, edges = _build_layers(houses, max_seeds, slam, binom, values, progress, size)
+        seconds, edges, forward = _build_layers(houses, max_seeds, slam, binom, values, progress, size)
     except BaseException:
         if tmp is not None:
             del values
@@ -424,7 +426,7 @@ def build_database(houses: int = 6, max_seeds: int = 12, *, grand_slam_illegal: 
                 os.unlink(tmp)
         raise
     if tmp is None:
-        return OwareEndgame(houses, max_seeds, slam, values, binom, None, False, seconds, edges)
+        return OwareEndgame(houses, max_seeds, slam, values, binom, None, False, seconds, edges, forward)
     try:
         flush_values(values, tmp)
         record = complete_record(meta, values)
@@ -435,14 +437,14 @@ def build_database(houses: int = 6, max_seeds: int = 12, *, grand_slam_illegal: 
             os.unlink(tmp)
         warnings.warn(f"could not save the endgame database to {path} ({exc.strerror or exc}): not cached",
                       EndgameCacheWarning, stacklevel=2)
-        return OwareEndgame(houses, max_seeds, slam, values, binom, None, False, seconds, edges)
+        return OwareEndgame(houses, max_seeds, slam, values, binom, None, False, seconds, edges, forward)
     finally:
         release_lock(tmp)
     del values
     with _suppress():
         remember_verified(path, file_identity(path))
     return OwareEndgame(houses, max_seeds, slam, open_values(path, size, (size,), np.uint8), binom, str(path),
-                        False, seconds, edges)
+                        False, seconds, edges, forward)
 
 
 def _suppress():
@@ -458,12 +460,13 @@ def _build_layers(m, max_seeds, slam, binom, values, progress, size):
     cnt = np.empty(largest, dtype=np.uint8)
     queue = np.empty(largest, dtype=np.int32 if largest < 1 << 31 else np.int64)
     start = time.perf_counter()
-    seconds, edges = [], []
+    seconds, edges, forward = [], [], []
     for s in range(max_seeds + 1):
         t0 = time.perf_counter()
         _forward(m, s, slam, binom, values, ex, cnt)
+        forward.append(time.perf_counter() - t0)
         edges.append(int(_retrograde(m, s, slam, binom, values, ex, cnt, queue)))
         seconds.append(time.perf_counter() - t0)
         if progress is not None:
             progress(s, int(binom[s + k, k]), size, time.perf_counter() - start)
-    return tuple(seconds), tuple(edges)
+    return tuple(seconds), tuple(edges), tuple(forward)
