@@ -336,3 +336,41 @@ def test_alphabeta_agent_db_option():
         parse_oware_agent("alphabeta:db=0")
     with pytest.raises(ValueError, match="lower db="):
         parse_oware_agent("alphabeta:db=40")
+
+
+@pytest.mark.parametrize("slam", [False, True])
+def test_unmoves_invert_the_non_capturing_moves(slam):
+    # Oware(6) with 14 seeds, some positions with a house of 11+ seeds (a sowing that laps the board)
+    import random
+
+    from jitsearch.games.kalah.endgame import binomial_table
+    from jitsearch.games.oware.endgame import _unmoves
+
+    m, s = 6, 14
+    k = 2 * m
+    binom = binomial_table(s + k, k)
+    scratch = [np.zeros(k + 2, np.int32) for _ in range(3)]
+    out = np.empty(m * (s + 1), np.int64)
+    rng = random.Random(5)
+
+    def unmoves(x):
+        n = _unmoves(np.array(x, np.int64), m, s, slam, binom, *scratch, out)
+        return {tuple(position_unrank(m, s, int(r))) for r in out[:n]}
+
+    laps = checked = 0
+    for i in range(400):
+        p = [0] * k
+        if i % 3 == 0:
+            p[rng.randrange(m)] = 11 + rng.randrange(4)
+        while sum(p) < s:
+            p[rng.randrange(k)] += 1
+        p = tuple(p)
+        for house, cap, child in moves(p, m, slam):
+            if cap:
+                continue
+            assert p in unmoves(child), (p, house)
+            for q in unmoves(child):  # and nothing else: each one reaches the child without a capture
+                assert (child, 0) in {(ch, c) for _, c, ch in moves(q, m, slam)}, (q, child)
+            laps += p[house] >= k - 1
+            checked += 1
+    assert checked > 300 and laps > 20

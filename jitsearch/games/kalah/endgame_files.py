@@ -1,6 +1,9 @@
 """Endgame database files: where they live, how they are written, checked
 and trusted, and how an interrupted or killed build is resumed or cleaned up
-(the databases themselves are built by :mod:`.endgame`).
+(the databases themselves are built by :mod:`.endgame`). Oware's
+databases (:mod:`jitsearch.games.oware.endgame`) use the same functions for
+their own file name and a one-dimensional uint8 array: ``shape`` and
+``dtype`` come from the record, Kalah's ``(2, size)`` int8 by default.
 
 With a cache directory the values are an ``.npy`` file
 (``kalah-m{m}-s{S}-{standard|empty}-v3.npy``), built in place through a
