@@ -244,6 +244,9 @@ def test_cli_solve_oware_with_database(capsys, tmp_path):
                          "--endgame-cache-dir", str(tmp_path), "--json")
     assert code == 0, err
     obj = json.loads(out)
+    assert set(obj) == {"game", "houses", "position", "player_to_move", "complete", "seconds", "compile_seconds",
+                        "result", "margin", "best_move", "depth", "nodes", "endgame_seeds", "seeds_on_board",
+                        "endgame_value", "endgame_result", "endgame_path", "endgame_loaded"}
     assert obj["result"] == "win" and obj["endgame_value"] == 6 and obj["endgame_result"] == "win"
     assert obj["complete"] is True and obj["endgame_loaded"] is False and "layer 4 of 4" in err
     code, out, err = run(capsys, "solve", "--game", "oware", "--houses", "2", "--seeds", "2", "--endgame-seeds", "4",

@@ -329,7 +329,7 @@ def _meta(houses, max_seeds, grand_slam_illegal, size):
             "grand_slam_illegal": grand_slam_illegal, "shape": [size], "dtype": "uint8"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class OwareEndgame:
     """A built database: ``values`` (uint8[C(S + 2m, 2m)], half-seeds for the
     player to move, layers 0..S in order), ``binom`` (the ranking table),
