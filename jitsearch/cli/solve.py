@@ -96,7 +96,9 @@ def solve(
     max_memory: Annotated[
         str, typer.Option("--max-memory", help="Refuse to allocate more than this (e.g. 2GiB).")
     ] = "2GiB",
-    game: Annotated[Optional[str], typer.Option("--game", help="Solve a game instead of a tree: kalah or oware.")] = None,
+    game: Annotated[
+        Optional[str], typer.Option("--game", help="Solve a game instead of a tree: kalah or oware.")
+    ] = None,
     houses: Annotated[int, typer.Option("--houses", help="kalah, oware: houses per side (m).")] = 6,
     seeds: Annotated[int, typer.Option("--seeds", help="kalah, oware: seeds per house (n).")] = 4,
     empty_capture: Annotated[
@@ -114,16 +116,19 @@ def solve(
                                           "default: sized from the board, at most 2**24).", show_default=False),
     ] = None,
     endgame_seeds: Annotated[
-        int, typer.Option("--endgame-seeds", help="kalah, oware: build an endgame database up to this many seeds (0: none).")
+        int, typer.Option("--endgame-seeds", help="kalah, oware: build an endgame database up to this many seeds "
+                                                  "(0: none).")
     ] = 0,
     endgame_cache: Annotated[
         bool, typer.Option("--endgame-cache/--no-endgame-cache",
-                           help="kalah, oware: keep built endgame databases in ~/.cache/jitsearch (or $XDG_CACHE_HOME).")
+                           help="kalah, oware: keep built endgame databases in ~/.cache/jitsearch (or "
+                                "$XDG_CACHE_HOME).")
     ] = True,
     endgame_cache_dir: Annotated[
-        Optional[Path], typer.Option("--endgame-cache-dir", help="kalah, oware: keep endgame databases in this directory "
-                                                                 "instead (default: $XDG_CACHE_HOME/jitsearch/"
-                                                                 "kalah-endgame, or ~/.cache/...).",
+        Optional[Path], typer.Option("--endgame-cache-dir", help="kalah, oware: keep endgame databases in this "
+                                                                 "directory instead (default: $XDG_CACHE_HOME/"
+                                                                 "jitsearch/kalah-endgame or oware-endgame, or "
+                                                                 "~/.cache/...).",
                                      show_default=False)
     ] = None,
     all_moves: Annotated[
