@@ -45,10 +45,13 @@ def _build(endgame_seeds, houses, max_bytes, cache_dir):
                      f"{format_bytes(est['file_bytes'])} on disk, {format_bytes(est['ram_bytes'])} of memory to "
                      "build" + (f" (built once, then cached in {cache_dir})" if cache_dir else ""), soft_wrap=True)
 
+    from ..games.oware.endgame import database_size
+
     def progress(seeds, done, total, seconds):
         if seconds >= 1.0 or seeds == endgame_seeds:
-            stderr.print(f"endgame database: layer {seeds} of {endgame_seeds} built, {done:,} of {total:,} "
-                         f"positions, {seconds:.1f} s")
+            built = "built" if done == database_size(houses, seeds) else "in progress"
+            stderr.print(f"endgame database: layer {seeds} of {endgame_seeds} {built}, {done:,} of {total:,} "
+                         f"positions, {seconds:.1f} s", soft_wrap=True)
 
     try:
         with JitWatch():
@@ -123,6 +126,15 @@ def solve_oware(given, *, houses, seeds, position, time_limit, endgame_seeds, as
                        else "loss")
         else:
             out.update(endgame_value=None, endgame_result=None)
+        if not as_json:  # at once: the exact solve may take long (small variants only)
+            if out["endgame_value"] is None:
+                stderr.print(f"the position has {on_board} seeds on the board, above --endgame-seeds "
+                             f"{endgame_seeds}: no database value")
+            else:
+                stdout.print(f"endgame database: {out['endgame_value']} half-seeds from here for p{state.player}: "
+                             f"{out['endgame_result']} (cycles split evenly); now the exact solve under "
+                             "OpenSpiel's rules" + (f" (at most {time_limit:g} s)" if time_limit else
+                                                    " (Ctrl-C stops it)"), soft_wrap=True)
     try:
         with JitWatch() as jit:
             t0 = time.perf_counter()
@@ -149,8 +161,5 @@ def solve_oware(given, *, houses, seeds, position, time_limit, endgame_seeds, as
             table.add_row(key, "-" if out[key] is None else str(out[key]))
     table.add_row("seconds", f"{out['seconds']:.2f}")
     stdout.print(table)
-    if "endgame_value" in out and out["endgame_value"] is None:
-        stderr.print(f"the position has {out['seeds_on_board']} seeds on the board, above --endgame-seeds "
-                     f"{endgame_seeds}: no database value")
     if r is None:
         stderr.print(f"time limit reached: the exact solve did not finish in {time_limit:g} s")

@@ -62,6 +62,9 @@ from .state import MAX_HOUSES, RULES, OwareState
 MAX_DB_SEEDS = 127
 UNRESOLVED = 255
 FORMAT_VERSION = 1
+#: Layers up to this size run all their thresholds in one kernel call; bigger ones one threshold a call.
+_THRESHOLDS_PER_CALL_BELOW = 1 << 20
+_PROGRESS_SECONDS = 1.0
 #: Bytes of scratch per position of the layer being built: exit (int16), counter (uint8), queue (int32/int64).
 _SCRATCH_BYTES = 2 + 1 + 4
 _sow = RULES.sow
@@ -224,10 +227,13 @@ def _unmoves(hx, m, s, slam_illegal, binom, after, pred, work, out):
 
 
 @njit(cache=True, nogil=True)
-def _retrograde(m, s, slam_illegal, binom, values, ex, cnt, queue):
-    """Fill layer ``s`` of ``values`` from ``ex`` and ``cnt`` (:func:`_forward`;
-    ``cnt`` is consumed) by threshold-wise backward propagation through
-    un-moves; unresolved positions get ``s``. Returns the un-moves generated."""
+def _retrograde(m, s, slam_illegal, binom, values, ex, cnt, queue, t_hi, t_lo, counts):
+    """Thresholds ``t_hi`` down to ``t_lo`` (> s) of layer ``s``: resolve
+    positions from ``ex`` and ``cnt`` (:func:`_forward`; ``cnt`` is consumed)
+    by backward propagation through un-moves; the layer's entries start at
+    ``UNRESOLVED`` (the caller sets them, and gives the remaining ones ``s``
+    after the last threshold). Adds (positions resolved, un-moves generated)
+    into ``counts`` (int64[2])."""
     k = 2 * m
     n = binom[s + k - 1, k - 1]
     base = binom[s + k - 1, k]
@@ -237,10 +243,8 @@ def _retrograde(m, s, slam_illegal, binom, values, ex, cnt, queue):
     pred = np.zeros(k + 2, dtype=np.int32)
     work = np.zeros(k + 2, dtype=np.int32)
     out = np.empty(m * (s + 1), dtype=np.int64)
-    for c in range(n):
-        values[base + c] = UNRESOLVED
     edges = 0
-    for t in range(two_s, s, -1):
+    for t in range(t_hi, t_lo - 1, -1):
         u = two_s - t
         head = 0
         tail = 0
@@ -275,10 +279,8 @@ def _retrograde(m, s, slam_illegal, binom, values, ex, cnt, queue):
                         values[base + p] = u
                         queue[tail] = p
                         tail += 1
-    for c in range(n):
-        if values[base + c] == UNRESOLVED:
-            values[base + c] = s
-    return edges
+        counts[0] += tail
+    counts[1] += edges
 
 
 @njit(cache=True, nogil=True)
@@ -382,7 +384,8 @@ def build_database(houses: int = 6, max_seeds: int = 12, *, grand_slam_illegal: 
                    max_bytes: int = 1 << 30, cache_dir=None, progress=None, verify: str = "auto") -> OwareEndgame:
     """Build (or load from ``cache_dir``) the database of layers 0..max_seeds
     (module docstring). ``progress(seeds, positions_done, positions_total,
-    seconds)`` after each layer. Refused with ``ValueError`` before anything
+    seconds)`` after each layer, and about every second inside a big one
+    (``positions_done`` then counts the layer's positions resolved so far). Refused with ``ValueError`` before anything
     is allocated when ``estimate_build(...)["ram_bytes"]`` exceeds
     ``max_bytes``. The cache's file handling (checksums, atomic writes,
     stale temporaries) is Kalah's, :mod:`..kalah.endgame_files`."""
@@ -459,14 +462,30 @@ def _build_layers(m, max_seeds, slam, binom, values, progress, size):
     ex = np.empty(largest, dtype=np.int16)
     cnt = np.empty(largest, dtype=np.uint8)
     queue = np.empty(largest, dtype=np.int32 if largest < 1 << 31 else np.int64)
-    start = time.perf_counter()
+    start = last = time.perf_counter()
     seconds, edges, forward = [], [], []
+    counts = np.zeros(2, dtype=np.int64)
     for s in range(max_seeds + 1):
         t0 = time.perf_counter()
+        base, n = int(binom[s + k - 1, k]), layer_size(m, s)
+        layer = values[base:base + n]
         _forward(m, s, slam, binom, values, ex, cnt)
         forward.append(time.perf_counter() - t0)
-        edges.append(int(_retrograde(m, s, slam, binom, values, ex, cnt, queue)))
+        layer[:] = UNRESOLVED
+        counts[:] = 0
+        t = 2 * s
+        while t > s:  # a few thresholds a call: Ctrl-C and the progress line act between calls
+            lo = max(s + 1, t - (1 if n > _THRESHOLDS_PER_CALL_BELOW else 2 * s))
+            _retrograde(m, s, slam, binom, values, ex, cnt, queue, t, lo, counts)
+            t = lo - 1
+            now = time.perf_counter()
+            if progress is not None and t > s and now - last >= _PROGRESS_SECONDS:
+                progress(s, base + int(counts[0]), size, now - start)
+                last = now
+        layer[layer == UNRESOLVED] = s
+        edges.append(int(counts[1]))
         seconds.append(time.perf_counter() - t0)
         if progress is not None:
-            progress(s, int(binom[s + k, k]), size, time.perf_counter() - start)
+            progress(s, base + n, size, time.perf_counter() - start)
+            last = time.perf_counter()
     return tuple(seconds), tuple(edges), tuple(forward)
