@@ -164,7 +164,7 @@ def test_mcts_with_gpu_leaf_evaluation_equals_the_cpu_backend():
 # -- PTX for a real architecture ---------------------------------------------------------
 
 def test_kernel_compiles_to_ptx_for_sm90():
-    """The kernels (playouts, multi-tree MCTS, shared-tree MCTS) compile to PTX for sm_90."""
+    """The kernels (playouts, multi-tree MCTS, shared-tree MCTS, Oware's MCTS) compile to PTX for sm_90."""
     if SIMULATOR:
         pytest.skip("the simulator has no compiler")
     try:
@@ -172,11 +172,15 @@ def test_kernel_compiles_to_ptx_for_sm90():
         from jitsearch.kernels.cuda_playouts import compile_ptx
         from jitsearch.kernels.cuda_playouts import compile_packed_ptx
         from jitsearch.kernels.cuda_shared_tree import compile_ptx as compile_shared_ptx
+        from jitsearch.kernels.cuda_oware_mcts import compile_ptx as compile_oware_mcts_ptx
+        from jitsearch.kernels.cuda_oware_shared_tree import compile_ptx as compile_oware_shared_ptx
 
         ptx = compile_ptx((9, 0))
         mcts_ptx = compile_mcts_ptx((9, 0))
         shared_ptx = compile_shared_ptx((9, 0))
         packed_ptx = compile_packed_ptx(6, (9, 0))
+        oware_mcts_ptx = compile_oware_mcts_ptx((9, 0))
+        oware_shared_ptx = compile_oware_shared_ptx((9, 0))
     except Exception as exc:  # no numba-cuda / NVVM / NVRTC here
         if os.environ.get("JITSEARCH_REQUIRE_PTX") == "1":
             raise
@@ -185,6 +189,8 @@ def test_kernel_compiles_to_ptx_for_sm90():
     assert ".target sm_90" in mcts_ptx and "_mcts_kernel" in mcts_ptx
     assert ".target sm_90" in shared_ptx and "_shared_tree_kernel" in shared_ptx
     assert ".target sm_90" in packed_ptx and "_packed_playout_kernel" in packed_ptx
+    assert ".target sm_90" in oware_mcts_ptx and "_oware_mcts_kernel" in oware_mcts_ptx
+    assert ".target sm_90" in oware_shared_ptx and "_oware_shared_tree_kernel" in oware_shared_ptx
     assert "ld.global.cg" in shared_ptx and "atom.global.cas" in shared_ptx.replace("atom.cas", "atom.global.cas")
 
 

@@ -228,3 +228,22 @@ def test_the_table_is_sized_from_the_problem():
     assert r["table_slots"] == 1 << 12 and r["complete"] and r["margin"] == _true_margin(small)
     assert solve_exact(small, tt_capacity=100)["table_slots"] == 128
     assert solve_exact(small, max_bytes=1 << 16)["table_slots"] == 1 << 11  # halved to fit 64 KiB
+
+
+def test_a_cold_compile_does_not_eat_the_time_limit(tmp_path):
+    """On an empty Numba cache the solver's kernels compile for seconds; a
+    one-second time limit is the search's, so the small solve still finishes."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json; from jitsearch.games.kalah import KalahState, solve_exact; "
+            "r = solve_exact(KalahState.initial(3, 3), time_limit=1.0); "
+            "print(json.dumps({'margin': r['margin'], 'stop': r.get('stop_reason')}))")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["stop"] is None
+    assert r["margin"] == solve_exact(KalahState.initial(3, 3))["margin"]

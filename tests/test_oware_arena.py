@@ -99,3 +99,12 @@ def test_play_cli(capsys):
     assert code == 2 and "already end the game" in err and "Traceback" not in err
     code, out, err = run(capsys, "play", "--game", "chess")
     assert code == 2 and "--game must be kalah or oware" in err
+
+
+def test_openspiel_agents_without_openspiel_are_one_line(monkeypatch, capsys):
+    monkeypatch.setitem(__import__("sys").modules, "pyspiel", None)  # import pyspiel now fails
+    with pytest.raises(ValueError, match=r"pip install 'jitsearch\[openspiel\]'"):
+        parse_oware_agent("openspiel:mcts,simulations=10")
+    code, out, err = run(capsys, "tournament", "--game", "oware", "--a", "openspiel:random", "--b", "random",
+                         "--pairs", "1")
+    assert code == 2 and "jitsearch[openspiel]" in err and len(err.strip().splitlines()) == 1, err

@@ -6,7 +6,9 @@ file of OpenSpiel games for CI runs without OpenSpiel."""
 
 from __future__ import annotations
 
+import json
 import random
+import re
 
 import pytest
 
@@ -81,3 +83,123 @@ def test_our_bot_plays_openspiel_oware():
     assert wins >= 3
     with pytest.raises(ValueError, match="oware"):
         make_oware_bot("random", pyspiel.load_game("mancala"))
+
+
+# -- OpenSpiel's bots as agents in our Oware arena ---------------------------------------------------------------
+
+def _their_bot(game, spec_algorithm, seed, player):
+    """The bot an openspiel agent of that seed plays, built here as OpenSpiel's docs build it."""
+    seed = seed % (2**31 - 1)
+    if spec_algorithm == "random":
+        return pyspiel.make_uniform_random_bot(player, seed + player), None
+    evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
+    return pyspiel.MCTSBot(game, evaluator, 2.0, 60, 1000, False, seed, False, pyspiel.ChildSelectionPolicy.UCT,
+                           -1.0), evaluator
+
+
+@pytest.mark.parametrize("algorithm, m, n", [("mcts", 6, 4), ("random", 2, 2), ("random", 3, 2)])
+def test_openspiel_agent_moves_as_its_bot_in_lockstep(algorithm, m, n):
+    """Each move of ``openspiel:ALG`` in our game loop equals the OpenSpiel bot's ``step`` on an OpenSpiel state
+    that only OpenSpiel's rules moved (same seed), and every game ends where OpenSpiel's does: small boards end
+    by repetition often, so the repetition record is checked too."""
+    from jitsearch.arena.oware_arena import parse_oware_agent, play_oware_game
+
+    spec = "openspiel:mcts,simulations=60" if algorithm == "mcts" else "openspiel:random"
+    game = pyspiel.load_game("oware", {"num_houses_per_player": m, "num_seeds_per_house": n})
+    endings = set()
+    for g in range(2 if algorithm == "mcts" else 40):
+        seat, seed = g % 2, 100 + g
+        agent = parse_oware_agent(spec, seed=seed)
+        other = parse_oware_agent("random", seed=seed)
+        theirs, _keep = _their_bot(game, algorithm, seed, seat)
+        state = game.new_initial_state()
+
+        def on_move(before, house, after, who):
+            if who is agent:
+                assert before.action_of(house) == theirs.step(state)
+            state.apply_action(before.action_of(house))
+            assert state.is_terminal() == after.is_over
+
+        result = play_oware_game(OwareState.initial(m, n), [agent, other] if seat == 0 else [other, agent],
+                                 on_move=on_move)
+        assert state.is_terminal() and list(state.returns()) == list(OwareState.from_text(result["final"]).returns)
+        endings.add(result["plies"])
+    assert len(endings) > 1
+
+
+def test_openspiel_alphabeta_agent_is_openspiels_search():
+    from open_spiel.python.algorithms import minimax
+
+    from jitsearch.arena.oware_arena import opening_line, parse_oware_agent
+
+    game = pyspiel.load_game("oware")
+    for index in range(3):
+        ours, moves = opening_line(6, 4, 6, 9, index)
+        agent = parse_oware_agent("openspiel:alphabeta,depth=3", seed=1)
+        agent.start(moves, houses=6, seeds=4)
+        state = game.new_initial_state()
+        for h in moves:
+            state.apply_action(h % 6)
+        me = state.current_player()
+
+        def captured(s):  # the captured difference for `me`, read off OpenSpiel's board text
+            score = {int(p): int(v) for p, v in re.findall(r"Player (\d) score = (\d+)", str(s))}
+            return float(score[me] - score[1 - me])
+
+        value, action = minimax.alpha_beta_search(game, state, value_function=captured, maximum_depth=3,
+                                                  maximizing_player_id=me)
+        assert agent(ours) == ours.house_of(action) and agent.last["value"] == value
+
+
+def test_tournament_against_openspiel_mcts(tmp_path):
+    from jitsearch.arena.oware_arena import run_oware_match
+
+    out = tmp_path / "g.jsonl"
+    r = run_oware_match("alphabeta:depth=2", "openspiel:mcts,simulations=100", 2, openings=2, seed=3, out=out)
+    assert r["games"] == 4 and sum(r["pentanomial"]) == 2
+    recs = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(recs) == 4 and all(x["b"] == "openspiel:mcts,simulations=100" for x in recs)
+    for rec in recs:  # every game replays under our rules from its opening
+        s = OwareState.initial(6, 4)
+        for h in _opening_moves(rec["opening"]) + rec["moves"]:
+            s = s.play(h)
+        assert s.is_over and s.to_text() == rec["final"]
+
+
+def _opening_moves(text):
+    """The moves of a 2-ply opening from the start (found by trying them all)."""
+    s = OwareState.initial(6, 4)
+    for a in s.legal_moves():
+        t = s.play(a)
+        for b in t.legal_moves():
+            if t.play(b).to_text() == text:
+                return [a, b]
+    raise AssertionError(text)
+
+
+def test_tournament_cli_with_an_openspiel_bot(capsys):
+    from jitsearch.cli.app import main
+
+    code = main(["tournament", "--game", "oware", "--a", "openspiel:random", "--b", "alphabeta:depth=2", "--pairs",
+                 "1", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    obj = json.loads(out)
+    assert obj["games"] == 2 and obj["a"] == "openspiel:random"
+
+
+def test_openspiel_agent_refuses_what_it_cannot_follow():
+    from jitsearch.arena.oware_arena import parse_oware_agent
+
+    a = parse_oware_agent("openspiel:random", seed=1)
+    with pytest.raises(ValueError, match="not shown how the game reached"):
+        a(OwareState.initial().play(3))
+    with pytest.raises(ValueError, match="grand slams legal"):
+        a(OwareState.initial(grand_slam_illegal=True))
+    a = parse_oware_agent("openspiel:random", seed=1)
+    s = OwareState.initial(4, 3)
+    h = a(s)
+    with pytest.raises(ValueError, match="every move must reach observe"):
+        a(s.play(h).play(s.play(h).legal_moves()[0]))  # two moves it was not told
+    with pytest.raises(ValueError, match="unknown option"):
+        parse_oware_agent("openspiel:mcts,depth=3")

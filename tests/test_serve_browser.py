@@ -375,3 +375,51 @@ def test_open_a_record_file(page, server, capsys):
         page.find_element(By.ID, "analyse").click()
         until(page, lambda d: d.find_elements(By.CSS_SELECTOR, '#analysis-table tbody tr[data-source="exact"]'))
         page.save_screenshot(os.environ["JITSEARCH_SCREENSHOT"])
+
+
+def test_play_oware_by_clicking(page):
+    """Oware on the page: chosen with the selector, a 2 x m board with the captured counts and no stores, the
+    clickable houses are the legal moves, clicks and random's replies follow the rules (with the repetition
+    record: the server replays the line), and the end says why."""
+    from jitsearch.games.oware import OwareState
+
+    set_value(page, "p0", "human")
+    set_value(page, "p1", "random")
+    set_value(page, "houses", 2)
+    set_value(page, "seeds", 2)
+    Select(page.find_element(By.ID, "game")).select_by_value("oware")  # a new game of the chosen kind
+    start = OwareState.initial(2, 2)
+    until(page, lambda d: d.find_element(By.ID, "board").get_attribute("data-start") == start.to_text())
+    assert page.find_element(By.ID, "title").text == "jitsearch · Oware"
+    assert not page.find_element(By.ID, "analysis-panel").is_displayed()
+    from jitsearch.arena.oware_arena import OWARE_AGENTS
+
+    offered = page.execute_script("return Array.from(document.querySelectorAll('#oware-agent-specs option'), "
+                                  "o => o.value.split(':')[0]);")
+    assert {*OWARE_AGENTS, "openspiel"} <= set(offered)  # an agent kind added to the parser is offered
+    state, checked, clicks = start, 0, 0
+    while True:
+        until(page, lambda d: (len(history(d)) > checked or not clicks)
+              and (OwareState.from_text(d.find_element(By.ID, "board").get_attribute("data-position")).is_over
+                   or bool(legal_pits(d))))
+        for house, text in history(page)[checked:]:
+            reason = state.end_reason(int(house))
+            state = state.play(int(house))
+            assert state.to_text() == text
+            checked += 1
+        shown = page.find_element(By.ID, "board").get_attribute("data-position")
+        assert shown == state.to_text() and error_line(page) == ""
+        captured = page.execute_script("return Array.from(document.querySelectorAll('#board g.captured'), "
+                                       "g => [g.dataset.player, g.dataset.count]);")
+        assert sorted((int(p), int(c)) for p, c in captured) == [(0, state.scores[0]), (1, state.scores[1])]
+        assert board_counts(page) == {i: int(x) for i, x in enumerate(state.board[:4])}
+        assert legal_pits(page) == (state.legal_moves() if not state.is_over and state.player == 0 else [])
+        if state.is_over:
+            break
+        click_pit(page, state.legal_moves()[clicks % len(state.legal_moves())])
+        clicks += 1
+    status = page.find_element(By.ID, "status").text
+    assert status.startswith("game over") and f"{state.scores[0]}–{state.scores[1]}" in status
+    ends = {"repetition": "came back", "move limit": "move limit", "scores": "more than half",
+            "no move": "no legal move"}
+    assert ends[reason] in status and clicks >= 1

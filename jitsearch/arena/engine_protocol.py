@@ -27,6 +27,17 @@ never above its own ``time=``; an agent with a fixed budget (depth,
 iterations) ignores it. Each ``game`` makes a fresh agent (the seed given by
 ``seed``, else the engine's ``--seed``), so a game is played exactly as the
 in-process agent with that seed plays it.
+
+:class:`OwareEngineServer` (``jitsearch engine --game oware``) serves an
+Oware agent (:func:`jitsearch.arena.oware_arena.parse_oware_agent`) with the
+same requests, except: ``game <m> <n> standard`` (OpenSpiel's rules) or
+``... grand-slam-illegal``; ``position <text> [moves <house> ...]``, Oware's
+text (``4,4,4,4,4,4/4,4,4,4,4,4/0,0 p0``) and the houses played since it, as
+UCI's ``position ... moves``: Oware's repetition rule needs the positions
+since the last capture, which a text alone does not hold, so a tester that
+sends the game's start and its moves gives the engine the game's record;
+``move <house>`` answers a house index of Oware's layout (player 0's
+0..m-1, player 1's m..2m-1).
 """
 
 from __future__ import annotations
@@ -153,11 +164,14 @@ class EngineServer:
         if self.state.is_over:
             raise ValueError("the game is over in this position")
         agent = self.agent
-        _cap_time(agent, self.template, ms)
+        self._cap(agent, ms)
         pit = int(agent(self.state))
         return [*_info_lines(agent.last), f"move {pit}"]
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _cap(self, agent, ms: int) -> None:
+        _cap_time(agent, self.template, ms)
 
     def _new_agent(self) -> None:
         """A fresh agent for this game; an engine's table is allocated now, not in the first ``go``."""
@@ -175,6 +189,94 @@ class EngineServer:
         self._warmed.add(key)
         twin = self.template.with_seed(0)
         _cap_time(twin, self.template, 50)
+        twin(start)
+
+
+#: The rules words of ``game`` for Oware: OpenSpiel's rules, or grand slams illegal.
+OWARE_RULES = {"standard": False, "grand-slam-illegal": True}
+
+
+class OwareEngineServer(EngineServer):
+    """The engine side of the protocol for an Oware agent spec (the module docstring says what differs)."""
+
+    def __init__(self, spec: str, *, seed: int | None = None, name: str | None = None):
+        kind = spec.strip().partition(":")[0].strip() if isinstance(spec, str) else None
+        if kind in _NOT_SERVED:
+            raise ValueError(f"cannot serve {spec!r}: {_NOT_SERVED[kind]}")
+        from .oware_arena import parse_oware_agent
+
+        self.template = parse_oware_agent(spec, seed=0)
+        self.spec = spec.strip()
+        self.name = _one_line(name) if name else f"jitsearch oware {self.spec}"
+        self.seed = seed
+        self.game = None
+        self.agent = None
+        self.state = None
+        self._warmed: set = set()
+
+    def _game(self, rest):
+        from ..games.oware import OwareState
+
+        parts = rest.split()
+        if len(parts) != 3 or parts[2] not in OWARE_RULES:
+            raise ValueError("game takes <houses> <seeds> standard|grand-slam-illegal")
+        try:
+            m, n = int(parts[0], 10), int(parts[1], 10)
+        except ValueError:
+            raise ValueError("game takes <houses> <seeds> as integers") from None
+        slam = OWARE_RULES[parts[2]]
+        start = OwareState.initial(m, n, grand_slam_illegal=slam)  # checks the board size
+        self.game, self.state = (m, n, slam), None
+        self._warm(start)
+        self._new_agent()
+        return ["ok"]
+
+    def _position(self, rest):
+        if self.game is None:
+            raise ValueError("no game: send game <m> <n> standard|grand-slam-illegal first")
+        from ..games.oware import OwareState
+
+        m, n, slam = self.game
+        text, _, moves = rest.partition(" moves")
+        state = OwareState.from_text(text, grand_slam_illegal=slam)
+        if state.houses != m:
+            raise ValueError(f"the position has {state.houses} houses a side, the game {m}")
+        if state.seeds_total != 2 * m * n:
+            raise ValueError(f"the position holds {state.seeds_total} seeds, Oware({m},{n}) {2 * m * n}")
+        for i, word in enumerate(moves.split()):
+            try:
+                house = int(word, 10)
+            except ValueError:
+                raise ValueError(f"moves are house indices, got {word!r}") from None
+            if state.is_over:
+                raise ValueError(f"move {i + 1} (house {house}): the game is already over")
+            try:
+                state = state.play(house)
+            except ValueError as exc:
+                raise ValueError(f"move {i + 1} (house {house}) in {state.to_text()}: {exc}") from None
+        self.state = state
+        return ["ok"]
+
+    def _cap(self, agent, ms: int) -> None:
+        """A timed agent (``time=``) gets at most ``GO_SHARE`` of ``ms``, never more than its spec's time."""
+        own = self.template.options.get("time")
+        if own is not None:
+            agent.options = dict(agent.options, time=min(own, max(0.001, (ms * GO_SHARE - GO_OVERHEAD_MS) / 1000.0)))
+
+    def _new_agent(self) -> None:
+        from .oware_arena import parse_oware_agent
+
+        self.agent = parse_oware_agent(self.spec, seed=self.seed)
+
+    def _warm(self, start) -> None:
+        from .oware_arena import parse_oware_agent
+
+        key = self.game
+        if key in self._warmed:
+            return
+        self._warmed.add(key)
+        twin = parse_oware_agent(self.spec, seed=0)
+        self._cap(twin, 50)
         twin(start)
 
 
@@ -221,9 +323,11 @@ def serve(server: EngineServer, infile, outfile) -> int:
             return 0
 
 
-def serve_stdio(spec: str, *, seed: int | None = None, name: str | None = None) -> int:
-    """:func:`serve` on this process's stdin and stdout (UTF-8, ``\\n``)."""
-    server = EngineServer(spec, seed=seed, name=name)
+def serve_stdio(spec: str, *, seed: int | None = None, name: str | None = None, game: str = "kalah") -> int:
+    """:func:`serve` on this process's stdin and stdout (UTF-8, ``\\n``); ``game``: kalah or oware."""
+    if game not in ("kalah", "oware"):
+        raise ValueError(f"game must be kalah or oware, got {game!r}")
+    server = (OwareEngineServer if game == "oware" else EngineServer)(spec, seed=seed, name=name)
     for stream in (sys.stdin, sys.stdout):
         try:
             stream.reconfigure(encoding="utf-8", errors="replace", newline="\n")

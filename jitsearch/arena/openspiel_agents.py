@@ -16,6 +16,13 @@ OpenSpiel states cannot be built from a board, so the agent keeps its own
 tournaments). Before each move it checks that its state has the board it is
 asked to play from, and refuses with a clear error otherwise (a position it
 was not shown the way to, e.g. an opening suite).
+
+:class:`OwareOpenSpielAgent` is the same for OpenSpiel's ``oware`` (any
+Oware(m, n) OpenSpiel builds, OpenSpiel's rules: the default move limit,
+grand slams legal), the agents of ``jitsearch tournament --game oware``
+(:func:`jitsearch.arena.oware_arena.parse_oware_agent`). Its OpenSpiel state
+is stepped with every move, so the repetition record is the game's; its
+``openspiel:alphabeta`` values the depth limit by the captured difference.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from __future__ import annotations
 import math
 
 from ..games.kalah import KalahState
+from ..games.oware import OPENSPIEL_MOVE_LIMIT, OwareState
 
 ALGORITHMS = ("random", "mcts", "alphabeta")
 #: Options per algorithm and their types.
@@ -174,8 +182,103 @@ def _store_difference(me: int):
     return value
 
 
-def parse_openspiel_spec(spec: str, rest: str, seed: int | None) -> OpenSpielAgent:
-    """``rest`` of ``openspiel:ALGORITHM[,name=value...]``."""
+class OwareOpenSpielAgent(OpenSpielAgent):
+    """An OpenSpiel bot playing OpenSpiel's ``oware`` behind our Oware agent interface (state -> house).
+
+    It keeps an OpenSpiel state and our :class:`~jitsearch.games.oware.OwareState` stepped together:
+    :meth:`start` (the board size and the opening moves) and :meth:`observe` (every move of both
+    players, as :func:`jitsearch.arena.oware_arena.play_oware_game` tells it). Asked to move from a
+    position that is not its game's (board, player, ply and repetition record), it refuses.
+    """
+
+    def __init__(self, algorithm: str, options: dict, seed: int | None = None):
+        super().__init__(algorithm, options, seed)
+        self._game = None  # loaded by start(), for the board size of the game
+        self.spec = str(self)
+
+    def with_seed(self, seed: int | None) -> "OwareOpenSpielAgent":
+        return OwareOpenSpielAgent(self.algorithm, self.options, seed)
+
+    @staticmethod
+    def check_state(state: OwareState) -> None:
+        """Refuse a game OpenSpiel's oware does not play (our rule options beyond OpenSpiel's)."""
+        if state.grand_slam_illegal or state.move_limit != OPENSPIEL_MOVE_LIMIT:
+            raise ValueError("openspiel agents play OpenSpiel's oware: grand slams legal and the move limit "
+                             f"{OPENSPIEL_MOVE_LIMIT}, not grand_slam_illegal or another move limit")
+
+    def start(self, moves=(), *, houses: int = 6, seeds: int = 4) -> None:
+        """A new game from the start of Oware(``houses``, ``seeds``) followed by ``moves`` (house indices)."""
+        self._our_state = OwareState.initial(houses, seeds)
+        self._game = self._spiel.load_game("oware", {"num_houses_per_player": houses,
+                                                     "num_seeds_per_house": seeds})
+        self._os_state = self._game.new_initial_state()
+        self._bot = None
+        for house in moves:
+            self.observe(house)
+
+    def begin(self, state: OwareState) -> None:
+        """A game is played from ``state``: the start of a game (a new one), or where :meth:`start` and
+        :meth:`observe` brought this agent; any other position is refused."""
+        self.check_state(state)
+        if self._os_state is not None and state == self._our_state:
+            return
+        n = state.seeds_total // (2 * state.houses)
+        if state.ply != 0 or state != OwareState.initial(state.houses, max(n, 1)):
+            raise ValueError("openspiel agent: it was not shown how the game reached "
+                             f"{state.to_text()} (start() with the moves from the start, then observe())")
+        self.start(houses=state.houses, seeds=n)
+
+    def observe(self, house: int) -> None:
+        """The move ``house`` (a house index of our layout) was played, by either player."""
+        if self._os_state is None:
+            raise ValueError("openspiel agent: observe() before start()")
+        s = self._our_state
+        if s.is_over or house not in s.legal_moves():
+            raise ValueError(f"openspiel agent: move {house} is not legal in {s.to_text()}")
+        self._os_state.apply_action(s.action_of(house))
+        self._our_state = s.play(int(house))
+
+    def __call__(self, state: OwareState) -> int:
+        if not isinstance(state, OwareState):
+            raise ValueError(f"an Oware openspiel agent plays OwareState positions, got {type(state).__name__}")
+        if self._os_state is None:
+            self.begin(state)
+        self.check_state(state)
+        if state != self._our_state:
+            raise ValueError(f"openspiel agent: asked to play from {state.to_text()} (ply {state.ply}) but its "
+                             f"game is at {self._our_state.to_text()} (ply {self._our_state.ply}): every move "
+                             "must reach observe()")
+        if self.algorithm == "alphabeta":
+            from open_spiel.python.algorithms import minimax
+
+            me = self._os_state.current_player()
+            value, action = minimax.alpha_beta_search(self._game, self._os_state.clone(),
+                                                      value_function=_captured_difference(me),
+                                                      maximum_depth=self.options["depth"], maximizing_player_id=me)
+            self.last = {"value": value}
+        else:
+            if self._bot is None:
+                self._bot = self._make_bot()
+            bot = self._bot[self._os_state.current_player()] if isinstance(self._bot, dict) else self._bot
+            action = bot.step(self._os_state)
+            self._moves_made += 1
+            self.last = {}
+        return state.house_of(int(action))
+
+
+def _captured_difference(me: int):
+    """The value at the depth limit: ``me``'s captured seeds minus the opponent's (OpenSpiel's observation
+    string is ``player | score0 score1 | seeds``)."""
+    def value(state):
+        s0, s1 = (int(x) for x in state.observation_string(0).split(" | ")[1].split())
+        return float(s0 - s1 if me == 0 else s1 - s0)
+
+    return value
+
+
+def parse_openspiel_spec(spec: str, rest: str, seed: int | None, *, game: str = "kalah") -> OpenSpielAgent:
+    """``rest`` of ``openspiel:ALGORITHM[,name=value...]``; ``game``: ``kalah`` (OpenSpiel's mancala) or
+    ``oware``."""
     items = [x.strip() for x in rest.split(",")] if rest.strip() else []
     if not items or "=" in items[0]:
         raise ValueError(f"an openspiel agent names its bot first: openspiel:mcts,simulations=1000 "
@@ -206,6 +309,6 @@ def parse_openspiel_spec(spec: str, rest: str, seed: int | None) -> OpenSpielAge
         except ValueError:
             raise ValueError(f"bad value {value!r} for {name} in agent spec {spec!r}") from None
     try:
-        return OpenSpielAgent(algorithm, options, seed)
+        return (OwareOpenSpielAgent if game == "oware" else OpenSpielAgent)(algorithm, options, seed)
     except ValueError as exc:
         raise ValueError(f"{exc} (agent spec {spec!r})") from None

@@ -8,7 +8,13 @@ once a process in memory: :mod:`jitsearch.games.oware.endgame`); ``mc:playouts=2
 (flat Monte Carlo: that many random playouts after each legal move, the move
 with the best mean result for the mover, ties to the lowest house; options
 ``threads=`` and ``backend=cpu|cuda|auto``: the CUDA twin of the playouts,
-bit-identical results). Each option may be given once. An agent's random stream comes
+bit-identical results); ``mcts:iterations=2000`` or ``mcts:time=0.5``
+(one UCT tree, :func:`jitsearch.mcts.oware.search_oware`; options
+``playouts=`` per leaf (default 1), ``c=`` (default sqrt 2), ``leaves=`` per
+step and ``backend=cpu|cuda|auto``; ``parallel=tree`` grows one shared tree
+with ``blocks=`` workers on a GPU, :func:`jitsearch.mcts.oware.tree_parallel_oware`;
+a time-limited search stops on time, its compilation done before the clock
+starts). Each option may be given once. An agent's random stream comes
 from its seed and the number of moves it has made, so a game replays
 exactly.
 
@@ -17,12 +23,20 @@ one game and second in the other; an opening is ``openings`` seeded random
 plies from the start (0: the start position). Game scores are from A's
 side (1 win, 0.5 draw, 0 loss), pairs are counted as a pentanomial and
 summarised by :func:`jitsearch.arena.stats.summary`.
+
+``openspiel:random``, ``openspiel:mcts,...`` and ``openspiel:alphabeta,...``
+are OpenSpiel's bots on its ``oware`` (the ``openspiel`` extra;
+:class:`jitsearch.arena.openspiel_agents.OwareOpenSpielAgent`): a match
+starts them with the opening's moves and :func:`play_oware_game` tells them
+every move (``begin``, ``observe``), so their OpenSpiel state, repetition
+record included, follows the game.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import math
 import random
 from pathlib import Path
 
@@ -34,10 +48,14 @@ from ..trees.memory import check_bytes
 from ..kernels.backend import BackendError, resolve
 from ..kernels.oware_playouts import evaluate_states
 from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
+from ..mcts.config import (MAX_BLOCKS, MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREE_ITERATIONS,
+                           MAX_WEIGHT)
 from .stats import pentanomial_from_pairs, summary
 
 OWARE_AGENTS = {"random": {}, "alphabeta": {"depth": int, "time": float, "w": float, "db": int},
-                "mc": {"playouts": int, "threads": int, "backend": str}}
+                "mc": {"playouts": int, "threads": int, "backend": str},
+                "mcts": {"iterations": int, "time": float, "playouts": int, "c": float, "leaves": int,
+                         "backend": str, "parallel": str, "blocks": int}}
 #: Pairs of games a match may have.
 MAX_PAIRS = 100_000
 #: Random opening plies a match may ask for.
@@ -59,7 +77,7 @@ class OwareAgent:
         self.spec, self.kind, self.options, self.seed = spec, kind, options, seed
         self.moves_made = 0
         self.last: dict = {}
-        self.backend = resolve(options.get("backend", "cpu")) if kind == "mc" else "cpu"
+        self.backend = resolve(options.get("backend", "cpu")) if kind in ("mc", "mcts") else "cpu"
 
     def __repr__(self) -> str:
         return self.spec
@@ -81,6 +99,23 @@ class OwareAgent:
                                     if "db" in o else None)
             self.last = {"depth": r.depth, "value": r.value, "nodes": r.nodes}
             return r.move
+        if self.kind == "mcts":
+            from ..mcts.oware import search_oware
+
+            o = self.options
+            common = dict(iterations=o.get("iterations"), time=o.get("time"), seed=rnd.getrandbits(63),
+                          playouts=o.get("playouts", 1), c=o.get("c", math.sqrt(2)), backend=self.backend)
+            if o.get("parallel") == "tree":
+                from ..mcts.oware import tree_parallel_oware
+
+                if common["iterations"] is None and common["time"] is None:
+                    common["iterations"] = 1000
+                out = tree_parallel_oware([state], blocks=o.get("blocks"), **common)
+                r = {**out["positions"][0], "iterations": out["iterations"]}
+            else:
+                r = search_oware(state, leaves=o.get("leaves"), **common)
+            self.last = {"value": r["value"], "iterations": r["iterations"], "nodes": r["nodes"]}
+            return r["move"]
         # flat Monte Carlo
         playouts = self.options.get("playouts", 200)
         children = [state.play(h) for h in legal]
@@ -114,8 +149,13 @@ def parse_oware_agent(spec: str, seed: int | None = None) -> OwareAgent:
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent spec is a string such as alphabeta:depth=6, got {spec!r}")
     kind, _, rest = spec.strip().partition(":")
+    if kind == "openspiel":  # OpenSpiel's bots on its oware (the openspiel extra): openspiel:mcts,simulations=N
+        from .openspiel_agents import parse_openspiel_spec
+
+        return parse_openspiel_spec(spec.strip(), rest, random.randrange(1 << 31) if seed is None
+                                    else check_int("seed", seed, 0), game="oware")
     if kind not in OWARE_AGENTS:
-        raise ValueError(f"unknown Oware agent {kind!r}: one of {', '.join(OWARE_AGENTS)}")
+        raise ValueError(f"unknown Oware agent {kind!r}: one of {', '.join([*OWARE_AGENTS, 'openspiel'])}")
     options = {}
     for item in filter(None, (x.strip() for x in rest.split(","))):
         key, eq, value = item.partition("=")
@@ -142,6 +182,28 @@ def parse_oware_agent(spec: str, seed: int | None = None) -> OwareAgent:
         check_int("playouts", options["playouts"], 1, MAX_PLAYOUTS_PER_STATE)
     if "threads" in options:
         check_int("threads", options["threads"], 1, 64)
+    if kind == "mcts":
+        if "iterations" in options and "time" in options:
+            raise ValueError(f"{spec}: give iterations= or time=, not both")
+        if "iterations" in options:
+            check_int("iterations", options["iterations"], 1, MAX_TREE_ITERATIONS)
+        if "playouts" in options:
+            check_int("playouts", options["playouts"], 1, MAX_LEAF_PLAYOUTS)
+        if "c" in options:
+            check_float("c", options["c"], 0.0, MAX_WEIGHT)
+        if "leaves" in options:
+            check_int("leaves", options["leaves"], 1, MAX_LEAVES)
+        if options.get("parallel", "root") not in ("root", "tree"):
+            raise ValueError(f"{spec}: parallel must be root (one tree) or tree (one shared tree, blocks= "
+                             f"workers on a GPU), got {options['parallel']!r}")
+        if options.get("parallel", "root") == "tree" and "leaves" in options:
+            raise ValueError(f"{spec}: leaves= applies to parallel=root; a shared tree evaluates one leaf a worker")
+        if "blocks" in options:
+            if options.get("parallel") != "tree":
+                raise ValueError(f"{spec}: blocks= applies only with parallel=tree")
+            check_int("blocks", options["blocks"], 1, MAX_BLOCKS)
+        if options.get("leaves", 1) * options.get("playouts", 1) > MAX_STEP_PLAYOUTS:
+            raise ValueError(f"{spec}: leaves x playouts is above the limit of {MAX_STEP_PLAYOUTS} per step")
     seed = random.randrange(1 << 31) if seed is None else check_int("seed", seed, 0)
     try:
         return OwareAgent(spec.strip(), kind, options, seed)
@@ -155,6 +217,8 @@ def play_oware_game(state: OwareState, agents, *, on_move=None) -> dict:
     agent)`` is called after each move."""
     if not isinstance(state, OwareState):
         raise ValueError(f"state must be an OwareState, got {type(state).__name__}")
+    for x in {id(x): x for x in agents if hasattr(x, "begin")}.values():  # OpenSpiel bots: from the start only
+        x.begin(state)
     moves = []
     while not state.is_over:
         agent = agents[state.player]
@@ -163,6 +227,8 @@ def play_oware_game(state: OwareState, agents, *, on_move=None) -> dict:
             raise RuntimeError(f"agent {agent} chose an illegal move {house} in {state.to_text()}")
         before, state = state, state.play(house)
         moves.append(int(house))
+        for x in {id(x): x for x in agents if hasattr(x, "observe")}.values():  # OpenSpiel bots keep a game
+            x.observe(house)
         if on_move:
             on_move(before, house, state, agent)
     return {"moves": moves, "final": state.to_text(), "scores": list(state.scores), "margin": state.margin,
@@ -171,15 +237,21 @@ def play_oware_game(state: OwareState, agents, *, on_move=None) -> dict:
 
 def opening(houses: int, seeds: int, plies: int, seed: int, index: int) -> OwareState:
     """The ``index``-th opening: ``plies`` random plies (seeded) from the start, redrawn if the game ends."""
+    return opening_line(houses, seeds, plies, seed, index)[0]
+
+
+def opening_line(houses: int, seeds: int, plies: int, seed: int, index: int) -> tuple[OwareState, list[int]]:
+    """:func:`opening` and the moves from the start that reach it."""
     rnd = random.Random(seed * 7919 + index)
     while True:
-        s = OwareState.initial(houses, seeds)
+        s, moves = OwareState.initial(houses, seeds), []
         for _ in range(plies):
             if s.is_over:
                 break
-            s = s.play(rnd.choice(s.legal_moves()))
+            moves.append(rnd.choice(s.legal_moves()))
+            s = s.play(moves[-1])
         if not s.is_over:
-            return s
+            return s, moves
 
 
 def run_oware_match(spec_a: str, spec_b: str, pairs: int, *, houses: int = 6, seeds: int = 4, openings: int = 0,
@@ -194,11 +266,14 @@ def run_oware_match(spec_a: str, spec_b: str, pairs: int, *, houses: int = 6, se
     parse_oware_agent(spec_a, 0), parse_oware_agent(spec_b, 0)  # validates both specs before any game
     scores = []
     for p in range(pairs):
-        start = opening(houses, seeds, openings, seed, p)
+        start, start_moves = opening_line(houses, seeds, openings, seed, p)
         pair = []
         for a_seat in (0, 1):
             a = parse_oware_agent(spec_a, seed * 2 + 2 * p + a_seat)
             b = parse_oware_agent(spec_b, seed * 2 + 2 * p + a_seat + 1_000_003)
+            for x in (a, b):
+                if hasattr(x, "start"):  # an OpenSpiel bot reaches the opening by its moves
+                    x.start(start_moves, houses=houses, seeds=seeds)
             agents = [a, b] if a_seat == 0 else [b, a]
             game = play_oware_game(start, agents)
             mine = game["margin"] if a_seat == 0 else -game["margin"]

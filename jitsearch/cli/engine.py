@@ -23,18 +23,21 @@ def engine(
         Optional[str], typer.Option("--name", help="The name 'hello' answers (default: jitsearch SPEC).",
                                     show_default=False)
     ] = None,
+    game: Annotated[str, typer.Option("--game", help="kalah, or oware: an Oware agent (random, alphabeta:..., "
+                                                     "mc:...), positions in Oware's text form.")] = "kalah",
 ):
     """Serve an agent over the engine protocol: one request a line on stdin, one answer a line on stdout.
 
     Requests: hello, game M N standard|empty-capture, seed S, position TEXT,
-    go MS, quit (see docs/engine-protocol.md). A bad request is answered
+    go MS, quit (see docs/engine-protocol.md); with --game oware: game M N
+    standard|grand-slam-illegal and position TEXT [moves H ...]. A bad request is answered
     'error ...' and the engine keeps running. End of input exits 0, quit
     exits 0, Ctrl-C exits 130 quietly.
     """
     from ..arena.engine_protocol import serve_stdio
 
     try:
-        code = serve_stdio(agent, seed=seed, name=name)
+        code = serve_stdio(agent, seed=seed, name=name, game=game)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     except KeyboardInterrupt:

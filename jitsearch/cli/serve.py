@@ -1,4 +1,4 @@
-"""``jitsearch serve``: a local web page to play and analyse Kalah (the ``web`` extra)."""
+"""``jitsearch serve``: a local web page to play and analyse Kalah, and to play Oware (the ``web`` extra)."""
 
 from __future__ import annotations
 
@@ -56,9 +56,11 @@ def serve(
     max_seconds: Annotated[float, typer.Option("--max-seconds", help="Cap on one search (agent move or "
                                                                     "analysis), in seconds.")] = 60.0,
     open_browser: Annotated[bool, typer.Option("--open", help="Open the page in the browser.")] = False,
+    game: Annotated[str, typer.Option("--game", help="The game the page shows first: kalah or oware (the page's "
+                                                     "selector switches).")] = "kalah",
 ):
     """A local web page to play and analyse Kalah: a clickable board against any agent spec, every move's
-    value (exact where it solves in time), arena record replay.
+    value (exact where it solves in time), arena record replay; and to play Oware against its agents.
 
     Prints the page's address and serves until Ctrl-C. One search runs at a time; each is capped at
     --max-seconds and can be cancelled from the page.
@@ -68,6 +70,8 @@ def serve(
         import uvicorn
     except ImportError:
         raise UserError(INSTALL_HINT) from None
+    if game not in ("kalah", "oware"):
+        raise UserError(f"--game must be kalah or oware, got {game!r}")
     if not 0 <= port <= 65535:
         raise UserError(f"--port must lie in 0..65535, got {port}")
     check_seconds(max_seconds, "--max-seconds")
@@ -81,7 +85,7 @@ def serve(
     from .webapp import LOOPBACK_HOSTS, create_app
 
     app = create_app(records_dir=records, max_seconds=max_seconds, allowed_hosts=LOOPBACK_HOSTS if loopback
-                     else None)
+                     else None, game=game)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{bound}/"
     if not loopback:

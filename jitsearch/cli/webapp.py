@@ -18,6 +18,14 @@ empty_capture, engine, solve_time) start a search and answer its job;
 ``GET /api/jobs/{id}`` polls it, ``POST /api/jobs/{id}/cancel`` stops it;
 ``GET /api/records`` lists the ``--records`` directory, ``GET
 /api/records/{name}`` replays a file's games.
+
+Oware (:mod:`._web_oware`) has its own routes, whose fields are checked as
+exactly as Kalah's: ``POST /api/oware/new`` (houses, seeds), ``POST
+/api/oware/position`` (position, moves), ``POST /api/oware/move`` (position,
+moves, move) and ``POST /api/oware/agent-move`` (position, moves, agent,
+seed; a job as for Kalah). ``position`` is where the line starts (text) and
+``moves`` the houses played since: the server replays them, so the
+repetition rule sees the game's positions.
 """
 
 from __future__ import annotations
@@ -171,10 +179,17 @@ def _check_cap(what: str, seconds: float | None, cap: float) -> None:
                          f"(jitsearch serve --max-seconds)")
 
 
+#: The games the page plays.
+GAMES = ("kalah", "oware")
+
+
 def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_MAX_SECONDS,
-               allowed_hosts=None) -> Starlette:
+               allowed_hosts=None, game: str = "kalah") -> Starlette:
     """The app. ``records_dir``: where record files may be opened (None: none); ``max_seconds``: the cap on
-    one search; ``allowed_hosts``: Host header values answered (None: any)."""
+    one search; ``allowed_hosts``: Host header values answered (None: any); ``game``: the game the page
+    shows first (``kalah`` or ``oware``; its selector switches)."""
+    if game not in GAMES:
+        raise ValueError(f"game must be one of {', '.join(GAMES)}, got {game!r}")
     searches = Searches(max_seconds)
     agents: dict = {}
 
@@ -203,9 +218,64 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         from ..arena.agents import KINDS
         from ..games.kalah import MAX_HOUSES, MAX_SEEDS, MAX_SEEDS_PER_HOUSE
 
+        from ..arena.oware_arena import OWARE_AGENTS
+
         return JSONResponse({"version": __version__, "max_seconds": max_seconds, "records": records_dir is not None,
                              "agents": [k for k in KINDS if k != "human"], "max_houses": MAX_HOUSES,
-                             "max_seeds_per_house": MAX_SEEDS_PER_HOUSE, "max_seeds": MAX_SEEDS})
+                             "max_seeds_per_house": MAX_SEEDS_PER_HOUSE, "max_seeds": MAX_SEEDS,
+                             "games": list(GAMES), "game": game, "oware_agents": [*OWARE_AGENTS, "openspiel"]})
+
+    # -- Oware ------------------------------------------------------------------------------------------
+    async def oware_new(request: Request):
+        from ..games.oware import OwareState
+        from ._web_oware import state_json as oware_json
+
+        data = await _body(request, {"houses": False, "seeds": False})
+        houses = _int(data, "houses", 6, -2**31, 2**31)  # the range is the library's, with its message
+        seeds = _int(data, "seeds", 4, -2**31, 2**31)
+        return JSONResponse({"state": oware_json(OwareState.initial(houses, seeds))})
+
+    async def oware_position(request: Request):
+        from ._web_oware import replay, state_json as oware_json
+
+        data = await _body(request, {"position": True, "moves": False})
+
+        def run():
+            _, state, reason = replay(data["position"], data.get("moves"))
+            return {"state": oware_json(state, reason)}
+
+        return JSONResponse(await run_in_threadpool(run))
+
+    async def oware_move(request: Request):
+        from ._web_oware import replay, state_json as oware_json
+
+        data = await _body(request, {"position": True, "moves": False, "move": True})
+
+        def play():
+            _, state, _ = replay(data["position"], data.get("moves"))
+            house = _int(data, "move", None, -2**31, 2**31, "move (a house index)")
+            reason = state.end_reason(house)
+            return {"state": oware_json(state.play(house), reason), "move": house, "player": state.player}
+
+        return JSONResponse(await run_in_threadpool(play))
+
+    async def oware_agent_move(request: Request):
+        from ._web_oware import agent_reply, agent_seconds, make_agent, replay
+
+        data = await _body(request, {"position": True, "moves": False, "agent": True, "seed": False})
+        start, state, _ = await run_in_threadpool(replay, data["position"], data.get("moves"))
+        if state.is_over:
+            raise ValueError("the game is over in this position: no move to search")
+        seed = _int(data, "seed", 0, 0, 2**63 - 1)
+        agent = await run_in_threadpool(make_agent, data["agent"], seed, start, data.get("moves") or [])
+        _check_cap(f"agent {data['agent']}", agent_seconds(agent), max_seconds)
+
+        def run(job):
+            job.progress = {"phase": "search", "agent": str(data["agent"])}
+            return agent_reply(agent, state, job.stop)
+
+        job = searches.start("move", run)
+        return JSONResponse({"job": job.to_json()}, status_code=202)
 
     async def new(request: Request):
         from ..games.kalah import KalahState
@@ -324,6 +394,10 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         Route("/api/move", _api(move), methods=["POST"]),
         Route("/api/agent-move", _api(agent_move), methods=["POST"]),
         Route("/api/analyse", _api(analyse), methods=["POST"]),
+        Route("/api/oware/new", _api(oware_new), methods=["POST"]),
+        Route("/api/oware/position", _api(oware_position), methods=["POST"]),
+        Route("/api/oware/move", _api(oware_move), methods=["POST"]),
+        Route("/api/oware/agent-move", _api(oware_agent_move), methods=["POST"]),
         Route("/api/jobs/{job}", _api(job_status)),
         Route("/api/jobs/{job}/cancel", _api(job_cancel), methods=["POST"]),
         Route("/api/records", _api(records)),

@@ -41,7 +41,9 @@ MAX_THREADS = 256
 MAX_PLAYOUTS = 1024
 
 
-def _gpu_ops(device):
+def gpu_ops(device):
+    """The memory operations of :func:`~jitsearch.kernels.shared_tree.make_shared_step` on the GPU: coherent
+    loads, atomics and a fence, compiled with ``device``."""
     # ld.global.cg reads L2, where atomics land, instead of an SM's L1 (not
     # coherent across SMs); the simulator has no cache hints, plain loads there
     if hasattr(cuda, "ldcg"):
@@ -72,7 +74,7 @@ def make_kernel(device):
     """The kernel's Python function with its step compiled by ``device``."""
     rules = kalah_rules.build(device)
     gen = rng.build(device)
-    step = make_shared_step(device, rules, gen, make_playout(device, rules, gen), _gpu_ops(device))
+    step = make_shared_step(device, rules, gen, make_playout(device, rules, gen), gpu_ops(device))
     descend = step.descend
     leaf_units = step.leaf_units
     backup = step.backup

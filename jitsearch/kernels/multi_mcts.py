@@ -160,6 +160,37 @@ def make_units(jit, rules):
     return jit(outcome_units), jit(eval_units)
 
 
+def make_backups(jit):
+    """``(backup, add_virtual_visit)`` compiled with ``jit``: the backup of a
+    step's leaf and its virtual visits, shared by every multi-tree kernel
+    (Kalah's here, Oware's in :mod:`jitsearch.kernels.oware_mcts`)."""
+
+    def backup(parent, mover_in, visits, value, t, node, units0, units_all):
+        """One visit and the summed reward (player 0's ``units0`` out of
+        ``units_all``) to ``node`` and its ancestors, credited to mover_in."""
+        while node != NO_NODE:
+            visits[t, node] += 1
+            if mover_in[t, node] == 0:
+                value[t, node] += units0
+            else:
+                value[t, node] += units_all - units0
+            node = parent[t, node]
+
+    backup = jit(backup)
+
+    def add_virtual_visit(parent, visits, t, node, delta):
+        """``delta`` visits without reward on ``node`` and its ancestors: a
+        virtual loss for every player credited there (taken back before the
+        real backup)."""
+        while node != NO_NODE:
+            visits[t, node] += delta
+            node = parent[t, node]
+
+    add_virtual_visit = jit(add_virtual_visit)
+
+    return backup, add_virtual_visit
+
+
 def make_step(jit, rules, gen, playout):
     """Compile the per-tree functions with ``jit``; returns a namespace with
     ``descend``, ``playout_units``, ``terminal_units``, ``static_units``,
@@ -294,28 +325,7 @@ def make_step(jit, rules, gen, playout):
 
     imm_backup = jit(imm_backup)
 
-    def backup(parent, mover_in, visits, value, t, node, units0, units_all):
-        """One visit and the summed reward (player 0's ``units0`` out of
-        ``units_all``) to ``node`` and its ancestors, credited to mover_in."""
-        while node != NO_NODE:
-            visits[t, node] += 1
-            if mover_in[t, node] == 0:
-                value[t, node] += units0
-            else:
-                value[t, node] += units_all - units0
-            node = parent[t, node]
-
-    backup = jit(backup)
-
-    def add_virtual_visit(parent, visits, t, node, delta):
-        """``delta`` visits without reward on ``node`` and its ancestors: a
-        virtual loss for every player credited there (taken back before the
-        real backup)."""
-        while node != NO_NODE:
-            visits[t, node] += delta
-            node = parent[t, node]
-
-    add_virtual_visit = jit(add_virtual_visit)
+    backup, add_virtual_visit = make_backups(jit)
 
     return SimpleNamespace(descend=descend, expand=expand, playout_units=playout_units,
                            terminal_units=terminal_units, static_units=static_units, backup=backup,

@@ -73,6 +73,25 @@ NODE_BYTES = 4 * 3 + 8 * 2
 IMM_BYTES = 8
 
 
+def make_shared_backup(jit, ops):
+    """``backup(value, g, capacity, path, path_mover, length, units0,
+    units_all)`` compiled with ``jit`` and the target's ``ops``: credit the
+    summed reward (player 0's ``units0`` of ``units_all``) to every node on
+    the path, for the player who moved into it (Kalah's and Oware's shared
+    trees)."""
+    atomic_add = ops.atomic_add
+
+    def backup(value, g, capacity, path, path_mover, length, units0, units_all):
+        base = g * capacity
+        for d in range(length):
+            if path_mover[d] == 0:
+                atomic_add(value, base + path[d], units0)
+            else:
+                atomic_add(value, base + path[d], units_all - units0)
+
+    return jit(backup)
+
+
 def make_shared_step(jit, rules, gen, playout, ops):
     """Compile the worker's step with ``jit``; ``ops`` holds the memory
     operations of the target (``load``, ``atomic_add`` and ``atomic_cas``
@@ -221,17 +240,7 @@ def make_shared_step(jit, rules, gen, playout, ops):
 
     imm_backup = jit(imm_backup)
 
-    def backup(value, g, capacity, path, path_mover, length, units0, units_all):
-        """Credit the summed reward (player 0's ``units0`` of ``units_all``)
-        to every node on the path, for the player who moved into it."""
-        base = g * capacity
-        for d in range(length):
-            if path_mover[d] == 0:
-                atomic_add(value, base + path[d], units0)
-            else:
-                atomic_add(value, base + path[d], units_all - units0)
-
-    backup = jit(backup)
+    backup = make_shared_backup(jit, ops)
     return SimpleNamespace(descend=descend, leaf_units=leaf_units, static_units=static_units, backup=backup,
                            imm_backup=imm_backup, stream_key=stream_key)
 
@@ -239,7 +248,8 @@ def make_shared_step(jit, rules, gen, playout, ops):
 # -- the CPU twin: one worker per tree, trees in parallel ------------------------------
 
 
-def _cpu_ops():
+def cpu_ops():
+    """The memory operations of :func:`make_shared_step` on the CPU: plain loads and stores (one worker a tree)."""
     def load(a, i):
         return a[i]
 
@@ -270,7 +280,7 @@ def _cpu_ops():
 CPU_RULES = RULES  # the one CPU compilation of the rules
 CPU_RNG = rng.build(njit(cache=True))
 CPU_SHARED_STEP = make_shared_step(njit(cache=True), CPU_RULES, CPU_RNG,
-                                   make_playout(njit(cache=True), CPU_RULES, CPU_RNG), _cpu_ops())
+                                   make_playout(njit(cache=True), CPU_RULES, CPU_RNG), cpu_ops())
 _descend = CPU_SHARED_STEP.descend
 _leaf_units = CPU_SHARED_STEP.leaf_units
 _backup = CPU_SHARED_STEP.backup

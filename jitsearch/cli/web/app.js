@@ -31,6 +31,29 @@ async function api(path, body) {
 const current = () => S.history[S.cursor];
 const rules = () => ({empty_capture: current() ? current().state.empty_capture : $("empty-capture").checked});
 const houseNumber = (state, pit) => pit <= state.houses ? pit : pit - state.houses - 1;
+// Oware: the game of the position on the board (the selector only says what a new game is)
+const isOware = (state) => state ? state.game === "oware" : $("game").value === "oware";
+// Oware's house letters, OpenSpiel's: A.. for player 0 (indices 0..m-1), a.. for player 1 (m..2m-1)
+const houseLetter = (state, h) => String.fromCharCode((h < state.houses ? 65 : 97) + h % state.houses);
+// an Oware request names its line: the start (text) and the houses played since; the server replays them
+const owareLine = () => ({position: S.history[0].state.text, moves: S.history.slice(1, S.cursor + 1).map(
+  (h) => h.move)});
+const OWARE_ENDS = {
+  "repetition": "a position since the last capture came back",
+  "move limit": "the move limit was reached",
+  "scores": "a player has captured more than half of the seeds (or both half)",
+  "no move": "the player to move has no legal move",
+};
+const moveName = (state, mover, move) => isOware(state) ? `p${mover} ${houseLetter(state, move)}`
+  : `p${mover} h${houseNumber(state, move)}`;
+
+function setGame(game) {
+  document.body.className = game;
+  $("title").textContent = "jitsearch · " + (game === "oware" ? "Oware" : "Kalah");
+  $("position-input").placeholder = game === "oware" ? "4,4,4,4,4,4/4,4,4,4,4,4/0,0 p0"
+    : "4,4,4,4,4,4/0/4,4,4,4,4,4/0 p0";
+  for (const id of ["p0", "p1"]) $(id).setAttribute("list", game === "oware" ? "oware-agent-specs" : "agent-specs");
+}
 
 // ---- the board ------------------------------------------------------------------------------------
 function el(name, attrs, parent) {
@@ -45,6 +68,55 @@ function drawBoard() {
   const box = $("board");
   box.innerHTML = "";
   if (!entry) return;
+  if (isOware(entry.state)) drawOwareBoard(entry, box); else drawKalahBoard(entry, box);
+  const st = entry.state;
+  box.dataset.position = st.text;
+  box.dataset.game = S.replay ? S.replay.game : "";
+  box.dataset.generation = S.generation;   // (for tests: which game or set-up this board belongs to)
+  box.dataset.start = S.history[0].state.text;
+  box.dataset.player = st.player;
+  box.dataset.kind = st.game || "kalah";
+}
+
+function drawOwareBoard(entry, box) {
+  // player 1's houses on top, right to left (a at the right), player 0's below, left to right (A at the
+  // left), as OpenSpiel draws Oware; each side's captured seeds at its right-hand end
+  const st = entry.state, m = st.houses, b = st.board;
+  const cell = 80, pad = 20, side = 90, W = 2 * pad + 2 * side + m * cell, H = 340;
+  const svg = el("svg", {viewBox: `0 0 ${W} ${H}`, "aria-label": "Oware board"}, box);
+  svg.style.maxWidth = Math.round(1.25 * W) + "px";
+  el("rect", {x: 0, y: 0, width: W, height: H, rx: 24, class: "board-bg"}, svg);
+  const human = !st.over && specOf(st.player) === "human" && !S.job;
+  const sown = new Set(entry.sown || []);
+  const house = (i, cx, cy, owner) => {
+    const classes = ["pit", "house", "p" + owner];
+    if (human && st.legal.includes(i)) classes.push("legal");
+    if (entry.move === i) classes.push("last");
+    if (sown.has(i)) classes.push("sown");
+    const g = el("g", {class: classes.join(" "), "data-pit": i, "data-count": b[i], "data-owner": owner}, svg);
+    el("circle", {cx, cy, r: cell / 2 - 8}, g);
+    el("text", {x: cx, y: cy, class: "count"}, g).textContent = b[i];
+    el("text", {x: cx, y: owner === 0 ? cy + 50 : cy - 44, class: "label"}, g).textContent = houseLetter(st, i);
+    if (classes.includes("legal")) g.addEventListener("click", () => playMove(i));
+  };
+  for (let i = 0; i < m; i++) house(i, pad + side + (i + 0.5) * cell, 225, 0);
+  for (let i = m; i < 2 * m; i++) house(i, pad + side + (2 * m - 1 - i + 0.5) * cell, 115, 1);
+  const captured = (player, x, y) => {
+    const g = el("g", {class: "captured", "data-player": player, "data-count": b[2 * m + player]}, svg);
+    el("rect", {x: x - side / 2 + 6, y: y - 45, width: side - 12, height: 90, rx: 14}, g);
+    el("text", {x, y: y - 28, class: "label"}, g).textContent = `p${player} captured`;
+    el("text", {x, y: y + 8, class: "count"}, g).textContent = b[2 * m + player];
+  };
+  captured(1, pad + side / 2, 115);
+  captured(0, W - pad - side / 2, 225);
+  if (!st.over) {
+    const y = st.player === 0 ? H - 10 : 22;
+    el("text", {x: W / 2, y, class: "turn-text", "text-anchor": "middle", id: "turn"}, svg).textContent =
+      `player ${st.player} to move`;
+  }
+}
+
+function drawKalahBoard(entry, box) {
   const st = entry.state, m = st.houses, b = st.board;
   const cell = 80, pad = 20, storeW = 80, W = 2 * pad + 2 * storeW + m * cell, H = 340;
   const svg = el("svg", {viewBox: `0 0 ${W} ${H}`, "aria-label": "Kalah board"}, box);
@@ -83,11 +155,6 @@ function drawBoard() {
     el("text", {x: W / 2, y, class: "turn-text", "text-anchor": "middle", id: "turn"}, svg).textContent =
       `player ${st.player} to move` + (entry.extra ? " (extra turn)" : "");
   }
-  box.dataset.position = st.text;
-  box.dataset.game = S.replay ? S.replay.game : "";
-  box.dataset.generation = S.generation;   // (for tests: which game or set-up this board belongs to)
-  box.dataset.start = S.history[0].state.text;
-  box.dataset.player = st.player;
 }
 
 function specOf(player) { return $("p" + player).value.trim() || "human"; }
@@ -97,7 +164,11 @@ function drawStatus() {
   if (!entry) return;
   const st = entry.state;
   let text;
-  if (st.over) {
+  if (st.over && isOware(st)) {
+    text = st.result === "draw" ? "game over: a draw" : `game over: player ${st.result === "p0" ? 0 : 1} wins`;
+    text += `, ${st.scores[0]}–${st.scores[1]}`;
+    if (st.reason) text += ` (${OWARE_ENDS[st.reason] || st.reason}; the seeds left went to their side's owner)`;
+  } else if (st.over) {
     text = st.result === "draw" ? "game over: a draw" : `game over: player ${st.result === "p0" ? 0 : 1} wins`;
     text += `, margin ${st.margin > 0 ? "+" : ""}${st.margin}`;
   } else {
@@ -108,17 +179,23 @@ function drawStatus() {
     }
     text = `player ${st.player} to move (${who})`;
     if (entry.extra) text += ` — extra turn: player ${st.player}'s last seed ended in its store`;
+    if (isOware(st)) {
+      const theirs = st.board.slice((1 - st.player) * st.houses, (2 - st.player) * st.houses);
+      if (theirs.every((x) => x === 0)) text += ` — must feed: only moves that reach player ${1 - st.player}'s row`;
+      text += ` · captured ${st.scores[0]}–${st.scores[1]} · ply ${st.ply}`;
+    }
     if (S.job && S.job.kind === "move") text += " — thinking…";
   }
   if (entry.move !== null && entry.move !== undefined)
-    text += ` · last: player ${entry.mover} house ${houseNumber(st, entry.move)} (pit ${entry.move})`;
+    text += isOware(st) ? ` · last: player ${entry.mover} ${houseLetter(st, entry.move)} (house ${entry.move})`
+      : ` · last: player ${entry.mover} house ${houseNumber(st, entry.move)} (pit ${entry.move})`;
   $("status").textContent = text;
   $("position-text").textContent = st.text;
   const list = $("history");
   list.innerHTML = "";
   S.history.slice(1).forEach((h, k) => {
     const li = document.createElement("li");
-    li.textContent = `p${h.mover} h${houseNumber(h.state, h.move)}${h.extra ? " +" : ""}`;
+    li.textContent = moveName(h.state, h.mover, h.move) + (h.extra ? " +" : "");
     li.dataset.pit = h.move;
     li.dataset.position = h.state.text;
     if (k + 1 === S.cursor) li.style.fontWeight = "700";
@@ -158,7 +235,9 @@ function start(state) {
 async function playMove(pitIndex) {
   const gen = S.generation;
   try {
-    const answer = await api("/api/move", {position: current().state.text, ...rules(), move: pitIndex});
+    const answer = isOware(current().state)
+      ? await api("/api/oware/move", {...owareLine(), move: pitIndex})
+      : await api("/api/move", {position: current().state.text, ...rules(), move: pitIndex});
     if (gen !== S.generation) return;
     showError("");
     push(answer);
@@ -188,8 +267,9 @@ async function maybeEngineMove() {
   if (st.over || specOf(st.player) === "human") return;
   const gen = S.generation;
   try {
-    const started = await api("/api/agent-move", {position: st.text, ...rules(), agent: specOf(st.player),
-                                                  seed: st.player});
+    const started = isOware(st)
+      ? await api("/api/oware/agent-move", {...owareLine(), agent: specOf(st.player), seed: S.cursor})
+      : await api("/api/agent-move", {position: st.text, ...rules(), agent: specOf(st.player), seed: st.player});
     S.job = {id: started.job.id, kind: "move"};
     drawStatus();
     const result = await poll(started.job);
@@ -212,8 +292,10 @@ async function maybeEngineMove() {
 async function newGame() {
   S.replay = null;
   try {
-    const answer = await api("/api/new", {houses: Number($("houses").value), seeds: Number($("seeds").value),
-                                          empty_capture: $("empty-capture").checked});
+    const size = {houses: Number($("houses").value), seeds: Number($("seeds").value)};
+    setGame($("game").value);
+    const answer = isOware() ? await api("/api/oware/new", size)
+      : await api("/api/new", {...size, empty_capture: $("empty-capture").checked});
     S.autoplay = true;
     start(answer.state);
   } catch (e) { showError(e.message); }
@@ -222,8 +304,10 @@ async function newGame() {
 async function loadPosition() {
   S.replay = null;
   try {
-    const answer = await api("/api/position", {position: $("position-input").value,
-                                               empty_capture: $("empty-capture").checked});
+    setGame($("game").value);
+    const answer = isOware() ? await api("/api/oware/position", {position: $("position-input").value})
+      : await api("/api/position", {position: $("position-input").value,
+                                    empty_capture: $("empty-capture").checked});
     S.autoplay = false;   // a set-up position waits for a click or Go
     start(answer.state);
   } catch (e) { showError(e.message); }
@@ -288,7 +372,7 @@ function drawAnalysis() {
 
 async function analyse() {
   const entry = current();
-  if (!entry) return;
+  if (!entry || isOware(entry.state)) return;
   const st = entry.state;
   $("analysis-progress").textContent = "";
   try {
@@ -312,8 +396,7 @@ async function analyse() {
 }
 
 // ---- replay -----------------------------------------------------------------------------------------------
-async function loadRecordList() {
-  const info = await api("/api/info");
+async function loadRecordList(info) {
   $("version").textContent = "v" + info.version + " · search cap " + info.max_seconds + " s";
   if (!info.records) { $("replay-panel").hidden = true; return; }
   const files = (await api("/api/records")).files;
@@ -328,6 +411,8 @@ async function loadRecordList() {
 
 async function openRecord() {
   const name = $("record-file").value;
+  $("game").value = "kalah";   // records are Kalah games
+  setGame("kalah");
   if (!name) { showError("no record file in the records directory"); return; }
   try {
     const data = await api(`/api/records/${encodeURIComponent(name)}`);
@@ -403,5 +488,21 @@ $("replay-last").addEventListener("click", () => step(S.history.length - 1));
 $("auto-analyse").addEventListener("change", autoAnalyse);
 for (const id of ["p0", "p1"]) $(id).addEventListener("change", () => render());
 
-loadRecordList().catch((e) => showError(e.message));
-newGame();
+$("game").addEventListener("change", newGame);
+
+(async () => {   // the server says which game to show first (jitsearch serve --game)
+  let info = null;
+  try { info = await api("/api/info"); } catch (e) { showError(e.message); }
+  if (info && info.game) $("game").value = info.game;
+  for (const kind of (info && info.oware_agents) || []) {   // every kind the server's Oware parser knows
+    const list = $("oware-agent-specs");
+    if (![...list.options].some((o) => o.value.split(":")[0] === kind)) {
+      const o = document.createElement("option");
+      o.value = kind === "openspiel" ? "openspiel:mcts,simulations=1000" : kind;
+      list.appendChild(o);
+    }
+  }
+  setGame($("game").value);
+  if (info) loadRecordList(info).catch((e) => showError(e.message));
+  newGame();
+})();

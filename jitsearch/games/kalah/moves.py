@@ -109,7 +109,7 @@ def move_values(state: KalahState, *, checkpoint=None, resume: bool = False, tim
 
     ``progress(move, row, done, total)`` after each move (rows taken from the
     checkpoint have ``from_checkpoint`` True). ``time_limit`` covers the
-    whole call; a move left unsolved at the limit (or by Ctrl-C, or once
+    whole call's search (the first run's JIT compile is not counted); a move left unsolved at the limit (or by Ctrl-C, or once
     ``stop``, a ``threading.Event``, is set: within about a second) is
     reported with its bounds and ``complete`` is False. ``table``: one
     transposition table for every move's solve (see
@@ -170,7 +170,7 @@ def move_values(state: KalahState, *, checkpoint=None, resume: bool = False, tim
                 r = {"margin": child.margin, "complete": True, "nodes": 0, "lower": child.margin,
                      "upper": child.margin}
             else:
-                left = None if time_limit is None else time_limit - (t0 - start)
+                left = None if time_limit is None else time_limit - (t0 - start - compile_seconds)
                 if (left is not None and left <= 0) or (stop is not None and stop.is_set()):
                     r = {"margin": None, "complete": False, "nodes": 0, "lower": None, "upper": None,
                          "stop_reason": "time_limit", "interrupted": stop is not None and stop.is_set()}

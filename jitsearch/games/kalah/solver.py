@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from ..._checks import check_int
-from ..._jit import CompileBeside
+from ..._jit import CompileBeside, JitWatch
 from ...trees.memory import check_bytes, format_bytes
 from .alphabeta import ABORTED_MOVE, EVAL_STORE, kalah_alphabeta, new_table
 from .checkpoint import check_checkpoint_dir, checkpoint_exists, load_solve_state, save_solve_state
@@ -43,9 +43,10 @@ def _database_damaged(endgame_db: dict, what: str):
     raise EndgameDatabaseError(f"{where} is damaged ({what}); no exact value can be trusted from it: {fix}")
 
 
-def _estimate(state: KalahState, node_budget: int, out: dict, deadline: float | None = None) -> dict:
+def _estimate(state: KalahState, node_budget: int, out: dict, past_deadline=None) -> dict:
     """The iterations of :func:`estimate_position`, recorded into ``out`` as
-    each one finishes (so an interrupted estimate keeps its last result)."""
+    each one finishes (so an interrupted estimate keeps its last result);
+    ``past_deadline()`` (optional) stops the deepening when it returns True."""
     table = new_table(1 << 16)
     counters = np.zeros(2, dtype=np.int64)
     no_trace = np.zeros(0, dtype=np.uint64)
@@ -61,7 +62,7 @@ def _estimate(state: KalahState, node_budget: int, out: dict, deadline: float | 
         if (guess - int(state.board.sum())) % 2:
             guess += 1
         out.update(margin=guess, move=int(move), depth=depth)  # one call: an interrupt sees all or nothing
-        if counters[0] > node_budget // 4 or (deadline is not None and time.perf_counter() >= deadline):
+        if counters[0] > node_budget // 4 or (past_deadline is not None and past_deadline()):
             break
     return out
 
@@ -205,7 +206,8 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
     state : the position (player 0 maximises; values are player 0's margin).
     tt_capacity : table slots (rounded up to a power of two, >= 16); None
         sizes it from the position (:func:`table_slots_for`).
-    time_limit : seconds, finite, in (0, 1e7]; None: until solved.
+    time_limit : seconds, finite, in (0, 1e7]; None: until solved. The
+        first run's JIT compile (a cold Numba cache) is not counted.
     first_guess : MTD(f)'s first guess; None: :func:`estimate_position`.
     progress : ``progress(iteration, lo, up, nodes, seconds)``, called after
         every finished null-window test (``iteration`` = tests finished so
@@ -330,6 +332,16 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
         table = _allocate((cap, 4), np.int64, f"a transposition table of {cap} slots", fix)
     start = time.perf_counter()
     deadline = None if time_limit is None else start + float(time_limit)
+    # the time limit is the search's: JIT time (compiling on a cold cache, waiting for compile
+    # helpers) moves the deadline back, so a first run is not cut short by its own compile
+    jit = JitWatch(notify=False)
+
+    def end_time() -> float | None:
+        return None if deadline is None else deadline + jit.seconds
+
+    def past_deadline() -> bool:
+        return deadline is not None and time.perf_counter() >= deadline + jit.seconds
+
     seeds_in_houses = int(state.board.sum()) - int(state.board[0]) - int(state.board[m + 1])
     diff = int(state.board[m + 1]) - int(state.board[0])
     # (lo, up, best move proving the mover's bound, tests finished): replaced as one tuple, so an
@@ -363,11 +375,12 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
         except OSError as exc:  # the solve goes on; the previous checkpoint stays whole
             warnings.warn(f"could not save the checkpoint {checkpoint}: {exc}", stacklevel=2)
 
+    jit.__enter__()
     try:
         if endgame_db is None and endgame_seeds > 0:
             endgame_db = build_endgame_database(m, endgame_seeds, state.empty_capture, max_bytes=max_bytes,
                                                 cache_dir=endgame_cache_dir, progress=endgame_progress,
-                                                deadline=deadline)
+                                                deadline=end_time())
             db_seconds = time.perf_counter() - start
             if endgame_db is None:
                 stop = "time_limit"
@@ -383,12 +396,12 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
             beside = CompileBeside([_null_window_helper_argv(m, state.empty_capture)])
             try:
                 with beside:
-                    _estimate(state, _ESTIMATE_NODES, estimate, deadline)
+                    _estimate(state, _ESTIMATE_NODES, estimate, past_deadline)
                 beside.wait()
             finally:
                 beside.close()
             first_guess = estimate.get("margin", int(state.board.sum()) % 2)
-            if deadline is not None and time.perf_counter() >= deadline:
+            if past_deadline():
                 stop = "time_limit"
         lo, up = record[0], record[1]
         g = min(max(int(first_guess or 0) if saved_g is None else int(saved_g), lo), up)
@@ -399,7 +412,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                 gamma = g + 1 if g == lo else g  # gamma in (lo, up]: every test moves a bound
             while True:
                 now = time.perf_counter()
-                if deadline is not None and now >= deadline:
+                if past_deadline():
                     stop = "time_limit"
                     break
                 if progress and now - last_report >= _PROGRESS_SECONDS:
@@ -407,7 +420,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                     last_report = now
                 size = chunk
                 if chunk_nodes is None and deadline is not None and kernel_seconds > 0:
-                    size = min(size, max(int(kernel_nodes / kernel_seconds * (deadline - now)) + 1, 1000))
+                    size = min(size, max(int(kernel_nodes / kernel_seconds * (end_time() - now)) + 1, 1000))
                 before = int(counters[0])
                 status, g_new, root_move = null_window_test(
                     state.board, m, state.player, float(gamma), state.empty_capture, table, counters,
@@ -452,6 +465,8 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                 progress(record[3], int(lo), int(up), int(counters[0]), last_report - start)
     except KeyboardInterrupt:
         stop = "interrupted"
+    finally:
+        jit.__exit__(None, None, None)
     if checkpoint is not None and (stop is not None or record[0] >= record[1]):
         save_checkpoint()  # also when complete: a resume then answers at once
     lo, up, best, iterations = record

@@ -271,6 +271,26 @@ class OwareState:
         history = hist[:0] if nxt == GAME_OVER else hist[first:first + count]
         return OwareState(board, int(nxt), m, history, self.ply + 1, self.move_limit, self.grand_slam_illegal)
 
+    def end_reason(self, house: int) -> str | None:
+        """Why the game ends when the player to move sows ``house`` (a legal move), by the rules' checks
+        in their order: ``"repetition"`` (the position since the last capture), ``"move limit"``,
+        ``"scores"`` (more than half of the seeds captured, or half each), ``"no move"`` (the next player
+        cannot move); None when the game goes on."""
+        if self.play(house).player != GAME_OVER:  # validates the move too
+            return None
+        m, board = self.houses, np.array(self.board, dtype=BOARD_DTYPE)
+        last = RULES.sow(board, m, int(house))
+        captured = RULES.capture(board, m, self.player, last)
+        nxt = 1 - self.player
+        if captured == 0 and any(row[2 * m] == nxt and np.array_equal(row[:2 * m], board[:2 * m])
+                                 for row in self.history):
+            return "repetition"
+        if self.ply + 1 >= self.move_limit:
+            return "move limit"
+        if RULES.scores_decide(board, m):
+            return "scores"
+        return "no move"
+
     # -- OpenSpiel actions -------------------------------------------------------------
     def action_of(self, house: int) -> int:
         """OpenSpiel's action (0..m-1, counted from the player's left) of a house."""

@@ -1,0 +1,97 @@
+"""The Oware side of ``jitsearch serve``, without the web stack: a game line
+checked and replayed, what the page draws, an agent's reply.
+
+The server keeps no game. A request names a line: ``position`` (Oware text,
+:meth:`~jitsearch.games.oware.OwareState.from_text`; its repetition record
+starts fresh there, as a position read from text always does) and ``moves``
+(house indices played since, at most the move limit). The server replays the
+moves, so the repetition record and the move count are the game's, and the
+end of the game (repetition, move limit, scores, no move) is found as the
+rules find it. Agents are :func:`~jitsearch.arena.oware_arena.parse_oware_agent`
+specs (``random``, ``alphabeta:...``, ``mc:...``, every kind it parses;
+``openspiel:...`` from a start position, with the ``openspiel`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+
+from ..games.oware.rules import OPENSPIEL_MOVE_LIMIT
+
+#: Moves a request may replay (OpenSpiel's move limit, which ends every game).
+MAX_MOVES = OPENSPIEL_MOVE_LIMIT
+
+
+def replay(position, moves) -> tuple:
+    """``(start, state, last_reason)``: the position of ``position`` (text) after ``moves`` (house indices);
+    ``last_reason`` is why the last move ended the game (None while it goes on). One ``ValueError`` line
+    for bad text or the first illegal move."""
+    from ..games.oware import OwareState
+
+    if not isinstance(position, str):
+        raise ValueError(f"position must be a string, got {json.dumps(position)[:40]}")
+    if moves is None:
+        moves = []
+    if not isinstance(moves, list) or not all(isinstance(h, int) and not isinstance(h, bool) for h in moves):
+        raise ValueError("moves must be a list of house indices (integers)")
+    if len(moves) > MAX_MOVES:
+        raise ValueError(f"moves holds at most {MAX_MOVES} houses (the move limit), got {len(moves)}")
+    start = state = OwareState.from_text(position)
+    reason = None
+    for i, house in enumerate(moves):
+        if state.is_over:
+            raise ValueError(f"move {i + 1} (house {house}): the game is already over")
+        try:
+            reason = state.end_reason(house)
+            state = state.play(house)
+        except ValueError as exc:
+            raise ValueError(f"move {i + 1} (house {house}) in {state.to_text()}: {exc}") from None
+    return start, state, reason
+
+
+def state_json(state, reason: str | None = None) -> dict:
+    """What the page draws: the board (houses 0..2m-1, then the two captured counts), whose turn, the legal
+    houses, the ply, the text form and, once over, why the game ended."""
+    return {"game": "oware", "text": state.to_text(), "board": [int(x) for x in state.board],
+            "player": state.player, "houses": state.houses, "over": state.is_over, "scores": list(state.scores),
+            "margin": state.margin, "result": state.result, "legal": state.legal_moves(),
+            "seeds_total": state.seeds_total, "ply": state.ply, "move_limit": state.move_limit,
+            "repetition_rows": len(state.history), "reason": reason if state.is_over else None}
+
+
+def make_agent(spec, seed: int, start, moves):
+    """The agent of ``spec`` (a fresh one, with ``seed``), for the game ``start`` + ``moves``."""
+    from ..arena.oware_arena import parse_oware_agent
+
+    if not isinstance(spec, str):
+        raise ValueError(f"agent must be an agent spec string, got {json.dumps(spec)[:40]}")
+    kind = spec.strip().partition(":")[0]
+    if kind == "human":
+        raise ValueError("'human' is you, clicking the board: give an engine spec such as alphabeta:time=1")
+    agent = parse_oware_agent(spec, seed=seed)
+    if hasattr(agent, "start"):  # an OpenSpiel bot reaches the position by the moves from the start
+        agent.begin(start)
+        agent.start(moves, houses=start.houses, seeds=start.seeds_total // (2 * start.houses))
+    return agent
+
+
+def agent_seconds(agent) -> float | None:
+    """The time an agent spec asks for (None: a depth or playout budget)."""
+    return (getattr(agent, "options", None) or {}).get("time")
+
+
+def agent_reply(agent, state, stop) -> dict:
+    """The agent's move in ``state`` and the position after it (``stop``: set when the search was
+    cancelled; the answer is then dropped)."""
+    house = int(agent(state))
+    if stop.is_set():
+        raise KeyboardInterrupt
+    reason = state.end_reason(house)
+    after = state.play(house)
+    info = {k: int(v) if isinstance(v, numbers.Integral) else float(v)
+            for k, v in (getattr(agent, "last", None) or {}).items()
+            if k in ("value", "depth", "nodes") and isinstance(v, numbers.Real) and not isinstance(v, bool)
+            and math.isfinite(v)}
+    return {"move": house, "player": state.player, "state": state_json(after, reason), "info": info}

@@ -1,0 +1,434 @@
+"""Multi-tree MCTS for Oware: T independent trees grown by one kernel, on
+all CPU cores (:func:`jitsearch.kernels.oware_mcts.grow_trees_cpu`) or on
+the GPU (one thread block per tree, :mod:`jitsearch.kernels.cuda_oware_mcts`),
+bit-identical for the same seed.
+
+* :func:`analyse_oware`: many positions in one launch, one tree each
+  (``jitsearch analyse --game oware``);
+* :func:`search_oware`: one position, one tree (the ``mcts:...`` agent of
+  :mod:`jitsearch.arena.oware_arena`).
+
+Conventions as :mod:`jitsearch.mcts.multi`: the root's player to move
+chooses; a move's ``value`` is that player's mean reward after it (win 1,
+draw 1/2, loss 0 by OpenSpiel's returns: the final scores); the move played
+has the most visits (ties to the better value, then house order). Moves are
+house indices (:mod:`jitsearch.games.oware.rules`). The repetition rule is
+exact: each tree starts from its state's record (:attr:`OwareState.history`)
+and move count. An *iteration* expands and evaluates one leaf with
+``playouts`` uniformly random playouts; tree t's iteration i draws playout k
+from ``stream_key(tree_keys[t], i, k)``.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+
+import numpy as np
+
+from .._checks import check_bool, check_int
+from .._threads import cpu_threads
+from ..games.oware import OwareState
+from ..kernels.multi_mcts import REWARD_UNITS, log_table_for
+from ..kernels.oware_mcts import OwareTrees, grow_trees_cpu, node_bytes, scratch_bytes, scratch_rows
+from ..kernels.oware_playouts import pack_states
+from ..kernels.sentinels import FORMULAS, NO_NODE
+from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
+from .config import MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREES, check_tree_options
+from .multi import DEFAULT_TIME_NODES, MAX_NODES, default_leaves, grow_in_chunks, most_visited, tree_keys_for
+
+#: Default playouts per leaf of :func:`analyse_oware`.
+DEFAULT_PLAYOUTS = 8
+
+
+def _checked_states(states) -> list:
+    if isinstance(states, OwareState):
+        states = [states]
+    if not isinstance(states, (list, tuple)) or not states:
+        raise ValueError("states must be a non-empty list of OwareState")
+    for i, s in enumerate(states):
+        if not isinstance(s, OwareState):
+            raise ValueError(f"states must be OwareState, got {type(s).__name__}")
+        if s.is_over:
+            raise ValueError(f"position {i + 1} is already over: no move to search")
+    if len(states) > MAX_TREES:
+        raise ValueError(f"{len(states):,} positions are above the limit of {MAX_TREES:,} per launch")
+    return list(states)
+
+
+class _OwareGrower:
+    """Owns an OwareTrees batch and grows it on one backend, in chunks."""
+
+    def __init__(self, states, tree_keys, *, capacity, c, formula, playouts, leaves, backend, max_bytes,
+                 memory_hint, threads):
+        boards, players, plies, hists, rows, m, gsi, limit = pack_states(states)
+        t = len(states)
+        self.backend = backend
+        self.m, self.gsi, self.limit = m, bool(gsi), int(limit)
+        self.rows = scratch_rows(rows, plies, self.limit)
+        self.args = (float(c), FORMULAS[formula], int(playouts))
+        self.leaves = int(leaves)
+        per_scratch = scratch_bytes(m, self.rows)
+        hint = memory_hint or "lower iterations= or the number of positions (API: or raise max_bytes)"
+        tree_bytes = t * capacity * node_bytes(m)
+        if backend == "cuda":
+            from ..kernels.cuda_oware_mcts import MAX_SCRATCH_BYTES, free_bytes, threads_for
+
+            if t * per_scratch > MAX_SCRATCH_BYTES:
+                raise ValueError(f"{t:,} trees' repetition records need {t * per_scratch / 2**20:,.0f} MiB of GPU "
+                                 f"scratch even with one thread a block: analyse fewer positions at once")
+            self.threads_per_block = threads_for(self.leaves * int(playouts), t, per_scratch)
+            need = tree_bytes + t * self.threads_per_block * per_scratch
+            check_bytes(need, max_bytes, f"{t:,} Oware MCTS trees of {capacity:,} nodes", hint)
+            free = free_bytes()
+            if need > 0.9 * free:
+                raise ValueError(f"{t:,} Oware MCTS trees of {capacity:,} nodes need {need / 2**20:,.0f} MiB of "
+                                 f"GPU memory, but {free / 2**20:,.0f} MiB are free: lower the iterations or the "
+                                 f"positions")
+        else:
+            self.threads = threads
+            need = tree_bytes + min(t, threads or cpu_threads()) * per_scratch
+            check_bytes(need, max_bytes, f"{t:,} Oware MCTS trees of {capacity:,} nodes", hint)
+        self.trees = OwareTrees(t, capacity, m)
+        self.trees.set_roots(boards, players)
+        self.tree_keys = np.ascontiguousarray(tree_keys, dtype=np.uint64)
+        self.root_hist = np.ascontiguousarray(hists, dtype=np.int32)
+        self.root_rows = rows.astype(np.int32)
+        self.root_ply = plies.astype(np.int32)
+        self.log_table = log_table_for(1024)
+        self.done = 0  # steps
+        self.device = None
+        _warm(backend)
+        if backend == "cuda":
+            from ..kernels.cuda_oware_mcts import DeviceOwareTrees
+
+            self.device = DeviceOwareTrees(self.trees, self.tree_keys, self.root_hist, self.root_rows,
+                                           self.root_ply, self.log_table, self.rows, self.threads_per_block)
+
+    @property
+    def iterations(self) -> int:
+        return self.done * self.leaves
+
+    def grow(self, steps: int) -> None:
+        visits = (self.done + steps) * self.leaves + 1  # a node's visits, virtual ones too, never pass this
+        if visits >= self.log_table.shape[0]:
+            self.log_table = log_table_for(1 << max(10, int(visits).bit_length()))
+            if self.device is not None:
+                self.device.set_log_table(self.log_table)
+        c, formula, playouts = self.args
+        if self.device is not None:
+            self.device.grow(self.m, c, formula, playouts, self.gsi, self.limit, self.leaves, self.done, steps)
+        else:
+            grow_trees_cpu(self.trees.arrays(), self.tree_keys, self.root_hist, self.root_rows, self.root_ply,
+                           self.log_table, self.m, c, formula, playouts, self.gsi, self.limit, self.rows,
+                           self.leaves, self.done, steps, self.threads)
+        self.done += steps
+
+    def run(self, iterations: int | None, seconds: float | None) -> bool:
+        steps = None if iterations is None else -(-iterations // self.leaves)
+        return grow_in_chunks(self.grow, lambda: self.done, steps, seconds, 1)
+
+    def results(self) -> OwareTrees:
+        if self.device is not None:
+            self.device.copy_back(self.trees)
+        return self.trees
+
+
+_WARMED: set = set()
+
+
+def _warm(backend: str) -> None:
+    """Compile (or load) the backend's kernel once per process on a one-node
+    step of Oware(1,1), so that no time budget pays for the JIT."""
+    if backend in _WARMED:
+        return
+    _WARMED.add(backend)
+    s = OwareState.initial(1, 1)
+    trees = OwareTrees(1, 4, 1)
+    trees.set_roots(np.asarray(s.board, np.int32)[None, :], np.zeros(1, np.int32))
+    keys = np.zeros(1, np.uint64)
+    hist = np.array(s.history, np.int32)[None, :, :]  # a writable copy: the kernel types must match a search's
+    rows, ply = np.ones(1, np.int32), np.zeros(1, np.int32)
+    args = (keys, hist, rows, ply, log_table_for(16))
+    if backend == "cuda":
+        from ..kernels.cuda_oware_mcts import DeviceOwareTrees
+
+        DeviceOwareTrees(trees, *args, 8, 1).grow(1, 1.0, 0, 1, False, 4, 1, 0, 1)
+    else:
+        grow_trees_cpu(trees.arrays(), *args, 1, 1.0, 0, 1, False, 4, 8, 1, 0, 1, 1)
+
+
+def analyse_oware(states, *, iterations: int | None = 1000, time: float | None = None, seed: int = 0,
+                  tree_keys=None, c: float = math.sqrt(2), formula: str = "ucb1",
+                  playouts: int = DEFAULT_PLAYOUTS, capacity: int | None = None, leaves: int | None = None,
+                  backend: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES, memory_hint: str | None = None,
+                  threads: int | None = None, return_trees: bool = False):
+    """One MCTS tree per Oware position, all grown in one launch (per chunk).
+
+    ``states``: live OwareStates of one board size and rule variant (with
+    their records). ``iterations`` per tree, or ``time`` seconds for the
+    whole batch; ``playouts`` per leaf; ``leaves`` per step (default 8 on
+    cuda, 1 on cpu); ``tree_keys`` (one uint64 per position) fix the
+    random streams, else they come from ``seed`` and the position's index.
+    ``capacity``: nodes per tree (default: enough for the iterations).
+    ``max_bytes``: the trees and the record scratch must fit, checked before
+    any allocation. ``threads``: CPU threads (default every core).
+
+    Returns ``positions`` (per position: ``move``, ``children`` = move,
+    visits, value; ``value`` the root player's mean reward over all
+    iterations; ``nodes``), ``iterations`` (per tree), ``playouts_total``,
+    ``seconds``, ``backend``, ``interrupted``, ``trees``, ``playouts``,
+    ``leaves``; with ``return_trees``, (that dict, the
+    :class:`~jitsearch.kernels.oware_mcts.OwareTrees` grown).
+    """
+    states = _checked_states(states)
+    opts = check_tree_options(iterations, time, c, formula, "win", playouts, 0, capacity, len(states))
+    if len({(s.houses, s.grand_slam_illegal, s.move_limit) for s in states}) > 1:
+        raise ValueError("all positions need the same houses, move limit and grand-slam rule")
+    from ..kernels.backend import resolve
+
+    resolved = resolve(backend)
+    leaves = default_leaves(resolved) if leaves is None else check_int("leaves", leaves, 1, MAX_LEAVES)
+    if leaves * opts.playouts > MAX_STEP_PLAYOUTS:
+        raise ValueError(f"leaves x playouts = {leaves} x {opts.playouts} is above the limit of "
+                         f"{MAX_STEP_PLAYOUTS} playouts per step: lower leaves= or playouts=")
+    if threads is not None:
+        threads = check_int("threads", threads, 1, 1024)
+    return_trees = check_bool("return_trees", return_trees)
+    if tree_keys is None:
+        tree_keys = tree_keys_for(seed, len(states))
+    tree_keys = np.asarray(tree_keys)
+    if tree_keys.shape != (len(states),) or tree_keys.dtype.kind not in "iu":
+        raise ValueError(f"tree_keys must hold one unsigned integer per position ({len(states)})")
+    m = states[0].houses
+    if opts.capacity is not None:
+        capacity = check_int("capacity", opts.capacity, m + 1, MAX_NODES)
+    elif opts.iterations is not None:
+        capacity = int(min(MAX_NODES, (opts.iterations + leaves) * m + 1))
+    else:  # a time budget: as many nodes as max_bytes holds for every tree, at most the default
+        capacity = max(m + 1, min(DEFAULT_TIME_NODES, int(max_bytes) // (2 * len(states) * node_bytes(m))))
+    grower = _OwareGrower(states, tree_keys.astype(np.uint64), capacity=capacity, c=opts.c, formula=opts.formula,
+                          playouts=opts.playouts, leaves=leaves, backend=resolved, max_bytes=max_bytes,
+                          memory_hint=memory_hint, threads=threads)
+    start = _time.perf_counter()
+    interrupted = grower.run(opts.iterations, opts.time)
+    trees = grower.results()
+    seconds = _time.perf_counter() - start
+    scale = opts.playouts * REWARD_UNITS
+    positions = []
+    for t in range(len(states)):
+        kids = []
+        f = int(trees.first_child[t, 0])
+        if f != NO_NODE:
+            for ch in range(f, f + int(trees.num_children[t, 0])):
+                n, v = int(trees.visits[t, ch]), int(trees.value[t, ch])
+                kids.append({"move": int(trees.move[t, ch]), "visits": n, "value": v / (n * scale) if n else None})
+        root_n = int(trees.visits[t, 0])
+        value = (root_n * scale - int(trees.value[t, 0])) / (root_n * scale) if root_n else None
+        positions.append({"move": most_visited(kids), "children": kids, "value": value,
+                          "nodes": int(trees.size[t])})
+    result = {"positions": positions, "iterations": grower.iterations,
+              "playouts_total": grower.iterations * opts.playouts * len(states), "seconds": seconds,
+              "backend": resolved, "interrupted": interrupted, "trees": len(states), "playouts": opts.playouts,
+              "leaves": leaves}
+    return (result, trees) if return_trees else result
+
+
+def search_oware(state: OwareState, *, iterations: int | None = None, time: float | None = None, seed: int = 0,
+                 **options) -> dict:
+    """MCTS from one position with one tree: ``iterations`` (default 1000
+    when no ``time`` is given) or ``time`` seconds; ``options`` as
+    :func:`analyse_oware`. Returns ``move``, ``children``, ``value`` (the
+    player to move's mean reward), ``iterations``, ``nodes``, ``seconds``,
+    ``backend``, ``interrupted``."""
+    if not isinstance(state, OwareState):
+        raise ValueError(f"state must be an OwareState, got {type(state).__name__}")
+    if iterations is None and time is None:
+        iterations = 1000
+    r = analyse_oware([state], iterations=iterations, time=time, seed=seed, **options)
+    pos = r["positions"][0]
+    return {**pos, "iterations": r["iterations"], "seconds": r["seconds"], "backend": r["backend"],
+            "interrupted": r["interrupted"], "playouts": r["playouts"], "leaves": r["leaves"]}
+
+
+# -- tree parallelism: many workers (GPU blocks) on one shared tree per position ---------------------------------
+
+#: Nodes per shared tree for a time budget by default.
+DEFAULT_SHARED_TIME_NODES = 1 << 22
+
+
+class _SharedOwareGrower:
+    """Owns T shared trees (:mod:`jitsearch.kernels.oware_shared_tree`) and grows them on one backend."""
+
+    def __init__(self, states, tree_keys, *, capacity, blocks, c, formula, playouts, backend, max_bytes, threads):
+        from ..kernels.oware_shared_tree import NODE_BYTES, OwareSharedTrees
+
+        boards, players, plies, hists, rows, m, gsi, limit = pack_states(states)
+        t = len(states)
+        self.backend, self.blocks, self.threads = backend, blocks, threads
+        self.m, self.gsi, self.limit = m, bool(gsi), int(limit)
+        self.rows = scratch_rows(rows, plies, self.limit)
+        self.args = (float(c), FORMULAS[formula], int(playouts))
+        per_scratch = scratch_bytes(m, self.rows)
+        need = t * capacity * NODE_BYTES
+        if backend == "cuda":
+            from ..kernels.cuda_oware_shared_tree import MAX_SCRATCH_BYTES, threads_for
+
+            if t * blocks * per_scratch > MAX_SCRATCH_BYTES:
+                raise ValueError(f"{t * blocks:,} blocks' repetition records need "
+                                 f"{t * blocks * per_scratch / 2**20:,.0f} MiB of GPU scratch even with one thread "
+                                 f"a block: lower blocks= or the positions")
+            self.threads_per_block = threads_for(int(playouts), t * blocks, per_scratch)
+            need += t * blocks * self.threads_per_block * per_scratch
+        else:
+            need += min(t, threads or cpu_threads()) * per_scratch
+        check_bytes(need, max_bytes, f"{t:,} shared Oware MCTS trees of {capacity:,} nodes",
+                    "lower iterations=, capacity= or blocks= (API: or raise max_bytes)")
+        if backend == "cuda":
+            from ..kernels.cuda_oware_mcts import free_bytes
+
+            free = free_bytes()
+            if need > 0.9 * free:
+                raise ValueError(f"{t:,} shared Oware MCTS trees need {need / 2**20:,.0f} MiB of GPU memory, but "
+                                 f"{free / 2**20:,.0f} MiB are free: lower capacity=, blocks= or the positions")
+        self.trees = OwareSharedTrees(t, capacity)
+        self.roots = (np.ascontiguousarray(boards, np.int32), np.ascontiguousarray(players, np.int32),
+                      np.ascontiguousarray(hists, np.int32), rows.astype(np.int32), plies.astype(np.int32))
+        self.tree_keys = np.ascontiguousarray(tree_keys, dtype=np.uint64)
+        self.log_table = log_table_for(1024)
+        self.done = 0
+        self.device = None
+        _warm_shared(backend)
+        if backend == "cuda":
+            from ..kernels.cuda_oware_shared_tree import DeviceOwareSharedTrees
+
+            self.device = DeviceOwareSharedTrees(self.trees, self.roots, self.tree_keys, self.rows, m, blocks,
+                                                 self.threads_per_block)
+
+    @property
+    def iterations(self) -> int:
+        return self.done
+
+    def grow(self, iterations: int) -> None:
+        need = self.done + iterations + self.blocks + 2  # visits, in-flight ones included, stay below this
+        if self.log_table.shape[0] < need:
+            self.log_table = log_table_for(1 << int(need).bit_length())
+        c, formula, playouts = self.args
+        if self.device is not None:
+            self.device.grow(self.log_table, self.m, c, formula, playouts, self.gsi, self.limit, self.done,
+                             iterations)
+        else:
+            from ..kernels.oware_shared_tree import grow_oware_shared_cpu
+
+            grow_oware_shared_cpu(self.trees, self.roots, self.tree_keys, self.log_table, self.m, c, formula,
+                                  playouts, self.gsi, self.limit, self.rows, self.done, iterations, self.threads)
+        self.done += iterations
+
+    def run(self, iterations: int | None, seconds: float | None) -> bool:
+        return grow_in_chunks(self.grow, lambda: self.done, iterations, seconds, max(1, 2 * self.blocks))
+
+    def results(self):
+        if self.device is not None:
+            self.device.copy_back(self.trees)
+        return self.trees
+
+
+def _warm_shared(backend: str) -> None:
+    """Compile (or load) the shared-tree kernel of ``backend`` once per process on Oware(1,1)."""
+    key = ("shared", backend)
+    if key in _WARMED:
+        return
+    _WARMED.add(key)
+    from ..kernels.oware_shared_tree import OwareSharedTrees
+
+    s = OwareState.initial(1, 1)
+    trees = OwareSharedTrees(1, 4)
+    roots = (np.array(s.board, np.int32)[None, :], np.zeros(1, np.int32), np.array(s.history, np.int32)[None, :, :],
+             np.ones(1, np.int32), np.zeros(1, np.int32))
+    keys = np.zeros(1, np.uint64)
+    if backend == "cuda":
+        from ..kernels.cuda_oware_shared_tree import DeviceOwareSharedTrees
+
+        DeviceOwareSharedTrees(trees, roots, keys, 8, 1, 1, 1).grow(log_table_for(16), 1, 1.0, 0, 1, False, 4, 0, 1)
+    else:
+        from ..kernels.oware_shared_tree import grow_oware_shared_cpu
+
+        grow_oware_shared_cpu(trees, roots, keys, log_table_for(16), 1, 1.0, 0, 1, False, 4, 8, 0, 1, 1)
+
+
+def tree_parallel_oware(states, *, blocks: int | None = None, iterations: int | None = 1000,
+                        time: float | None = None, seed: int = 0, tree_keys=None, c: float = math.sqrt(2),
+                        formula: str = "ucb1", playouts: int = DEFAULT_PLAYOUTS, capacity: int | None = None,
+                        backend: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES, threads: int | None = None,
+                        return_trees: bool = False):
+    """Tree-parallel MCTS: one shared tree per position, grown by ``blocks``
+    workers at once on the GPU (default: 8 per SM over all trees), by one
+    worker per tree on the CPU (the twin: with ``blocks=1`` on the GPU the
+    trees are bit-identical). ``iterations`` per tree (all workers
+    together) or ``time``; other options and the result as
+    :func:`analyse_oware` (``leaves`` is 1; ``blocks`` is added)."""
+    from .config import MAX_BLOCKS
+
+    states = _checked_states(states)
+    opts = check_tree_options(iterations, time, c, formula, "win", playouts, 0, capacity, len(states))
+    if len({(s.houses, s.grand_slam_illegal, s.move_limit) for s in states}) > 1:
+        raise ValueError("all positions need the same houses, move limit and grand-slam rule")
+    from ..kernels.backend import resolve
+
+    resolved = resolve(backend)
+    if blocks is not None:
+        blocks = check_int("blocks", blocks, 1, MAX_BLOCKS)
+        if resolved == "cpu" and blocks != 1:
+            raise ValueError("blocks= is the GPU's workers per tree; the CPU twin grows each tree with one worker "
+                             "(blocks=1)")
+    elif resolved == "cuda":
+        from ..kernels.cuda_oware_shared_tree import default_blocks_per_tree
+
+        blocks = default_blocks_per_tree(len(states))
+    else:
+        blocks = 1
+    if len(states) * blocks > MAX_BLOCKS:
+        raise ValueError(f"{len(states)} trees x {blocks} blocks is above the limit of {MAX_BLOCKS:,} blocks a launch")
+    from ..kernels.cuda_shared_tree import MAX_PLAYOUTS as MAX_SHARED_PLAYOUTS
+
+    if opts.playouts > MAX_SHARED_PLAYOUTS:
+        raise ValueError(f"playouts must be at most {MAX_SHARED_PLAYOUTS} in a shared tree, got {opts.playouts}")
+    if threads is not None:
+        threads = check_int("threads", threads, 1, 1024)
+    return_trees = check_bool("return_trees", return_trees)
+    if tree_keys is None:
+        tree_keys = tree_keys_for(seed, len(states))
+    tree_keys = np.asarray(tree_keys)
+    if tree_keys.shape != (len(states),) or tree_keys.dtype.kind not in "iu":
+        raise ValueError(f"tree_keys must hold one unsigned integer per position ({len(states)})")
+    m = states[0].houses
+    if opts.capacity is not None:
+        capacity = check_int("capacity", opts.capacity, m + 1, MAX_NODES)
+    elif opts.iterations is not None:
+        capacity = int(min(MAX_NODES, (opts.iterations + blocks + 1) * m + 1))
+    else:
+        from ..kernels.oware_shared_tree import NODE_BYTES
+
+        capacity = max(m + 1, min(DEFAULT_SHARED_TIME_NODES, int(max_bytes) // (2 * len(states) * NODE_BYTES)))
+    grower = _SharedOwareGrower(states, tree_keys.astype(np.uint64), capacity=capacity, blocks=blocks, c=opts.c,
+                                formula=opts.formula, playouts=opts.playouts, backend=resolved, max_bytes=max_bytes,
+                                threads=threads)
+    start = _time.perf_counter()
+    interrupted = grower.run(opts.iterations, opts.time)
+    trees = grower.results()
+    seconds = _time.perf_counter() - start
+    scale = opts.playouts * REWARD_UNITS
+    positions = []
+    for g in range(len(states)):
+        kids = [{"move": mv, "visits": n, "value": v / (n * scale) if n else None}
+                for mv, n, v in trees.root_children(g)]
+        base = g * trees.capacity
+        root_n, root_v = int(trees.visits[base]), int(trees.value[base])
+        positions.append({"move": most_visited(kids), "children": kids,
+                          "value": (root_n * scale - root_v) / (root_n * scale) if root_n else None,
+                          "nodes": int(min(trees.size[g], trees.capacity))})
+    result = {"positions": positions, "iterations": grower.iterations,
+              "playouts_total": grower.iterations * opts.playouts * len(states), "seconds": seconds,
+              "backend": resolved, "interrupted": interrupted, "trees": len(states), "playouts": opts.playouts,
+              "leaves": 1, "blocks": blocks}
+    return (result, trees) if return_trees else result
