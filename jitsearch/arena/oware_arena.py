@@ -2,7 +2,9 @@
 
 Agent specs: ``random``; ``alphabeta:depth=8`` or ``alphabeta:time=0.2``
 (iterative deepening of :mod:`jitsearch.games.oware.alphabeta`; option
-``w=`` the weight of the seeds-on-side term, default 0.25); ``mc:playouts=200``
+``w=`` the weight of the seeds-on-side term, default 0.25; ``db=S`` probes an
+endgame database of up to S seeds on the board at the search's leaves, built
+once a process in memory: :mod:`jitsearch.games.oware.endgame`); ``mc:playouts=200``
 (flat Monte Carlo: that many random playouts after each legal move, the move
 with the best mean result for the mover, ties to the lowest house; options
 ``threads=`` and ``backend=cpu|cuda|auto``: the CUDA twin of the playouts,
@@ -32,6 +34,7 @@ record included, follows the game.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -40,6 +43,8 @@ from pathlib import Path
 from .._checks import check_float, check_int
 from ..games.oware import OwareState
 from ..games.oware.alphabeta import DEFAULT_SIDE_WEIGHT, MAX_DEPTH, iterative_deepening
+from ..games.oware.endgame import MAX_DB_SEEDS, build_database, estimate_build
+from ..trees.memory import check_bytes
 from ..kernels.backend import BackendError, resolve
 from ..kernels.oware_playouts import evaluate_states
 from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
@@ -47,7 +52,7 @@ from ..mcts.config import (MAX_BLOCKS, MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_P
                            MAX_WEIGHT)
 from .stats import pentanomial_from_pairs, summary
 
-OWARE_AGENTS = {"random": {}, "alphabeta": {"depth": int, "time": float, "w": float},
+OWARE_AGENTS = {"random": {}, "alphabeta": {"depth": int, "time": float, "w": float, "db": int},
                 "mc": {"playouts": int, "threads": int, "backend": str},
                 "mcts": {"iterations": int, "time": float, "playouts": int, "c": float, "leaves": int,
                          "backend": str, "parallel": str, "blocks": int}}
@@ -55,6 +60,14 @@ OWARE_AGENTS = {"random": {}, "alphabeta": {"depth": int, "time": float, "w": fl
 MAX_PAIRS = 100_000
 #: Random opening plies a match may ask for.
 MAX_OPENING_PLIES = 40
+#: Memory an agent's endgame database (``db=S``) may take.
+DB_MAX_BYTES = 1 << 30
+
+
+@functools.lru_cache(maxsize=4)
+def endgame_database(houses: int, seeds: int, grand_slam_illegal: bool):
+    """The database of an ``alphabeta:db=S`` agent, built once a process (in memory)."""
+    return build_database(houses, seeds, grand_slam_illegal=grand_slam_illegal, max_bytes=DB_MAX_BYTES)
 
 
 class OwareAgent:
@@ -81,7 +94,9 @@ class OwareAgent:
             o = self.options
             r = iterative_deepening(state, time_limit=o.get("time"),
                                     max_depth=o.get("depth", MAX_DEPTH if "time" in o else 6),
-                                    side_weight=o.get("w", DEFAULT_SIDE_WEIGHT))
+                                    side_weight=o.get("w", DEFAULT_SIDE_WEIGHT),
+                                    endgame=endgame_database(state.houses, o["db"], state.grand_slam_illegal)
+                                    if "db" in o else None)
             self.last = {"depth": r.depth, "value": r.value, "nodes": r.nodes}
             return r.move
         if self.kind == "mcts":
@@ -159,6 +174,10 @@ def parse_oware_agent(spec: str, seed: int | None = None) -> OwareAgent:
         check_float("time", options["time"], 0.0, 3600.0, lo_open=True)
     if "w" in options:
         check_float("w", options["w"], -100.0, 100.0)
+    if "db" in options:
+        check_int("db", options["db"], 1, MAX_DB_SEEDS)
+        check_bytes(estimate_build(6, options["db"])["ram_bytes"], DB_MAX_BYTES,
+                    f"{spec}: an endgame database of {options['db']} seeds (6 houses)", "lower db=")
     if "playouts" in options:
         check_int("playouts", options["playouts"], 1, MAX_PLAYOUTS_PER_STATE)
     if "threads" in options:

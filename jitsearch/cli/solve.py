@@ -96,17 +96,19 @@ def solve(
     max_memory: Annotated[
         str, typer.Option("--max-memory", help="Refuse to allocate more than this (e.g. 2GiB).")
     ] = "2GiB",
-    game: Annotated[Optional[str], typer.Option("--game", help="Solve a game instead of a tree: kalah.")] = None,
-    houses: Annotated[int, typer.Option("--houses", help="kalah: houses per side (m).")] = 6,
-    seeds: Annotated[int, typer.Option("--seeds", help="kalah: seeds per house (n).")] = 4,
+    game: Annotated[
+        Optional[str], typer.Option("--game", help="Solve a game instead of a tree: kalah or oware.")
+    ] = None,
+    houses: Annotated[int, typer.Option("--houses", help="kalah, oware: houses per side (m).")] = 6,
+    seeds: Annotated[int, typer.Option("--seeds", help="kalah, oware: seeds per house (n).")] = 4,
     empty_capture: Annotated[
         bool, typer.Option("--empty-capture", help="kalah: capture even when the opposite house is empty.")
     ] = False,
     position: Annotated[
-        Optional[str], typer.Option("--position", help="kalah: start from this position (text form).")
+        Optional[str], typer.Option("--position", help="kalah, oware: start from this position (text form).")
     ] = None,
     time_limit: Annotated[
-        Optional[float], typer.Option("--time-limit", help="kalah: stop after this many seconds.")
+        Optional[float], typer.Option("--time-limit", help="kalah, oware: stop after this many seconds.")
     ] = None,
     table_size: Annotated[
         Optional[int],
@@ -114,16 +116,19 @@ def solve(
                                           "default: sized from the board, at most 2**24).", show_default=False),
     ] = None,
     endgame_seeds: Annotated[
-        int, typer.Option("--endgame-seeds", help="kalah: build an endgame database up to this many seeds (0: none).")
+        int, typer.Option("--endgame-seeds", help="kalah, oware: build an endgame database up to this many seeds "
+                                                  "(0: none).")
     ] = 0,
     endgame_cache: Annotated[
         bool, typer.Option("--endgame-cache/--no-endgame-cache",
-                           help="kalah: keep built endgame databases in ~/.cache/jitsearch (or $XDG_CACHE_HOME).")
+                           help="kalah, oware: keep built endgame databases in ~/.cache/jitsearch (or "
+                                "$XDG_CACHE_HOME).")
     ] = True,
     endgame_cache_dir: Annotated[
-        Optional[Path], typer.Option("--endgame-cache-dir", help="kalah: keep endgame databases in this directory "
-                                                                 "instead (default: $XDG_CACHE_HOME/jitsearch/"
-                                                                 "kalah-endgame, or ~/.cache/...).",
+        Optional[Path], typer.Option("--endgame-cache-dir", help="kalah, oware: keep endgame databases in this "
+                                                                 "directory instead (default: $XDG_CACHE_HOME/"
+                                                                 "jitsearch/kalah-endgame or oware-endgame, or "
+                                                                 "~/.cache/...).",
                                      show_default=False)
     ] = None,
     all_moves: Annotated[
@@ -143,7 +148,7 @@ def solve(
     resume: Annotated[bool, typer.Option("--resume", help="kalah: continue the solve saved in --checkpoint.")]
     = False,
 ):
-    """Solve a game tree (or Kalah) exactly and report value, best move and work done.
+    """Solve a game tree (or Kalah, or a small Oware variant) exactly and report value, best move and work done.
 
     Ctrl-C stops a solve within a second or two with exit status 130; a Kalah
     solve first prints the bounds and move found so far.
@@ -151,10 +156,17 @@ def solve(
     given = given_options(ctx)
     max_bytes = parse_bytes(max_memory)
     if game is not None:
-        refuse_options(given, _TREE_OPTIONS, "does not apply to --game kalah (it solves the game, not a tree)")
+        refuse_options(given, _TREE_OPTIONS, f"does not apply to --game {game} (it solves the game, not a tree)")
         if position is not None:
             refuse_options(given, ("houses", "seeds"), "does not apply with --position (the position sets the board)")
         check_seconds(time_limit, "--time-limit")
+        if game == "oware":
+            from ._oware_solve import solve_oware
+
+            solve_oware(given, houses=houses, seeds=seeds, position=position, time_limit=time_limit,
+                        endgame_seeds=endgame_seeds, as_json=as_json, max_bytes=max_bytes,
+                        endgame_cache=endgame_cache, endgame_cache_dir=endgame_cache_dir)
+            return
         if resume and checkpoint is None:
             raise UserError("--resume needs --checkpoint")
         if "checkpoint_every" in given and (checkpoint is None or all_moves):
@@ -316,7 +328,7 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
     from ..games.kalah.solver import solve_exact
 
     if game != "kalah":
-        raise UserError(f"--game must be kalah, got {game!r}")
+        raise UserError(f"--game must be kalah or oware, got {game!r}")
     if table_size is not None and not 16 <= table_size <= 2**40:
         raise UserError(f"--table-size must lie in 16..2**40 slots, got {table_size}")
     state = kalah_state(houses, seeds, empty_capture, position)
@@ -425,7 +437,7 @@ def _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table
     from ..games.kalah.moves import move_values
 
     if game != "kalah":
-        raise UserError(f"--game must be kalah, got {game!r}")
+        raise UserError(f"--game must be kalah or oware, got {game!r}")
     if table_size is not None and not 16 <= table_size <= 2**40:
         raise UserError(f"--table-size must lie in 16..2**40 slots, got {table_size}")
     state = kalah_state(houses, seeds, empty_capture, position)

@@ -1,6 +1,9 @@
 """Endgame database files: where they live, how they are written, checked
 and trusted, and how an interrupted or killed build is resumed or cleaned up
-(the databases themselves are built by :mod:`.endgame`).
+(the databases themselves are built by :mod:`.endgame`). Oware's
+databases (:mod:`jitsearch.games.oware.endgame`) use the same functions for
+their own file name and a one-dimensional uint8 array: ``shape`` and
+``dtype`` come from the record, Kalah's ``(2, size)`` int8 by default.
 
 With a cache directory the values are an ``.npy`` file
 (``kalah-m{m}-s{S}-{standard|empty}-v3.npy``), built in place through a
@@ -69,10 +72,10 @@ except ImportError:  # pragma: no cover - not POSIX
 from ..._io import ensure_writable_dir, write_json_atomic
 from ...trees.memory import format_bytes
 
-def default_cache_dir():
-    """``$XDG_CACHE_HOME/jitsearch/kalah-endgame`` (``~/.cache`` when unset)."""
+def default_cache_dir(game: str = "kalah"):
+    """``$XDG_CACHE_HOME/jitsearch/{game}-endgame`` (``~/.cache`` when unset)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "jitsearch" / "kalah-endgame"
+    return Path(base) / "jitsearch" / f"{game}-endgame"
 
 
 FORMAT_VERSION = 3
@@ -222,9 +225,13 @@ def mark_damaged(values_path, why: str) -> None:
         write_json_atomic(record_path(path), dict(record, damaged=str(why)[:500]))
 
 
-def npy_header_bytes(size: int) -> int:
+def npy_header_bytes(size: int, shape=None, dtype=np.int8) -> int:
+    """Bytes of the ``.npy`` header of a values array: Kalah's ``(2, size)``
+    int8 by default, or any ``shape`` of a one-byte ``dtype`` (Oware's uint8)."""
     buf = io.BytesIO()
-    np.lib.format.write_array_header_1_0(buf, {"descr": "|i1", "fortran_order": False, "shape": (2, int(size))})
+    shape = (2, int(size)) if shape is None else tuple(int(x) for x in shape)
+    np.lib.format.write_array_header_1_0(buf, {"descr": np.dtype(dtype).str, "fortran_order": False,
+                                               "shape": shape})
     return buf.tell()
 
 
@@ -245,17 +252,22 @@ def read_record(path: Path):
     return record
 
 
-def open_values(path, size):
-    """The values file mapped copy-on-write, after checking its size, shape and dtype."""
+def open_values(path, size, shape=None, dtype=np.int8):
+    """The values file mapped copy-on-write, after checking its size, shape
+    and dtype (Kalah's ``(2, size)`` int8 unless ``shape``/``dtype`` say otherwise)."""
+    shape = (2, size) if shape is None else tuple(shape)
     values = np.load(path, mmap_mode="c", allow_pickle=False)
-    if not isinstance(values, np.ndarray) or values.shape != (2, size) or values.dtype != np.int8:
+    if not isinstance(values, np.ndarray) or values.shape != shape or values.dtype != dtype:
         raise ValueError("values of the wrong shape or type")
     return values
 
 
 def load_cached(path: Path, expected: dict, verify: str):
-    """(values, None) from a verified cache file (memory-mapped), else (None, why not)."""
-    size = expected["shape"][1]
+    """(values, None) from a verified cache file (memory-mapped), else (None,
+    why not); the file's shape and dtype are ``expected``'s (any game's record)."""
+    shape = tuple(expected["shape"])
+    dtype = np.dtype(expected["dtype"])
+    size = shape[-1]
     try:
         record = read_record(record_path(path))
     except FileNotFoundError:
@@ -270,9 +282,9 @@ def load_cached(path: Path, expected: dict, verify: str):
         return None, f"a search found an impossible value in it ({record['damaged']})"
     try:
         identity = file_identity(path)
-        if identity[2] != npy_header_bytes(size) + 2 * size:
+        if identity[2] != npy_header_bytes(size, shape, dtype) + math.prod(shape) * dtype.itemsize:
             return None, "values of the wrong size"  # checked before mapping them
-        values = open_values(path, size)
+        values = open_values(path, size, shape, dtype)
     except Exception as exc:  # noqa: BLE001 - any unreadable file (EOFError, ValueError, OSError, ...) is rebuilt
         return None, f"unreadable: {type(exc).__name__}: {exc}"
     if needs_verification(path, verify):
@@ -364,9 +376,11 @@ def remove_stale_temporaries(values_path) -> list:
     return removed
 
 
-def new_values_file(path: Path, size: int):
+def new_values_file(path: Path, size: int, shape=None, dtype=np.int8):
     """A unique temporary ``.npy`` beside ``path``, preallocated, mapped for
-    writing, its advisory lock held (see :func:`remove_stale_temporaries`)."""
+    writing, its advisory lock held (see :func:`remove_stale_temporaries`);
+    Kalah's ``(2, size)`` int8 unless ``shape``/``dtype`` say otherwise."""
+    shape = (2, size) if shape is None else tuple(shape)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".npy.tmp")
     try:
         hold_lock(tmp, fd)
@@ -375,10 +389,11 @@ def new_values_file(path: Path, size: int):
             os.unlink(tmp)
         raise
     try:
-        values = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.int8, shape=(2, size))
+        values = np.lib.format.open_memmap(tmp, mode="w+", dtype=dtype, shape=shape)
         with open(tmp, "r+b") as fh:
             if hasattr(os, "posix_fallocate"):
-                os.posix_fallocate(fh.fileno(), 0, npy_header_bytes(size) + 2 * size)
+                os.posix_fallocate(fh.fileno(), 0, npy_header_bytes(size, shape, dtype)
+                                   + math.prod(shape) * np.dtype(dtype).itemsize)
     except BaseException:
         release_lock(tmp)
         with contextlib.suppress(OSError):

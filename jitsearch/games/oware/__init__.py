@@ -5,6 +5,7 @@
 * :mod:`.state` -- :class:`OwareState` (validated positions, text forms);
 * :mod:`.alphabeta` -- depth-limited alpha-beta and iterative deepening;
 * :mod:`.solver` -- exact solving of small variants;
+* :mod:`.endgame` -- retrograde endgame databases (cycles split evenly);
 * :mod:`.naive` -- a line-by-line transcription of OpenSpiel's ``oware.cc`` (tests).
 
 Conventions: player 0 moves first; a margin is player 0's score minus

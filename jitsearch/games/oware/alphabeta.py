@@ -13,6 +13,14 @@ evaluation. The repetition rule is played exactly along each searched line
 there is no transposition table, since a position's value depends on that
 record.
 
+With an endgame database (:mod:`.endgame`, ``endgame=`` of :func:`search`
+and :func:`iterative_deepening`), a position reached in the search with at
+most the database's seeds on the board is a leaf worth its final result
+under the database's rule (its value: the seeds each player gets from
+there, cycles split evenly), scored as a finished game: ``WIN`` with the
+sign of the final difference, plus that difference. It is exact for the
+database's rule, not for OpenSpiel's repetition rule (docs/oware.md).
+
 Move ordering: the previous iteration's best move first at the root, then
 the moves that capture the most seeds; ties keep house order.
 """
@@ -28,6 +36,7 @@ from numba import njit
 
 from ..._checks import check_float, check_int
 from .rules import GAME_OVER
+from .endgame import OwareEndgame, _lookup
 from .state import BOARD_DTYPE, RULES, OwareState
 
 apply_move = RULES.apply_move
@@ -41,6 +50,9 @@ WIN = 1000.0
 MAX_DEPTH = 64
 DEFAULT_SIDE_WEIGHT = 0.25
 NO_LIMIT = np.iinfo(np.int64).max
+#: The kernel's database arguments when no database is probed (``db_seeds`` -1).
+NO_DB_VALUES = np.zeros(1, np.uint8)
+NO_DB_BINOM = np.zeros((1, 1), np.int64)
 
 
 @njit(cache=True, inline="always")
@@ -63,6 +75,31 @@ def final_value(board, m, view):
     if margin < 0:
         return -WIN + margin
     return 0.0
+
+
+@njit(cache=True, inline="always")
+def database_value(board, m, view, db_values, db_binom):
+    """Final value for player ``view`` to move under the database's rule:
+    the scores so far plus the seeds each side gets from here (``WIN``-scaled
+    as :func:`final_value`)."""
+    on_board = 0
+    for j in range(2 * m):
+        on_board += board[j]
+    v = np.int64(_lookup(board, m, view, db_values, db_binom))  # half-seeds for ``view``
+    margin = np.float64(board[2 * m + view] - board[2 * m + 1 - view] + v - on_board)
+    if margin > 0:
+        return WIN + margin
+    if margin < 0:
+        return -WIN + margin
+    return 0.0
+
+
+@njit(cache=True, inline="always")
+def _on_board(board, m):
+    total = 0
+    for j in range(2 * m):
+        total += board[j]
+    return total
 
 
 @njit(cache=True, inline="always")
@@ -94,11 +131,12 @@ def _order(boards, k, m, player, gsi, moves, keys, root_first):
 
 @njit(cache=True, nogil=True)
 def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_rows, root_ply, move_limit, gsi,
-             side_weight, moves, keys, counters, node_limit, root_first):
+             side_weight, moves, keys, counters, node_limit, root_first, db_values, db_binom, db_seeds):
     """Fail-soft alpha-beta from ``boards[0]`` (``root_player`` to move) to ``depth``
     plies, with explicit per-ply stacks (no recursion). ``counters``: int64[4] =
-    (nodes, frontier evaluations, aborted flag, evaluations of unfinished games). Returns (value for the root
-    player, best house)."""
+    (nodes, frontier evaluations, aborted flag, evaluations of unfinished games). Positions
+    below the root with at most ``db_seeds`` seeds on the board (-1: none) are leaves valued by
+    the database ``db_values``/``db_binom``. Returns (value for the root player, best house)."""
     player = np.empty(depth + 1, np.int64)
     first = np.empty(depth + 1, np.int64)
     count = np.empty(depth + 1, np.int64)
@@ -136,6 +174,9 @@ def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_row
             if nxt == GAME_OVER:
                 counters[1] += 1
                 v = -final_value(child, m, 1 - player[k])
+            elif db_seeds >= 0 and _on_board(child, m) <= db_seeds:
+                counters[1] += 1
+                v = -database_value(child, m, nxt, db_values, db_binom)
             elif k + 1 == depth:
                 counters[1] += 1
                 counters[3] += 1
@@ -192,19 +233,34 @@ def search_buffers(state: OwareState, depth: int):
     return boards, hist, np.empty((depth + 1, m), np.int64), np.empty((depth + 1, m), np.float64)
 
 
-def _check(state, side_weight):
+def _check(state, side_weight, endgame=None):
     if not isinstance(state, OwareState):
         raise ValueError(f"state must be an OwareState, got {type(state).__name__}")
     if state.is_over:
         raise ValueError("the game is over: there is no move to search")
+    if endgame is not None:
+        if not isinstance(endgame, OwareEndgame):
+            raise ValueError(f"endgame must be an OwareEndgame (endgame.build_database), got "
+                             f"{type(endgame).__name__}")
+        if endgame.houses != state.houses or endgame.grand_slam_illegal != state.grand_slam_illegal:
+            raise ValueError(f"the endgame database is for {endgame.houses} houses"
+                             f"{' with grand slams illegal' if endgame.grand_slam_illegal else ''}, not this game")
     return check_float("side_weight", side_weight, -100.0, 100.0)
 
 
+def _db_args(endgame):
+    if endgame is None:
+        return NO_DB_VALUES, NO_DB_BINOM, -1
+    return endgame.values, endgame.binom, endgame.max_seeds
+
+
 def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_WEIGHT,
-           first_move: int = -1, node_limit: int | None = None) -> SearchResult | None:
+           first_move: int = -1, node_limit: int | None = None,
+           endgame: OwareEndgame | None = None) -> SearchResult | None:
     """Alpha-beta to ``depth`` plies (1..MAX_DEPTH) from ``state``; ``first_move``
-    is tried first at the root. Returns None if ``node_limit`` stopped it."""
-    side_weight = _check(state, side_weight)
+    is tried first at the root; ``endgame`` a database probed at the leaves
+    (module docstring). Returns None if ``node_limit`` stopped it."""
+    side_weight = _check(state, side_weight, endgame)
     depth = check_int("depth", depth, 1, MAX_DEPTH)
     limit = NO_LIMIT if node_limit is None else check_int("node_limit", node_limit, 1)
     boards, hist, moves, keys = search_buffers(state, depth)
@@ -212,7 +268,7 @@ def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_W
     t0 = time.perf_counter()
     value, move = negamax_kernel(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
                            state.move_limit, state.grand_slam_illegal, side_weight, moves, keys, counters, limit,
-                           int(first_move))
+                           int(first_move), *_db_args(endgame))
     if counters[2]:
         return None
     return SearchResult(int(move), float(value), depth, int(counters[0]), int(counters[1]),
@@ -220,18 +276,19 @@ def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_W
 
 
 def iterative_deepening(state: OwareState, *, time_limit: float | None = None, max_depth: int = MAX_DEPTH,
-                        side_weight: float = DEFAULT_SIDE_WEIGHT) -> SearchResult:
+                        side_weight: float = DEFAULT_SIDE_WEIGHT,
+                        endgame: OwareEndgame | None = None) -> SearchResult:
     """Depths 1, 2, ... until ``max_depth`` or ``time_limit`` seconds; each
     iteration searches the previous best move first. An iteration that the
     remaining time cannot finish (judged from the node rate so far) is
     stopped by a node limit; the deepest finished one is returned (depth 1
-    always finishes)."""
-    side_weight = _check(state, side_weight)
+    always finishes). ``endgame``: as in :func:`search`."""
+    side_weight = _check(state, side_weight, endgame)
     max_depth = check_int("max_depth", max_depth, 1, MAX_DEPTH)
     if time_limit is not None:
         time_limit = check_float("time_limit", time_limit, 0.0, 86_400.0, lo_open=True)
     t0 = time.perf_counter()
-    best = search(state, 1, side_weight=side_weight)
+    best = search(state, 1, side_weight=side_weight, endgame=endgame)
     nodes, evals = best.nodes, best.evaluations
     for depth in range(2, max_depth + 1):
         if abs(best.value) >= WIN:  # a forced result: deeper iterations cannot change who wins
@@ -244,7 +301,7 @@ def iterative_deepening(state: OwareState, *, time_limit: float | None = None, m
                 break
             rate = nodes / max(elapsed, 1e-6)
             limit = max(1, int(rate * left))
-        r = search(state, depth, side_weight=side_weight, first_move=best.move, node_limit=limit)
+        r = search(state, depth, side_weight=side_weight, first_move=best.move, node_limit=limit, endgame=endgame)
         if r is None:
             break
         nodes += r.nodes

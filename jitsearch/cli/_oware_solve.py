@@ -1,0 +1,165 @@
+"""``jitsearch solve --game oware``: the exact solver of small variants
+(:mod:`jitsearch.games.oware.solver`) and, with ``--endgame-seeds S``, the
+endgame database's value (:mod:`jitsearch.games.oware.endgame`)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from rich.table import Table
+
+from ._support import Interrupted, JitWatch, UserError, refuse_options, run_interruptibly
+from .common import emit_json, stderr, stop_interrupted, stdout
+
+#: Options of ``solve --game kalah`` that Oware has no counterpart for.
+KALAH_ONLY = ("empty_capture", "table_size", "checkpoint_every", "all_moves", "checkpoint", "resume")
+
+
+def _oware_state(houses, seeds, position):
+    from ..games.oware import OwareState
+
+    try:
+        if position is not None:
+            return OwareState.from_text(position)
+        return OwareState.initial(houses, seeds)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _build(endgame_seeds, houses, max_bytes, cache_dir):
+    from ..games.oware.endgame import build_database, cache_path, estimate_build
+    from ..trees.memory import format_bytes
+
+    from ..trees.memory import check_bytes
+
+    try:
+        est = estimate_build(houses, endgame_seeds)
+        check_bytes(est["ram_bytes"], max_bytes, f"an Oware endgame database of {est['positions']:,} positions",
+                    "lower --endgame-seeds or raise --max-memory")
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    cached = cache_dir is not None and cache_path(cache_dir, houses, endgame_seeds, False).is_file()
+    if not cached:
+        stderr.print(f"endgame database: <= {endgame_seeds} seeds on the board, {est['positions']:,} positions, "
+                     f"{format_bytes(est['file_bytes'])} on disk, {format_bytes(est['ram_bytes'])} of memory to "
+                     "build" + (f" (built once, then cached in {cache_dir})" if cache_dir else ""), soft_wrap=True)
+
+    from ..games.oware.endgame import database_size
+
+    def progress(seeds, done, total, seconds):
+        if seconds >= 1.0 or seeds == endgame_seeds:
+            built = "built" if done == database_size(houses, seeds) else "in progress"
+            stderr.print(f"endgame database: layer {seeds} of {endgame_seeds} {built}, {done:,} of {total:,} "
+                         f"positions, {seconds:.1f} s", soft_wrap=True)
+
+    try:
+        with JitWatch():
+            return run_interruptibly(build_database, houses, endgame_seeds, max_bytes=max_bytes, cache_dir=cache_dir,
+                                     progress=progress)
+    except Interrupted:
+        stop_interrupted("the endgame database was not finished (nothing is cached); run again to build it")
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _solve_with_limit(state, time_limit):
+    """``solver.solve`` in a worker thread: its result, or None when ``time_limit`` passed first."""
+    from ..games.oware.solver import solve
+
+    if time_limit is None:
+        return run_interruptibly(solve, state)
+    box = {}
+    done = threading.Event()
+
+    def target():
+        try:
+            box["result"] = solve(state)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name="jitsearch-oware-solve", daemon=True).start()
+    end = time.perf_counter() + time_limit
+    try:
+        while not done.wait(min(0.05, max(end - time.perf_counter(), 0.0))):
+            if time.perf_counter() >= end:
+                return None  # the daemon worker is abandoned: the process ends after the report
+    except KeyboardInterrupt:
+        raise Interrupted() from None
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def solve_oware(given, *, houses, seeds, position, time_limit, endgame_seeds, as_json, max_bytes, endgame_cache,
+                endgame_cache_dir):
+    refuse_options(given, KALAH_ONLY, "applies to --game kalah only")
+    if endgame_cache_dir is not None and not endgame_cache:
+        raise UserError("--endgame-cache-dir and --no-endgame-cache contradict each other: give one")
+    if "endgame_cache_dir" in given and not endgame_seeds:
+        raise UserError("--endgame-cache-dir applies with --endgame-seeds S (a database to build or load)")
+    if endgame_cache_dir is not None and endgame_cache_dir.exists() and not endgame_cache_dir.is_dir():
+        raise UserError(f"--endgame-cache-dir {endgame_cache_dir} is a file, not a directory")
+    if endgame_seeds < 0:
+        raise UserError(f"--endgame-seeds must be >= 0, got {endgame_seeds}")
+    state = _oware_state(houses, seeds, position)
+    if state.is_over:
+        raise UserError("the game is over in this position: nothing to solve")
+    if state.grand_slam_illegal:  # pragma: no cover - the CLI has no option for it
+        raise UserError("the database is built for OpenSpiel's grand slam rule only here")
+    out = {"game": "oware", "houses": state.houses, "position": state.to_text(), "player_to_move": state.player}
+    if endgame_seeds:
+        from ..games.oware.endgame import default_cache_dir
+
+        cache_dir = None if not endgame_cache else (endgame_cache_dir or default_cache_dir())
+        db = _build(endgame_seeds, state.houses, max_bytes, cache_dir)
+        on_board = int(state.board[:2 * state.houses].sum())
+        out.update(endgame_seeds=endgame_seeds, endgame_path=db.path, endgame_loaded=db.loaded,
+                   seeds_on_board=on_board)
+        if on_board <= endgame_seeds:
+            v = db.value_of(state)
+            mover = state.scores[state.player] * 2 + v
+            other = state.scores[1 - state.player] * 2 + 2 * on_board - v
+            out.update(endgame_value=v, endgame_result="win" if mover > other else "draw" if mover == other
+                       else "loss")
+        else:
+            out.update(endgame_value=None, endgame_result=None)
+        if not as_json:  # at once: the exact solve may take long (small variants only)
+            if out["endgame_value"] is None:
+                stderr.print(f"the position has {on_board} seeds on the board, above --endgame-seeds "
+                             f"{endgame_seeds}: no database value")
+            else:
+                stdout.print(f"endgame database: {out['endgame_value']} half-seeds from here for p{state.player}: "
+                             f"{out['endgame_result']} (cycles split evenly); now the exact solve under "
+                             "OpenSpiel's rules" + (f" (at most {time_limit:g} s)" if time_limit else
+                                                    " (Ctrl-C stops it)"), soft_wrap=True)
+    try:
+        with JitWatch() as jit:
+            t0 = time.perf_counter()
+            r = _solve_with_limit(state, time_limit)
+            wall = time.perf_counter() - t0
+    except Interrupted:
+        if as_json:
+            emit_json(dict(out, complete=False))
+        stop_interrupted("the exact solve was stopped; run again (small variants solve in seconds)")
+    out["complete"] = r is not None
+    out["compile_seconds"] = jit.seconds
+    out["seconds"] = max(wall - jit.seconds, 0.0)
+    if r is not None:
+        out.update(result=r.result, margin=r.margin, best_move=r.move, depth=r.depth, nodes=r.nodes)
+    if as_json:
+        emit_json(out)
+        return
+    table = Table(title=f"Oware({state.houses}) {state.to_text()}", show_header=False)
+    table.add_column("key", style="bold")
+    table.add_column("value")
+    for key in ("result", "margin", "best_move", "depth", "nodes", "endgame_seeds", "seeds_on_board",
+                "endgame_value", "endgame_result", "endgame_path"):
+        if key in out:
+            table.add_row(key, "-" if out[key] is None else str(out[key]))
+    table.add_row("seconds", f"{out['seconds']:.2f}")
+    stdout.print(table)
+    if r is None:
+        stderr.print(f"time limit reached: the exact solve did not finish in {time_limit:g} s")
