@@ -154,8 +154,12 @@ def parse_oware_agent(spec: str, seed: int | None = None) -> OwareAgent:
 
         return parse_openspiel_spec(spec.strip(), rest, random.randrange(1 << 31) if seed is None
                                     else check_int("seed", seed, 0), game="oware")
+    if kind == "cmd":  # an external engine speaking the line protocol: cmd:PROGRAM ARGS... (.oware_external)
+        from .oware_external import OwareExternalAgent
+
+        return OwareExternalAgent(spec, random.randrange(1 << 31) if seed is None else check_int("seed", seed, 0))
     if kind not in OWARE_AGENTS:
-        raise ValueError(f"unknown Oware agent {kind!r}: one of {', '.join([*OWARE_AGENTS, 'openspiel'])}")
+        raise ValueError(f"unknown Oware agent {kind!r}: one of {', '.join([*OWARE_AGENTS, 'openspiel', 'cmd'])}")
     options = {}
     for item in filter(None, (x.strip() for x in rest.split(","))):
         key, eq, value = item.partition("=")

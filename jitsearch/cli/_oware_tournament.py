@@ -15,10 +15,16 @@ NOT_FOR_OWARE = ("empty_capture", "random_openings", "balanced", "balance_depth"
                  "resume")
 
 
-def oware_tournament(given, *, a, b, pairs, houses, seeds, openings, seed, out, as_json):
+def oware_tournament(given, *, a, b, pairs, houses, seeds, openings, seed, out, as_json, movetime=None,
+                     timemargin=None, engine_logs=None):
+    """``cmd:`` agents (external engines) get ``--movetime``/``--timemargin``/``--engine-logs`` as in Kalah
+    tournaments; their processes end with the match."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from ..arena.external_engine import close_engines
     from ..arena.oware_arena import run_oware_match
+    from ..arena.oware_external import engine_settings as use_engine_settings
+    from ._kalah_tournament import engine_settings
 
     refuse_options(given, NOT_FOR_OWARE, "does not apply to --game oware")
     try:
@@ -26,14 +32,18 @@ def oware_tournament(given, *, a, b, pairs, houses, seeds, openings, seed, out, 
     except ValueError:
         raise UserError(f"--openings for --game oware is a number of random opening plies, got {openings!r}") \
             from None
+    settings = engine_settings(given, [a, b], movetime=movetime, timemargin=timemargin, engine_logs=engine_logs,
+                               out=out, multi=False)
     try:
-        with Progress(TextColumn("pairs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=stderr,
+        with use_engine_settings(settings), Progress(TextColumn("pairs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=stderr,
                       transient=True) as bar:
             task = bar.add_task("pairs", total=pairs)
             result = run_oware_match(a, b, pairs, houses=houses, seeds=seeds, openings=plies, seed=seed, out=out,
                                      progress=lambda done, total: bar.update(task, completed=done))
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    finally:
+        close_engines()
     if as_json:
         emit_json(result)
         return

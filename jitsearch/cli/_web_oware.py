@@ -70,6 +70,9 @@ def make_agent(spec, seed: int, start, moves):
     kind = spec.strip().partition(":")[0]
     if kind == "human":
         raise ValueError("'human' is you, clicking the board: give an engine spec such as alphabeta:time=1")
+    if kind == "cmd":  # a page (or anyone who reaches the server) must not start programs on this machine
+        raise ValueError("cmd: engines start a program on this machine: not from the web page (use them in "
+                         "jitsearch tournament --game oware)")
     agent = parse_oware_agent(spec, seed=seed)
     if hasattr(agent, "start"):  # an OpenSpiel bot reaches the position by the moves from the start
         agent.begin(start)

@@ -67,16 +67,17 @@ def tournament(
                                           show_default=False)
     ] = None,
     movetime: Annotated[
-        Optional[int], typer.Option("--movetime", help="Kalah: milliseconds a cmd: engine is given per move "
+        Optional[int], typer.Option("--movetime", help="Kalah and Oware: milliseconds a cmd: engine is given per move "
                                                        "('go MS'; default 1000).", show_default=False)
     ] = None,
     timemargin: Annotated[
-        Optional[int], typer.Option("--timemargin", help="Kalah: milliseconds past --movetime before a cmd: "
-                                                         "engine's move is a time forfeit (default 200).",
+        Optional[int], typer.Option("--timemargin", help="Kalah and Oware: milliseconds past --movetime before a "
+                                                         "cmd: engine's move is late (a time forfeit; in Oware it "
+                                                         "stops the match) (default 200).",
                                     show_default=False)
     ] = None,
     engine_logs: Annotated[
-        Optional[Path], typer.Option("--engine-logs", help="Kalah: directory of the cmd: engines' stderr logs "
+        Optional[Path], typer.Option("--engine-logs", help="Kalah and Oware: directory of the cmd: engines' stderr logs "
                                                            "(default: the --out directory, else the temp dir).",
                                      show_default=False)
     ] = None,
@@ -149,7 +150,7 @@ def tournament(
         from ._oware_tournament import oware_tournament
 
         oware_tournament(given, a=a, b=b, pairs=pairs, houses=houses, seeds=seeds, openings=openings, seed=seed,
-                         out=out, as_json=as_json)
+                         out=out, as_json=as_json, movetime=movetime, timemargin=timemargin, engine_logs=engine_logs)
         return
     if game == "kalah":
         refuse_options(given, _TREE_GAME_OPTIONS, "applies to --game random-tree only")

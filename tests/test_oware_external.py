@@ -1,0 +1,115 @@
+"""``cmd:`` external engines in Oware matches (:mod:`jitsearch.arena.oware_external`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jitsearch.arena.external_engine import close_engines, running_pids
+from jitsearch.arena.oware_arena import parse_oware_agent, run_oware_match
+from jitsearch.arena.oware_external import OwareExternalAgent, line_from_history
+from jitsearch.games.oware import OwareState
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = shlex.quote(sys.executable)
+ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def served(spec: str) -> str:
+    return f"cmd:{PY} -m jitsearch engine --game oware --agent {spec}"
+
+
+@pytest.fixture(autouse=True)
+def _no_orphans():
+    yield
+    close_engines()
+    assert running_pids() == []
+
+
+def _games(path: Path) -> list[list[int]]:
+    return [json.loads(line)["moves"] for line in path.read_text().splitlines()]
+
+
+def test_line_from_history_replays_the_record():
+    """The line read back from a state's repetition record reaches the same record, on random games."""
+    rnd = random.Random(3)
+    checked = 0
+    for houses, seeds in ((2, 2), (3, 3), (6, 4)):
+        for _ in range(6):
+            s = OwareState.initial(houses, seeds)
+            while not s.is_over:
+                text, moves = line_from_history(s)
+                t = OwareState.from_text(text)
+                for h in moves:
+                    t = t.play(h)
+                assert t.to_text() == s.to_text() and np.array_equal(t.history, s.history)
+                checked += 1
+                s = s.play(rnd.choice(s.legal_moves()))
+    assert checked > 100
+
+
+def test_parser_accepts_cmd_specs_and_refuses_bad_ones():
+    agent = parse_oware_agent("cmd:python 'my engine.py' --opt a,b", seed=5)
+    assert isinstance(agent, OwareExternalAgent) and agent.argv == ("python", "my engine.py", "--opt", "a,b")
+    assert agent.seed == 5
+    for spec in ("cmd:", "cmd:python 'unclosed"):
+        with pytest.raises(ValueError) as err:
+            parse_oware_agent(spec)
+        assert "\n" not in str(err.value)
+
+
+def test_served_engine_plays_the_in_process_games(tmp_path):
+    """A served agent plays the games the in-process agent plays, seed for seed, from random openings (the
+    engine gets the start and every move, so its repetition record and move count are the game's)."""
+    for spec, other in (("random", "alphabeta:depth=2"), ("alphabeta:depth=2", "random")):
+        ours, theirs = tmp_path / f"in-{spec}.jsonl", tmp_path / f"cmd-{spec}.jsonl"
+        a = run_oware_match(spec, other, 1, houses=3, seeds=3, openings=3, seed=4, out=ours)
+        b = run_oware_match(served(spec), other, 1, houses=3, seeds=3, openings=3, seed=4, out=theirs)
+        assert _games(ours) == _games(theirs) and len(_games(ours)) == 2
+        assert a["pentanomial"] == b["pentanomial"]
+
+
+def test_cli_tournament_with_a_served_engine(tmp_path):
+    """The brief's command: a cmd: engine against random, the same games as the in-process agent."""
+    runs = {}
+    for name, spec in (("in", "alphabeta:depth=2"), ("cmd", served("alphabeta:depth=2"))):
+        out = tmp_path / f"{name}.jsonl"
+        r = subprocess.run([sys.executable, "-m", "jitsearch", "tournament", "--game", "oware", "--a", spec, "--b",
+                            "random", "--pairs", "1", "--json", "--out", str(out)], capture_output=True, text=True,
+                           env=ENV, timeout=300)
+        assert r.returncode == 0, r.stderr
+        runs[name] = (json.loads(r.stdout), _games(out))
+    assert runs["in"][1] == runs["cmd"][1]
+    assert runs["in"][0]["pentanomial"] == runs["cmd"][0]["pentanomial"]
+
+
+@pytest.mark.parametrize("engine, words", [
+    ("cmd:/nonexistent/engine", "cannot start"),
+    (f"cmd:{PY} -c 'print(\"hello x\", flush=True)'", "crash"),
+    (f"cmd:{PY} -c 'import sys\nprint(\"hello x\", flush=True)\nfor l in sys.stdin:\n"
+     f" print(\"move 99\" if l.startswith(\"go\") else \"ok\", flush=True)'", "illegal move"),
+])
+def test_broken_engine_is_one_line(tmp_path, engine, words):
+    argv = [sys.executable, "-m", "jitsearch", "tournament", "--game", "oware", "--houses", "3", "--seeds", "2",
+            "--a", engine, "--b", "random", "--pairs", "1", "--timemargin", "0", "--movetime", "300",
+            "--engine-logs", str(tmp_path)]
+    r = subprocess.run(argv, capture_output=True, text=True, env=ENV, timeout=300)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: engine 'cmd:") and words in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_cmd_options_without_an_engine_are_refused():
+    r = subprocess.run([sys.executable, "-m", "jitsearch", "tournament", "--game", "oware", "--a", "random", "--b",
+                        "random", "--pairs", "1", "--movetime", "100"], capture_output=True, text=True, env=ENV,
+                       timeout=120)
+    assert r.returncode == 2 and r.stderr == "error: --movetime applies to cmd: engines only\n"
