@@ -168,7 +168,10 @@ def read_games(path: Path) -> list[dict]:
     ``a`` and ``b``, ``pair``, ``seat``, ``a_player``, board ``houses``/``seeds``/``empty_capture``,
     ``start`` (text), ``plies`` (opening plies then the game's moves, pit indices), ``opening``
     (how many of them were the opening), ``positions`` (text after each ply, the start first),
-    ``margin`` and ``a_result``. A line that is not a Kalah game record is refused as ``FILE:LINE: ...``."""
+    ``margin`` and ``a_result``. An Oware record (``tournament --game oware``) gives the same keys and
+    ``game: "oware"``, ``scores``, ``reason`` (why it ended); its ``start`` is the record's ``opening`` text
+    (a text starts a fresh repetition record: the opening's own moves are not in the file). A line that is
+    neither is refused as ``FILE:LINE: ...``."""
     from ..arena.records import read_record_file
     from ..games.kalah import KalahState
 
@@ -183,6 +186,9 @@ def read_games(path: Path) -> list[dict]:
             raise ValueError(f"{path.name}: more than {MAX_RECORD_GAMES:,} games; the page opens smaller files")
         if not isinstance(rec, dict):
             raise ValueError(f"{where}: a record must be a JSON object")
+        if rec.get("game") == "oware":
+            games.append(_oware_game(rec, number, where))
+            continue
         match = rec.get("match")
         if not isinstance(match, dict) or not {"houses", "seeds", "empty_capture"} <= set(match):
             raise ValueError(f"{where}: not a Kalah game record (no match settings with houses, seeds and "
@@ -214,3 +220,33 @@ def read_games(path: Path) -> list[dict]:
     if not games:
         raise ValueError(f"{path.name}: no game records")
     return games
+
+
+def _oware_game(rec: dict, number: int, where: str) -> dict:
+    """One Oware record of ``tournament --game oware`` replayed (:func:`read_games`)."""
+    from ..games.oware import OwareState
+
+    moves, start = rec.get("moves"), rec.get("opening")
+    if not (isinstance(moves, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in moves)):
+        raise ValueError(f"{where}: moves must be a list of house indices")
+    if not isinstance(start, str):
+        raise ValueError(f"{where}: an Oware record needs its opening position (text)")
+    reason = None
+    try:
+        state = OwareState.from_text(start)
+        positions = [state.to_text()]
+        for i, house in enumerate(moves):
+            if house not in state.legal_moves():
+                raise ValueError(f"ply {i + 1} (house {house}) is not a legal move in {state.to_text()}")
+            reason = state.end_reason(house)
+            state = state.play(house)
+            positions.append(state.to_text())
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    a_seat = rec.get("a_seat")
+    return {"line": number, "game": "oware", "a": str(rec.get("a", "?")), "b": str(rec.get("b", "?")),
+            "pair": rec.get("pair"), "seat": a_seat, "a_player": a_seat, "houses": state.houses,
+            "seeds": state.seeds_total // (2 * state.houses), "empty_capture": False, "start": positions[0],
+            "plies": moves, "opening": 0, "positions": positions, "margin": state.margin,
+            "a_result": rec.get("a_score"), "finished": state.is_over, "scores": list(state.scores),
+            "reason": reason if state.is_over else None}

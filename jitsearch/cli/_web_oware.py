@@ -98,3 +98,52 @@ def agent_reply(agent, state, stop) -> dict:
             if k in ("value", "depth", "nodes") and isinstance(v, numbers.Real) and not isinstance(v, bool)
             and math.isfinite(v)}
     return {"move": house, "player": state.player, "state": state_json(after, reason), "info": info}
+
+
+#: Most MCTS iterations one analysis may ask for.
+MAX_ANALYSIS_ITERATIONS = 1_000_000
+#: What the analysis takes when a request gives no budget.
+DEFAULT_ANALYSIS_ITERATIONS = 20_000
+
+
+def check_analysis(data: dict, max_seconds: float) -> dict:
+    """The options of :func:`~jitsearch.arena.oware_analysis.analyse_oware_position` from a request's fields
+    (``iterations`` or ``time``, ``playouts``, ``seed``, ``exact``, ``backend``), each checked in one line."""
+    from ..mcts.config import MAX_LEAF_PLAYOUTS
+
+    def integer(name, default, lo, hi):
+        v = data.get(name, default)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"{name} must be an integer, got {json.dumps(v)[:40]}")
+        if not lo <= v <= hi:
+            raise ValueError(f"{name} must lie in {lo:,}..{hi:,}, got {v:,}")
+        return v
+
+    if data.get("iterations") is not None and data.get("time") is not None:
+        raise ValueError("give iterations or time, not both")
+    options = {"playouts": integer("playouts", 8, 1, MAX_LEAF_PLAYOUTS), "seed": integer("seed", 0, 0, 2**63 - 1)}
+    if data.get("time") is not None:
+        t = data["time"]
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+            raise ValueError(f"time must be a number of seconds, got {json.dumps(t)[:40]}")
+        if not 0 < t <= max_seconds:
+            raise ValueError(f"time must lie in (0, {max_seconds:g}] seconds (this server's cap a search), got {t:g}")
+        options.update(iterations=None, time=float(t))
+    else:
+        options.update(iterations=integer("iterations", DEFAULT_ANALYSIS_ITERATIONS, 1, MAX_ANALYSIS_ITERATIONS),
+                       time=None)
+    exact = data.get("exact", True)
+    if not isinstance(exact, bool):
+        raise ValueError(f"exact must be true or false, got {json.dumps(exact)[:40]}")
+    backend = data.get("backend", "cpu")
+    if backend not in ("cpu", "cuda", "auto"):
+        raise ValueError(f"backend must be cpu, cuda or auto, got {json.dumps(backend)[:40]}")
+    if backend != "cpu":
+        from ..kernels.backend import BackendError, resolve
+
+        try:
+            resolve(backend)
+        except BackendError as exc:
+            raise ValueError(str(exc)) from None
+    options.update(exact=exact, backend=backend)
+    return options

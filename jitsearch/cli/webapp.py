@@ -22,8 +22,10 @@ empty_capture, engine, solve_time) start a search and answer its job;
 Oware (:mod:`._web_oware`) has its own routes, whose fields are checked as
 exactly as Kalah's: ``POST /api/oware/new`` (houses, seeds), ``POST
 /api/oware/position`` (position, moves), ``POST /api/oware/move`` (position,
-moves, move) and ``POST /api/oware/agent-move`` (position, moves, agent,
-seed; a job as for Kalah). ``position`` is where the line starts (text) and
+moves, move), ``POST /api/oware/agent-move`` (position, moves, agent,
+seed; a job as for Kalah) and ``POST /api/oware/analyse`` (position, moves,
+iterations or time, playouts, seed, exact, backend; a job whose result is
+:func:`~jitsearch.arena.oware_analysis.analyse_oware_position`'s). ``position`` is where the line starts (text) and
 ``moves`` the houses played since: the server replays them, so the
 repetition rule sees the game's positions.
 """
@@ -277,6 +279,26 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         job = searches.start("move", run)
         return JSONResponse({"job": job.to_json()}, status_code=202)
 
+    async def oware_analyse(request: Request):
+        from ..arena.oware_analysis import analyse_oware_position
+        from ._web_oware import check_analysis, replay
+
+        data = await _body(request, {"position": True, "moves": False, "iterations": False, "time": False,
+                                     "playouts": False, "seed": False, "exact": False, "backend": False})
+        _, state, _ = await run_in_threadpool(replay, data["position"], data.get("moves"))
+        if state.is_over:
+            raise ValueError("the game is over in this position: no move to analyse")
+        options = check_analysis(data, max_seconds)
+
+        def run(job):
+            def progress(phase):
+                job.progress = {"phase": phase}
+
+            return analyse_oware_position(state, stop=job.stop, progress=progress, **options)
+
+        job = searches.start("analysis", run)
+        return JSONResponse({"job": job.to_json()}, status_code=202)
+
     async def new(request: Request):
         from ..games.kalah import KalahState
 
@@ -398,6 +420,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         Route("/api/oware/position", _api(oware_position), methods=["POST"]),
         Route("/api/oware/move", _api(oware_move), methods=["POST"]),
         Route("/api/oware/agent-move", _api(oware_agent_move), methods=["POST"]),
+        Route("/api/oware/analyse", _api(oware_analyse), methods=["POST"]),
         Route("/api/jobs/{job}", _api(job_status)),
         Route("/api/jobs/{job}/cancel", _api(job_cancel), methods=["POST"]),
         Route("/api/records", _api(records)),

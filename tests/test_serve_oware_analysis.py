@@ -1,0 +1,189 @@
+"""`jitsearch serve`'s Oware analysis (``POST /api/oware/analyse``) and record replay, against the library:
+:func:`jitsearch.mcts.oware.analyse_oware` and :mod:`jitsearch.games.oware.endgame`."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+import warnings
+
+import pytest
+
+pytest.importorskip("starlette", reason="the web extra (starlette) is not installed")
+pytest.importorskip("httpx", reason="httpx (Starlette's TestClient) is not installed")
+
+with warnings.catch_warnings():  # Starlette 1.x asks for httpx2 but still works with httpx
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient  # noqa: E402
+
+from jitsearch.arena.oware_analysis import analyse_oware_position, exact_seeds_limit  # noqa: E402
+from jitsearch.arena.oware_arena import run_oware_match  # noqa: E402
+from jitsearch.cli.webapp import create_app  # noqa: E402
+from jitsearch.games.oware import OwareState  # noqa: E402
+from jitsearch.games.oware.endgame import build_database, database_size  # noqa: E402
+from jitsearch.mcts.oware import analyse_oware  # noqa: E402
+
+START_64 = "4,4,4,4,4,4/4,4,4,4,4,4/0,0 p0"
+LATE = "0,1,0,2,0,1/1,0,2,0,1,0/14,16 p0"  # 8 seeds on the board
+
+
+@pytest.fixture
+def client():
+    app = create_app(max_seconds=20, game="oware")
+    with TestClient(app) as c:
+        yield c
+    app.state.searches.wait_idle(10)
+
+
+def error(r, status=400) -> str:
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert set(body) == {"error"} and "\n" not in body["error"]
+    return body["error"]
+
+
+def wait(client, job, seconds=120):
+    end = time.monotonic() + seconds
+    while job["status"] == "running":
+        assert time.monotonic() < end, job
+        time.sleep(0.05)
+        job = client.get(f"/api/jobs/{job['id']}").json()["job"]
+    return job
+
+
+def analyse(client, **body):
+    r = client.post("/api/oware/analyse", json=body)
+    assert r.status_code == 202, r.text
+    return wait(client, r.json()["job"])
+
+
+def test_analysis_equals_the_library_on_a_line_with_a_record(client):
+    """The rows are analyse_oware's for the same seed and iterations, from the line's state (its repetition
+    record included, which a text alone would not carry)."""
+    rnd = random.Random(7)
+    state, moves = OwareState.initial(), []
+    for _ in range(9):
+        moves.append(rnd.choice(state.legal_moves()))
+        state = state.play(moves[-1])
+    job = analyse(client, position=START_64, moves=moves, iterations=300, playouts=2, seed=5)
+    assert job["status"] == "done", job
+    res = job["result"]
+    lib = analyse_oware([state], iterations=300, playouts=2, seed=5, backend="cpu")["positions"][0]
+    assert res["position"] == state.to_text() and res["best_move"] == lib["move"] and res["value"] == lib["value"]
+    assert [(r["move"], r["visits"], r["value"]) for r in res["moves"]] == \
+        [(c["move"], c["visits"], c["value"]) for c in lib["children"]]
+    assert sum(r["visits"] for r in res["moves"]) == 300 and res["iterations"] == 300
+    assert abs(sum(r["share"] for r in res["moves"]) - 1) < 1e-9
+    assert res["seeds_on_board"] > res["exact_seeds"] and res["exact"] is False and "db_value" not in res["moves"][0]
+
+
+def test_exact_values_equal_the_database_by_the_moves_played():
+    """Each move's db_value is 2c + 2(S - c) - v(child) with the child reached by OwareState.play (c: the
+    seeds it captured), the position's value is the best move's, and the margin adds the captures so far."""
+    db = build_database(6, 8)
+    for text in (LATE, "1,0,0,3,0,0/0,2,0,0,1,1/15,15 p1", "0,0,0,0,0,2/1,1,0,0,0,1/20,15 p0"):
+        state = OwareState.from_text(text)
+        res = analyse_oware_position(state, iterations=50, seed=1)
+        s, p = res["seeds_on_board"], state.player
+        assert res["exact"] and s <= 8
+        for row in res["moves"]:
+            child = state.play(row["move"])
+            c = child.scores[p] - state.scores[p]
+            if child.is_over:  # ended by the rules (scores or no move): the database plays on; its board
+                continue       # is collected, so compare the other moves only
+            v = 2 * c + 2 * (s - c) - db.value_of(child)
+            assert row["db_value"] == v, (text, row)
+            mine = 2 * state.scores[p] + v
+            theirs = 2 * state.scores[1 - p] + 2 * s - v
+            assert row["db_margin"] == (mine - theirs) / 2
+        assert res["db_value"] == db.value_of(state) == max(r["db_value"] for r in res["moves"])
+        assert res["exact_best"] == sorted(r["move"] for r in res["moves"] if r["db_value"] == res["db_value"])
+
+
+def test_exact_limit_follows_the_database_size():
+    for m in (2, 4, 6, 12):
+        s = exact_seeds_limit(m)
+        assert database_size(m, s) <= 700_000 < database_size(m, s + 1)
+    assert exact_seeds_limit(6) == 10
+
+
+def test_exact_values_through_the_api(client):
+    job = analyse(client, position=LATE, iterations=200, seed=2)
+    res = job["result"]
+    assert res["exact"] and res["seeds_on_board"] == 8 and "evenly" in res["exact_rule"]
+    direct = analyse_oware_position(OwareState.from_text(LATE), iterations=200, seed=2)
+    assert res["moves"] == json.loads(json.dumps(direct["moves"]))
+    off = analyse(client, position=LATE, iterations=200, seed=2, exact=False)["result"]
+    assert off["exact"] is False and all("db_value" not in r for r in off["moves"])
+
+
+def test_analysis_can_be_cancelled(client):
+    r = client.post("/api/oware/analyse", json={"position": START_64, "iterations": 1_000_000, "playouts": 8})
+    job = r.json()["job"]
+    time.sleep(0.5)
+    assert client.post(f"/api/jobs/{job['id']}/cancel", json={}).status_code == 200
+    t0 = time.monotonic()
+    job = wait(client, job, 30)
+    assert time.monotonic() - t0 < 10
+    if job["status"] == "done":  # stopped inside the tree's growth: the tree so far
+        assert job["result"]["interrupted"] and job["result"]["iterations"] < 1_000_000
+    else:
+        assert job["status"] == "cancelled"
+
+
+def test_library_stop_returns_the_tree_so_far():
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()
+    r = analyse_oware_position(OwareState.initial(), iterations=1_000_000, stop=stop)
+    assert r["interrupted"] and 0 < r["iterations"] < 1_000_000
+    assert sum(m["visits"] for m in r["moves"]) == r["iterations"]
+
+
+@pytest.mark.parametrize("body, words", [
+    ({"position": START_64, "depth": 3}, "unknown field"),
+    ({"moves": []}, "missing field"),
+    ({"position": START_64, "iterations": 10, "time": 1}, "not both"),
+    ({"position": START_64, "iterations": 0}, "iterations must lie in"),
+    ({"position": START_64, "iterations": 10**9}, "iterations must lie in"),
+    ({"position": START_64, "iterations": "9"}, "iterations must be an integer"),
+    ({"position": START_64, "time": 0}, "time must lie in"),
+    ({"position": START_64, "time": 999}, "cap"),
+    ({"position": START_64, "playouts": True}, "playouts must be an integer"),
+    ({"position": START_64, "seed": -1}, "seed must lie in"),
+    ({"position": START_64, "exact": "yes"}, "exact must be true or false"),
+    ({"position": START_64, "backend": "gpu"}, "backend must be"),
+    ({"position": "4,4/4 p0"}, "position"),
+    ({"position": START_64, "moves": [7]}, "move 1 (house 7)"),
+    ({"position": "0,0,8,0,0,1/1,1,1,1,2,3/0,0 p0", "moves": [2]}, "game is over"),
+])
+def test_bad_analysis_requests_are_one_line(client, body, words):
+    assert words in error(client.post("/api/oware/analyse", json=body))
+
+
+def test_cmd_agents_are_refused_by_the_page(client):
+    msg = error(client.post("/api/oware/agent-move", json={"position": START_64, "agent": "cmd:/bin/echo"}))
+    assert "cmd:" in msg and "web page" in msg
+
+
+def test_oware_records_replay(tmp_path):
+    """A tournament's Oware record file opens on the page: each game's positions are the game's."""
+    run_oware_match("random", "alphabeta:depth=1", 1, houses=3, seeds=3, openings=2, seed=3,
+                    out=tmp_path / "ow.jsonl")
+    app = create_app(records_dir=tmp_path, game="oware")
+    with TestClient(app) as c:
+        files = c.get("/api/records").json()["files"]
+        assert [f["name"] for f in files] == ["ow.jsonl"]
+        games = c.get("/api/records/ow.jsonl").json()["games"]
+    recs = [json.loads(x) for x in (tmp_path / "ow.jsonl").read_text().splitlines()]
+    assert len(games) == len(recs) == 2
+    for g, rec in zip(games, recs):
+        assert g["game"] == "oware" and g["plies"] == rec["moves"] and g["start"] == rec["opening"]
+        state = OwareState.from_text(rec["opening"])
+        assert g["positions"][0] == state.to_text()
+        for h, text in zip(rec["moves"], g["positions"][1:]):
+            state = state.play(h)
+            assert text == state.to_text()
+        assert state.to_text() == rec["final"] and g["scores"] == rec["scores"]
+        assert g["a"] == "random" and g["a_player"] == rec["a_seat"]
