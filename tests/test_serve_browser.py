@@ -423,3 +423,59 @@ def test_play_oware_by_clicking(page):
     ends = {"repetition": "came back", "move limit": "move limit", "scores": "more than half",
             "no move": "no legal move"}
     assert ends[reason] in status and clicks >= 1
+
+
+def test_oware_analysis_rows_appear(page):
+    """Oware's analysis panel: a set-up position with 8 seeds on the board, analysed: one row a legal move,
+    the MCTS visits and values of the library's search, the exact values of the endgame database."""
+    from jitsearch.arena.oware_analysis import analyse_oware_position
+    from jitsearch.games.oware import OwareState
+
+    text = "0,1,0,2,0,1/1,0,2,0,1,0/14,16 p0"
+    ref = analyse_oware_position(OwareState.from_text(text), iterations=400, playouts=4)  # (also compiles)
+    Select(page.find_element(By.ID, "game")).select_by_value("oware")
+    until(page, lambda d: d.find_element(By.ID, "board").get_attribute("data-kind") == "oware")
+    set_value(page, "p0", "human")
+    set_value(page, "p1", "human")
+    set_value(page, "position-input", text)
+    page.find_element(By.ID, "load-position").click()
+    until(page, lambda d: d.find_element(By.ID, "board").get_attribute("data-position") == text)
+    assert page.find_element(By.ID, "oware-analysis-panel").is_displayed()
+    assert not page.find_element(By.ID, "analysis-panel").is_displayed()
+    set_value(page, "oware-iterations", 400)
+    set_value(page, "oware-playouts", 4)
+    page.find_element(By.ID, "oware-analyse").click()
+    until(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#oware-analysis-table tbody tr"))
+    rows = page.execute_script("return Array.from(document.querySelectorAll('#oware-analysis-table tbody tr'), "
+                               "tr => [tr.dataset.move, tr.dataset.visits, tr.dataset.dbValue, tr.className]);")
+    assert [(int(m), int(v), int(d)) for m, v, d, _ in rows] == \
+        [(r["move"], r["visits"], r["db_value"]) for r in ref["moves"]]
+    assert [int(m) for m, _, _, cls in rows if cls == "best"] == [ref["best_move"]]
+    assert "exact: 8 seeds on the board" in page.find_element(By.ID, "oware-analysis-summary").text
+    assert page.find_element(By.ID, "oware-analysis-progress").text.startswith("done in")
+
+
+def test_replay_an_oware_record_file(page, server, capsys):
+    path = server["records"] / "oware.jsonl"
+    assert main(["tournament", "--game", "oware", "--houses", "3", "--seeds", "2", "--a", "random", "--b",
+                 "alphabeta:depth=1", "--pairs", "1", "--out", str(path)]) == 0
+    capsys.readouterr()
+    rec = json.loads(path.read_text().splitlines()[0])
+    page.get(server["url"])
+    until(page, lambda d: "oware.jsonl" in [o.get_attribute("value") for o in
+                                            Select(d.find_element(By.ID, "record-file")).options])
+    Select(page.find_element(By.ID, "record-file")).select_by_value("oware.jsonl")
+    page.find_element(By.ID, "open-record").click()
+    n = len(rec["moves"])
+    until(page, lambda d: d.find_element(By.ID, "replay-ply").text == f"ply 0 of {n}"
+          and d.find_element(By.ID, "board").get_attribute("data-kind") == "oware")
+    from jitsearch.games.oware import OwareState
+
+    state = OwareState.from_text(rec["opening"])
+    for k, house in enumerate(rec["moves"]):
+        page.find_element(By.ID, "replay-next").click()
+        state = state.play(house)
+        until(page, lambda d: d.find_element(By.ID, "replay-ply").text == f"ply {k + 1} of {n}")
+        assert page.find_element(By.ID, "board").get_attribute("data-position") == state.to_text()
+        assert not page.find_elements(By.CSS_SELECTOR, "#board g.legal")  # replay: not for playing
+    assert state.to_text() == rec["final"]

@@ -38,6 +38,8 @@ const houseLetter = (state, h) => String.fromCharCode((h < state.houses ? 65 : 9
 // an Oware request names its line: the start (text) and the houses played since; the server replays them
 const owareLine = () => ({position: S.history[0].state.text, moves: S.history.slice(1, S.cursor + 1).map(
   (h) => h.move)});
+// what an Oware analysis was made for: the position and the line that reached it (its repetition record)
+const lineKey = () => JSON.stringify(owareLine());
 const OWARE_ENDS = {
   "repetition": "a position since the last capture came back",
   "move limit": "the move limit was reached",
@@ -86,7 +88,7 @@ function drawOwareBoard(entry, box) {
   const svg = el("svg", {viewBox: `0 0 ${W} ${H}`, "aria-label": "Oware board"}, box);
   svg.style.maxWidth = Math.round(1.25 * W) + "px";
   el("rect", {x: 0, y: 0, width: W, height: H, rx: 24, class: "board-bg"}, svg);
-  const human = !st.over && specOf(st.player) === "human" && !S.job;
+  const human = !st.over && specOf(st.player) === "human" && !S.replay && !S.job;
   const sown = new Set(entry.sown || []);
   const house = (i, cx, cy, owner) => {
     const classes = ["pit", "house", "p" + owner];
@@ -345,6 +347,7 @@ function formatValue(r, short) {
 }
 
 function drawAnalysis() {
+  if (isOware(current() && current().state)) { drawOwareAnalysis(); return; }
   const body = $("analysis-table").querySelector("tbody");
   body.innerHTML = "";
   const a = S.analysis;
@@ -370,9 +373,65 @@ function drawAnalysis() {
     (a.interrupted ? " (stopped early)" : "") : (a.interrupted ? "stopped early" : "");
 }
 
+function drawOwareAnalysis() {
+  const body = $("oware-analysis-table").querySelector("tbody");
+  body.innerHTML = "";
+  const a = S.analysis, entry = current();
+  if (!a || !entry || a.game !== "oware" || a.key !== lineKey()) { $("oware-analysis-summary").textContent = "";
+    return; }
+  const st = entry.state;
+  for (const r of a.moves) {
+    const tr = document.createElement("tr");
+    tr.dataset.move = r.move;
+    tr.dataset.visits = r.visits;
+    if (r.db_value !== undefined) tr.dataset.dbValue = r.db_value;
+    if (r.move === a.best_move) tr.className = "best";
+    const exact = r.db_value === undefined ? "–" : `${r.db_value / 2} of ${a.seeds_on_board}: ${r.db_result} ` +
+      `${r.db_margin > 0 ? "+" : ""}${r.db_margin}` + (a.exact_best.includes(r.move) ? " ★" : "");
+    const cells = [[`${houseLetter(st, r.move)} (${r.move})`, ""], [`${r.visits} (${(100 * r.share).toFixed(1)}%)`,
+      "visits"], [r.value === null ? "–" : r.value.toFixed(3), "value"], [exact, "exact"]];
+    for (const [text, cls] of cells) {
+      const td = document.createElement("td");
+      td.textContent = text;
+      if (cls) td.className = cls;
+      tr.appendChild(td);
+    }
+    body.appendChild(tr);
+  }
+  let text = `${a.iterations} iterations in ${a.seconds.toFixed(2)} s (${a.backend}), best ` +
+    `${houseLetter(st, a.best_move)}, root value ${a.value === null ? "–" : a.value.toFixed(3)}`;
+  if (a.interrupted) text += " (stopped early)";
+  text += a.exact ? ` · exact: ${a.seeds_on_board} seeds on the board, the database's rule (even split of ` +
+    `endless play)` : ` · no exact values: ${a.seeds_on_board} seeds on the board, above ${a.exact_seeds}`;
+  $("oware-analysis-summary").textContent = text;
+}
+
+async function analyseOware() {
+  const entry = current();
+  if (!entry || entry.state.over) return;
+  const key = lineKey();
+  $("oware-analysis-progress").textContent = "";
+  try {
+    const started = await api("/api/oware/analyse", {...owareLine(), iterations: Number($("oware-iterations").value),
+      playouts: Number($("oware-playouts").value), exact: $("oware-exact").checked});
+    S.job = {id: started.job.id, kind: "analysis"};
+    drawBoard();   // the houses are not clickable while a search runs
+    const result = await poll(started.job, (job) => {
+      const phase = {database: "endgame database", mcts: "MCTS"}[(job.progress || {}).phase] || "starting";
+      $("oware-analysis-progress").textContent = job.status === "running"
+        ? `${phase} · ${job.seconds.toFixed(1)} s` + (job.stopping ? " · stopping" : "")
+        : `${job.status} in ${job.seconds.toFixed(1)} s`;
+    });
+    showError("");
+    S.analysis = {...result, game: "oware", key};   // drawn only while its line is on the board
+    render();
+  } catch (e) { showError(e.message); render(); }
+}
+
 async function analyse() {
   const entry = current();
-  if (!entry || isOware(entry.state)) return;
+  if (entry && isOware(entry.state)) { await analyseOware(); return; }
+  if (!entry) return;
   const st = entry.state;
   $("analysis-progress").textContent = "";
   try {
@@ -411,19 +470,20 @@ async function loadRecordList(info) {
 
 async function openRecord() {
   const name = $("record-file").value;
-  $("game").value = "kalah";   // records are Kalah games
-  setGame("kalah");
   if (!name) { showError("no record file in the records directory"); return; }
   try {
     const data = await api(`/api/records/${encodeURIComponent(name)}`);
+    const game = data.games[0].game === "oware" ? "oware" : "kalah";   // a file of Kalah or of Oware games
+    $("game").value = game;
+    setGame(game);
     S.replay = {file: data.file, games: data.games, game: 0};
     const sel = $("record-game");
     sel.innerHTML = "";
     data.games.forEach((g, k) => {
       const o = document.createElement("option");
       o.value = k;
-      o.textContent = `line ${g.line}: ${g.a} vs ${g.b}, pair ${g.pair} seat ${g.seat}, margin ${g.margin}, ` +
-        `${g.plies.length} plies`;
+      o.textContent = `line ${g.line}: ${g.a} vs ${g.b}, pair ${g.pair} seat ${g.seat}, ` +
+        (g.game === "oware" ? `${g.scores[0]}–${g.scores[1]}` : `margin ${g.margin}`) + `, ${g.plies.length} plies`;
       sel.appendChild(o);
     });
     await showGame(0);
@@ -433,8 +493,10 @@ async function openRecord() {
 async function showGame(k) {
   const g = S.replay.games[k];
   const gen = ++S.generation;
-  const states = (await Promise.all(g.positions.map(
-    (text) => api("/api/position", {position: text, empty_capture: g.empty_capture})))).map((a) => a.state);
+  // Oware: each position is the start and the moves played since, so that it carries the game's record
+  const states = (await Promise.all(g.positions.map((text, i) => g.game === "oware"
+    ? api("/api/oware/position", {position: g.start, moves: g.plies.slice(0, i)})
+    : api("/api/position", {position: text, empty_capture: g.empty_capture})))).map((a) => a.state);
   if (gen !== S.generation) return;   // another game (or a new game) was asked for meanwhile
   S.replay.game = k;
   S.history = states.map((state, i) => i === 0 ? {state, move: null, mover: null, extra: false}
@@ -466,7 +528,9 @@ function autoAnalyse() {
     while (S.job) await new Promise((r) => setTimeout(r, 50));
     if (token !== autoToken) return;   // a later step took over
     const entry = current();
-    if (entry && !entry.state.over && !(S.analysis && S.analysis.position === entry.state.text)) analyse();
+    const done = S.analysis && (isOware(entry && entry.state) ? S.analysis.key === lineKey()
+      : S.analysis.position === entry.state.text);
+    if (entry && !entry.state.over && !done) analyse();
   }, 250);
 }
 
@@ -478,6 +542,8 @@ $("go").addEventListener("click", () => { S.replay = null; S.autoplay = true; re
 $("stop-play").addEventListener("click", () => { S.autoplay = false; stopSearch(); });
 $("analyse").addEventListener("click", analyse);
 $("cancel").addEventListener("click", stopSearch);
+$("oware-analyse").addEventListener("click", analyseOware);
+$("oware-cancel").addEventListener("click", stopSearch);
 $("open-record").addEventListener("click", openRecord);
 $("record-game").addEventListener("change", () => showGame(Number($("record-game").value)).catch(
   (e) => showError(e.message)));
