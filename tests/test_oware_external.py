@@ -113,3 +113,9 @@ def test_cmd_options_without_an_engine_are_refused():
                         "random", "--pairs", "1", "--movetime", "100"], capture_output=True, text=True, env=ENV,
                        timeout=120)
     assert r.returncode == 2 and r.stderr == "error: --movetime applies to cmd: engines only\n"
+
+
+def test_line_limit_is_the_engines():
+    from jitsearch.arena import engine_protocol, oware_external
+
+    assert oware_external.MAX_LINE == engine_protocol.MAX_LINE

@@ -35,9 +35,13 @@ import numpy as np
 
 from .._checks import check_int
 from ..games.oware import OwareState
-from .engine_protocol import MAX_LINE
 from .external_engine import (ANSWER_TIMEOUT, PREFIX, EngineError, EngineSettings, close_engines, engine_process, log_name,
                               parse_command)
+
+#: Longest ``position`` line sent: :data:`.engine_protocol.MAX_LINE`, the longest request our engine takes
+#: (not imported: the engine module imports the Oware arena, which imports this one). A longer line is
+#: sent from the last capture instead.
+MAX_LINE = 10_000
 
 _settings: contextvars.ContextVar = contextvars.ContextVar("oware_engine_settings", default=None)
 
