@@ -453,6 +453,10 @@ def test_oware_analysis_rows_appear(page):
     assert [int(m) for m, _, _, cls in rows if cls == "best"] == [ref["best_move"]]
     assert "exact: 8 seeds on the board" in page.find_element(By.ID, "oware-analysis-summary").text
     assert page.find_element(By.ID, "oware-analysis-progress").text.startswith("done in")
+    labels = page.execute_script("return Array.from(document.querySelectorAll('#board text.val'), "
+                                 "t => [t.parentNode.dataset.pit, t.textContent]);")  # on the board too
+    assert [(int(p), t) for p, t in labels] == \
+        [(r["move"], ("+" if r["db_margin"] > 0 else "") + f"{r['db_margin']:g}") for r in ref["moves"]]
 
 
 def test_replay_an_oware_record_file(page, server, capsys):

@@ -90,6 +90,9 @@ function drawOwareBoard(entry, box) {
   el("rect", {x: 0, y: 0, width: W, height: H, rx: 24, class: "board-bg"}, svg);
   const human = !st.over && specOf(st.player) === "human" && !S.replay && !S.job;
   const sown = new Set(entry.sown || []);
+  const values = {};
+  if (S.analysis && S.analysis.game === "oware" && S.analysis.key === lineKey())
+    for (const r of S.analysis.moves) values[r.move] = r;
   const house = (i, cx, cy, owner) => {
     const classes = ["pit", "house", "p" + owner];
     if (human && st.legal.includes(i)) classes.push("legal");
@@ -99,6 +102,10 @@ function drawOwareBoard(entry, box) {
     el("circle", {cx, cy, r: cell / 2 - 8}, g);
     el("text", {x: cx, y: cy, class: "count"}, g).textContent = b[i];
     el("text", {x: cx, y: owner === 0 ? cy + 50 : cy - 44, class: "label"}, g).textContent = houseLetter(st, i);
+    const v = values[i];   // the analysis, under the house: the exact margin where known, else the visit share
+    if (v) el("text", {x: cx, y: owner === 0 ? cy + 64 : cy - 58, class: "val",
+                       "data-source": v.db_value === undefined ? "mcts" : "exact"}, g).textContent =
+      v.db_value === undefined ? `${Math.round(100 * v.share)}%` : (v.db_margin > 0 ? "+" : "") + v.db_margin;
     if (classes.includes("legal")) g.addEventListener("click", () => playMove(i));
   };
   for (let i = 0; i < m; i++) house(i, pad + side + (i + 0.5) * cell, 225, 0);
