@@ -1,4 +1,4 @@
-"""``jitsearch serve``: a local web page to play and analyse Kalah, and to play Oware (the ``web`` extra)."""
+"""``jitsearch serve``: a local web page to play and analyse Kalah and Oware (the ``web`` extra)."""
 
 from __future__ import annotations
 
@@ -59,8 +59,9 @@ def serve(
     game: Annotated[str, typer.Option("--game", help="The game the page shows first: kalah or oware (the page's "
                                                      "selector switches).")] = "kalah",
 ):
-    """A local web page to play and analyse Kalah: a clickable board against any agent spec, every move's
-    value (exact where it solves in time), arena record replay; and to play Oware against its agents.
+    """A local web page to play and analyse Kalah and Oware: a clickable board against any agent spec, every
+    move's value (exact where it solves in time; Oware: MCTS, and the endgame database on small boards), arena
+    record replay.
 
     Prints the page's address and serves until Ctrl-C. One search runs at a time; each is capped at
     --max-seconds and can be cancelled from the page.

@@ -1,4 +1,4 @@
-"""The web app of ``jitsearch serve`` (Starlette): a Kalah board to play and analyse in the browser.
+"""The web app of ``jitsearch serve`` (Starlette): a Kalah or Oware board to play and analyse in the browser.
 
 A thin layer over the functions the CLI calls: positions are
 :class:`~jitsearch.games.kalah.KalahState` (text form as in ``--position``),
