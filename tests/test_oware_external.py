@@ -95,6 +95,7 @@ def test_cli_tournament_with_a_served_engine(tmp_path):
     ("cmd:/nonexistent/engine", "cannot start"),
     (f"cmd:{PY} -c 'print(\"hello x\", flush=True)'", "crash"),
     (f"cmd:{PY} -c 'import sys\nprint(\"hello x\", flush=True)\nfor l in sys.stdin:\n"
+     f" if l.startswith(\"quit\"): break\n"
      f" print(\"move 99\" if l.startswith(\"go\") else \"ok\", flush=True)'", "illegal move"),
 ])
 def test_broken_engine_is_one_line(tmp_path, engine, words):
