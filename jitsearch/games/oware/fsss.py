@@ -162,6 +162,9 @@ def oware_fsss(boards, m, root_player, depth, hist, root_first_row, root_rows, r
                 leaf = False
             if leaf:
                 counters[0] += 1
+                if counters[0] > node_limit:
+                    counters[2] = 1
+                    return 0.0, -1
                 if record and counters[1] < trace.shape[0]:
                     trace[counters[1]] = paths[d]
                 counters[1] += 1
