@@ -27,10 +27,11 @@ included), ``evaluations`` the frontier expansions (one a rollout: Theorem
 1 of the paper). The trace holds each expanded frontier position's path
 hash (:func:`jitsearch.games.kalah.alphabeta.path_hash` of the houses from
 the root), the hash alpha-beta's trace uses, so the leaves each expanded
-can be compared. For a fixed tree and a fixed child order, FSSS expands no
-leaf that left-to-right alpha-beta does not (the paper's section 4); the
-order here is static (a function of the node's board, and of the root's
-given first move), so that holds.
+can be compared. On a fixed tree with a fixed child order FSSS never
+expands a leaf that left-to-right alpha-beta does not (docs/solvers.md);
+the tree here is fixed by the root state (its record included) and the
+order is static (a function of the node's board, and of the root's given
+first move), so that holds here too.
 """
 
 from __future__ import annotations
