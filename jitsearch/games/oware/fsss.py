@@ -42,6 +42,7 @@ import time
 import numpy as np
 from numba import njit
 
+from ..._checks import check_int
 from ...search.fsss_minimax import fsss_combine as combine
 from ...search.fsss_minimax import fsss_select_child as select_child
 from ..kalah.alphabeta import path_hash
@@ -50,7 +51,6 @@ from .alphabeta import (DEFAULT_SIDE_WEIGHT, MAX_DEPTH, NO_LIMIT, SearchResult, 
 from .endgame import OwareEndgame
 from .rules import GAME_OVER
 from .state import RULES, OwareState
-from ..._checks import check_int
 
 apply_move = RULES.apply_move
 
