@@ -47,15 +47,18 @@ def _repeats_within(s: OwareState, depth: int) -> bool:
     return False
 
 
-def _move_value(s: OwareState, move: int, depth: int, w: float) -> float:
-    """Alpha-beta's value of ``move`` for the player to move (no database)."""
+def _move_value(s: OwareState, move: int, depth: int, w: float, endgame=None) -> float:
+    """Alpha-beta's value of ``move`` for the player to move: its child's leaf value, else minus
+    alpha-beta's value of the child one ply shallower."""
     c = s.play(move)
     if c.is_over:
         margin = c.margin if s.player == 0 else -c.margin
         return 0.0 if margin == 0 else (ab.WIN + margin if margin > 0 else -ab.WIN + margin)
+    if endgame is not None and int(c.board[:2 * s.houses].sum()) <= endgame.max_seeds:
+        return float(-ab.database_value(c.board, s.houses, c.player, endgame.values, endgame.binom))
     if depth == 1:
         return float(-ab.evaluate(c.board, s.houses, c.player, w))
-    return -ab.search(c, depth - 1, side_weight=w).value
+    return -ab.search(c, depth - 1, side_weight=w, endgame=endgame).value
 
 
 def _agree(s, depth, w=ab.DEFAULT_SIDE_WEIGHT, endgame=None, first_move=-1):
@@ -67,8 +70,7 @@ def _agree(s, depth, w=ab.DEFAULT_SIDE_WEIGHT, endgame=None, first_move=-1):
     assert len(frontier) == f.evaluations == len(f.frontier)  # one new leaf a rollout
     assert frontier <= set(a.frontier.tolist()), (s.to_text(), depth)
     assert f.evaluations <= a.evaluations
-    if endgame is None:
-        assert _move_value(s, f.move, depth, w) == a.value, (s.to_text(), depth)
+    assert _move_value(s, f.move, depth, w, endgame) == a.value, (s.to_text(), depth)
     return a, f
 
 
@@ -126,15 +128,18 @@ def test_repetition_inside_the_horizon():
 
 
 def test_fsss_with_an_endgame_database():
+    probed = 0  # positions whose value the database changes (its leaves lie inside the horizon)
     db6 = build_database(6, 6)
     for s in _positions(11, 10, 6, 4, min_plies=60, max_plies=200, max_on_board=12):
         for d in range(1, 6):
-            _agree(s, d, endgame=db6)
+            a, f = _agree(s, d, endgame=db6)
+        probed += f.value != fsss.search(s, 5).value
     db3 = build_database(3, 5)
     for s in _positions(12, 15, 3, 2, min_plies=4, max_plies=30):
         for d in range(1, 7):
             a, f = _agree(s, d, endgame=db3)
-            assert f.value == ab.search(s, d, endgame=db3).value
+        probed += f.value != fsss.search(s, 6).value
+    assert probed >= 10, probed
 
 
 def test_first_move_and_node_limit():
