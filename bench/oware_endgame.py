@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from jitsearch.games.kalah.endgame import build_endgame_database
-from jitsearch.games.kalah.endgame import _first_in_level, _next_in_level
+from jitsearch.games.compositions import first_in_level, next_in_level
 from jitsearch.games.oware.endgame import UNRESOLVED, _forward, _rank, build_database, layer_size
 from jitsearch.games.oware.state import RULES
 
@@ -62,9 +62,9 @@ def _sweep_layer(m, s, slam, binom, values, ex):
             sweeps += 1
             for c in range(n):
                 if c == 0:
-                    _first_in_level(h, k, s)
+                    first_in_level(h, k, s)
                 else:
-                    _next_in_level(h, k)
+                    next_in_level(h, k)
                 if values[base + c] != UNRESOLVED:
                     continue
                 if ex[c] >= t:

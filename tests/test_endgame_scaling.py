@@ -14,6 +14,7 @@ import pytest
 
 import jitsearch.games.kalah.endgame as eg
 import jitsearch.games.kalah.endgame_files as ef
+from jitsearch.games.compositions import unrank_in_level
 from jitsearch.games.kalah import KalahState, apply_move
 from jitsearch.games.kalah.solver import solve_exact
 from jitsearch.games.kalah.endgame import binomial_table, build_endgame_database, database_size, estimate_endgame_build, rank_houses
@@ -65,7 +66,7 @@ def test_unranking_inverts_the_ranking(m, t):
     base = int(binom[t + k - 1, k])
     h = np.zeros(k, dtype=np.int64)
     for c in range(int(binom[t + k - 1, k - 1])):
-        eg._unrank_in_level(t, c, k, binom, h)
+        unrank_in_level(t, c, k, binom, h)
         assert h.sum() == t and h.min() >= 0
         assert int(rank_houses(_board(h, m), m, binom)) == base + c
 

@@ -58,16 +58,8 @@ from .endgame_files import (EndgameCacheWarning, cache_path, check_cache_dir, co
                             load_cached,
                             new_values_file, npy_header_bytes, open_values, record_path, release_lock,
                             remember_verified, remove_stale_temporaries)
+from ..compositions import binomial_table, first_in_level, next_in_level, unrank_in_level
 from .state import MAX_HOUSES, apply_move
-
-
-def binomial_table(n_max: int, k_max: int) -> np.ndarray:
-    c = np.zeros((n_max + 1, k_max + 1), dtype=np.int64)
-    for n in range(n_max + 1):
-        c[n, 0] = 1
-        for k in range(1, min(n, k_max) + 1):
-            c[n, k] = c[n - 1, k - 1] + (c[n - 1, k] if k <= n - 1 else 0)
-    return c
 
 
 def database_size(houses: int, max_seeds: int) -> int:
@@ -128,29 +120,6 @@ def _solve_position(board, child, m, empty_capture, binom, values, idx):
 
 
 @njit(cache=True, inline="always")
-def _next_in_level(h, k):
-    """Advance the house vector ``h`` (int[2m], not the last of its level)
-    to its lexicographic successor among vectors with the same seed count."""
-    j = k - 2
-    tail = h[k - 1]
-    while tail == 0:
-        tail += h[j]
-        j -= 1
-    # h[j+1..k-1] holds `tail` seeds, at least one
-    h[j] += 1
-    for q in range(j + 1, k):
-        h[q] = 0
-    h[k - 1] = tail - 1
-
-
-@njit(cache=True, inline="always")
-def _first_in_level(h, k, t):
-    for j in range(k):
-        h[j] = 0
-    h[k - 1] = t
-
-
-@njit(cache=True, inline="always")
 def _potential(h, m):
     """sum(seeds * distance to the owner's store): drops with every move that
     keeps the seed count (see the module docstring)."""
@@ -159,25 +128,6 @@ def _potential(h, m):
         p += h[j] * (m - j)
         p += h[m + j] * (m - j)
     return p
-
-
-@njit(cache=True, inline="always")
-def _unrank_in_level(t, c, k, binom, h):
-    """The house vector of index ``c`` among level ``t`` (inverse of the
-    within-level part of :func:`rank_houses`)."""
-    rem = t
-    for j in range(k - 1):
-        parts = k - j
-        v = 0
-        while True:
-            with_v = binom[rem - v + parts - 2, parts - 2]  # first part == v: the rest in parts - 1
-            if c < with_v:
-                break
-            c -= with_v
-            v += 1
-        h[j] = v
-        rem -= v
-    h[k - 1] = rem
 
 
 @njit(cache=True)
@@ -201,9 +151,9 @@ def _build_chunk(m, max_seeds, empty_capture, binom, values, h, regs, budget):
     while t <= max_seeds and done < budget:
         count = binom[t + k - 1, k - 1]
         if c == 0:
-            _first_in_level(h, k, t)
+            first_in_level(h, k, t)
         else:
-            _next_in_level(h, k)
+            next_in_level(h, k)
         for j in range(k):
             board[j + 1 if j < m else j + 2] = h[j]
         _solve_position(board, child, m, empty_capture, binom, values, binom[t + k - 1, k] + c)
@@ -227,18 +177,18 @@ def _level_waves(m, t, binom, wave_start, order):
     count = binom[t + k - 1, k - 1]
     h = np.zeros(k, dtype=np.int64)
     wave_start[:] = 0
-    _first_in_level(h, k, t)
+    first_in_level(h, k, t)
     for c in range(count):
         if c > 0:
-            _next_in_level(h, k)
+            next_in_level(h, k)
         wave_start[_potential(h, m) + 1] += 1
     for p in range(1, wave_start.size):
         wave_start[p] += wave_start[p - 1]
     cursor = wave_start[:-1].copy()
-    _first_in_level(h, k, t)
+    first_in_level(h, k, t)
     for c in range(count):
         if c > 0:
-            _next_in_level(h, k)
+            next_in_level(h, k)
         p = _potential(h, m)
         order[cursor[p]] = c
         cursor[p] += 1
@@ -256,7 +206,7 @@ def _build_in_order(m, t, empty_capture, binom, values, order, lo, hi):
     child = np.zeros(n, dtype=np.int32)
     for i in range(lo, hi):
         c = np.int64(order[i])
-        _unrank_in_level(t, c, k, binom, h)
+        unrank_in_level(t, c, k, binom, h)
         for j in range(k):
             board[j + 1 if j < m else j + 2] = h[j]
         _solve_position(board, child, m, empty_capture, binom, values, base + c)
@@ -278,7 +228,7 @@ def _build_wave_part(m, t, empty_capture, binom, values, order, lo, hi, num_bloc
         child = np.zeros(n, dtype=np.int32)
         for i in range(start, stop):
             c = np.int64(order[i])
-            _unrank_in_level(t, c, k, binom, h)
+            unrank_in_level(t, c, k, binom, h)
             for j in range(k):
                 board[j + 1 if j < m else j + 2] = h[j]
             _solve_position(board, child, m, empty_capture, binom, values, base + c)
@@ -515,7 +465,7 @@ def _run_build(m, max_seeds, empty_capture, binom, values, regs, parallel, threa
     first = int(binom[regs[0] + k - 1, k]) + int(regs[1]) if regs[0] <= max_seeds else size
     h = np.zeros(k, dtype=np.int64)
     if not parallel and regs[1] > 0:
-        _unrank_in_level(int(regs[0]), int(regs[1]) - 1, k, binom, h)  # the serial kernel's successor state
+        unrank_in_level(int(regs[0]), int(regs[1]) - 1, k, binom, h)  # the serial kernel's successor state
     wave_start = order = None
     order_level = -1
     while regs[0] <= max_seeds:

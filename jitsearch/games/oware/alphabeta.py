@@ -38,7 +38,7 @@ from ..._checks import check_float, check_int
 from ...trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from ..kalah.alphabeta import path_hash
 from .rules import GAME_OVER
-from .endgame import OwareEndgame, _lookup
+from .endgame import OwareEndgame, lookup_half_seeds
 from .state import BOARD_DTYPE, RULES, OwareState
 
 apply_move = RULES.apply_move
@@ -89,7 +89,7 @@ def database_value(board, m, view, db_values, db_binom):
     on_board = 0
     for j in range(2 * m):
         on_board += board[j]
-    v = np.int64(_lookup(board, m, view, db_values, db_binom))  # half-seeds for ``view``
+    v = np.int64(lookup_half_seeds(board, m, view, db_values, db_binom))  # half-seeds for ``view``
     margin = np.float64(board[2 * m + view] - board[2 * m + 1 - view] + v - on_board)
     if margin > 0:
         return WIN + margin
@@ -99,7 +99,7 @@ def database_value(board, m, view, db_values, db_binom):
 
 
 @njit(cache=True, inline="always")
-def _on_board(board, m):
+def seeds_on_board(board, m):
     total = 0
     for j in range(2 * m):
         total += board[j]
@@ -107,7 +107,7 @@ def _on_board(board, m):
 
 
 @njit(cache=True, inline="always")
-def _order(boards, k, m, player, gsi, moves, keys, root_first):
+def order_moves(boards, k, m, player, gsi, moves, keys, root_first):
     """Legal moves of ``boards[k]`` into ``moves[k]``, best first; returns how many."""
     board = boards[k]
     child = boards[k + 1]
@@ -161,7 +161,7 @@ def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_row
     alpha[0] = -math.inf
     beta[0] = math.inf
     counters[0] += 1
-    num[0] = _order(boards, 0, m, root_player, gsi, moves, keys, root_first)
+    num[0] = order_moves(boards, 0, m, root_player, gsi, moves, keys, root_first)
     index[0] = 0
     best[0] = -math.inf
     best_move[0] = moves[0, 0]
@@ -184,7 +184,7 @@ def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_row
             leaf = True
             if nxt == GAME_OVER:
                 v = -final_value(child, m, 1 - player[k])
-            elif db_seeds >= 0 and _on_board(child, m) <= db_seeds:
+            elif db_seeds >= 0 and seeds_on_board(child, m) <= db_seeds:
                 v = -database_value(child, m, nxt, db_values, db_binom)
             elif k + 1 == depth:
                 counters[3] += 1
@@ -203,7 +203,7 @@ def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_row
                 count[k] = c2
                 alpha[k] = -beta[k - 1]
                 beta[k] = -alpha[k - 1]
-                num[k] = _order(boards, k, m, nxt, gsi, moves, keys, -1)
+                num[k] = order_moves(boards, k, m, nxt, gsi, moves, keys, -1)
                 index[k] = 0
                 best[k] = -math.inf
                 best_move[k] = moves[k, 0]
@@ -261,7 +261,7 @@ def trace_buffer(state: OwareState, depth: int, trace: bool) -> np.ndarray:
     return np.zeros(cap, np.uint64)
 
 
-def _check(state, side_weight, endgame=None):
+def check_search_args(state, side_weight, endgame=None):
     if not isinstance(state, OwareState):
         raise ValueError(f"state must be an OwareState, got {type(state).__name__}")
     if state.is_over:
@@ -276,7 +276,7 @@ def _check(state, side_weight, endgame=None):
     return check_float("side_weight", side_weight, -100.0, 100.0)
 
 
-def _db_args(endgame):
+def database_arguments(endgame):
     if endgame is None:
         return NO_DB_VALUES, NO_DB_BINOM, -1
     return endgame.values, endgame.binom, endgame.max_seeds
@@ -289,7 +289,7 @@ def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_W
     is tried first at the root; ``endgame`` a database probed at the leaves
     (module docstring); ``trace`` records the frontier's path hashes
     (``frontier``). Returns None if ``node_limit`` stopped it."""
-    side_weight = _check(state, side_weight, endgame)
+    side_weight = check_search_args(state, side_weight, endgame)
     depth = check_int("depth", depth, 1, MAX_DEPTH)
     limit = NO_LIMIT if node_limit is None else check_int("node_limit", node_limit, 1)
     buf = trace_buffer(state, depth, trace)
@@ -298,7 +298,7 @@ def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_W
     t0 = time.perf_counter()
     value, move = negamax_kernel(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
                            state.move_limit, state.grand_slam_illegal, side_weight, moves, keys, counters, limit,
-                           int(first_move), *_db_args(endgame), buf)
+                           int(first_move), *database_arguments(endgame), buf)
     if counters[2]:
         return None
     return SearchResult(int(move), float(value), depth, int(counters[0]), int(counters[1]),
@@ -320,7 +320,7 @@ def deepen(search_fn, state, time_limit, max_depth, side_weight, endgame) -> Sea
     """Iterative deepening over ``search_fn`` (:func:`search` or FSSS's), as
     :func:`iterative_deepening` describes; the node limit of an iteration is
     in ``search_fn``'s own node count."""
-    side_weight = _check(state, side_weight, endgame)
+    side_weight = check_search_args(state, side_weight, endgame)
     max_depth = check_int("max_depth", max_depth, 1, MAX_DEPTH)
     if time_limit is not None:
         time_limit = check_float("time_limit", time_limit, 0.0, 86_400.0, lo_open=True)

@@ -50,7 +50,7 @@ from numba import njit
 
 from ..._io import write_json_atomic
 from ...trees.memory import check_bytes
-from ..kalah.endgame import _first_in_level, _next_in_level, _unrank_in_level, binomial_table
+from ..compositions import binomial_table, first_in_level, next_in_level, unrank_in_level
 from ..kalah.endgame_files import (EndgameCacheWarning, check_cache_dir, check_disk, complete_record,
                                    file_identity, flush_values, load_cached, new_values_file, npy_header_bytes,
                                    open_values, record_path, release_lock, remember_verified,
@@ -116,7 +116,7 @@ def position_unrank(houses: int, seeds: int, index: int) -> np.ndarray:
         raise ValueError(f"index must be an integer in 0..{n - 1}, got {index!r}")
     k = 2 * houses
     h = np.zeros(k, dtype=np.int64)
-    _unrank_in_level(seeds, np.int64(index), k, binomial_table(seeds + k, k), h)
+    unrank_in_level(seeds, np.int64(index), k, binomial_table(seeds + k, k), h)
     return h
 
 
@@ -133,9 +133,9 @@ def _forward(m, s, slam_illegal, binom, values, ex, cnt):
     moves = np.empty(m, dtype=np.int64)
     for c in range(n):
         if c == 0:
-            _first_in_level(h, k, s)
+            first_in_level(h, k, s)
         else:
-            _next_in_level(h, k)
+            next_in_level(h, k)
         for j in range(k):
             board[j] = h[j]
         board[k] = 0
@@ -262,7 +262,7 @@ def _retrograde(m, s, slam_illegal, binom, values, ex, cnt, queue, t_hi, t_lo, c
             x = queue[head]
             head += 1
             vx = np.int64(values[base + x])
-            _unrank_in_level(s, np.int64(x), k, binom, hx)
+            unrank_in_level(s, np.int64(x), k, binom, hx)
             num = _unmoves(hx, m, s, slam_illegal, binom, after, pred, work, out)
             edges += num
             for i in range(num):
@@ -284,7 +284,7 @@ def _retrograde(m, s, slam_illegal, binom, values, ex, cnt, queue, t_hi, t_lo, c
 
 
 @njit(cache=True, nogil=True)
-def _lookup(board, m, player, values, binom):
+def lookup_half_seeds(board, m, player, values, binom):
     """Database value (half-seeds, for ``player`` to move) of a board (2m houses)."""
     k = 2 * m
     t = 0
@@ -369,7 +369,7 @@ class OwareEndgame:
             raise ValueError(f"{int(b.sum())} seeds on the board, above the database's {self.max_seeds}")
         if player not in (0, 1):
             raise ValueError(f"player must be 0 or 1, got {player!r}")
-        return int(_lookup(b.astype(np.int64), self.houses, int(player), self.values, self.binom))
+        return int(lookup_half_seeds(b.astype(np.int64), self.houses, int(player), self.values, self.binom))
 
     def value_of(self, state: OwareState) -> int:
         """:meth:`value` of a game position (its houses and player to move)."""

@@ -1,7 +1,7 @@
 """FSSS-Minimax (Weinstein, Littman & Goschin, seed 000, Algorithm 2) on Oware to a fixed depth.
 
 The tree is :mod:`.alphabeta`'s depth-limited tree without a table: the
-same moves in the same order (:func:`.alphabeta._order`: the most seeds
+same moves in the same order (:func:`.alphabeta.order_moves`: the most seeds
 captured first, ties in house order, a given root move before all), the
 same leaves (a finished game, a position below the root with at most the
 endgame database's seeds on the board, the depth limit) and the same leaf
@@ -46,8 +46,9 @@ from ..._checks import check_int
 from ...search.fsss_minimax import fsss_combine as combine
 from ...search.fsss_minimax import fsss_select_child as select_child
 from ..kalah.alphabeta import path_hash
-from .alphabeta import (DEFAULT_SIDE_WEIGHT, MAX_DEPTH, NO_LIMIT, SearchResult, _check, _db_args, _on_board,
-                        _order, database_value, deepen, evaluate, final_value, search_buffers, trace_buffer)
+from .alphabeta import (DEFAULT_SIDE_WEIGHT, MAX_DEPTH, NO_LIMIT, SearchResult, check_search_args, database_arguments,
+                        database_value, deepen, evaluate, final_value, order_moves, search_buffers, seeds_on_board,
+                        trace_buffer)
 from .endgame import OwareEndgame
 from .rules import GAME_OVER
 from .state import RULES, OwareState
@@ -113,7 +114,7 @@ def oware_fsss(boards, m, root_player, depth, hist, root_first_row, root_rows, r
                 return 0.0, -1
             c0 = first_child[e]
             if c0 < 0:  # first entry: allocate the children in alpha-beta's order
-                n = _order(boards, d, m, p, gsi, moves, keys, root_first if d == 0 else -1)
+                n = order_moves(boards, d, m, p, gsi, moves, keys, root_first if d == 0 else -1)
                 if used + n > bounds.shape[0]:
                     new_cap = bounds.shape[0] * 2
                     nb = np.empty((new_cap, 2), np.float64)
@@ -154,7 +155,7 @@ def oware_fsss(boards, m, root_player, depth, hist, root_first_row, root_rows, r
             leaf = True  # alpha-beta's leaf tests, in its order; v for the mover p
             if nxt == GAME_OVER:
                 v = -final_value(child, m, 1 - p)
-            elif db_seeds >= 0 and _on_board(child, m) <= db_seeds:
+            elif db_seeds >= 0 and seeds_on_board(child, m) <= db_seeds:
                 v = -database_value(child, m, nxt, db_values, db_binom)
             elif d == depth:
                 counters[3] += 1
@@ -197,7 +198,7 @@ def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_W
     ``nodes`` counts node visits, ``evaluations`` frontier expansions;
     ``trace`` records their path hashes (``frontier``). Returns None if
     ``node_limit`` node visits stopped it."""
-    side_weight = _check(state, side_weight, endgame)
+    side_weight = check_search_args(state, side_weight, endgame)
     depth = check_int("depth", depth, 1, MAX_DEPTH)
     limit = NO_LIMIT if node_limit is None else check_int("node_limit", node_limit, 1)
     buf = trace_buffer(state, depth, trace)
@@ -206,7 +207,7 @@ def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_W
     t0 = time.perf_counter()
     value, move = oware_fsss(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
                              state.move_limit, state.grand_slam_illegal, side_weight, moves, keys, counters, limit,
-                             int(first_move), *_db_args(endgame), buf)
+                             int(first_move), *database_arguments(endgame), buf)
     if counters[2]:
         return None
     return SearchResult(int(move), float(value), depth, int(counters[0]), int(counters[1]),
