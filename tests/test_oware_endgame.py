@@ -377,3 +377,11 @@ def test_unmoves_invert_the_non_capturing_moves(slam):
             laps += p[house] >= k - 1
             checked += 1
     assert checked > 300 and laps > 20
+
+
+def test_solver_reports_each_deepening_that_did_not_close_the_search():
+    seen = []
+    r = solve(OwareState.initial(2, 3), progress=lambda depth, nodes, seconds: seen.append((depth, nodes)))
+    assert r.result == "draw" and r.depth == 128
+    assert [d for d, _ in seen] == [8, 16, 32, 64]  # every depth before the one that closed it
+    assert all(a[1] < b[1] for a, b in zip(seen, seen[1:])) and seen[-1][1] < r.nodes

@@ -63,9 +63,21 @@ def _build(endgame_seeds, houses, max_bytes, cache_dir):
         raise UserError(str(exc)) from None
 
 
+def _progress(depth, nodes, seconds):
+    """One line on stderr per deepening, once the solve has taken a second."""
+    if seconds < 1.0:
+        return
+    stderr.print(f"depth {depth} not enough for an exact value ({nodes:,} nodes, {seconds:.1f} s); "
+                 f"trying depth {2 * depth}" + ("" if seconds < 60 else ": this variant may be too large to solve"),
+                 soft_wrap=True)
+
+
 def _solve_with_limit(state, time_limit):
     """``solver.solve`` in a worker thread: its result, or None when ``time_limit`` passed first."""
-    from ..games.oware.solver import solve
+    from ..games.oware.solver import solve as solve_exact
+
+    def solve(s):
+        return solve_exact(s, progress=_progress)
 
     if time_limit is None:
         return run_interruptibly(solve, state)

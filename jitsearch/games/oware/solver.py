@@ -42,9 +42,12 @@ class SolveResult:
     seconds: float
 
 
-def solve(state: OwareState, *, node_limit: int | None = None) -> SolveResult | None:
+def solve(state: OwareState, *, node_limit: int | None = None, progress=None) -> SolveResult | None:
     """Solve ``state`` exactly (module docstring); None if ``node_limit``
-    nodes (over all iterations) were not enough."""
+    nodes (over all iterations) were not enough. ``progress(depth, nodes,
+    seconds)`` is called after every deepening that did not close the
+    search (``nodes`` summed so far); each one may take far longer than the
+    last."""
     if not isinstance(state, OwareState):
         raise ValueError(f"state must be an OwareState, got {type(state).__name__}")
     if state.is_over:
@@ -65,6 +68,8 @@ def solve(state: OwareState, *, node_limit: int | None = None) -> SolveResult | 
             return None
         if counters[3] == 0 or depth == left:  # at the move limit every line ends: exact too
             break
+        if progress is not None:
+            progress(depth, nodes, time.perf_counter() - t0)
         depth = min(2 * depth, left)
     if value > 0:
         result, margin = "win", value - WIN
