@@ -260,7 +260,7 @@ def test_cuda_twins_with_evaluations_and_imm_under_the_simulator():
     if cuda_status()[0]:
         pytest.skip("CUDA (or the simulator) is present: test_gpu.py runs the twin tests in this process")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
                            str(ROOT / "tests" / "test_gpu.py"), "-k", "evaluations"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
