@@ -24,7 +24,7 @@ from jitsearch.kernels.multi_mcts import REWARD_UNITS
 from jitsearch.kernels.oware_mcts import CPU_STEP
 from jitsearch.kernels.sentinels import TERMINAL, UNEVALUATED
 from jitsearch.mcts.multi import tree_keys_for
-from jitsearch.mcts.oware import analyse_oware, search_oware
+from jitsearch.mcts.oware import analyse_oware, search_oware, tree_parallel_oware
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -147,6 +147,44 @@ def test_imm_is_the_minimax_of_the_stored_evaluations(kw, plies):
         assert all(b.imm[t, x] == UNEVALUATED for x in range(b.size[t]) if b.visits[t, x] == 0)
 
 
+def test_shared_tree_imm_is_the_minimax_of_the_stored_evaluations():
+    """The shared tree stores no boards: the reference replays the moves
+    (with the games' records: OwareState.play)."""
+    states = _states(11, 2, houses=3, seeds=2, move_limit=40)
+    r, tr = tree_parallel_oware(states, iterations=250, playouts=2, seed=5, backend="cpu", eval="capture",
+                                eval_plies=2, imm=0.4, return_trees=True)
+    for g in range(len(states)):
+        base = g * tr.capacity
+        pos = {0: states[g]}
+        mover = {0: 1 - states[g].player}
+
+        def children(x):
+            f = tr.first_child[base + x]
+            kids = [c for c in range(f, f + tr.num_children[base + x]) if tr.visits[base + c] > 0] if f >= 0 else []
+            for c in kids:
+                pos[c] = pos[x].play(int(tr.move[base + c]))
+                mover[c] = pos[x].player
+            return kids
+
+        def evaluate(x):
+            return _for_mover(static_units(pos[x].board, 3, pos[x].is_over), mover[x])
+
+        ref = minimax(children, evaluate, lambda v: REWARD_UNITS - v, 0)
+        assert len(ref) > 150 and all(tr.imm[base + x] == v for x, v in ref.items())
+        assert any(pos[x].is_over for x in ref)
+
+
+def test_shared_tree_uncapped_eval_equals_random_playouts():
+    states = _states(5, 2, houses=3, seeds=2, move_limit=60)
+    _, tp = tree_parallel_oware(states, iterations=150, playouts=2, seed=1, backend="cpu", return_trees=True)
+    _, te = tree_parallel_oware(states, iterations=150, playouts=2, seed=1, backend="cpu", eval="capture",
+                                eval_plies=1000, return_trees=True)
+    for name in tp.FIELDS:
+        assert np.array_equal(getattr(tp, name), getattr(te, name)), name
+    agent = parse_oware_agent("mcts:iterations=100,parallel=tree,eval=capture,imm=0.3", 2)
+    assert agent(OwareState.initial()) in range(6)
+
+
 def test_eval_and_imm_are_deterministic_and_the_agent_takes_them():
     s = _states(9, 1)[0]
     kw = dict(iterations=400, seed=8, backend="cpu", eval="capture", eval_plies=3, imm=0.3)
@@ -171,7 +209,7 @@ def test_bad_eval_options(kw, words):
 
 
 @pytest.mark.parametrize("spec", ["mcts:imm=0.3", "mcts:eval_plies=2", "mcts:eval=store",
-                                  "mcts:parallel=tree,eval=capture", "mcts:eval=capture,imm=2"])
+                                  "mcts:eval=capture,imm=2", "mcts:eval=capture,eval_plies=x"])
 def test_bad_eval_agent_specs(spec):
     with pytest.raises(ValueError):
         parse_oware_agent(spec, 0)
@@ -182,11 +220,12 @@ import random, warnings
 import numpy as np
 warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
 from jitsearch.games.oware import OwareState
-from jitsearch.kernels import cuda_oware_mcts
-from jitsearch.mcts.oware import analyse_oware
+from jitsearch.kernels import cuda_oware_mcts, cuda_oware_shared_tree
+from jitsearch.mcts.oware import analyse_oware, tree_parallel_oware
 from jitsearch.mcts.multi import tree_keys_for
 
 cuda_oware_mcts.threads_for = lambda jobs, trees, per_thread: 3  # few threads a block: the simulator is slow
+cuda_oware_shared_tree.threads_for = lambda playouts, blocks, per_thread: 3
 rnd = random.Random(6)
 states = [OwareState.initial(3, 2, move_limit=30)]
 s = states[0]
@@ -200,7 +239,8 @@ keys = tree_keys_for(7, len(states))
 for kw in ({"iterations": 12, "playouts": 2, "leaves": 2, "eval": "capture", "eval_plies": 2, "imm": 0.4},
            {"iterations": 8, "playouts": 1, "leaves": 3, "eval": "capture", "eval_plies": 0, "imm": 1.0,
             "side_weight": 0.5},
-           {"iterations": 6, "playouts": 2, "leaves": 1, "eval": "capture", "capacity": 8, "imm": 0.25}):
+           {"iterations": 6, "playouts": 2, "leaves": 1, "eval": "capture", "capacity": 8, "imm": 0.25},
+           {"iterations": 14, "playouts": 3, "leaves": 1, "eval": "capture", "eval_plies": 3, "imm": 0.5}):
     cpu, tc = analyse_oware(states, tree_keys=keys, backend="cpu", return_trees=True, **kw)
     gpu, tg = analyse_oware(states, tree_keys=keys, backend="cuda", return_trees=True, **kw)
     assert gpu["backend"] == "cuda"
@@ -208,11 +248,20 @@ for kw in ({"iterations": 12, "playouts": 2, "leaves": 2, "eval": "capture", "ev
     for name in tc.FIELDS:
         assert np.array_equal(getattr(tc, name), getattr(tg, name)), name
     assert cpu["positions"] == gpu["positions"]
+    if "leaves" in kw and kw["leaves"] == 1:
+        kw.pop("leaves")
+        cpu, tc = tree_parallel_oware(states, tree_keys=keys, backend="cpu", return_trees=True, **kw)
+        gpu, tg = tree_parallel_oware(states, tree_keys=keys, backend="cuda", blocks=1, return_trees=True, **kw)
+        assert (tc.imm >= 0).any()
+        for name in tc.FIELDS:
+            assert np.array_equal(getattr(tc, name), getattr(tg, name)), ("shared", name)
+        assert cpu["positions"] == gpu["positions"]
 print("twins agree")
 """
 
 
-def test_cuda_kernel_with_eval_and_imm_equals_the_cpu_twin_under_the_simulator():
+def test_cuda_kernels_with_eval_and_imm_equal_the_cpu_twins_under_the_simulator():
+    """The multi-tree kernel, and the shared-tree kernel with one block a tree."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-c", _SIM_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=600)

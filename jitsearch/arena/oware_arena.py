@@ -107,7 +107,8 @@ class OwareAgent:
 
             o = self.options
             common = dict(iterations=o.get("iterations"), time=o.get("time"), seed=rnd.getrandbits(63),
-                          playouts=o.get("playouts", 1), c=o.get("c", math.sqrt(2)), backend=self.backend)
+                          playouts=o.get("playouts", 1), c=o.get("c", math.sqrt(2)), backend=self.backend,
+                          eval=o.get("eval"), eval_plies=o.get("eval_plies"), imm=o.get("imm", 0.0))
             if o.get("parallel") == "tree":
                 from ..mcts.oware import tree_parallel_oware
 
@@ -116,8 +117,7 @@ class OwareAgent:
                 out = tree_parallel_oware([state], blocks=o.get("blocks"), **common)
                 r = {**out["positions"][0], "iterations": out["iterations"]}
             else:
-                r = search_oware(state, leaves=o.get("leaves"), eval=o.get("eval"), eval_plies=o.get("eval_plies"),
-                                 imm=o.get("imm", 0.0), **common)
+                r = search_oware(state, leaves=o.get("leaves"), **common)
             self.last = {"value": r["value"], "iterations": r["iterations"], "nodes": r["nodes"]}
             return r["move"]
         # flat Monte Carlo
@@ -208,10 +208,10 @@ def parse_oware_agent(spec: str, seed: int | None = None) -> OwareAgent:
             check_int("blocks", options["blocks"], 1, MAX_BLOCKS)
         from ..mcts.oware import check_oware_eval
 
-        check_oware_eval(options.get("eval"), options.get("eval_plies"), options.get("imm", 0.0), None)
-        if options.get("parallel") == "tree" and any(k in options for k in ("eval", "eval_plies", "imm")):
-            raise ValueError(f"{spec}: eval=, eval_plies= and imm= apply to parallel=root (the shared tree plays "
-                             f"random playouts to the end)")
+        try:
+            check_oware_eval(options.get("eval"), options.get("eval_plies"), options.get("imm", 0.0), None)
+        except ValueError as exc:
+            raise ValueError(f"{spec}: {exc}") from None
         if options.get("leaves", 1) * options.get("playouts", 1) > MAX_STEP_PLAYOUTS:
             raise ValueError(f"{spec}: leaves x playouts is above the limit of {MAX_STEP_PLAYOUTS} per step")
     seed = random.randrange(1 << 31) if seed is None else check_int("seed", seed, 0)

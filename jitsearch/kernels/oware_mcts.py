@@ -94,6 +94,40 @@ def scratch_bytes(houses: int, rows: int) -> int:
     return 4 * rows * (2 * houses + 1)
 
 
+def make_units(jit, frontier=None):
+    """``(outcome_units(board, m), eval_units(board, m, side_weight))``
+    compiled with ``jit``: player 0's reward units of a finished game and
+    of the evaluation of a live position (module docstring), shared by the
+    multi-tree and shared-tree kernels. ``frontier``: the alpha-beta's
+    compiled evaluation on the CPU (default: compiled here from its source)."""
+    squash = jit(store_value)
+    if frontier is None:
+        frontier = jit(_alphabeta_evaluate.py_func)
+
+    def outcome_units(board, m):
+        """Player 0's reward units of a finished game (OpenSpiel's returns)."""
+        d = board[2 * m] - board[2 * m + 1]
+        if d > 0:
+            return np.int64(REWARD_UNITS)
+        if d < 0:
+            return np.int64(0)
+        return np.int64(REWARD_UNITS // 2)
+
+    outcome_units = jit(outcome_units)
+
+    def eval_units(board, m, side_weight):
+        """Player 0's units of a live position: the alpha-beta's frontier
+        value squashed by store_value with the board's seeds as the total
+        (REWARD_UNITS is a power of two: the product is exact)."""
+        total = 0
+        for i in range(2 * m + 2):
+            total += board[i]
+        r = squash(frontier(board, m, 0, side_weight), np.float64(total))
+        return np.int64(math.floor(r * REWARD_UNITS + 0.5))
+
+    return outcome_units, jit(eval_units)
+
+
 def make_step(jit, rules, gen, playout, frontier=None):
     """Compile the per-tree functions with ``jit``: ``descend``,
     ``playout_units``, ``terminal_units``, ``static_units``, ``backup``,
@@ -111,9 +145,6 @@ def make_step(jit, rules, gen, playout, frontier=None):
     backup, add_virtual_visit = make_backups(jit)
     imm_backup = make_imm_backup(jit)
     scales = jit(imm_scales)
-    squash = jit(store_value)
-    if frontier is None:  # the CPU passes the compiled one (its cache entry is the alpha-beta's)
-        frontier = jit(_alphabeta_evaluate.py_func)
 
     def path_record(parent, boards, to_move, t, node, root_hist, root_rows, m, hist):
         """Write the record of live ``node`` (the positions since the last
@@ -214,28 +245,7 @@ def make_step(jit, rules, gen, playout, frontier=None):
 
     descend = jit(descend)
 
-    def outcome_units(board, m):
-        """Player 0's reward units of a finished game (OpenSpiel's returns)."""
-        d = board[2 * m] - board[2 * m + 1]
-        if d > 0:
-            return np.int64(REWARD_UNITS)
-        if d < 0:
-            return np.int64(0)
-        return np.int64(REWARD_UNITS // 2)
-
-    outcome_units = jit(outcome_units)
-
-    def eval_units(board, m, side_weight):
-        """Player 0's units of a live position: the alpha-beta's frontier
-        value squashed by store_value with the board's seeds as the total
-        (REWARD_UNITS is a power of two: the product is exact)."""
-        total = 0
-        for i in range(2 * m + 2):
-            total += board[i]
-        r = squash(frontier(board, m, 0, side_weight), np.float64(total))
-        return np.int64(math.floor(r * REWARD_UNITS + 0.5))
-
-    eval_units = jit(eval_units)
+    outcome_units, eval_units = make_units(jit, frontier)
 
     def playout_units(parent, boards, to_move, t, leaf, root_hist, root_rows, root_ply, m, gsi, move_limit, key,
                       max_plies, side_weight, hist, work, moves):

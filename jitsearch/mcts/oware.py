@@ -304,7 +304,9 @@ DEFAULT_SHARED_TIME_NODES = 1 << 22
 class _SharedOwareGrower:
     """Owns T shared trees (:mod:`jitsearch.kernels.oware_shared_tree`) and grows them on one backend."""
 
-    def __init__(self, states, tree_keys, *, capacity, blocks, c, formula, playouts, backend, max_bytes, threads):
+    def __init__(self, states, tree_keys, *, capacity, blocks, c, formula, playouts, backend, max_bytes, threads,
+                 eval_plies=None, side_weight=DEFAULT_SIDE_WEIGHT, imm=0.0):
+        from ..kernels.multi_mcts import IMM_BYTES
         from ..kernels.oware_shared_tree import NODE_BYTES, OwareSharedTrees
 
         boards, players, plies, hists, rows, m, gsi, limit = pack_states(states)
@@ -313,8 +315,9 @@ class _SharedOwareGrower:
         self.m, self.gsi, self.limit = m, bool(gsi), int(limit)
         self.rows = scratch_rows(rows, plies, self.limit)
         self.args = (float(c), FORMULAS[formula], int(playouts))
+        self.eval_args = (NO_PLY_CAP if eval_plies is None else int(eval_plies), float(side_weight), float(imm))
         per_scratch = scratch_bytes(m, self.rows)
-        need = t * capacity * NODE_BYTES
+        need = t * capacity * (NODE_BYTES + (IMM_BYTES if imm > 0 else 0))
         if backend == "cuda":
             from ..kernels.cuda_oware_shared_tree import MAX_SCRATCH_BYTES, threads_for
 
@@ -335,7 +338,7 @@ class _SharedOwareGrower:
             if need > 0.9 * free:
                 raise ValueError(f"{t:,} shared Oware MCTS trees need {need / 2**20:,.0f} MiB of GPU memory, but "
                                  f"{free / 2**20:,.0f} MiB are free: lower capacity=, blocks= or the positions")
-        self.trees = OwareSharedTrees(t, capacity)
+        self.trees = OwareSharedTrees(t, capacity, imm > 0)
         self.roots = (np.ascontiguousarray(boards, np.int32), np.ascontiguousarray(players, np.int32),
                       np.ascontiguousarray(hists, np.int32), rows.astype(np.int32), plies.astype(np.int32))
         self.tree_keys = np.ascontiguousarray(tree_keys, dtype=np.uint64)
@@ -359,13 +362,14 @@ class _SharedOwareGrower:
             self.log_table = log_table_for(1 << int(need).bit_length())
         c, formula, playouts = self.args
         if self.device is not None:
-            self.device.grow(self.log_table, self.m, c, formula, playouts, self.gsi, self.limit, self.done,
-                             iterations)
+            self.device.grow(self.log_table, self.m, c, formula, playouts, self.gsi, self.limit, *self.eval_args,
+                             self.done, iterations)
         else:
             from ..kernels.oware_shared_tree import grow_oware_shared_cpu
 
             grow_oware_shared_cpu(self.trees, self.roots, self.tree_keys, self.log_table, self.m, c, formula,
-                                  playouts, self.gsi, self.limit, self.rows, self.done, iterations, self.threads)
+                                  playouts, self.gsi, self.limit, *self.eval_args, self.rows, self.done, iterations,
+                                  self.threads)
         self.done += iterations
 
     def run(self, iterations: int | None, seconds: float | None) -> bool:
@@ -393,28 +397,33 @@ def _warm_shared(backend: str) -> None:
     if backend == "cuda":
         from ..kernels.cuda_oware_shared_tree import DeviceOwareSharedTrees
 
-        DeviceOwareSharedTrees(trees, roots, keys, 8, 1, 1, 1).grow(log_table_for(16), 1, 1.0, 0, 1, False, 4, 0, 1)
+        DeviceOwareSharedTrees(trees, roots, keys, 8, 1, 1, 1).grow(log_table_for(16), 1, 1.0, 0, 1, False, 4,
+                                                                    NO_PLY_CAP, 0.25, 0.0, 0, 1)
     else:
         from ..kernels.oware_shared_tree import grow_oware_shared_cpu
 
-        grow_oware_shared_cpu(trees, roots, keys, log_table_for(16), 1, 1.0, 0, 1, False, 4, 8, 0, 1, 1)
+        grow_oware_shared_cpu(trees, roots, keys, log_table_for(16), 1, 1.0, 0, 1, False, 4, NO_PLY_CAP, 0.25, 0.0, 8,
+                              0, 1, 1)
 
 
 def tree_parallel_oware(states, *, blocks: int | None = None, iterations: int | None = 1000,
                         time: float | None = None, seed: int = 0, tree_keys=None, c: float = math.sqrt(2),
                         formula: str = "ucb1", playouts: int = DEFAULT_PLAYOUTS, capacity: int | None = None,
                         backend: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES, threads: int | None = None,
-                        return_trees: bool = False):
+                        return_trees: bool = False, eval: str | None = None, eval_plies: int | None = None,
+                        imm: float = 0.0, side_weight: float | None = None):
     """Tree-parallel MCTS: one shared tree per position, grown by ``blocks``
     workers at once on the GPU (default: 8 per SM over all trees), by one
     worker per tree on the CPU (the twin: with ``blocks=1`` on the GPU the
     trees are bit-identical). ``iterations`` per tree (all workers
     together) or ``time``; other options and the result as
-    :func:`analyse_oware` (``leaves`` is 1; ``blocks`` is added)."""
+    :func:`analyse_oware` (``leaves`` is 1; ``blocks`` is added; ``eval``,
+    ``eval_plies``, ``side_weight`` and ``imm`` as there)."""
     from .config import MAX_BLOCKS
 
     states = _checked_states(states)
     opts = check_tree_options(iterations, time, c, formula, "win", playouts, 0, capacity, len(states))
+    eval, eval_plies, imm, side_weight = check_oware_eval(eval, eval_plies, imm, side_weight)
     if len({(s.houses, s.grand_slam_illegal, s.move_limit) for s in states}) > 1:
         raise ValueError("all positions need the same houses, move limit and grand-slam rule")
     from ..kernels.backend import resolve
@@ -456,7 +465,7 @@ def tree_parallel_oware(states, *, blocks: int | None = None, iterations: int | 
         capacity = max(m + 1, min(DEFAULT_SHARED_TIME_NODES, int(max_bytes) // (2 * len(states) * NODE_BYTES)))
     grower = _SharedOwareGrower(states, tree_keys.astype(np.uint64), capacity=capacity, blocks=blocks, c=opts.c,
                                 formula=opts.formula, playouts=opts.playouts, backend=resolved, max_bytes=max_bytes,
-                                threads=threads)
+                                threads=threads, eval_plies=eval_plies, side_weight=side_weight, imm=imm)
     start = _time.perf_counter()
     interrupted = grower.run(opts.iterations, opts.time)
     trees = grower.results()
