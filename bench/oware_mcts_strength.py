@@ -2,18 +2,19 @@
 random openings (``run_oware_match(..., openings=2)``) at a fixed time per move.
 
 1. A short sweep (``--sweep-pairs`` pairs at ``--sweep-time`` s a move) of
-   ``mcts:eval=capture,eval_plies=k,imm=alpha`` against the random-playout
-   ``mcts`` for k in ``--plies`` and alpha in ``--imms``; the best score picks
-   (k, alpha) (ties: the first).
+   ``mcts:eval=capture,eval_plies=k,imm=alpha`` against ``--sweep-against``
+   (``alphabeta``, default, or ``mcts``: the random-playout MCTS; both at
+   the sweep's time) for k in ``--plies`` and alpha in ``--imms``; the best
+   score picks (k, alpha) (ties: the first).
 2. ``mcts:time=T`` (random playouts to the end) vs the picked
    ``mcts:time=T,eval=capture,...``, ``--pairs`` pairs.
 3. The better MCTS of match 2 vs ``alphabeta:time=T``, ``--pairs`` pairs.
 
 Pairs are split over ``--procs`` processes (each its own match seed, so its
 own openings; the pairs are pooled into one pentanomial). Writes
-bench/results/oware_mcts_strength.json with every match's summary and the
+bench/results/oware_mcts_strength.json (``--out``) with every match's summary and the
 box's load (``os.getloadavg``) before and after. Run:
-``python bench/oware_mcts_strength.py [--time 0.2] [--pairs 10] [--procs 2]``.
+``python bench/oware_mcts_strength.py [--time 0.2] [--pairs 10] [--procs 2] [--sweep-against mcts]``.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ def main() -> None:
     ap.add_argument("--plies", default="0,4")
     ap.add_argument("--imms", default="0,0.3")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--sweep-against", choices=("alphabeta", "mcts"), default="alphabeta")
+    ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
     load_before = os.getloadavg()
     t = args.time
@@ -84,7 +87,8 @@ def main() -> None:
     for k in (int(x) for x in args.plies.split(",")):
         for alpha in (float(x) for x in args.imms.split(",")):
             spec = f"mcts:time={args.sweep_time},eval=capture,eval_plies={k}" + (f",imm={alpha}" if alpha else "")
-            r = match(spec, f"mcts:time={args.sweep_time}", args.sweep_pairs, args.procs, args.seed + 100)
+            r = match(spec, f"{args.sweep_against}:time={args.sweep_time}", args.sweep_pairs, args.procs,
+                      args.seed + 100)
             sweep.append({"eval_plies": k, "imm": alpha, **r})
     best = max(sweep, key=lambda r: r["score"])  # first of the best on ties
     opts = f"eval=capture,eval_plies={best['eval_plies']}" + (f",imm={best['imm']}" if best["imm"] else "")
@@ -93,12 +97,12 @@ def main() -> None:
     better = evald if vs_plain["score"] >= 0.5 else plain
     vs_ab = match(better, f"alphabeta:time={t}", args.pairs, args.procs, args.seed + 10)
     out = {"time_per_move": t, "openings_plies": 2, "procs": args.procs, "sweep_time": args.sweep_time,
-           "sweep_pairs": args.sweep_pairs, "sweep": sweep, "picked": opts, "eval_vs_plain": vs_plain,
+           "sweep_pairs": args.sweep_pairs, "sweep_against": args.sweep_against, "sweep": sweep, "picked": opts, "eval_vs_plain": vs_plain,
            "best_vs_alphabeta": vs_ab, "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
            "cpu_count": os.cpu_count()}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {RESULTS}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":
