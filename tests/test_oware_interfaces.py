@@ -140,7 +140,7 @@ def test_cli_engine_oware_session():
 def test_cli_engine_oware_errors(capsys):
     from jitsearch.cli.app import main
 
-    assert main(["engine", "--game", "oware", "--agent", "fsss:depth=2"]) == 2  # refused before reading stdin
+    assert main(["engine", "--game", "oware", "--agent", "perfect:depth=2"]) == 2  # refused before reading stdin
     err = capsys.readouterr().err
     assert err.startswith("error: ") and len(err.splitlines()) == 1 and "unknown Oware agent" in err
     assert main(["engine", "--game", "go"]) == 2

@@ -45,3 +45,37 @@ def test_warming_leaves_the_games_alone():
 def test_cmd_and_openspiel_specs_are_skipped():
     assert warm_agents(["cmd:false", "openspiel:mcts"], KalahState.initial(3, 2)) == {"helpers": 0,
                                                                                         "compiled": False}
+
+
+_RULES_CODE = """
+import json
+from numba.core import event
+compiled = []
+class Count(event.Listener):
+    def on_start(self, ev):
+        d = ev.data["dispatcher"]
+        compiled.append(getattr(d, "py_func", d).__qualname__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Count())
+from jitsearch.games.kalah import KalahState
+from jitsearch.games.oware import OwareState
+k = KalahState.initial(4, 3).play(1)
+o = OwareState.initial(6, 4).play(5)
+print(json.dumps({"compiled": compiled, "legal": [k.legal_moves(), o.legal_moves()]}))
+"""
+
+
+def test_the_rules_called_from_python_load_from_the_cache_in_a_new_process(tmp_path):
+    """The rules' closures (Oware's build factory, Kalah's int64 shims) close
+    over other compiled functions; with random dispatcher ids Numba's cache
+    key changed in every process and they compiled on every run
+    (jitsearch._jit.stable_ids). The second process must compile nothing."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, "-c", _RULES_CODE], env=env, capture_output=True, text=True, timeout=600)
+            for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), [r.stderr[-2000:] for r in runs]
+    first, second = (json.loads(r.stdout) for r in runs)
+    assert first["compiled"], "the first process should have compiled the rules"
+    assert second["compiled"] == [], second["compiled"]
+    assert first["legal"] == second["legal"]

@@ -4,7 +4,10 @@ Agent specs: ``random``; ``alphabeta:depth=8`` or ``alphabeta:time=0.2``
 (iterative deepening of :mod:`jitsearch.games.oware.alphabeta`; option
 ``w=`` the weight of the seeds-on-side term, default 0.25; ``db=S`` probes an
 endgame database of up to S seeds on the board at the search's leaves, built
-once a process in memory: :mod:`jitsearch.games.oware.endgame`); ``mc:playouts=200``
+once a process in memory: :mod:`jitsearch.games.oware.endgame`);
+``fsss:depth=8`` or ``fsss:time=0.2`` (FSSS-Minimax on the same tree,
+:mod:`jitsearch.games.oware.fsss`; options ``w=`` and ``db=`` as
+alphabeta's); ``mc:playouts=200``
 (flat Monte Carlo: that many random playouts after each legal move, the move
 with the best mean result for the mover, ties to the lowest house; options
 ``threads=`` and ``backend=cpu|cuda|auto``: the CUDA twin of the playouts,
@@ -55,6 +58,7 @@ from ..mcts.config import (MAX_BLOCKS, MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_P
 from .stats import pentanomial_from_pairs, summary
 
 OWARE_AGENTS = {"random": {}, "alphabeta": {"depth": int, "time": float, "w": float, "db": int},
+                "fsss": {"depth": int, "time": float, "w": float, "db": int},
                 "mc": {"playouts": int, "threads": int, "backend": str},
                 "mcts": {"iterations": int, "time": float, "playouts": int, "c": float, "leaves": int,
                          "backend": str, "parallel": str, "blocks": int, "eval": str, "eval_plies": int,
@@ -101,6 +105,17 @@ class OwareAgent:
                                     endgame=endgame_database(state.houses, o["db"], state.grand_slam_illegal)
                                     if "db" in o else None)
             self.last = {"depth": r.depth, "value": r.value, "nodes": r.nodes}
+            return r.move
+        if self.kind == "fsss":
+            from ..games.oware.fsss import iterative_deepening as fsss_deepening
+
+            o = self.options
+            r = fsss_deepening(state, time_limit=o.get("time"),
+                               max_depth=o.get("depth", MAX_DEPTH if "time" in o else 6),
+                               side_weight=o.get("w", DEFAULT_SIDE_WEIGHT),
+                               endgame=endgame_database(state.houses, o["db"], state.grand_slam_illegal)
+                               if "db" in o else None)
+            self.last = {"depth": r.depth, "value": r.value, "nodes": r.nodes, "evaluations": r.evaluations}
             return r.move
         if self.kind == "mcts":
             from ..mcts.oware import search_oware

@@ -24,7 +24,7 @@ def engine(
                                     show_default=False)
     ] = None,
     game: Annotated[str, typer.Option("--game", help="kalah, or oware: an Oware agent (random, alphabeta:..., "
-                                                     "mc:...), positions in Oware's text form.")] = "kalah",
+                                                     "fsss:..., mc:...), positions in Oware's text form.")] = "kalah",
 ):
     """Serve an agent over the engine protocol: one request a line on stdin, one answer a line on stdout.
 

@@ -47,7 +47,8 @@ def kalah_board(state, last: int | None = None):
 
 def play(
     game: Annotated[str, typer.Option("--game", help="Game: kalah or oware (agents: random, alphabeta:depth=N|"
-                                                     "time=S, mc:playouts=N, mcts:iterations=N|time=S).")] = "kalah",
+                                                     "time=S, fsss:depth=N|time=S, mc:playouts=N, "
+                                                     "mcts:iterations=N|time=S).")] = "kalah",
     p0: Annotated[str, typer.Option("--p0", help="Player 0: human, random, alphabeta:depth=8, fsss:depth=5, ...")]
     = "human",
     p1: Annotated[str, typer.Option("--p1", help="Player 1 (same specs).")] = "alphabeta:depth=8",

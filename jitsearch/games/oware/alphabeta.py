@@ -35,6 +35,8 @@ import numpy as np
 from numba import njit
 
 from ..._checks import check_float, check_int
+from ...trees.memory import DEFAULT_MAX_BYTES, check_bytes
+from ..kalah.alphabeta import path_hash
 from .rules import GAME_OVER
 from .endgame import OwareEndgame, _lookup
 from .state import BOARD_DTYPE, RULES, OwareState
@@ -53,6 +55,8 @@ NO_LIMIT = np.iinfo(np.int64).max
 #: The kernel's database arguments when no database is probed (``db_seeds`` -1).
 NO_DB_VALUES = np.zeros(1, np.uint8)
 NO_DB_BINOM = np.zeros((1, 1), np.int64)
+#: The kernels' ``trace`` argument when no frontier trace is recorded.
+NO_TRACE = np.zeros(0, np.uint64)
 
 
 @njit(cache=True, inline="always")
@@ -131,12 +135,14 @@ def _order(boards, k, m, player, gsi, moves, keys, root_first):
 
 @njit(cache=True, nogil=True)
 def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_rows, root_ply, move_limit, gsi,
-             side_weight, moves, keys, counters, node_limit, root_first, db_values, db_binom, db_seeds):
+             side_weight, moves, keys, counters, node_limit, root_first, db_values, db_binom, db_seeds, trace):
     """Fail-soft alpha-beta from ``boards[0]`` (``root_player`` to move) to ``depth``
     plies, with explicit per-ply stacks (no recursion). ``counters``: int64[4] =
     (nodes, frontier evaluations, aborted flag, evaluations of unfinished games). Positions
     below the root with at most ``db_seeds`` seeds on the board (-1: none) are leaves valued by
-    the database ``db_values``/``db_binom``. Returns (value for the root player, best house)."""
+    the database ``db_values``/``db_binom``. ``trace`` (uint64, length 0: none) receives the
+    path hash (:func:`jitsearch.games.kalah.alphabeta.path_hash` of the houses from the root)
+    of each frontier position, in order. Returns (value for the root player, best house)."""
     player = np.empty(depth + 1, np.int64)
     first = np.empty(depth + 1, np.int64)
     count = np.empty(depth + 1, np.int64)
@@ -147,6 +153,8 @@ def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_row
     index = np.empty(depth + 1, np.int64)
     num = np.empty(depth + 1, np.int64)
     current = np.empty(depth + 1, np.int64)
+    paths = np.zeros(depth + 1, np.uint64)
+    record = trace.shape[0] > 0
     player[0] = root_player
     first[0] = root_first_row
     count[0] = root_rows
@@ -171,16 +179,22 @@ def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_row
             if counters[0] > node_limit:
                 counters[2] = 1
                 return 0.0, -1
+            if record:
+                paths[k + 1] = path_hash(paths[k], house)
+            leaf = True
             if nxt == GAME_OVER:
-                counters[1] += 1
                 v = -final_value(child, m, 1 - player[k])
             elif db_seeds >= 0 and _on_board(child, m) <= db_seeds:
-                counters[1] += 1
                 v = -database_value(child, m, nxt, db_values, db_binom)
             elif k + 1 == depth:
-                counters[1] += 1
                 counters[3] += 1
                 v = -evaluate(child, m, nxt, side_weight)
+            else:
+                leaf = False
+            if leaf:
+                if record and counters[1] < trace.shape[0]:
+                    trace[counters[1]] = paths[k + 1]
+                counters[1] += 1
             else:  # go down one ply
                 current[k] = house
                 k += 1
@@ -213,7 +227,11 @@ def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_row
 class SearchResult:
     """``value`` for the root's player to move; ``move`` a house index;
     ``depth`` of the last completed iteration; ``nodes`` and ``evaluations``
-    summed over the iterations; ``seconds`` of wall time."""
+    (frontier positions valued) summed over the iterations; ``seconds`` of
+    wall time; ``frontier`` the path hashes of the frontier positions in
+    the order valued (``trace=True`` of a fixed-depth search), else None.
+    FSSS (:mod:`.fsss`) returns the same record, ``nodes`` then counting node
+    visits over all its rollouts."""
 
     move: int
     value: float
@@ -221,6 +239,7 @@ class SearchResult:
     nodes: int
     evaluations: int
     seconds: float
+    frontier: np.ndarray | None = None
 
 
 def search_buffers(state: OwareState, depth: int):
@@ -231,6 +250,15 @@ def search_buffers(state: OwareState, depth: int):
     boards = np.empty((depth + 2, 2 * m + 2), BOARD_DTYPE)
     boards[0] = state.board
     return boards, hist, np.empty((depth + 1, m), np.int64), np.empty((depth + 1, m), np.float64)
+
+
+def trace_buffer(state: OwareState, depth: int, trace: bool) -> np.ndarray:
+    """A frontier trace for a ``depth``-ply search (at most m**depth positions), or :data:`NO_TRACE`."""
+    if not trace:
+        return NO_TRACE
+    cap = min(state.houses ** depth, 1 << 26)
+    check_bytes(cap * 8, DEFAULT_MAX_BYTES, f"a frontier trace of up to {cap} positions", "lower the depth")
+    return np.zeros(cap, np.uint64)
 
 
 def _check(state, side_weight, endgame=None):
@@ -256,23 +284,25 @@ def _db_args(endgame):
 
 def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_WEIGHT,
            first_move: int = -1, node_limit: int | None = None,
-           endgame: OwareEndgame | None = None) -> SearchResult | None:
+           endgame: OwareEndgame | None = None, trace: bool = False) -> SearchResult | None:
     """Alpha-beta to ``depth`` plies (1..MAX_DEPTH) from ``state``; ``first_move``
     is tried first at the root; ``endgame`` a database probed at the leaves
-    (module docstring). Returns None if ``node_limit`` stopped it."""
+    (module docstring); ``trace`` records the frontier's path hashes
+    (``frontier``). Returns None if ``node_limit`` stopped it."""
     side_weight = _check(state, side_weight, endgame)
     depth = check_int("depth", depth, 1, MAX_DEPTH)
     limit = NO_LIMIT if node_limit is None else check_int("node_limit", node_limit, 1)
+    buf = trace_buffer(state, depth, trace)
     boards, hist, moves, keys = search_buffers(state, depth)
     counters = np.zeros(4, np.int64)
     t0 = time.perf_counter()
     value, move = negamax_kernel(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
                            state.move_limit, state.grand_slam_illegal, side_weight, moves, keys, counters, limit,
-                           int(first_move), *_db_args(endgame))
+                           int(first_move), *_db_args(endgame), buf)
     if counters[2]:
         return None
     return SearchResult(int(move), float(value), depth, int(counters[0]), int(counters[1]),
-                        time.perf_counter() - t0)
+                        time.perf_counter() - t0, buf[:int(counters[1])].copy() if trace else None)
 
 
 def iterative_deepening(state: OwareState, *, time_limit: float | None = None, max_depth: int = MAX_DEPTH,
@@ -283,12 +313,19 @@ def iterative_deepening(state: OwareState, *, time_limit: float | None = None, m
     remaining time cannot finish (judged from the node rate so far) is
     stopped by a node limit; the deepest finished one is returned (depth 1
     always finishes). ``endgame``: as in :func:`search`."""
+    return deepen(search, state, time_limit, max_depth, side_weight, endgame)
+
+
+def deepen(search_fn, state, time_limit, max_depth, side_weight, endgame) -> SearchResult:
+    """Iterative deepening over ``search_fn`` (:func:`search` or FSSS's), as
+    :func:`iterative_deepening` describes; the node limit of an iteration is
+    in ``search_fn``'s own node count."""
     side_weight = _check(state, side_weight, endgame)
     max_depth = check_int("max_depth", max_depth, 1, MAX_DEPTH)
     if time_limit is not None:
         time_limit = check_float("time_limit", time_limit, 0.0, 86_400.0, lo_open=True)
     t0 = time.perf_counter()
-    best = search(state, 1, side_weight=side_weight, endgame=endgame)
+    best = search_fn(state, 1, side_weight=side_weight, endgame=endgame)
     nodes, evals = best.nodes, best.evaluations
     for depth in range(2, max_depth + 1):
         if abs(best.value) >= WIN:  # a forced result: deeper iterations cannot change who wins
@@ -301,7 +338,7 @@ def iterative_deepening(state: OwareState, *, time_limit: float | None = None, m
                 break
             rate = nodes / max(elapsed, 1e-6)
             limit = max(1, int(rate * left))
-        r = search(state, depth, side_weight=side_weight, first_move=best.move, node_limit=limit, endgame=endgame)
+        r = search_fn(state, depth, side_weight=side_weight, first_move=best.move, node_limit=limit, endgame=endgame)
         if r is None:
             break
         nodes += r.nodes

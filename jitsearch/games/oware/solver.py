@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._checks import check_int
-from .alphabeta import NO_DB_BINOM, NO_DB_VALUES, NO_LIMIT, WIN, negamax_kernel, search_buffers
+from .alphabeta import NO_DB_BINOM, NO_DB_VALUES, NO_LIMIT, NO_TRACE, WIN, negamax_kernel, search_buffers
 from .state import OwareState
 
 
@@ -59,7 +59,7 @@ def solve(state: OwareState, *, node_limit: int | None = None) -> SolveResult | 
         counters = np.zeros(4, np.int64)
         value, move = negamax_kernel(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
                                state.move_limit, state.grand_slam_illegal, 0.0, moves, keys, counters,
-                               budget - nodes, -1, NO_DB_VALUES, NO_DB_BINOM, -1)
+                               budget - nodes, -1, NO_DB_VALUES, NO_DB_BINOM, -1, NO_TRACE)
         nodes += int(counters[0])
         if counters[2]:
             return None
