@@ -97,7 +97,8 @@ def main() -> None:
     better = evald if vs_plain["score"] >= 0.5 else plain
     vs_ab = match(better, f"alphabeta:time={t}", args.pairs, args.procs, args.seed + 10)
     out = {"time_per_move": t, "openings_plies": 2, "procs": args.procs, "sweep_time": args.sweep_time,
-           "sweep_pairs": args.sweep_pairs, "sweep_against": args.sweep_against, "sweep": sweep, "picked": opts, "eval_vs_plain": vs_plain,
+           "sweep_pairs": args.sweep_pairs, "sweep_against": args.sweep_against, "sweep": sweep, "picked": opts,
+           "eval_vs_plain": vs_plain,
            "best_vs_alphabeta": vs_ab, "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
            "cpu_count": os.cpu_count()}
     args.out.parent.mkdir(parents=True, exist_ok=True)

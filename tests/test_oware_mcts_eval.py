@@ -23,7 +23,6 @@ from jitsearch.games.oware import OwareState
 from jitsearch.kernels.multi_mcts import REWARD_UNITS
 from jitsearch.kernels.oware_mcts import CPU_STEP
 from jitsearch.kernels.sentinels import TERMINAL, UNEVALUATED
-from jitsearch.mcts.multi import tree_keys_for
 from jitsearch.mcts.oware import analyse_oware, search_oware, tree_parallel_oware
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,7 +124,8 @@ def minimax(children, evaluate, flip, node):
     return out
 
 
-@pytest.mark.parametrize("kw, plies", [({"houses": 3, "seeds": 2, "move_limit": 40}, 2), ({"houses": 6, "seeds": 4}, 4)])
+@pytest.mark.parametrize("kw, plies", [({"houses": 3, "seeds": 2, "move_limit": 40}, 2),
+                                       ({"houses": 6, "seeds": 4}, 4)])
 def test_imm_is_the_minimax_of_the_stored_evaluations(kw, plies):
     """Three leaves per step (virtual visits in between), two positions."""
     states = _states(7, 2, **kw)

@@ -5,12 +5,13 @@ Imported lazily (only when the CUDA backend is asked for). As
 :mod:`jitsearch.kernels.cuda_mcts` (block parallelism, Rocki & Suda 2011):
 thread block ``t`` owns tree ``t``; thread 0 selects and expands the
 step's leaves with virtual visits, the block's threads run the step's
-leaves x ``playouts`` playouts (capped at ``max_plies`` and scored by
-the evaluation with ``eval=capture``) at once (thread j takes jobs j, j +
-blockDim, ...), each writing its reward units into shared memory, and
-thread 0 sums each leaf's playouts in order and backs the leaves up in
-order (with ``alpha`` > 0 also the implicit minimax values). Every thread rebuilds its node's repetition record in its own slice
-of a global scratch array ``int32[T * threads, rows, 2m+1]`` (too large for
+leaves x ``playouts`` playouts at once (thread j takes jobs j, j +
+blockDim, ...; each capped at ``max_plies`` and then scored by the
+evaluation), each writing its reward units into shared memory, and thread
+0 sums each leaf's playouts in order and backs the leaves up in order
+(with ``alpha`` > 0 also the implicit minimax values). Every thread
+rebuilds its node's repetition record in its own slice of a global scratch
+array ``int32[T * threads, rows, 2m+1]`` (too large for
 local memory), as :mod:`jitsearch.kernels.cuda_oware_playouts` does.
 Integer sums make the result independent of the threads' timing:
 bit-identical to the CPU twin for the same keys.
