@@ -14,7 +14,9 @@ with the best mean result for the mover, ties to the lowest house; options
 bit-identical results); ``mcts:iterations=2000`` or ``mcts:time=0.5``
 (one UCT tree, :func:`jitsearch.mcts.oware.search_oware`; options
 ``playouts=`` per leaf (default 1), ``c=`` (default sqrt 2), ``leaves=`` per
-step and ``backend=cpu|cuda|auto``; ``parallel=tree`` grows one shared tree
+step, ``backend=cpu|cuda|auto``, and leaf evaluations ``eval=capture``
+(``eval_plies=`` random plies, default 4, then the alpha-beta's evaluation
+squashed) with ``imm=`` implicit minimax backups; ``parallel=tree`` grows one shared tree
 with ``blocks=`` workers on a GPU, :func:`jitsearch.mcts.oware.tree_parallel_oware`;
 a time-limited search stops on time, its compilation done before the clock
 starts). Each option may be given once. An agent's random stream comes
@@ -59,7 +61,8 @@ OWARE_AGENTS = {"random": {}, "alphabeta": {"depth": int, "time": float, "w": fl
                 "fsss": {"depth": int, "time": float, "w": float, "db": int},
                 "mc": {"playouts": int, "threads": int, "backend": str},
                 "mcts": {"iterations": int, "time": float, "playouts": int, "c": float, "leaves": int,
-                         "backend": str, "parallel": str, "blocks": int}}
+                         "backend": str, "parallel": str, "blocks": int, "eval": str, "eval_plies": int,
+                         "imm": float}}
 #: Pairs of games a match may have.
 MAX_PAIRS = 100_000
 #: Random opening plies a match may ask for.
@@ -119,7 +122,8 @@ class OwareAgent:
 
             o = self.options
             common = dict(iterations=o.get("iterations"), time=o.get("time"), seed=rnd.getrandbits(63),
-                          playouts=o.get("playouts", 1), c=o.get("c", math.sqrt(2)), backend=self.backend)
+                          playouts=o.get("playouts", 1), c=o.get("c", math.sqrt(2)), backend=self.backend,
+                          eval=o.get("eval"), eval_plies=o.get("eval_plies"), imm=o.get("imm", 0.0))
             if o.get("parallel") == "tree":
                 from ..mcts.oware import tree_parallel_oware
 
@@ -221,6 +225,12 @@ def parse_oware_agent(spec: str, seed: int | None = None) -> OwareAgent:
             if options.get("parallel") != "tree":
                 raise ValueError(f"{spec}: blocks= applies only with parallel=tree")
             check_int("blocks", options["blocks"], 1, MAX_BLOCKS)
+        from ..mcts.oware import check_oware_eval
+
+        try:
+            check_oware_eval(options.get("eval"), options.get("eval_plies"), options.get("imm", 0.0), None)
+        except ValueError as exc:
+            raise ValueError(f"{spec}: {exc}") from None
         if options.get("leaves", 1) * options.get("playouts", 1) > MAX_STEP_PLAYOUTS:
             raise ValueError(f"{spec}: leaves x playouts is above the limit of {MAX_STEP_PLAYOUTS} per step")
     seed = random.randrange(1 << 31) if seed is None else check_int("seed", seed, 0)

@@ -6,10 +6,12 @@ Imported lazily (only when the CUDA backend is asked for). As
 thread block ``t`` owns tree ``t``; thread 0 selects and expands the
 step's leaves with virtual visits, the block's threads run the step's
 leaves x ``playouts`` playouts at once (thread j takes jobs j, j +
-blockDim, ...), each writing its reward units into shared memory, and
-thread 0 sums each leaf's playouts in order and backs the leaves up in
-order. Every thread rebuilds its node's repetition record in its own slice
-of a global scratch array ``int32[T * threads, rows, 2m+1]`` (too large for
+blockDim, ...; each capped at ``max_plies`` and then scored by the
+evaluation), each writing its reward units into shared memory, and thread
+0 sums each leaf's playouts in order and backs the leaves up in order
+(with ``alpha`` > 0 also the implicit minimax values). Every thread
+rebuilds its node's repetition record in its own slice of a global scratch
+array ``int32[T * threads, rows, 2m+1]`` (too large for
 local memory), as :mod:`jitsearch.kernels.cuda_oware_playouts` does.
 Integer sums make the result independent of the threads' timing:
 bit-identical to the CPU twin for the same keys.
@@ -30,7 +32,7 @@ from . import rng
 from .cuda_mcts import MAX_JOBS, MAX_LEAVES, MAX_THREADS, free_bytes  # noqa: F401  (free_bytes: for the wrapper)
 from .multi_mcts import REWARD_UNITS
 from .oware_mcts import make_step
-from .oware_playouts import make_playout
+from .oware_playouts import make_capped_playout
 from .sentinels import TERMINAL
 
 #: The most global memory the record scratch may take.
@@ -41,17 +43,19 @@ def make_kernel(device):
     """The kernel's Python function with its step functions compiled by ``device``."""
     rules = oware_rules.build(device)
     gen = rng.build(device)
-    step = make_step(device, rules, gen, make_playout(device, rules, gen))
+    step = make_step(device, rules, gen, make_capped_playout(device, rules, gen))
     descend = step.descend
     playout_units = step.playout_units
     terminal_units = step.terminal_units
     backup = step.backup
     add_virtual_visit = step.add_virtual_visit
+    static_units = step.static_units
+    imm_backup = step.imm_backup
     stream_key = step.stream_key
 
-    def _oware_mcts_kernel(parent, first_child, num_children, move, to_move, mover_in, visits, value, boards, size,
-                           tree_keys, root_hist, root_rows, root_ply, log_table, m, c, formula, playouts, gsi,
-                           move_limit, leaves_per_step, first_step, steps, scratch):
+    def _oware_mcts_kernel(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards,
+                           size, tree_keys, root_hist, root_rows, root_ply, log_table, m, c, formula, playouts, gsi,
+                           move_limit, max_plies, side_weight, alpha, leaves_per_step, first_step, steps, scratch):
         t = cuda.blockIdx.x
         if t >= parent.shape[0]:
             return
@@ -69,9 +73,9 @@ def make_kernel(device):
         for step_ in range(first_step, first_step + steps):
             if tid == 0:
                 for j in range(leaves_per_step):
-                    leaf = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, boards,
-                                   size, t, root_hist, root_rows, root_ply, log_table, m, c, formula, units_per_visit,
-                                   gsi, move_limit, hist, work, child, moves)
+                    leaf = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm,
+                                   boards, size, t, root_hist, root_rows, root_ply, log_table, m, c, formula,
+                                   units_per_visit, gsi, move_limit, hist, work, child, moves, alpha)
                     shared_leaves[j] = leaf
                     add_virtual_visit(parent, visits, t, leaf, 1)
             cuda.syncthreads()
@@ -83,7 +87,7 @@ def make_kernel(device):
                 if to_move[t, leaf] != TERMINAL:
                     key = stream_key(tree_keys[t], step_ * leaves_per_step + j, k)
                     units = playout_units(parent, boards, to_move, t, leaf, root_hist, root_rows, root_ply, m, gsi,
-                                          move_limit, key, hist, work, moves)
+                                          move_limit, key, max_plies, side_weight, hist, work, moves)
                 shared_units[job] = units
             cuda.syncthreads()
             if tid == 0:
@@ -97,6 +101,9 @@ def make_kernel(device):
                             units0 += shared_units[j * playouts + k]
                     add_virtual_visit(parent, visits, t, leaf, -1)
                     backup(parent, mover_in, visits, value, t, leaf, units0, units_all)
+                    if alpha > 0.0:
+                        v0 = static_units(boards, to_move, t, leaf, m, side_weight, work)
+                        imm_backup(parent, first_child, num_children, to_move, mover_in, imm, t, leaf, v0)
             cuda.syncthreads()
 
     return _oware_mcts_kernel
@@ -139,10 +146,11 @@ class DeviceOwareTrees:
     def set_log_table(self, log_table):
         self.log_table = cuda.to_device(log_table, stream=self.stream)
 
-    def grow(self, m, c, formula, playouts, gsi, move_limit, leaves_per_step, first_step, steps):
+    def grow(self, m, c, formula, playouts, gsi, move_limit, max_plies, side_weight, alpha, leaves_per_step,
+             first_step, steps):
         kernel()[self.num_trees, self.threads, self.stream](
-            *self.arrays, *self.inputs, self.log_table, m, c, formula, playouts, gsi, move_limit, leaves_per_step,
-            first_step, steps, self.scratch)
+            *self.arrays, *self.inputs, self.log_table, m, c, formula, playouts, gsi, move_limit, max_plies,
+            side_weight, alpha, leaves_per_step, first_step, steps, self.scratch)
         self.stream.synchronize()
 
     def copy_back(self, trees):
@@ -152,9 +160,9 @@ class DeviceOwareTrees:
 
 
 KERNEL_SIGNATURE = ("void(int32[:, :], int32[:, :], int32[:, :], int32[:, :], int32[:, :], int32[:, :], "
-                    "int64[:, :], int64[:, :], int16[:, :, :], int32[:], uint64[:], int32[:, :, :], int32[:], "
-                    "int32[:], float64[:], int64, float64, int64, int64, boolean, int64, int64, int64, int64, "
-                    "int32[:, :, :])")
+                    "int64[:, :], int64[:, :], int64[:, :], int16[:, :, :], int32[:], uint64[:], int32[:, :, :], "
+                    "int32[:], int32[:], float64[:], int64, float64, int64, int64, boolean, int64, int64, float64, "
+                    "float64, int64, int64, int64, int32[:, :, :])")
 
 
 def compile_ptx(cc=(9, 0)) -> str:

@@ -21,7 +21,7 @@ from ..games.oware import rules as oware_rules
 from . import rng
 from .cuda_shared_tree import MAX_PLAYOUTS, MAX_THREADS, gpu_ops
 from .multi_mcts import REWARD_UNITS
-from .oware_playouts import make_playout
+from .oware_playouts import make_capped_playout
 from .oware_shared_tree import MAX_PATH, make_oware_shared_step
 
 #: The most global memory the record scratch may take.
@@ -32,16 +32,18 @@ def make_kernel(device):
     """The kernel's Python function with its step compiled by ``device``."""
     rules = oware_rules.build(device)
     gen = rng.build(device)
-    step = make_oware_shared_step(device, rules, gen, make_playout(device, rules, gen), gpu_ops(device))
+    step = make_oware_shared_step(device, rules, gen, make_capped_playout(device, rules, gen), gpu_ops(device))
     descend = step.descend
     leaf_units = step.leaf_units
     backup = step.backup
+    static_units = step.static_units
+    imm_backup = step.imm_backup
     stream_key = step.stream_key
 
-    def _oware_shared_tree_kernel(first_child, num_children, move, visits, value, size, claims, root_boards,
+    def _oware_shared_tree_kernel(first_child, num_children, move, visits, value, imm, size, claims, root_boards,
                                   root_players, root_hist, root_rows, root_ply, tree_keys, log_table, capacity, m, c,
-                                  formula, playouts, gsi, move_limit, blocks_per_tree, first_iteration, iterations,
-                                  scratch):
+                                  formula, playouts, gsi, move_limit, max_plies, side_weight, alpha, blocks_per_tree,
+                                  first_iteration, iterations, scratch):
         g = cuda.blockIdx.x // blocks_per_tree
         if g >= size.shape[0]:
             return
@@ -67,9 +69,9 @@ def make_kernel(device):
                 claimed[0] = it
                 if it < iterations:
                     ln, lp, first, count, ply = descend(
-                        first_child, num_children, move, visits, value, size, g, capacity, root_boards,
+                        first_child, num_children, move, visits, value, imm, size, g, capacity, root_boards,
                         root_players, root_hist, root_rows, root_ply, log_table, m, c, formula, units_per_visit, gsi,
-                        move_limit, board, moves, path, path_mover, mine)
+                        move_limit, board, moves, path, path_mover, mine, alpha)
                     leaf[0] = ln
                     leaf[1] = lp
                     leaf[2] = first
@@ -91,13 +93,16 @@ def make_kernel(device):
             for k in range(tid, playouts, nthreads):
                 key = stream_key(tree_keys[g], first_iteration + it, k)
                 units[k] = leaf_units(leaf_board, leaf[1], m, gsi, mine, first, count, leaf[4], move_limit, key,
-                                      work, moves)
+                                      max_plies, side_weight, work, moves)
             cuda.syncthreads()
             if tid == 0:
                 units0 = np.int64(0)
                 for k in range(playouts):
                     units0 += units[k]
                 backup(value, g, capacity, path, path_mover, leaf[0], units0, units_all)
+                if alpha > 0.0:
+                    v0 = static_units(leaf_board, leaf[1], m, side_weight, work)
+                    imm_backup(first_child, num_children, imm, g, capacity, path, path_mover, leaf[0], leaf[1], v0)
             cuda.syncthreads()
 
     return _oware_shared_tree_kernel
@@ -149,13 +154,15 @@ class DeviceOwareSharedTrees:
                                          stream=s)
         self.log_table = None
 
-    def grow(self, log_table, m, c, formula, playouts, gsi, move_limit, first_iteration, iterations):
+    def grow(self, log_table, m, c, formula, playouts, gsi, move_limit, max_plies, side_weight, alpha, first_iteration,
+             iterations):
         if self.log_table is None or self.log_table.shape[0] < log_table.shape[0]:
             self.log_table = cuda.to_device(log_table, stream=self.stream)
         self.claims.copy_to_device(self._zeros, stream=self.stream)
         kernel()[self._zeros.shape[0] * self.blocks, self.threads, self.stream](
             *self.arrays, self.claims, *self.roots, self.tree_keys, self.log_table, self.capacity, m, c, formula,
-            playouts, gsi, move_limit, self.blocks, first_iteration, iterations, self.scratch)
+            playouts, gsi, move_limit, max_plies, side_weight, alpha, self.blocks, first_iteration, iterations,
+            self.scratch)
         self.stream.synchronize()
 
     def copy_back(self, trees):
@@ -164,9 +171,10 @@ class DeviceOwareSharedTrees:
         self.stream.synchronize()
 
 
-KERNEL_SIGNATURE = ("void(int32[:], int32[:], int32[:], int64[:], int64[:], int32[:], int64[:], int32[:, :], "
-                    "int32[:], int32[:, :, :], int32[:], int32[:], uint64[:], float64[:], int64, int64, float64, "
-                    "int64, int64, boolean, int64, int64, int64, int64, int32[:, :, :])")
+KERNEL_SIGNATURE = ("void(int32[:], int32[:], int32[:], int64[:], int64[:], int64[:], int32[:], int64[:], "
+                    "int32[:, :], int32[:], int32[:, :, :], int32[:], int32[:], uint64[:], float64[:], int64, int64, "
+                    "float64, int64, int64, boolean, int64, int64, float64, float64, int64, int64, int64, "
+                    "int32[:, :, :])")
 
 
 def compile_ptx(cc=(9, 0)) -> str:

@@ -191,6 +191,34 @@ def make_backups(jit):
     return backup, add_virtual_visit
 
 
+def make_imm_backup(jit):
+    """``imm_backup(parent, first_child, num_children, to_move, mover_in,
+    imm, t, leaf, leaf_units0)`` compiled with ``jit``: the implicit minimax
+    backup of every multi-tree kernel (Kalah's here, Oware's in
+    :mod:`jitsearch.kernels.oware_mcts`; conventions in
+    :mod:`jitsearch.kernels.evaluation`)."""
+
+    def imm_backup(parent, first_child, num_children, to_move, mover_in, imm, t, leaf, leaf_units0):
+        """Implicit minimax backup from ``leaf`` (its static evaluation
+        ``leaf_units0`` from player 0's view) to the root of tree ``t``: a
+        node with evaluated children gets the best of them for its player to
+        move, else (the leaf) its own evaluation; stored for its mover_in."""
+        node = leaf
+        while node != NO_NODE:
+            best = np.int64(-1)
+            f = first_child[t, node]
+            if f != NO_NODE:
+                for ch in range(f, f + num_children[t, node]):
+                    best = max(best, imm[t, ch])
+            if best >= 0:
+                imm[t, node] = best if mover_in[t, node] == to_move[t, node] else REWARD_UNITS - best
+            elif node == leaf:
+                imm[t, node] = leaf_units0 if mover_in[t, node] == 0 else REWARD_UNITS - leaf_units0
+            node = parent[t, node]
+
+    return jit(imm_backup)
+
+
 def make_step(jit, rules, gen, playout):
     """Compile the per-tree functions with ``jit``; returns a namespace with
     ``descend``, ``playout_units``, ``terminal_units``, ``static_units``,
@@ -305,25 +333,7 @@ def make_step(jit, rules, gen, playout):
 
     static_units = jit(static_units)
 
-    def imm_backup(parent, first_child, num_children, to_move, mover_in, imm, t, leaf, leaf_units0):
-        """Implicit minimax backup from ``leaf`` (its static evaluation
-        ``leaf_units0`` from player 0's view) to the root of tree ``t``: a
-        node with evaluated children gets the best of them for its player to
-        move, else (the leaf) its own evaluation; stored for its mover_in."""
-        node = leaf
-        while node != NO_NODE:
-            best = np.int64(-1)
-            f = first_child[t, node]
-            if f != NO_NODE:
-                for ch in range(f, f + num_children[t, node]):
-                    best = max(best, imm[t, ch])
-            if best >= 0:
-                imm[t, node] = best if mover_in[t, node] == to_move[t, node] else REWARD_UNITS - best
-            elif node == leaf:
-                imm[t, node] = leaf_units0 if mover_in[t, node] == 0 else REWARD_UNITS - leaf_units0
-            node = parent[t, node]
-
-    imm_backup = jit(imm_backup)
+    imm_backup = make_imm_backup(jit)
 
     backup, add_virtual_visit = make_backups(jit)
 

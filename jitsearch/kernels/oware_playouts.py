@@ -24,6 +24,32 @@ from ..games.oware import rules as oware_rules
 from ..games.oware.state import BOARD_DTYPE, OwareState
 from . import rng
 from .playouts import MAX_PLAYOUTS_PER_STATE, check_work
+from .sentinels import NO_PLY_CAP
+
+
+def make_capped_playout(jit, rules, gen):
+    """Compile a playout with a ply cap with ``jit``: ``playout_to(board, m,
+    player, gsi, hist, first, count, ply, move_limit, key, max_plies, moves)``
+    plays at most ``max_plies`` random plies in place (arguments as
+    :func:`make_playout`'s) and returns (plies played, the player to move
+    after them: GAME_OVER (-1) if the game ended). Draw ``i`` of ``key``
+    picks ply ``i``'s move, so the first plies are those of the uncapped playout."""
+    apply_move = rules.apply_move
+    legal_moves = rules.legal_moves
+    draw = gen.draw
+    below = gen.below
+
+    def playout_to(board, m, player, gsi, hist, first, count, ply, move_limit, key, max_plies, moves):
+        plies = 0
+        while player >= 0 and plies < max_plies:
+            num = legal_moves(board, m, player, gsi, moves)
+            house = moves[below(draw(key, plies), num)]
+            player, first, count = apply_move(board, m, player, house, gsi, hist, first, count, ply + plies,
+                                              move_limit)
+            plies += 1
+        return plies, player
+
+    return jit(playout_to)
 
 
 def make_playout(jit, rules, gen):
@@ -33,21 +59,12 @@ def make_playout(jit, rules, gen):
     moves)`` plays in place on ``board`` from a live position (``player`` >=
     0) whose record is ``hist[first:first + count]``; ``hist`` needs
     ``first + count + move_limit - ply`` rows and ``moves`` m ints. Returns
-    the plies played.
+    the plies played (:func:`make_capped_playout` without a cap).
     """
-    apply_move = rules.apply_move
-    legal_moves = rules.legal_moves
-    draw = gen.draw
-    below = gen.below
+    playout_to = make_capped_playout(jit, rules, gen)
 
     def playout(board, m, player, gsi, hist, first, count, ply, move_limit, key, moves):
-        plies = 0
-        while player >= 0:
-            num = legal_moves(board, m, player, gsi, moves)
-            house = moves[below(draw(key, plies), num)]
-            player, first, count = apply_move(board, m, player, house, gsi, hist, first, count, ply + plies,
-                                              move_limit)
-            plies += 1
+        plies, _ = playout_to(board, m, player, gsi, hist, first, count, ply, move_limit, key, NO_PLY_CAP, moves)
         return plies
 
     return jit(playout)

@@ -32,29 +32,37 @@ from numba import njit
 
 from .._threads import split_trees
 from . import rng
-from .multi_mcts import REWARD_UNITS, make_score
-from .oware_playouts import INLINE_RULES, make_playout
-from .shared_tree import MAX_PATH, cpu_ops, make_shared_backup
-from .sentinels import EXPANDING, NO_NODE, POOL_FULL, TERMINAL  # noqa: F401  (EXPANDING: the protocol's)
+from ..games.oware.alphabeta import evaluate as _alphabeta_evaluate
+from .multi_mcts import REWARD_UNITS, imm_scales, make_score
+from .oware_mcts import make_units
+from .oware_playouts import INLINE_RULES, make_capped_playout
+from .shared_tree import MAX_PATH, cpu_ops, make_shared_backup, make_shared_imm_backup
+from .sentinels import EXPANDING, NO_NODE, POOL_FULL, TERMINAL, UNEVALUATED  # noqa: F401  (the protocol)
 
-#: Bytes of one node: three int32 and two int64 fields.
+#: Bytes of one node: three int32 and two int64 fields (and the int64 imm with imm=).
 NODE_BYTES = 4 * 3 + 8 * 2
 
 
-def make_oware_shared_step(jit, rules, gen, playout, ops):
+def make_oware_shared_step(jit, rules, gen, playout, ops, frontier=None):
     """Compile the worker's step with ``jit`` and the target's memory
-    ``ops``; returns ``descend``, ``leaf_units``, ``backup``,
-    ``stream_key``. Scratch (board, moves, path, hist) comes from the
-    caller."""
+    ``ops``; returns ``descend``, ``leaf_units``, ``static_units``,
+    ``backup``, ``imm_backup``, ``stream_key``. ``playout``: a capped
+    playout (:func:`jitsearch.kernels.oware_playouts.make_capped_playout`);
+    leaf evaluations and implicit minimax values as
+    :mod:`jitsearch.kernels.oware_mcts` (``max_plies``, ``side_weight``,
+    ``alpha``). Scratch (board, moves, path, hist) comes from the caller."""
     apply_move = rules.apply_move
     legal_moves = rules.legal_moves
     load, atomic_add, atomic_cas, exchange, fence = ops.load, ops.atomic_add, ops.atomic_cas, ops.exchange, ops.fence
     score = make_score(jit)
     backup = make_shared_backup(jit, ops)
+    imm_backup = make_shared_imm_backup(jit, ops)
+    scales = jit(imm_scales)
+    outcome_units, eval_units = make_units(jit, frontier)
 
-    def descend(first_child, num_children, move, visits, value, size, g, capacity, root_boards, root_players,
+    def descend(first_child, num_children, move, visits, value, imm, size, g, capacity, root_boards, root_players,
                 root_hist, root_rows, root_ply, log_table, m, c, formula, units_per_visit, gsi, move_limit, board,
-                moves, path, path_mover, hist):
+                moves, path, path_mover, hist, alpha):
         """Selection from the root of tree ``g`` (the first unvisited child
         in house order, else the best UCT score, ties to the first),
         expanding the leaf it reaches (then its first child is the leaf),
@@ -64,6 +72,7 @@ def make_oware_shared_step(jit, rules, gen, playout, ops):
         to move at the leaf or TERMINAL, record first, record count, ply)."""
         n = 2 * m + 2
         base = g * capacity
+        mean_scale, imm_scale = scales(units_per_visit, alpha)
         for i in range(n):
             board[i] = root_boards[g, i]
         count = root_rows[g]
@@ -96,6 +105,8 @@ def make_oware_shared_step(jit, rules, gen, playout, ops):
                         move[ch] = moves[j]
                         visits[ch] = 0
                         value[ch] = 0
+                        if alpha > 0.0:
+                            imm[ch] = UNEVALUATED
                     num_children[base + node] = num
                     fence()  # the children are written before anyone can see them
                     exchange(first_child, base + node, np.int32(start))
@@ -122,8 +133,9 @@ def make_oware_shared_step(jit, rules, gen, playout, ops):
                 if cv == 0:
                     best = j
                     break
-                s = score(cv, load(value, base + fc + j), np.int64(-1), log_parent, parent_visits, c, formula,
-                          units_per_visit, units_per_visit, 0.0)
+                v = load(imm, base + fc + j) if imm_scale > 0.0 else np.int64(UNEVALUATED)
+                s = score(cv, load(value, base + fc + j), v, log_parent, parent_visits, c, formula,
+                          units_per_visit, mean_scale, imm_scale)
                 if s > best_score:
                     best_score = s
                     best = j
@@ -140,42 +152,59 @@ def make_oware_shared_step(jit, rules, gen, playout, ops):
 
     descend = jit(descend)
 
-    def leaf_units(leaf_board, leaf_player, m, gsi, hist, first, count, ply, move_limit, key, work, moves):
-        """Player 0's reward units of one playout from the leaf (copied into
-        ``work``; its record ``hist[first:first+count]`` is kept); a
-        finished game scores its result."""
+    def leaf_units(leaf_board, leaf_player, m, gsi, hist, first, count, ply, move_limit, key, max_plies,
+                   side_weight, work, moves):
+        """Player 0's reward units of one playout of at most ``max_plies``
+        plies from the leaf (copied into ``work``; its record
+        ``hist[first:first+count]`` is kept): a finished game scores its
+        result, else the evaluation."""
         for i in range(2 * m + 2):
             work[i] = leaf_board[i]
-        if leaf_player != TERMINAL:
-            playout(work, m, leaf_player, gsi, hist, first, count, ply, move_limit, key, moves)
-        d = work[2 * m] - work[2 * m + 1]
-        if d > 0:
-            return np.int64(REWARD_UNITS)
-        if d < 0:
-            return np.int64(0)
-        return np.int64(REWARD_UNITS // 2)
+        if leaf_player == TERMINAL:
+            return outcome_units(work, m)
+        _, end = playout(work, m, leaf_player, gsi, hist, first, count, ply, move_limit, key, max_plies, moves)
+        if end < 0:
+            return outcome_units(work, m)
+        return eval_units(work, m, side_weight)
 
     leaf_units = jit(leaf_units)
-    return SimpleNamespace(descend=descend, leaf_units=leaf_units, backup=backup, stream_key=gen.stream_key)
+
+    def static_units(leaf_board, leaf_player, m, side_weight, work):
+        """Player 0's units of the leaf's own position (the implicit minimax values' v0)."""
+        for i in range(2 * m + 2):
+            work[i] = leaf_board[i]
+        if leaf_player == TERMINAL:
+            return outcome_units(work, m)
+        return eval_units(work, m, side_weight)
+
+    static_units = jit(static_units)
+    return SimpleNamespace(descend=descend, leaf_units=leaf_units, static_units=static_units, backup=backup,
+                           imm_backup=imm_backup, stream_key=gen.stream_key)
 
 
 CPU_RNG = rng.build(njit(cache=True))
 CPU_STEP = make_oware_shared_step(njit(cache=True), INLINE_RULES, CPU_RNG,
-                                  make_playout(njit(cache=True), INLINE_RULES, CPU_RNG), cpu_ops())
+                                  make_capped_playout(njit(cache=True), INLINE_RULES, CPU_RNG), cpu_ops(),
+                                  _alphabeta_evaluate)
 _descend = CPU_STEP.descend
 _leaf_units = CPU_STEP.leaf_units
 _backup = CPU_STEP.backup
+_static_units = CPU_STEP.static_units
+_imm_backup = CPU_STEP.imm_backup
 _stream_key = CPU_STEP.stream_key
 
 
 @njit(cache=True, nogil=True)
-def grow_oware_shared_range(first_child, num_children, move, visits, value, size, root_boards, root_players,
+def grow_oware_shared_range(first_child, num_children, move, visits, value, imm, size, root_boards, root_players,
                             root_hist, root_rows, root_ply, tree_keys, log_table, capacity, m, c, formula, playouts,
-                            gsi, move_limit, rows, first_iteration, iterations, first_tree, last_tree):
+                            gsi, move_limit, max_plies, side_weight, alpha, rows, first_iteration, iterations,
+                            first_tree, last_tree):
     """Iterations ``first_iteration ..`` (``iterations`` of them) of trees
     ``first_tree .. last_tree-1``, one worker per tree: the CPU twin of the
     CUDA kernel run with one block per tree. ``rows``: the record scratch's
-    rows (:func:`jitsearch.kernels.oware_mcts.scratch_rows`)."""
+    rows (:func:`jitsearch.kernels.oware_mcts.scratch_rows`); ``max_plies``,
+    ``side_weight``, ``alpha``: the leaf evaluation and implicit minimax
+    values (:mod:`jitsearch.kernels.oware_mcts`)."""
     n = 2 * m + 2
     units_per_visit = np.float64(playouts) * np.float64(REWARD_UNITS)
     units_all = np.int64(playouts) * np.int64(REWARD_UNITS)
@@ -188,22 +217,26 @@ def grow_oware_shared_range(first_child, num_children, move, visits, value, size
     for g in range(first_tree, last_tree):
         for it in range(first_iteration, first_iteration + iterations):
             length, leaf_player, first, count, ply = _descend(
-                first_child, num_children, move, visits, value, size, g, capacity, root_boards, root_players,
+                first_child, num_children, move, visits, value, imm, size, g, capacity, root_boards, root_players,
                 root_hist, root_rows, root_ply, log_table, m, c, formula, units_per_visit, gsi, move_limit, board,
-                moves, path, path_mover, hist)
+                moves, path, path_mover, hist, alpha)
             units0 = np.int64(0)
             for k in range(playouts):
                 units0 += _leaf_units(board, leaf_player, m, gsi, hist, first, count, ply, move_limit,
-                                      _stream_key(tree_keys[g], it, k), work, moves)
+                                      _stream_key(tree_keys[g], it, k), max_plies, side_weight, work, moves)
             _backup(value, g, capacity, path, path_mover, length, units0, units_all)
+            if alpha > 0.0:
+                v0 = _static_units(board, leaf_player, m, side_weight, work)
+                _imm_backup(first_child, num_children, imm, g, capacity, path, path_mover, length, leaf_player, v0)
 
 
 class OwareSharedTrees:
     """T shared trees of N nodes (flat arrays, node i of tree g at g*N + i) and their roots' games, on the host."""
 
-    FIELDS = ("first_child", "num_children", "move", "visits", "value", "size")
+    FIELDS = ("first_child", "num_children", "move", "visits", "value", "imm", "size")
 
-    def __init__(self, num_trees: int, capacity: int):
+    def __init__(self, num_trees: int, capacity: int, imm: bool = False):
+        """``imm``: keep implicit minimax values (else a one-entry placeholder)."""
         t, c = int(num_trees), int(capacity)
         self.capacity = c
         self.first_child = np.full(t * c, NO_NODE, dtype=np.int32)
@@ -211,6 +244,7 @@ class OwareSharedTrees:
         self.move = np.full(t * c, -1, dtype=np.int32)
         self.visits = np.zeros(t * c, dtype=np.int64)
         self.value = np.zeros(t * c, dtype=np.int64)
+        self.imm = np.full(t * c if imm else 1, UNEVALUATED, dtype=np.int64)
         self.size = np.ones(t, dtype=np.int32)
 
     def arrays(self) -> tuple:
@@ -227,9 +261,10 @@ class OwareSharedTrees:
 
 
 def grow_oware_shared_cpu(trees: OwareSharedTrees, roots: tuple, tree_keys, log_table, m, c, formula, playouts, gsi,
-                          move_limit, rows, first_iteration, iterations, threads=None):
+                          move_limit, max_plies, side_weight, alpha, rows, first_iteration, iterations,
+                          threads=None):
     """:func:`grow_oware_shared_range` over every tree (``roots``: boards,
     players, hist, rows, ply), trees split over the process-wide pool."""
     args = (*trees.arrays(), *roots, tree_keys, log_table, trees.capacity, m, c, formula, playouts, gsi, move_limit,
-            rows, first_iteration, iterations)
+            max_plies, side_weight, alpha, rows, first_iteration, iterations)
     split_trees(grow_oware_shared_range, args, trees.size.shape[0], threads)

@@ -92,6 +92,39 @@ def make_shared_backup(jit, ops):
     return jit(backup)
 
 
+def make_shared_imm_backup(jit, ops):
+    """``imm_backup(first_child, num_children, imm, g, capacity, path,
+    path_mover, length, leaf_player, leaf_units0)`` compiled with ``jit``
+    and the target's memory ``ops``: the implicit minimax backup along a
+    path of a shared tree (Kalah's here, Oware's in
+    :mod:`jitsearch.kernels.oware_shared_tree`)."""
+    load, exchange = ops.load, ops.exchange
+
+    def imm_backup(first_child, num_children, imm, g, capacity, path, path_mover, length, leaf_player,
+                   leaf_units0):
+        """Implicit minimax backup along the path, from the leaf up: a node
+        with evaluated children gets the best of them for its player to move
+        (the player who moved into the next node of the path; at the leaf
+        ``leaf_player``), else (the leaf) its own evaluation ``leaf_units0``
+        (player 0's view); stored for the player who moved into it."""
+        base = g * capacity
+        for d in range(length - 1, -1, -1):
+            node = base + path[d]
+            best = np.int64(-1)
+            fc = load(first_child, node)
+            if fc >= 0:
+                for j in range(load(num_children, node)):
+                    best = max(best, load(imm, base + fc + j))
+            mover = path_mover[d]
+            if best >= 0:
+                to_move = path_mover[d + 1] if d + 1 < length else leaf_player
+                exchange(imm, node, best if mover == to_move else REWARD_UNITS - best)
+            elif d == length - 1:
+                exchange(imm, node, leaf_units0 if mover == 0 else REWARD_UNITS - leaf_units0)
+
+    return jit(imm_backup)
+
+
 def make_shared_step(jit, rules, gen, playout, ops):
     """Compile the worker's step with ``jit``; ``ops`` holds the memory
     operations of the target (``load``, ``atomic_add`` and ``atomic_cas``
@@ -216,29 +249,7 @@ def make_shared_step(jit, rules, gen, playout, ops):
 
     static_units = jit(static_units)
 
-    def imm_backup(first_child, num_children, imm, g, capacity, path, path_mover, length, leaf_player,
-                   leaf_units0):
-        """Implicit minimax backup along the path, from the leaf up: a node
-        with evaluated children gets the best of them for its player to move
-        (the player who moved into the next node of the path; at the leaf
-        ``leaf_player``), else (the leaf) its own evaluation ``leaf_units0``
-        (player 0's view); stored for the player who moved into it."""
-        base = g * capacity
-        for d in range(length - 1, -1, -1):
-            node = base + path[d]
-            best = np.int64(-1)
-            fc = load(first_child, node)
-            if fc >= 0:
-                for j in range(load(num_children, node)):
-                    best = max(best, load(imm, base + fc + j))
-            mover = path_mover[d]
-            if best >= 0:
-                to_move = path_mover[d + 1] if d + 1 < length else leaf_player
-                exchange(imm, node, best if mover == to_move else REWARD_UNITS - best)
-            elif d == length - 1:
-                exchange(imm, node, leaf_units0 if mover == 0 else REWARD_UNITS - leaf_units0)
-
-    imm_backup = jit(imm_backup)
+    imm_backup = make_shared_imm_backup(jit, ops)
 
     backup = make_shared_backup(jit, ops)
     return SimpleNamespace(descend=descend, leaf_units=leaf_units, static_units=static_units, backup=backup,

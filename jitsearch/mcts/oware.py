@@ -17,6 +17,13 @@ exact: each tree starts from its state's record (:attr:`OwareState.history`)
 and move count. An *iteration* expands and evaluates one leaf with
 ``playouts`` uniformly random playouts; tree t's iteration i draws playout k
 from ``stream_key(tree_keys[t], i, k)``.
+
+Leaf evaluations (``eval="capture"``, :mod:`jitsearch.kernels.oware_mcts`):
+each playout stops after ``eval_plies`` random plies (default 4) and, if
+the game goes on, scores the alpha-beta's evaluation (captured difference +
+``side_weight`` x seeds-on-side difference) squashed into (0, 1) as
+:func:`jitsearch.kernels.evaluation.store_value`; ``imm`` = alpha > 0 adds
+implicit minimax backups of that evaluation (Lanctot et al. 2014).
 """
 
 from __future__ import annotations
@@ -26,19 +33,48 @@ import time as _time
 
 import numpy as np
 
-from .._checks import check_bool, check_int
+from .._checks import check_bool, check_choice, check_float, check_int
 from .._threads import cpu_threads
 from ..games.oware import OwareState
 from ..kernels.multi_mcts import REWARD_UNITS, log_table_for
 from ..kernels.oware_mcts import OwareTrees, grow_trees_cpu, node_bytes, scratch_bytes, scratch_rows
 from ..kernels.oware_playouts import pack_states
-from ..kernels.sentinels import FORMULAS, NO_NODE
+from ..games.oware.alphabeta import DEFAULT_SIDE_WEIGHT
+from ..kernels.oware_mcts import SIDE_WEIGHT_DENOMINATOR
+from ..kernels.sentinels import FORMULAS, NO_NODE, NO_PLY_CAP
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
-from .config import MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREES, check_tree_options
+from .config import DEFAULT_EVAL_PLIES, MAX_LEAVES, MAX_PLAYOUT_DEPTH, MAX_STEP_PLAYOUTS, MAX_TREES, check_tree_options
 from .multi import DEFAULT_TIME_NODES, MAX_NODES, default_leaves, grow_in_chunks, most_visited, tree_keys_for
 
 #: Default playouts per leaf of :func:`analyse_oware`.
 DEFAULT_PLAYOUTS = 8
+#: Leaf evaluations of Oware MCTS (``eval=``).
+OWARE_EVALS = ("capture",)
+#: Largest |side_weight| of the evaluation.
+MAX_SIDE_WEIGHT = 16.0
+
+
+def check_oware_eval(eval, eval_plies, imm, side_weight) -> tuple:
+    """(eval, eval_plies, imm, side_weight) checked: ``eval`` None or
+    "capture"; ``eval_plies`` (default 4) and ``side_weight`` (default the
+    alpha-beta's, a multiple of 1/256 in [-16, 16]) only with it; ``imm`` in
+    [0, 1], above 0 only with ``eval``."""
+    if eval is not None:
+        eval = check_choice("eval", eval, OWARE_EVALS)
+        eval_plies = DEFAULT_EVAL_PLIES if eval_plies is None else check_int("eval_plies", eval_plies, 0,
+                                                                             MAX_PLAYOUT_DEPTH)
+        side_weight = DEFAULT_SIDE_WEIGHT if side_weight is None else check_float(
+            "side_weight", side_weight, -MAX_SIDE_WEIGHT, MAX_SIDE_WEIGHT)
+        if side_weight * SIDE_WEIGHT_DENOMINATOR != round(side_weight * SIDE_WEIGHT_DENOMINATOR):
+            raise ValueError(f"side_weight must be a multiple of 1/{SIDE_WEIGHT_DENOMINATOR} (exact on every "
+                             f"backend), got {side_weight!r}")
+    elif eval_plies is not None or side_weight is not None:
+        raise ValueError("eval_plies= and side_weight= apply to eval=capture (random playouts to the end have no "
+                         "evaluation)")
+    imm = check_float("imm", imm, 0.0, 1.0)
+    if imm and eval is None:
+        raise ValueError("imm= (implicit minimax backups) backs up an evaluation: give eval=capture")
+    return eval, eval_plies, float(imm), float(DEFAULT_SIDE_WEIGHT if side_weight is None else side_weight)
 
 
 def _checked_states(states) -> list:
@@ -60,17 +96,18 @@ class _OwareGrower:
     """Owns an OwareTrees batch and grows it on one backend, in chunks."""
 
     def __init__(self, states, tree_keys, *, capacity, c, formula, playouts, leaves, backend, max_bytes,
-                 memory_hint, threads):
+                 memory_hint, threads, eval_plies=None, side_weight=DEFAULT_SIDE_WEIGHT, imm=0.0):
         boards, players, plies, hists, rows, m, gsi, limit = pack_states(states)
         t = len(states)
         self.backend = backend
         self.m, self.gsi, self.limit = m, bool(gsi), int(limit)
         self.rows = scratch_rows(rows, plies, self.limit)
         self.args = (float(c), FORMULAS[formula], int(playouts))
+        self.eval_args = (NO_PLY_CAP if eval_plies is None else int(eval_plies), float(side_weight), float(imm))
         self.leaves = int(leaves)
         per_scratch = scratch_bytes(m, self.rows)
         hint = memory_hint or "lower iterations= or the number of positions (API: or raise max_bytes)"
-        tree_bytes = t * capacity * node_bytes(m)
+        tree_bytes = t * capacity * node_bytes(m, imm > 0)
         if backend == "cuda":
             from ..kernels.cuda_oware_mcts import MAX_SCRATCH_BYTES, free_bytes, threads_for
 
@@ -89,7 +126,7 @@ class _OwareGrower:
             self.threads = threads
             need = tree_bytes + min(t, threads or cpu_threads()) * per_scratch
             check_bytes(need, max_bytes, f"{t:,} Oware MCTS trees of {capacity:,} nodes", hint)
-        self.trees = OwareTrees(t, capacity, m)
+        self.trees = OwareTrees(t, capacity, m, imm > 0)
         self.trees.set_roots(boards, players)
         self.tree_keys = np.ascontiguousarray(tree_keys, dtype=np.uint64)
         self.root_hist = np.ascontiguousarray(hists, dtype=np.int32)
@@ -117,11 +154,12 @@ class _OwareGrower:
                 self.device.set_log_table(self.log_table)
         c, formula, playouts = self.args
         if self.device is not None:
-            self.device.grow(self.m, c, formula, playouts, self.gsi, self.limit, self.leaves, self.done, steps)
+            self.device.grow(self.m, c, formula, playouts, self.gsi, self.limit, *self.eval_args, self.leaves,
+                             self.done, steps)
         else:
             grow_trees_cpu(self.trees.arrays(), self.tree_keys, self.root_hist, self.root_rows, self.root_ply,
-                           self.log_table, self.m, c, formula, playouts, self.gsi, self.limit, self.rows,
-                           self.leaves, self.done, steps, self.threads)
+                           self.log_table, self.m, c, formula, playouts, self.gsi, self.limit, *self.eval_args,
+                           self.rows, self.leaves, self.done, steps, self.threads)
         self.done += steps
 
     def run(self, iterations: int | None, seconds: float | None) -> bool:
@@ -153,16 +191,17 @@ def _warm(backend: str) -> None:
     if backend == "cuda":
         from ..kernels.cuda_oware_mcts import DeviceOwareTrees
 
-        DeviceOwareTrees(trees, *args, 8, 1).grow(1, 1.0, 0, 1, False, 4, 1, 0, 1)
+        DeviceOwareTrees(trees, *args, 8, 1).grow(1, 1.0, 0, 1, False, 4, NO_PLY_CAP, 0.25, 0.0, 1, 0, 1)
     else:
-        grow_trees_cpu(trees.arrays(), *args, 1, 1.0, 0, 1, False, 4, 8, 1, 0, 1, 1)
+        grow_trees_cpu(trees.arrays(), *args, 1, 1.0, 0, 1, False, 4, NO_PLY_CAP, 0.25, 0.0, 8, 1, 0, 1, 1)
 
 
 def analyse_oware(states, *, iterations: int | None = 1000, time: float | None = None, seed: int = 0,
                   tree_keys=None, c: float = math.sqrt(2), formula: str = "ucb1",
                   playouts: int = DEFAULT_PLAYOUTS, capacity: int | None = None, leaves: int | None = None,
                   backend: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES, memory_hint: str | None = None,
-                  threads: int | None = None, return_trees: bool = False):
+                  threads: int | None = None, return_trees: bool = False, eval: str | None = None,
+                  eval_plies: int | None = None, imm: float = 0.0, side_weight: float | None = None):
     """One MCTS tree per Oware position, all grown in one launch (per chunk).
 
     ``states``: live OwareStates of one board size and rule variant (with
@@ -173,6 +212,8 @@ def analyse_oware(states, *, iterations: int | None = 1000, time: float | None =
     ``capacity``: nodes per tree (default: enough for the iterations).
     ``max_bytes``: the trees and the record scratch must fit, checked before
     any allocation. ``threads``: CPU threads (default every core).
+    ``eval="capture"``, ``eval_plies``, ``side_weight``, ``imm``: leaf
+    evaluations and implicit minimax backups (module docstring).
 
     Returns ``positions`` (per position: ``move``, ``children`` = move,
     visits, value; ``value`` the root player's mean reward over all
@@ -183,6 +224,7 @@ def analyse_oware(states, *, iterations: int | None = 1000, time: float | None =
     """
     states = _checked_states(states)
     opts = check_tree_options(iterations, time, c, formula, "win", playouts, 0, capacity, len(states))
+    eval, eval_plies, imm, side_weight = check_oware_eval(eval, eval_plies, imm, side_weight)
     if len({(s.houses, s.grand_slam_illegal, s.move_limit) for s in states}) > 1:
         raise ValueError("all positions need the same houses, move limit and grand-slam rule")
     from ..kernels.backend import resolve
@@ -206,10 +248,12 @@ def analyse_oware(states, *, iterations: int | None = 1000, time: float | None =
     elif opts.iterations is not None:
         capacity = int(min(MAX_NODES, (opts.iterations + leaves) * m + 1))
     else:  # a time budget: as many nodes as max_bytes holds for every tree, at most the default
-        capacity = max(m + 1, min(DEFAULT_TIME_NODES, int(max_bytes) // (2 * len(states) * node_bytes(m))))
+        capacity = max(m + 1, min(DEFAULT_TIME_NODES,
+                                  int(max_bytes) // (2 * len(states) * node_bytes(m, imm > 0))))
     grower = _OwareGrower(states, tree_keys.astype(np.uint64), capacity=capacity, c=opts.c, formula=opts.formula,
                           playouts=opts.playouts, leaves=leaves, backend=resolved, max_bytes=max_bytes,
-                          memory_hint=memory_hint, threads=threads)
+                          memory_hint=memory_hint, threads=threads, eval_plies=eval_plies,
+                          side_weight=side_weight, imm=imm)
     start = _time.perf_counter()
     interrupted = grower.run(opts.iterations, opts.time)
     trees = grower.results()
@@ -260,7 +304,9 @@ DEFAULT_SHARED_TIME_NODES = 1 << 22
 class _SharedOwareGrower:
     """Owns T shared trees (:mod:`jitsearch.kernels.oware_shared_tree`) and grows them on one backend."""
 
-    def __init__(self, states, tree_keys, *, capacity, blocks, c, formula, playouts, backend, max_bytes, threads):
+    def __init__(self, states, tree_keys, *, capacity, blocks, c, formula, playouts, backend, max_bytes, threads,
+                 eval_plies=None, side_weight=DEFAULT_SIDE_WEIGHT, imm=0.0):
+        from ..kernels.multi_mcts import IMM_BYTES
         from ..kernels.oware_shared_tree import NODE_BYTES, OwareSharedTrees
 
         boards, players, plies, hists, rows, m, gsi, limit = pack_states(states)
@@ -269,8 +315,9 @@ class _SharedOwareGrower:
         self.m, self.gsi, self.limit = m, bool(gsi), int(limit)
         self.rows = scratch_rows(rows, plies, self.limit)
         self.args = (float(c), FORMULAS[formula], int(playouts))
+        self.eval_args = (NO_PLY_CAP if eval_plies is None else int(eval_plies), float(side_weight), float(imm))
         per_scratch = scratch_bytes(m, self.rows)
-        need = t * capacity * NODE_BYTES
+        need = t * capacity * (NODE_BYTES + (IMM_BYTES if imm > 0 else 0))
         if backend == "cuda":
             from ..kernels.cuda_oware_shared_tree import MAX_SCRATCH_BYTES, threads_for
 
@@ -291,7 +338,7 @@ class _SharedOwareGrower:
             if need > 0.9 * free:
                 raise ValueError(f"{t:,} shared Oware MCTS trees need {need / 2**20:,.0f} MiB of GPU memory, but "
                                  f"{free / 2**20:,.0f} MiB are free: lower capacity=, blocks= or the positions")
-        self.trees = OwareSharedTrees(t, capacity)
+        self.trees = OwareSharedTrees(t, capacity, imm > 0)
         self.roots = (np.ascontiguousarray(boards, np.int32), np.ascontiguousarray(players, np.int32),
                       np.ascontiguousarray(hists, np.int32), rows.astype(np.int32), plies.astype(np.int32))
         self.tree_keys = np.ascontiguousarray(tree_keys, dtype=np.uint64)
@@ -315,13 +362,14 @@ class _SharedOwareGrower:
             self.log_table = log_table_for(1 << int(need).bit_length())
         c, formula, playouts = self.args
         if self.device is not None:
-            self.device.grow(self.log_table, self.m, c, formula, playouts, self.gsi, self.limit, self.done,
-                             iterations)
+            self.device.grow(self.log_table, self.m, c, formula, playouts, self.gsi, self.limit, *self.eval_args,
+                             self.done, iterations)
         else:
             from ..kernels.oware_shared_tree import grow_oware_shared_cpu
 
             grow_oware_shared_cpu(self.trees, self.roots, self.tree_keys, self.log_table, self.m, c, formula,
-                                  playouts, self.gsi, self.limit, self.rows, self.done, iterations, self.threads)
+                                  playouts, self.gsi, self.limit, *self.eval_args, self.rows, self.done, iterations,
+                                  self.threads)
         self.done += iterations
 
     def run(self, iterations: int | None, seconds: float | None) -> bool:
@@ -349,28 +397,33 @@ def _warm_shared(backend: str) -> None:
     if backend == "cuda":
         from ..kernels.cuda_oware_shared_tree import DeviceOwareSharedTrees
 
-        DeviceOwareSharedTrees(trees, roots, keys, 8, 1, 1, 1).grow(log_table_for(16), 1, 1.0, 0, 1, False, 4, 0, 1)
+        DeviceOwareSharedTrees(trees, roots, keys, 8, 1, 1, 1).grow(log_table_for(16), 1, 1.0, 0, 1, False, 4,
+                                                                    NO_PLY_CAP, 0.25, 0.0, 0, 1)
     else:
         from ..kernels.oware_shared_tree import grow_oware_shared_cpu
 
-        grow_oware_shared_cpu(trees, roots, keys, log_table_for(16), 1, 1.0, 0, 1, False, 4, 8, 0, 1, 1)
+        grow_oware_shared_cpu(trees, roots, keys, log_table_for(16), 1, 1.0, 0, 1, False, 4, NO_PLY_CAP, 0.25, 0.0, 8,
+                              0, 1, 1)
 
 
 def tree_parallel_oware(states, *, blocks: int | None = None, iterations: int | None = 1000,
                         time: float | None = None, seed: int = 0, tree_keys=None, c: float = math.sqrt(2),
                         formula: str = "ucb1", playouts: int = DEFAULT_PLAYOUTS, capacity: int | None = None,
                         backend: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES, threads: int | None = None,
-                        return_trees: bool = False):
+                        return_trees: bool = False, eval: str | None = None, eval_plies: int | None = None,
+                        imm: float = 0.0, side_weight: float | None = None):
     """Tree-parallel MCTS: one shared tree per position, grown by ``blocks``
     workers at once on the GPU (default: 8 per SM over all trees), by one
     worker per tree on the CPU (the twin: with ``blocks=1`` on the GPU the
     trees are bit-identical). ``iterations`` per tree (all workers
     together) or ``time``; other options and the result as
-    :func:`analyse_oware` (``leaves`` is 1; ``blocks`` is added)."""
+    :func:`analyse_oware` (``leaves`` is 1; ``blocks`` is added; ``eval``,
+    ``eval_plies``, ``side_weight`` and ``imm`` as there)."""
     from .config import MAX_BLOCKS
 
     states = _checked_states(states)
     opts = check_tree_options(iterations, time, c, formula, "win", playouts, 0, capacity, len(states))
+    eval, eval_plies, imm, side_weight = check_oware_eval(eval, eval_plies, imm, side_weight)
     if len({(s.houses, s.grand_slam_illegal, s.move_limit) for s in states}) > 1:
         raise ValueError("all positions need the same houses, move limit and grand-slam rule")
     from ..kernels.backend import resolve
@@ -412,7 +465,7 @@ def tree_parallel_oware(states, *, blocks: int | None = None, iterations: int | 
         capacity = max(m + 1, min(DEFAULT_SHARED_TIME_NODES, int(max_bytes) // (2 * len(states) * NODE_BYTES)))
     grower = _SharedOwareGrower(states, tree_keys.astype(np.uint64), capacity=capacity, blocks=blocks, c=opts.c,
                                 formula=opts.formula, playouts=opts.playouts, backend=resolved, max_bytes=max_bytes,
-                                threads=threads)
+                                threads=threads, eval_plies=eval_plies, side_weight=side_weight, imm=imm)
     start = _time.perf_counter()
     interrupted = grower.run(opts.iterations, opts.time)
     trees = grower.results()
