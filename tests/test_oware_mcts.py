@@ -400,3 +400,33 @@ def test_mcts_agent_as_an_openspiel_bot():
         a = bot.step(state)
         assert a in state.legal_actions()
         state.apply_action(a)
+
+
+def test_a_stop_event_ends_the_growth_between_chunks():
+    import threading
+
+    from jitsearch.mcts.oware import analyse_oware
+
+    class StopAfter:
+        """An event that reads as set from its ``n``-th look on (the driver looks once per chunk)."""
+
+        def __init__(self, n):
+            self.n, self.looks = n, 0
+
+        def is_set(self):
+            self.looks += 1
+            return self.looks >= self.n
+
+    stop = StopAfter(4)
+    r = analyse_oware([OwareState.initial()], time=60.0, backend="cpu", stop=stop, seed=3)
+    assert r["interrupted"] and stop.looks == 4  # three chunks grown, stopped before the fourth
+    pos = r["positions"][0]
+    assert r["iterations"] > 0 and sum(ch["visits"] for ch in pos["children"]) == r["iterations"]
+    done = threading.Event()
+    done.set()
+    r = analyse_oware([OwareState.initial()], iterations=500, backend="cpu", stop=done)
+    assert r["interrupted"] and r["iterations"] == 0
+    full = analyse_oware([OwareState.initial()], iterations=500, backend="cpu", stop=threading.Event())
+    assert not full["interrupted"] and full["iterations"] == 500
+    with pytest.raises(ValueError, match="stop"):
+        analyse_oware([OwareState.initial()], iterations=10, backend="cpu", stop=True)

@@ -20,7 +20,6 @@ the final score difference and result for the player to move.
 
 from __future__ import annotations
 
-import ctypes
 import threading
 
 import numpy as np
@@ -60,41 +59,6 @@ def exact_move_values(state: OwareState, db) -> dict:
         RULES.capture(b, m, p, last)
         out[h] = 2 * total - db.value(b[:2 * m], 1 - p)
     return out
-
-
-class _Interrupt:
-    """Stops a library call on this thread when ``stop`` is set, as Ctrl-C does: a ``KeyboardInterrupt``
-    raised in the thread, taken at its next Python bytecode (a compiled kernel finishes its chunk first;
-    the MCTS driver catches it and returns the tree grown so far, ``interrupted``)."""
-
-    def __init__(self, stop):
-        self.stop, self.tid, self.lock, self.armed = stop, threading.get_ident(), threading.Lock(), False
-        self.done = threading.Event()
-
-    def __enter__(self):
-        self.armed = True
-        if self.stop is not None:
-            threading.Thread(target=self._watch, daemon=True, name="jitsearch-oware-analysis-stop").start()
-        return self
-
-    def _watch(self):
-        while not self.done.is_set():
-            if self.stop.wait(0.05):
-                with self.lock:
-                    if self.armed:
-                        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.tid),
-                                                                   ctypes.py_object(KeyboardInterrupt))
-                        self.armed = False
-                return
-
-    def __exit__(self, *exc):
-        with self.lock:  # (an interrupt delivered in here propagates too: the call counts as stopped)
-            fired = not self.armed
-            self.armed = False
-            self.done.set()
-            if fired:  # scheduled but maybe not yet taken: drop it, so it cannot surface in the caller's code
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.tid), None)
-        return False
 
 
 def analyse_oware_position(state: OwareState, *, iterations: int | None = 2000, time: float | None = None,
@@ -142,12 +106,8 @@ def analyse_oware_position(state: OwareState, *, iterations: int | None = 2000, 
     if stop is not None and stop.is_set():
         raise KeyboardInterrupt
     report("mcts")
-    try:
-        with _Interrupt(stop):
-            r = analyse_oware([state], iterations=iterations, time=time, seed=seed, playouts=playouts,
-                              backend=backend, memory_hint="lower iterations")
-    except KeyboardInterrupt:
-        raise KeyboardInterrupt from None  # stopped outside the tree's growth: nothing to show
+    r = analyse_oware([state], iterations=iterations, time=time, seed=seed, playouts=playouts,
+                      backend=backend, memory_hint="lower iterations", stop=stop)
     interrupted = bool(r["interrupted"])
     pos = r["positions"][0]
     grown = sum(ch["visits"] for ch in pos["children"])  # one leaf an iteration
@@ -165,9 +125,7 @@ def analyse_oware_position(state: OwareState, *, iterations: int | None = 2000, 
     best_db = max(values.values()) if values else None
     return {"position": state.to_text(), "player": state.player, "moves": rows, "best_move": pos["move"],
             "value": pos["value"],
-            # a stop inside a chunk can land after its kernel returned, before the driver counted it: the
-            # tree's visits say what was grown
-            "iterations": grown if interrupted else r["iterations"], "seconds": r["seconds"],
+            "iterations": r["iterations"], "seconds": r["seconds"],
             "interrupted": interrupted, "backend": r["backend"], "playouts": r["playouts"],
             "seeds_on_board": on_board, "exact_seeds": limit, "exact": values is not None,
             "exact_best": sorted(h for h, v in values.items() if v == best_db) if values else [],

@@ -71,16 +71,19 @@ def _nodes_needed(houses: int, iterations: int | None, capacity: int | None) -> 
     return int(min(MAX_NODES, max(houses + 1, iterations * houses + 1)))
 
 
-def grow_in_chunks(grow, done, total: int | None, seconds: float | None, first: int) -> bool:
+def grow_in_chunks(grow, done, total: int | None, seconds: float | None, first: int, stop=None) -> bool:
     """Call ``grow(k)`` with chunks of ``k`` units until ``done()`` reaches
     ``total`` or ``seconds`` have passed; the first chunk is ``first``, the
     next ones are sized from the measured rate to last about CHUNK_SECONDS
     (at most 4x the previous), the last one to end near the deadline.
-    Returns True if Ctrl-C stopped it (between or inside chunks)."""
+    Returns True if Ctrl-C stopped it (between or inside chunks) or
+    ``stop`` (a ``threading.Event``) was set (seen between chunks)."""
     deadline = None if seconds is None else _time.perf_counter() + seconds
     chunk = first
     try:
         while True:
+            if stop is not None and stop.is_set():
+                return True
             todo = chunk if total is None else min(chunk, total - done())
             if todo <= 0:
                 return False

@@ -162,9 +162,9 @@ class _OwareGrower:
                            self.rows, self.leaves, self.done, steps, self.threads)
         self.done += steps
 
-    def run(self, iterations: int | None, seconds: float | None) -> bool:
+    def run(self, iterations: int | None, seconds: float | None, stop=None) -> bool:
         steps = None if iterations is None else -(-iterations // self.leaves)
-        return grow_in_chunks(self.grow, lambda: self.done, steps, seconds, 1)
+        return grow_in_chunks(self.grow, lambda: self.done, steps, seconds, 1, stop)
 
     def results(self) -> OwareTrees:
         if self.device is not None:
@@ -201,7 +201,8 @@ def analyse_oware(states, *, iterations: int | None = 1000, time: float | None =
                   playouts: int = DEFAULT_PLAYOUTS, capacity: int | None = None, leaves: int | None = None,
                   backend: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES, memory_hint: str | None = None,
                   threads: int | None = None, return_trees: bool = False, eval: str | None = None,
-                  eval_plies: int | None = None, imm: float = 0.0, side_weight: float | None = None):
+                  eval_plies: int | None = None, imm: float = 0.0, side_weight: float | None = None,
+                  stop=None):
     """One MCTS tree per Oware position, all grown in one launch (per chunk).
 
     ``states``: live OwareStates of one board size and rule variant (with
@@ -213,7 +214,10 @@ def analyse_oware(states, *, iterations: int | None = 1000, time: float | None =
     ``max_bytes``: the trees and the record scratch must fit, checked before
     any allocation. ``threads``: CPU threads (default every core).
     ``eval="capture"``, ``eval_plies``, ``side_weight``, ``imm``: leaf
-    evaluations and implicit minimax backups (module docstring).
+    evaluations and implicit minimax backups (module docstring). ``stop``
+    (a ``threading.Event``): once set, the growth ends after the chunk
+    running (a few hundredths of a second) and the trees grown so far are
+    returned, ``interrupted`` True (as after Ctrl-C).
 
     Returns ``positions`` (per position: ``move``, ``children`` = move,
     visits, value; ``value`` the root player's mean reward over all
@@ -225,6 +229,8 @@ def analyse_oware(states, *, iterations: int | None = 1000, time: float | None =
     states = _checked_states(states)
     opts = check_tree_options(iterations, time, c, formula, "win", playouts, 0, capacity, len(states))
     eval, eval_plies, imm, side_weight = check_oware_eval(eval, eval_plies, imm, side_weight)
+    if stop is not None and not callable(getattr(stop, "is_set", None)):
+        raise ValueError(f"stop must be a threading.Event or None, got {type(stop).__name__}")
     if len({(s.houses, s.grand_slam_illegal, s.move_limit) for s in states}) > 1:
         raise ValueError("all positions need the same houses, move limit and grand-slam rule")
     from ..kernels.backend import resolve
@@ -255,7 +261,7 @@ def analyse_oware(states, *, iterations: int | None = 1000, time: float | None =
                           memory_hint=memory_hint, threads=threads, eval_plies=eval_plies,
                           side_weight=side_weight, imm=imm)
     start = _time.perf_counter()
-    interrupted = grower.run(opts.iterations, opts.time)
+    interrupted = grower.run(opts.iterations, opts.time, stop)
     trees = grower.results()
     seconds = _time.perf_counter() - start
     scale = opts.playouts * REWARD_UNITS
