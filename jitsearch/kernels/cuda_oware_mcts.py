@@ -35,6 +35,9 @@ from .oware_mcts import make_step
 from .oware_playouts import make_capped_playout
 from .sentinels import TERMINAL
 
+#: Cells of a per-thread board (houses and the two scores): a constant, as CUDA local arrays need.
+BOARD_CELLS = 2 * MAX_HOUSES + 2
+
 #: The most global memory the record scratch may take.
 MAX_SCRATCH_BYTES = 1 << 31
 
@@ -63,8 +66,8 @@ def make_kernel(device):
         nthreads = cuda.blockDim.x
         shared_leaves = cuda.shared.array(MAX_LEAVES, int32)
         shared_units = cuda.shared.array(MAX_JOBS, int64)
-        work = cuda.local.array(2 * MAX_HOUSES + 2, int32)
-        child = cuda.local.array(2 * MAX_HOUSES + 2, int32)
+        work = cuda.local.array(BOARD_CELLS, int32)
+        child = cuda.local.array(BOARD_CELLS, int32)
         moves = cuda.local.array(MAX_HOUSES, int32)
         hist = scratch[t * nthreads + tid]
         units_per_visit = np.float64(playouts * REWARD_UNITS)

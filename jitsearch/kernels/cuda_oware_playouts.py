@@ -28,6 +28,9 @@ from . import rng
 from .oware_playouts import make_playout, pack_states
 from .playouts import MAX_PLAYOUTS_PER_STATE, check_work
 
+#: Cells of a per-thread board (houses and the two scores): a constant, as CUDA local arrays need.
+BOARD_CELLS = 2 * MAX_HOUSES + 2
+
 #: The most global memory the playouts' repetition records may take.
 MAX_SCRATCH_BYTES = 1 << 30
 OUTPUTS = ("wins", "draws", "losses", "margin_sum", "plies")
@@ -43,7 +46,7 @@ def make_kernel(device):
     def _oware_playout_kernel(boards, players, plies_done, hists, rows, m, gsi, move_limit, playouts_per_state,
                               seed, scratch, wins, draws, losses, margin_sum, plies):
         n = 2 * m + 2
-        board = cuda.local.array(2 * MAX_HOUSES + 2, int32)
+        board = cuda.local.array(BOARD_CELLS, int32)
         moves = cuda.local.array(MAX_HOUSES, int32)
         start = cuda.grid(1)
         if start >= scratch.shape[0]:

@@ -24,6 +24,9 @@ from .multi_mcts import REWARD_UNITS
 from .oware_playouts import make_capped_playout
 from .oware_shared_tree import MAX_PATH, make_oware_shared_step
 
+#: Cells of a board (houses and the two scores): a constant, as CUDA local and shared arrays need.
+BOARD_CELLS = 2 * MAX_HOUSES + 2
+
 #: The most global memory the record scratch may take.
 MAX_SCRATCH_BYTES = 1 << 31
 
@@ -51,12 +54,12 @@ def make_kernel(device):
         nthreads = cuda.blockDim.x
         claimed = cuda.shared.array(1, int64)
         leaf = cuda.shared.array(5, int32)  # length, player, first, count, ply
-        leaf_board = cuda.shared.array(2 * MAX_HOUSES + 2, int32)
+        leaf_board = cuda.shared.array(BOARD_CELLS, int32)
         path = cuda.shared.array(MAX_PATH, int32)
         path_mover = cuda.shared.array(MAX_PATH, int32)
         units = cuda.shared.array(MAX_PLAYOUTS, int64)
-        board = cuda.local.array(2 * MAX_HOUSES + 2, int32)
-        work = cuda.local.array(2 * MAX_HOUSES + 2, int32)
+        board = cuda.local.array(BOARD_CELLS, int32)
+        work = cuda.local.array(BOARD_CELLS, int32)
         moves = cuda.local.array(MAX_HOUSES, int32)
         mine = scratch[cuda.blockIdx.x * nthreads + tid]
         lead = scratch[cuda.blockIdx.x * nthreads]
