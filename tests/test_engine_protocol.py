@@ -288,7 +288,10 @@ def test_misbehaving_engine_loses_its_games_and_nothing_else(tmp_path, mode, ter
     if mode == "illegal":  # it answers the protocol: kept alive across its games
         assert starts == 1
     else:  # killed (or dead) after each forfeit, started again for its next game
-        assert lost <= starts <= lost + 1 and starts >= 6
+        # a start per forfeited game at least; how many more depends on when a vanished process is noticed
+        # (14 starts for 12 forfeits were seen once, under load, with pytest-xdist); the upper bound only
+        # rules out a restart storm
+        assert lost <= starts <= 2 * lost + 1 and starts >= 6
     if mode == "crash":
         assert "crashing on purpose" in log.read_text()
     again = run_engines(engines, "round-robin", match, 3, out_dir=tmp_path / "games", resume=True,
