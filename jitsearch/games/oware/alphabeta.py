@@ -289,6 +289,13 @@ def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_W
     is tried first at the root; ``endgame`` a database probed at the leaves
     (module docstring); ``trace`` records the frontier's path hashes
     (``frontier``). Returns None if ``node_limit`` stopped it."""
+    return run_search(negamax_kernel, state, depth, side_weight, first_move, node_limit, endgame, trace)
+
+
+def run_search(kernel, state, depth, side_weight, first_move, node_limit, endgame, trace) -> SearchResult | None:
+    """Validate the arguments of a fixed-depth search, run ``kernel``
+    (:func:`negamax_kernel` or FSSS's, same signature) and wrap its result;
+    None if ``node_limit`` stopped it."""
     side_weight = check_search_args(state, side_weight, endgame)
     depth = check_int("depth", depth, 1, MAX_DEPTH)
     limit = NO_LIMIT if node_limit is None else check_int("node_limit", node_limit, 1)
@@ -296,9 +303,9 @@ def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_W
     boards, hist, moves, keys = search_buffers(state, depth)
     counters = np.zeros(4, np.int64)
     t0 = time.perf_counter()
-    value, move = negamax_kernel(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
-                           state.move_limit, state.grand_slam_illegal, side_weight, moves, keys, counters, limit,
-                           int(first_move), *database_arguments(endgame), buf)
+    value, move = kernel(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
+                         state.move_limit, state.grand_slam_illegal, side_weight, moves, keys, counters, limit,
+                         int(first_move), *database_arguments(endgame), buf)
     if counters[2]:
         return None
     return SearchResult(int(move), float(value), depth, int(counters[0]), int(counters[1]),

@@ -37,18 +37,15 @@ first move), so that holds here too.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 from numba import njit
 
-from ..._checks import check_int
 from ...search.fsss_minimax import fsss_combine as combine
 from ...search.fsss_minimax import fsss_select_child as select_child
 from ..kalah.alphabeta import path_hash
-from .alphabeta import (DEFAULT_SIDE_WEIGHT, MAX_DEPTH, NO_LIMIT, SearchResult, check_search_args, database_arguments,
-                        database_value, deepen, evaluate, final_value, order_moves, search_buffers, seeds_on_board,
-                        trace_buffer)
+from .alphabeta import (DEFAULT_SIDE_WEIGHT, MAX_DEPTH, SearchResult, database_value, deepen, evaluate, final_value,
+                        order_moves, run_search, seeds_on_board)
 from .endgame import OwareEndgame
 from .rules import GAME_OVER
 from .state import RULES, OwareState
@@ -198,20 +195,7 @@ def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_W
     ``nodes`` counts node visits, ``evaluations`` frontier expansions;
     ``trace`` records their path hashes (``frontier``). Returns None if
     ``node_limit`` node visits stopped it."""
-    side_weight = check_search_args(state, side_weight, endgame)
-    depth = check_int("depth", depth, 1, MAX_DEPTH)
-    limit = NO_LIMIT if node_limit is None else check_int("node_limit", node_limit, 1)
-    buf = trace_buffer(state, depth, trace)
-    boards, hist, moves, keys = search_buffers(state, depth)
-    counters = np.zeros(4, np.int64)
-    t0 = time.perf_counter()
-    value, move = oware_fsss(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
-                             state.move_limit, state.grand_slam_illegal, side_weight, moves, keys, counters, limit,
-                             int(first_move), *database_arguments(endgame), buf)
-    if counters[2]:
-        return None
-    return SearchResult(int(move), float(value), depth, int(counters[0]), int(counters[1]),
-                        time.perf_counter() - t0, buf[:int(counters[1])].copy() if trace else None)
+    return run_search(oware_fsss, state, depth, side_weight, first_move, node_limit, endgame, trace)
 
 
 def iterative_deepening(state: OwareState, *, time_limit: float | None = None, max_depth: int = MAX_DEPTH,
