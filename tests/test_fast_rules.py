@@ -140,7 +140,7 @@ def test_packed_playouts_equal_the_generic_ones(m):
     """Packed boards (every m they take, used from MIN_PACKED_HOUSES on): the
     same per-state outcomes as the generic kernel, laps and both rules included."""
     r = np.random.default_rng(13 + m)
-    packed = playouts.make_packed_evaluate(playouts.njit, m, playouts.INLINE_RNG)
+    packed = playouts.cpu_kernels(m, "packed")[0]  # the shipped kernel (make_packed_evaluate), once per m
     for houses, empty_capture in ((1, False), (4, True), (30, False), (min(100, 1000 // (2 * m)), True)):
         boards, players = random_live_positions(r, m, houses, 12, empty_capture)
         k = boards.shape[0]

@@ -264,7 +264,7 @@ def test_batched_leaf_evaluation_on_the_cpu_backend():
 
 
 def test_time_budget_and_options_are_validated():
-    s = KalahState.initial(4, 3)
+    s = KalahState.initial(6, 4)  # the board the other default tests compile the kernel for
     r = mcts_search(s, time=0.2, seed=1)
     # stops on time and searched (how many iterations fit is bench/'s business: a loaded box gave 32)
     assert r["iterations"] >= 1 and r["seconds"] < 2.0
@@ -409,6 +409,33 @@ def test_packed_mcts_kernel_grows_the_generic_kernels_tree(m, kind, empty_captur
         s = s.play(rnd.choice(s.legal_moves()))
         if s.is_over:
             break
+
+
+def test_the_to_the_end_kernel_grows_the_full_kernels_tree(monkeypatch):
+    """``mcts_kernel(m, to_the_end=True)`` (the default search's smaller
+    kernel) grows the full kernel's trees, node for node, refuses playouts
+    it does not play, and the search picks it only for playouts to the end."""
+    from jitsearch.kernels.playouts import cpu_playout_kind
+    from jitsearch.mcts.config import MCTSConfig
+
+    monkeypatch.delenv("JITSEARCH_SIMD", raising=False)
+    if cpu_playout_kind(6) == "generic":
+        pytest.skip("no packed or vector kernel on this CPU")
+    end, full = T.mcts_kernel(6, to_the_end=True), T.mcts_kernel(6)
+    assert end is not full and T.mcts_kernel(6, True) is end
+    s = KalahState.initial(6, 4, empty_capture=True)
+    for seed, options in ((0, {}), (1, {"playouts": 3, "solver": True}),
+                          (2, {"formula": "sqrt", "c": 1.0, "pb": 0.5})):
+        a, done_a = _grown(end, s, seed, iterations=700, **options)
+        b, done_b = _grown(full, s, seed, iterations=700, **options)
+        assert done_a == done_b
+        for x, y in zip(a.arrays(), b.arrays()):
+            assert np.array_equal(x, y)
+    with pytest.raises(ValueError, match="to the end only"):
+        _grown(end, s, 0, iterations=5, playout_depth=4)
+    assert MCTSConfig().plays_to_the_end()
+    for options in ({"playout_depth": 8}, {"reward": "heuristic"}, {"eval": "store"}):
+        assert not MCTSConfig.from_options(**options).plays_to_the_end(), options
 
 
 def test_generic_kernel_outside_the_packed_range_and_other_options(monkeypatch):

@@ -123,7 +123,7 @@ def test_option_defaults_and_the_apis_checks():
     cfg.validate()
     assert (cfg.eval_plies, cfg.imm) == (DEFAULT_EVAL_PLIES, 0.0)
     assert MCTSConfig().eval is None and MCTSConfig().imm == 0.0  # the default search is unchanged
-    s = KalahState.initial(3, 2)
+    s = KalahState.initial(4, 3)  # the board the other tests here compile the kernel for
     with pytest.raises(ValueError, match="imm= .* give eval="):
         multi_tree_search(s, trees=1, iterations=5, imm=0.2, backend="cpu")
     with pytest.raises(ValueError, match="eval must be one of"):

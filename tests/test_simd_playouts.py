@@ -39,7 +39,7 @@ def test_simd_playouts_equal_the_generic_ones(m):
     several playouts per state (an odd count, so the two games in lock step
     take turns across states): the generic kernel's per-state results."""
     r = np.random.default_rng(31 + m)
-    simd = playouts.make_simd_evaluate(playouts.njit, m, playouts.INLINE_RNG)
+    simd = cpu_kernels(m, "simd")[0]  # the shipped kernel (make_simd_evaluate), compiled once per m
     for houses, empty_capture in ((1, False), (4, True), (4, False), (30, True),
                                   (min(100, 1000 // (2 * m)), False)):
         boards, players = random_live_positions(r, m, houses, 9, empty_capture)
@@ -52,7 +52,7 @@ def test_simd_playouts_equal_the_generic_ones(m):
 def test_simd_range_and_single_state():
     """A sub-range of the states (others untouched), and one state with one playout."""
     m = 6
-    simd = playouts.make_simd_evaluate(playouts.njit, m, playouts.INLINE_RNG)
+    simd = cpu_kernels(m, "simd")[0]  # the shipped kernel (make_simd_evaluate), compiled once per m
     boards, players = random_live_positions(np.random.default_rng(2), m, 4, 7, False)
     out = [np.full(7, -3, dtype=np.int64) for _ in KEYS]
     want = [np.full(7, -3, dtype=np.int64) for _ in KEYS]

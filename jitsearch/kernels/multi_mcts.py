@@ -306,7 +306,8 @@ def make_step(jit, rules, gen, playout):
         n = 2 * m + 2
         for i in range(n):
             work[i] = boards[t, leaf, i]
-        _, end_player = playout(work, m, to_move[t, leaf], empty_capture, key, max_plies, moves)
+        _, end_player = playout(work, m, np.int64(to_move[t, leaf]), empty_capture, key, np.int64(max_plies),
+                                 moves)
         if reward_kind != REWARD_HEURISTIC and end_player == TERMINAL:
             return outcome_units(work, m)
         return eval_units(work, m, reward_kind, total)

@@ -69,7 +69,7 @@ from . import rng
 from ..games.oware.alphabeta import evaluate as _alphabeta_evaluate
 from .evaluation import store_value
 from .multi_mcts import IMM_BYTES, REWARD_UNITS, imm_scales, make_backups, make_imm_backup, make_score
-from .oware_playouts import INLINE_RULES, make_capped_playout
+from .oware_playouts import INLINE_RULES, capped_playout
 from .sentinels import NO_NODE, TERMINAL, UNEVALUATED
 
 #: Bytes of one node: six int32 and two int64 fields, then an int16 board of 2m+2 entries.
@@ -255,8 +255,8 @@ def make_step(jit, rules, gen, playout, frontier=None):
         count, depth = path_record(parent, boards, to_move, t, leaf, root_hist, root_rows, m, hist)
         for i in range(2 * m + 2):
             work[i] = boards[t, leaf, i]
-        _, end = playout(work, m, to_move[t, leaf], gsi, hist, 0, count, root_ply[t] + depth, move_limit, key,
-                         max_plies, moves)
+        _, end = playout(work, m, np.int64(to_move[t, leaf]), gsi, hist, np.int64(0), count, root_ply[t] + depth,
+                         move_limit, key, np.int64(max_plies), moves)
         if end < 0:
             return outcome_units(work, m)
         return eval_units(work, m, side_weight)
@@ -288,8 +288,7 @@ def make_step(jit, rules, gen, playout, frontier=None):
 
 
 CPU_RNG = rng.build(njit(cache=True))
-CPU_STEP = make_step(njit(cache=True), INLINE_RULES, CPU_RNG,
-                     make_capped_playout(njit(cache=True), INLINE_RULES, CPU_RNG), _alphabeta_evaluate)
+CPU_STEP = make_step(njit(cache=True), INLINE_RULES, CPU_RNG, capped_playout, _alphabeta_evaluate)
 _descend = CPU_STEP.descend
 _playout_units = CPU_STEP.playout_units
 _terminal_units = CPU_STEP.terminal_units

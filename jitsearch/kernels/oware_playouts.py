@@ -64,7 +64,8 @@ def make_playout(jit, rules, gen):
     playout_to = make_capped_playout(jit, rules, gen)
 
     def playout(board, m, player, gsi, hist, first, count, ply, move_limit, key, moves):
-        plies, _ = playout_to(board, m, player, gsi, hist, first, count, ply, move_limit, key, NO_PLY_CAP, moves)
+        plies, _ = playout_to(board, m, np.int64(player), gsi, hist, np.int64(first), count, ply, move_limit, key,
+                              np.int64(NO_PLY_CAP), moves)
         return plies
 
     return jit(playout)
@@ -74,6 +75,9 @@ def make_playout(jit, rules, gen):
 # their cache entries would clash with the same rule functions compiled for state.RULES
 INLINE_RULES = oware_rules.build(njit(inline="always"))
 CPU_RNG = rng.build(njit(cache=True))
+#: The CPU's capped playout, one dispatcher for every CPU kernel (flat playouts, both MCTS twins).
+#: Callers pass int64 player, first and max_plies (never an int32 or a literal), so it compiles once.
+capped_playout = make_capped_playout(njit(cache=True), INLINE_RULES, CPU_RNG)
 playout = make_playout(njit(cache=True), INLINE_RULES, CPU_RNG)
 stream_key = CPU_RNG.stream_key
 

@@ -35,7 +35,7 @@ from . import rng
 from ..games.oware.alphabeta import evaluate as _alphabeta_evaluate
 from .multi_mcts import REWARD_UNITS, imm_scales, make_score
 from .oware_mcts import make_units
-from .oware_playouts import INLINE_RULES, make_capped_playout
+from .oware_playouts import INLINE_RULES, capped_playout
 from .shared_tree import MAX_PATH, cpu_ops, make_shared_backup, make_shared_imm_backup
 from .sentinels import EXPANDING, NO_NODE, POOL_FULL, TERMINAL, UNEVALUATED  # noqa: F401  (the protocol)
 
@@ -89,10 +89,14 @@ def make_oware_shared_step(jit, rules, gen, playout, ops, frontier=None):
         atomic_add(visits, base, np.int64(1))
         last = log_table.shape[0] - 1
         while depth + 1 < path.shape[0] and player != TERMINAL:
+            # One apply_move call site for both ways down (expanding, selecting): the rules are
+            # inlined where they are called, so a second site doubled this function's compile time.
             fc = load(first_child, base + node)
+            expanded = False
+            best = 0
             if fc == NO_NODE:
                 old = atomic_cas(first_child, base + node, np.int32(NO_NODE), np.int32(EXPANDING))
-                if old == NO_NODE:  # this worker expands the node
+                if old == NO_NODE:  # this worker expands the node, then steps into its first child
                     num = legal_moves(board, m, player, gsi, moves)
                     start = atomic_add(size, g, np.int32(num))
                     if start + num > capacity:
@@ -110,35 +114,29 @@ def make_oware_shared_step(jit, rules, gen, playout, ops, frontier=None):
                     num_children[base + node] = num
                     fence()  # the children are written before anyone can see them
                     exchange(first_child, base + node, np.int32(start))
-                    mover = player
-                    player, first, count = apply_move(board, m, player, moves[0], gsi, hist, first, count, ply,
-                                                      move_limit)
-                    ply += 1
-                    depth += 1
-                    path[depth] = start
-                    path_mover[depth] = mover
-                    atomic_add(visits, base + start, np.int64(1))
+                    fc = start
+                    expanded = True
+                else:
+                    fc = old
+            if not expanded:
+                if fc < 0:  # another worker is expanding it, or the pool is full: evaluate it
                     break
-                fc = old
-            if fc < 0:  # another worker is expanding it, or the pool is full: evaluate it
-                break
-            num = legal_moves(board, m, player, gsi, moves)
-            nv = max(load(visits, base + node), 1)
-            parent_visits = np.float64(nv)
-            log_parent = log_table[min(nv, last)]
-            best = 0
-            best_score = -math.inf
-            for j in range(num):
-                cv = load(visits, base + fc + j)
-                if cv == 0:
-                    best = j
-                    break
-                v = load(imm, base + fc + j) if imm_scale > 0.0 else np.int64(UNEVALUATED)
-                s = score(cv, load(value, base + fc + j), v, log_parent, parent_visits, c, formula,
-                          units_per_visit, mean_scale, imm_scale)
-                if s > best_score:
-                    best_score = s
-                    best = j
+                num = legal_moves(board, m, player, gsi, moves)
+                nv = max(load(visits, base + node), 1)
+                parent_visits = np.float64(nv)
+                log_parent = log_table[min(nv, last)]
+                best_score = -math.inf
+                for j in range(num):
+                    cv = load(visits, base + fc + j)
+                    if cv == 0:
+                        best = j
+                        break
+                    v = load(imm, base + fc + j) if imm_scale > 0.0 else np.int64(UNEVALUATED)
+                    s = score(cv, load(value, base + fc + j), v, log_parent, parent_visits, c, formula,
+                              units_per_visit, mean_scale, imm_scale)
+                    if s > best_score:
+                        best_score = s
+                        best = j
             mover = player
             player, first, count = apply_move(board, m, player, moves[best], gsi, hist, first, count, ply,
                                               move_limit)
@@ -148,6 +146,8 @@ def make_oware_shared_step(jit, rules, gen, playout, ops, frontier=None):
             path[depth] = node
             path_mover[depth] = mover
             atomic_add(visits, base + node, np.int64(1))
+            if expanded:
+                break
         return depth + 1, player, first, count, ply
 
     descend = jit(descend)
@@ -162,7 +162,8 @@ def make_oware_shared_step(jit, rules, gen, playout, ops, frontier=None):
             work[i] = leaf_board[i]
         if leaf_player == TERMINAL:
             return outcome_units(work, m)
-        _, end = playout(work, m, leaf_player, gsi, hist, first, count, ply, move_limit, key, max_plies, moves)
+        _, end = playout(work, m, np.int64(leaf_player), gsi, hist, np.int64(first), count, ply, move_limit, key,
+                         np.int64(max_plies), moves)
         if end < 0:
             return outcome_units(work, m)
         return eval_units(work, m, side_weight)
@@ -184,7 +185,7 @@ def make_oware_shared_step(jit, rules, gen, playout, ops, frontier=None):
 
 CPU_RNG = rng.build(njit(cache=True))
 CPU_STEP = make_oware_shared_step(njit(cache=True), INLINE_RULES, CPU_RNG,
-                                  make_capped_playout(njit(cache=True), INLINE_RULES, CPU_RNG), cpu_ops(),
+                                  capped_playout, cpu_ops(),
                                   _alphabeta_evaluate)
 _descend = CPU_STEP.descend
 _leaf_units = CPU_STEP.leaf_units

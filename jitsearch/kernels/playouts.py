@@ -114,7 +114,7 @@ def evaluate_range(boards, players, m, empty_capture, playouts_per_state, seed, 
             for i in range(n):
                 board[i] = boards[s, i]
             key = stream_key(seed, s, p)
-            k, _ = playout(board, m, mover, empty_capture, key, NO_PLY_CAP, moves)
+            k, _ = playout(board, m, np.int64(mover), empty_capture, key, np.int64(NO_PLY_CAP), moves)
             plies += k
             margin = board[m + 1] - board[0]
             total += margin

@@ -230,7 +230,7 @@ def make_shared_step(jit, rules, gen, playout, ops):
             work[i] = leaf_board[i]
         if leaf_player == TERMINAL:
             return outcome_units(work, m)
-        _, end_player = playout(work, m, leaf_player, empty_capture, key, max_plies, moves)
+        _, end_player = playout(work, m, np.int64(leaf_player), empty_capture, key, np.int64(max_plies), moves)
         if reward_kind != REWARD_HEURISTIC and end_player == TERMINAL:
             return outcome_units(work, m)
         return eval_units(work, m, reward_kind, total)

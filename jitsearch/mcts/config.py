@@ -17,7 +17,7 @@ import numpy as np
 
 from .._checks import check_bool, check_choice, check_float, check_int, max_threads
 from ..kernels.evaluation import kernel_reward
-from ..kernels.sentinels import EVALS, FORMULAS, REWARDS
+from ..kernels.sentinels import EVALS, FORMULAS, NO_PLY_CAP, REWARD_WIN, REWARDS
 from .tree import (N_PARAMS, P_C, P_EMPTY_CAPTURE, P_FORMULA, P_IMM, P_MAX_PLIES, P_PB, P_PLAYOUTS, P_REWARD,
                    P_SOLVER)
 
@@ -224,6 +224,13 @@ class MCTSConfig:
         if "time" in options and "iterations" not in options:
             options["iterations"] = None
         return cls(**options)
+
+    def plays_to_the_end(self) -> bool:
+        """Whether the leaves get random playouts to the end only (reward
+        ``win``, no ``playout_depth``, no ``eval``): the searches the smaller
+        in-kernel MCTS (:func:`jitsearch.mcts.tree.mcts_kernel` with
+        ``to_the_end``) runs."""
+        return kernel_reward(self.reward, self.playout_depth, self.eval, self.eval_plies) == (REWARD_WIN, NO_PLY_CAP)
 
     def params(self, empty_capture: bool) -> np.ndarray:
         p = np.zeros(N_PARAMS, dtype=np.float64)

@@ -29,17 +29,19 @@ from .shared import search_shared_checked
 
 PROVEN_NAMES = {UNKNOWN: None, WIN: "win", DRAW: "draw", LOSS: "loss"}
 
-_WARMED: set[int] = set()
+_WARMED: set[tuple[int, bool]] = set()
 
 
 def _warm_kernel(state: KalahState, cfg: MCTSConfig) -> None:
     """Compile (or load) the in-kernel MCTS for the state's m once per process, on a tiny tree."""
-    if state.houses in _WARMED:
+    key = (state.houses, cfg.plays_to_the_end())
+    if key in _WARMED:
         return
-    _WARMED.add(state.houses)
+    _WARMED.add(key)
     tree = MCTSTree(state.houses + 1, state.houses, max_bytes=None)
     tree.set_root(state.board, state.player)
-    mcts_kernel(state.houses)(*tree.arrays(), state.houses, cfg.params(state.empty_capture), np.uint64(0), 0, 1)
+    mcts_kernel(state.houses, key[1])(*tree.arrays(), state.houses, cfg.params(state.empty_capture), np.uint64(0), 0,
+                                      1)
 
 
 def worker_seed(seed: int, worker: int) -> int:
@@ -79,7 +81,7 @@ def _grow(state: KalahState, cfg: MCTSConfig, seed: int, iterations: int | None,
     params = cfg.params(state.empty_capture)
     if cfg.backend is not None:
         return _grow_batched(tree, state, cfg, params, seed, iterations, deadline)
-    mcts_iterate = mcts_kernel(m)
+    mcts_iterate = mcts_kernel(m, cfg.plays_to_the_end())
     args = (*tree.arrays(), m, params, np.uint64(seed))
     done = 0
     if iterations is not None and deadline is None:
@@ -196,7 +198,7 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
             return _search_many([state], [seed], cfg, backend, max_bytes)[0]
     w = cfg.workers
     if cfg.backend is None:
-        mcts_kernel(state.houses)  # compiled (or loaded) here, not by several workers at once
+        mcts_kernel(state.houses, cfg.plays_to_the_end())  # compiled (or loaded) here, not by several workers at once
     if cfg.time is not None and cfg.backend is None:
         _warm_kernel(state, cfg)  # the JIT must not eat the time budget
     per_worker = None if cfg.iterations is None else -(-cfg.iterations // w)

@@ -369,7 +369,7 @@ def descend(parent, first_child, num_children, move, to_move, mover_in, visits, 
     return node
 
 
-def make_mcts_iterate(jit, playout_margin=None, words=1, cut_playout=None):
+def make_mcts_iterate(jit, playout_margin=None, words=1, cut_playout=None, to_the_end=False):
     """Compile ``mcts_iterate`` with ``jit``.
 
     ``playout_margin`` (from :func:`jitsearch.kernels.playouts.make_packed_margin`
@@ -381,8 +381,17 @@ def make_mcts_iterate(jit, playout_margin=None, words=1, cut_playout=None):
     the tree's m. When None, the generic playout runs. All give the same
     margins and boards from the same streams, so the kernels grow the same
     trees.
+
+    ``to_the_end`` (with ``playout_margin``): a kernel for searches whose
+    leaves get random playouts to the end only (the default search, see
+    :meth:`jitsearch.mcts.config.MCTSConfig.plays_to_the_end`, which implies
+    no implicit minimax values). It leaves out the cut and HMCTS playouts
+    and the evaluations, about a fifth of the full kernel's compile time,
+    and raises ``ValueError`` if given other playouts or ``imm``.
     """
     packed = playout_margin is not None
+    if to_the_end and not packed:
+        raise ValueError("to_the_end needs a playout_margin kernel")
     if not packed:
         def _unused(w, board, player, empty_capture, key):
             return 0, 0
@@ -394,6 +403,52 @@ def make_mcts_iterate(jit, playout_margin=None, words=1, cut_playout=None):
             return 0, -1
 
         cut_playout = stable_jit(njit(cache=True, inline="always"))(_unused_cut)
+
+    if to_the_end:
+        def cut_playouts_never(board, boards, node, m, player, empty_capture, seed, key_index, k_playouts, max_plies,
+                               reward_kind, total, moves):
+            raise ValueError("this MCTS kernel plays random playouts to the end only")
+
+        leaf_playouts = stable_jit(njit(cache=True))(cut_playouts_never)
+
+        def imm_never(parent, first_child, num_children, to_move, mover_in, imm, boards, node, m, total, reward_kind):
+            raise ValueError("this MCTS kernel keeps no implicit minimax values (imm= needs eval=)")
+
+        leaf_imm = stable_jit(njit(cache=True))(imm_never)
+    else:
+        def cut_playouts(board, boards, node, m, player, empty_capture, seed, key_index, k_playouts, max_plies,
+                         reward_kind, total, moves):
+            """Player 0's summed reward of ``k_playouts`` playouts from ``node``,
+            each cut at ``max_plies`` plies (a finished game scores its result, a
+            cut one, and every HMCTS playout, the evaluation)."""
+            n = boards.shape[1]
+            reward0 = 0.0
+            for k in range(k_playouts):
+                for i in range(n):
+                    board[i] = boards[node, i]
+                key = stream_key(seed, key_index, k)
+                if fast_cut:
+                    _, end_player = cut_playout(board, m, player, empty_capture, key, max_plies, moves)
+                else:
+                    _, end_player = playout(board, m, player, empty_capture, key, max_plies, moves)
+                if reward_kind != REWARD_HEURISTIC and end_player == TERMINAL:
+                    reward0 += outcome_reward(board, m, 0)
+                else:  # HMCTS, or a playout cut at its depth: the evaluation
+                    reward0 += eval_reward(board, m, 0, total, reward_kind)
+            return reward0
+
+        leaf_playouts = stable_jit(njit(cache=True, inline="always"))(cut_playouts)
+
+        def static_imm(parent, first_child, num_children, to_move, mover_in, imm, boards, node, m, total, reward_kind):
+            """Back the leaf's static evaluation (for the player who moved into
+            it) up the implicit minimax values."""
+            if to_move[node] == TERMINAL:
+                v0 = outcome_reward(boards[node], m, mover_in[node])
+            else:
+                v0 = eval_reward(boards[node], m, mover_in[node], total, reward_kind)
+            imm_backup(parent, first_child, num_children, to_move, mover_in, imm, node, v0)
+
+        leaf_imm = stable_jit(njit(cache=True, inline="always"))(static_imm)
 
     def mcts_iterate(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, prior, proven,
                      boards, size, m, params, seed, first_iteration, iterations):
@@ -450,26 +505,13 @@ def make_mcts_iterate(jit, playout_margin=None, words=1, cut_playout=None):
                     elif margin == 0:
                         reward0 += 0.5
             else:
-                key_index = first_iteration + it
-                for k in range(k_playouts):
-                    for i in range(n):
-                        board[i] = boards[node, i]
-                    key = stream_key(seed, key_index, k)
-                    if fast_cut:
-                        _, end_player = cut_playout(board, m, to_move[node], empty_capture, key, max_plies, moves)
-                    else:
-                        _, end_player = playout(board, m, to_move[node], empty_capture, key, max_plies, moves)
-                    if reward_kind != REWARD_HEURISTIC and end_player == TERMINAL:
-                        reward0 += outcome_reward(board, m, 0)
-                    else:  # HMCTS, or a playout cut at its depth: the evaluation
-                        reward0 += eval_reward(board, m, 0, total, reward_kind)
+                reward0 = leaf_playouts(board, boards, node, m, np.int64(to_move[node]), empty_capture, seed,
+                                        np.int64(first_iteration + it), k_playouts, max_plies, reward_kind, total,
+                                        moves)
             backup(parent, mover_in, visits, value, node, np.float64(k_playouts), reward0)
             if alpha > 0.0:  # the leaf's static evaluation, for the player who moved into it
-                if to_move[node] == TERMINAL:
-                    v0 = outcome_reward(boards[node], m, mover_in[node])
-                else:
-                    v0 = eval_reward(boards[node], m, mover_in[node], total, reward_kind)
-                imm_backup(parent, first_child, num_children, to_move, mover_in, imm, node, v0)
+                leaf_imm(parent, first_child, num_children, to_move, mover_in, imm, boards, node, m, total,
+                         reward_kind)
             done += 1
         return done
 
@@ -480,7 +522,7 @@ def make_mcts_iterate(jit, playout_margin=None, words=1, cut_playout=None):
 mcts_iterate = make_mcts_iterate(stable_jit(njit(cache=True, nogil=True)))
 
 
-def mcts_kernel(m: int):
+def mcts_kernel(m: int, to_the_end: bool = False):
     """The ``mcts_iterate`` for trees of m houses: where
     :func:`jitsearch.kernels.playouts.cpu_margin_kernel` has a faster
     playout for m (board vectors for m <= 7 on a CPU with AVX2 and BMI2,
@@ -489,16 +531,21 @@ def mcts_kernel(m: int):
     HMCTS playouts too (:func:`~jitsearch.kernels.playouts.cpu_cut_playout`);
     same trees. At Kalah(6,4) packed boards measured about 1.3x the
     simulations/s of the generic kernel; board vectors 1.2x that to the end,
-    1.3x with ``eval=store``, 1.6x for HMCTS. Else the generic kernel."""
-    return _mcts_kernel(m, cpu_playout_kind(m))
+    1.3x with ``eval=store``, 1.6x for HMCTS. Else the generic kernel.
+    ``to_the_end``: for a search that plays random playouts to the end only
+    (:meth:`~jitsearch.mcts.config.MCTSConfig.plays_to_the_end`), a smaller
+    kernel with a faster first compile (same trees)."""
+    return _mcts_kernel(m, cpu_playout_kind(m), bool(to_the_end))
 
 
 @functools.lru_cache(maxsize=None)
-def _mcts_kernel(m: int, kind: str):
+def _mcts_kernel(m: int, kind: str, to_the_end: bool = False):
     fast = cpu_margin_kernel(m, kind)
     if fast is None:
         return mcts_iterate
     words, margin = fast
+    if to_the_end:
+        return make_mcts_iterate(stable_jit(njit(cache=True, nogil=True)), margin, words, to_the_end=True)
     return make_mcts_iterate(stable_jit(njit(cache=True, nogil=True)), margin, words, cpu_cut_playout(m, kind))
 
 
