@@ -105,6 +105,9 @@ def test_stopped_before_it_starts():
 
 
 def test_stop_ends_a_long_solve_within_seconds():
+    # compile (or load) the solver and engine first: a compile cannot be stopped, and on an empty cache
+    # (a fresh clone) it took 13 s of the solve's time when this test ran first
+    analyse_position(KalahState.initial(3, 2), engine="alphabeta:depth=2,db=0", solve_time=60)
     stop = threading.Event()
     threading.Timer(0.5, stop.set).start()
     r = analyse_position(KalahState.initial(6, 6), engine="alphabeta:time=60,db=0", solve_time=60, stop=stop)

@@ -134,9 +134,9 @@ def test_served_game_equals_in_process_game(spec):
     moves of the in-process agent with that seed; another seed gives another game."""
     def through_server(seed):
         server = EngineServer(spec)
-        assert server.handle("game 4 3 empty-capture")[0] == ["ok"]
+        assert server.handle("game 6 4 empty-capture")[0] == ["ok"]
         assert server.handle(f"seed {seed}")[0] == ["ok"]
-        state, moves = KalahState.initial(4, 3, empty_capture=True), []
+        state, moves = KalahState.initial(6, 4, empty_capture=True), []
         other = parse_agent("alphabeta:depth=2")
         while not state.is_over:
             if state.player == 0:
@@ -148,7 +148,7 @@ def test_served_game_equals_in_process_game(spec):
             state = state.play(pit)
         return moves
 
-    reference = play_game(KalahState.initial(4, 3, empty_capture=True),
+    reference = play_game(KalahState.initial(6, 4, empty_capture=True),
                           [parse_agent(spec, seed=11), parse_agent("alphabeta:depth=2")])["moves"]
     assert through_server(11) == reference
     assert through_server(12) != reference

@@ -123,7 +123,7 @@ def test_option_defaults_and_the_apis_checks():
     cfg.validate()
     assert (cfg.eval_plies, cfg.imm) == (DEFAULT_EVAL_PLIES, 0.0)
     assert MCTSConfig().eval is None and MCTSConfig().imm == 0.0  # the default search is unchanged
-    s = KalahState.initial(4, 3)  # the board the other tests here compile the kernel for
+    s = KalahState.initial(6, 4)  # the board the other default tests compile the single-tree kernel for
     with pytest.raises(ValueError, match="imm= .* give eval="):
         multi_tree_search(s, trees=1, iterations=5, imm=0.2, backend="cpu")
     with pytest.raises(ValueError, match="eval must be one of"):
@@ -142,7 +142,7 @@ def test_option_defaults_and_the_apis_checks():
 # -- the same searches under two names ------------------------------------------------
 
 def test_eval_heuristic_is_the_cut_playout_and_imm_zero_changes_nothing():
-    s = KalahState.initial(4, 3)
+    s = KalahState.initial(6, 4)
     a = mcts_search(s, iterations=400, playouts=2, seed=3, playout_depth=3)
     b = mcts_search(s, iterations=400, playouts=2, seed=3, eval="heuristic", eval_plies=3)
     c = mcts_search(s, iterations=400, playouts=2, seed=3, eval="heuristic", eval_plies=3, imm=0.0)
@@ -173,19 +173,19 @@ def test_imm_backup_on_a_hand_built_chain_keeps_the_sign_on_the_extra_turn():
 
 @pytest.mark.parametrize("kind", ["store", "heuristic"])
 def test_single_tree_imm_is_the_minimax_of_the_stored_evaluations(kind):
-    s = KalahState.initial(4, 3)
+    s = KalahState.initial(6, 4)
     total = int(sum(s.board))
     cfg = MCTSConfig(iterations=300, eval=kind, eval_plies=2, imm=0.4, solver=kind == "heuristic")
     cfg.validate()
-    t = T.MCTSTree(300 * 4 + 1, 4)
+    t = T.MCTSTree(300 * 6 + 1, 6)
     t.set_root(s.board, s.player)
-    T.mcts_kernel(4)(*t.arrays(), 4, cfg.params(False), np.uint64(3), 0, 300)
+    T.mcts_kernel(6)(*t.arrays(), 6, cfg.params(False), np.uint64(3), 0, 300)
 
     def children(x):
         return [c for c in t.children(x) if t.visits[c] > 0], t.mover_in[x] == t.to_move[x]
 
     def evaluate(x):
-        return static_value(t.boards[x], 4, int(t.mover_in[x]), t.to_move[x] == T.TERMINAL, kind, total)
+        return static_value(t.boards[x], 6, int(t.mover_in[x]), t.to_move[x] == T.TERMINAL, kind, total)
 
     ref = minimax(children, evaluate, lambda v: 1.0 - v, 0)
     visited = [x for x in range(int(t.size[0])) if t.visits[x] > 0]
