@@ -25,20 +25,11 @@ from jitsearch.kernels.oware_mcts import CPU_STEP
 from jitsearch.kernels.sentinels import TERMINAL, UNEVALUATED
 from jitsearch.mcts.oware import analyse_oware, search_oware, tree_parallel_oware
 
+from test_oware_mcts import _states
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _states(seed, count, min_rows=1, **kw):
-    rnd = random.Random(seed)
-    out = []
-    s = OwareState.initial(**kw)
-    while len(out) < count:
-        s = s.play(rnd.choice(s.legal_moves()))
-        if s.is_over:
-            s = OwareState.initial(**kw)
-        elif len(s.history) >= min_rows:
-            out.append(s)
-    return out
 
 
 def static_units(board, m, over, side_weight=0.25):

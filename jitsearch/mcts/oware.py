@@ -92,6 +92,20 @@ def _checked_states(states) -> list:
     return list(states)
 
 
+def _checked_run_options(threads, return_trees, tree_keys, seed, count):
+    """The options both tree searches share: (threads or None, return_trees,
+    tree_keys as an array of ``count`` integers, by default from ``seed``)."""
+    if threads is not None:
+        threads = check_int("threads", threads, 1, 1024)
+    return_trees = check_bool("return_trees", return_trees)
+    if tree_keys is None:
+        tree_keys = tree_keys_for(seed, count)
+    tree_keys = np.asarray(tree_keys)
+    if tree_keys.shape != (count,) or tree_keys.dtype.kind not in "iu":
+        raise ValueError(f"tree_keys must hold one unsigned integer per position ({count})")
+    return threads, return_trees, tree_keys
+
+
 class _OwareGrower:
     """Owns an OwareTrees batch and grows it on one backend, in chunks."""
 
@@ -240,14 +254,7 @@ def analyse_oware(states, *, iterations: int | None = 1000, time: float | None =
     if leaves * opts.playouts > MAX_STEP_PLAYOUTS:
         raise ValueError(f"leaves x playouts = {leaves} x {opts.playouts} is above the limit of "
                          f"{MAX_STEP_PLAYOUTS} playouts per step: lower leaves= or playouts=")
-    if threads is not None:
-        threads = check_int("threads", threads, 1, 1024)
-    return_trees = check_bool("return_trees", return_trees)
-    if tree_keys is None:
-        tree_keys = tree_keys_for(seed, len(states))
-    tree_keys = np.asarray(tree_keys)
-    if tree_keys.shape != (len(states),) or tree_keys.dtype.kind not in "iu":
-        raise ValueError(f"tree_keys must hold one unsigned integer per position ({len(states)})")
+    threads, return_trees, tree_keys = _checked_run_options(threads, return_trees, tree_keys, seed, len(states))
     m = states[0].houses
     if opts.capacity is not None:
         capacity = check_int("capacity", opts.capacity, m + 1, MAX_NODES)
@@ -452,14 +459,7 @@ def tree_parallel_oware(states, *, blocks: int | None = None, iterations: int | 
 
     if opts.playouts > MAX_SHARED_PLAYOUTS:
         raise ValueError(f"playouts must be at most {MAX_SHARED_PLAYOUTS} in a shared tree, got {opts.playouts}")
-    if threads is not None:
-        threads = check_int("threads", threads, 1, 1024)
-    return_trees = check_bool("return_trees", return_trees)
-    if tree_keys is None:
-        tree_keys = tree_keys_for(seed, len(states))
-    tree_keys = np.asarray(tree_keys)
-    if tree_keys.shape != (len(states),) or tree_keys.dtype.kind not in "iu":
-        raise ValueError(f"tree_keys must hold one unsigned integer per position ({len(states)})")
+    threads, return_trees, tree_keys = _checked_run_options(threads, return_trees, tree_keys, seed, len(states))
     m = states[0].houses
     if opts.capacity is not None:
         capacity = check_int("capacity", opts.capacity, m + 1, MAX_NODES)
