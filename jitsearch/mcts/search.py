@@ -40,8 +40,8 @@ def _warm_kernel(state: KalahState, cfg: MCTSConfig) -> None:
     _WARMED.add(key)
     tree = MCTSTree(state.houses + 1, state.houses, max_bytes=None)
     tree.set_root(state.board, state.player)
-    mcts_kernel(state.houses, key[1])(*tree.arrays(), state.houses, cfg.params(state.empty_capture), np.uint64(0), 0,
-                                      1)
+    kernel = mcts_kernel(state.houses, key[1])
+    kernel(*tree.arrays(), state.houses, cfg.params(state.empty_capture), np.uint64(0), 0, 1)
 
 
 def worker_seed(seed: int, worker: int) -> int:

@@ -386,8 +386,9 @@ def make_mcts_iterate(jit, playout_margin=None, words=1, cut_playout=None, to_th
     leaves get random playouts to the end only (the default search, see
     :meth:`jitsearch.mcts.config.MCTSConfig.plays_to_the_end`, which implies
     no implicit minimax values). It leaves out the cut and HMCTS playouts
-    and the evaluations, about a fifth of the full kernel's compile time,
-    and raises ``ValueError`` if given other playouts or ``imm``.
+    and the evaluations (a first compile of 4.6 s against 6.0-6.5 s for the
+    full kernel at Kalah(6,4)), and raises ``ValueError`` if given other
+    playouts or ``imm``.
     """
     packed = playout_margin is not None
     if to_the_end and not packed:
