@@ -17,6 +17,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -246,6 +247,45 @@ def test_served_engine_plays_the_in_process_games(tmp_path):
     assert len(logs) == 2  # one per engine, each started once (check, then kept alive across the 6 games)
     assert all(log.read_text().count("started by pid") == 1 for log in logs)
     assert running_pids() == []
+
+
+def test_only_the_reader_thread_closes_an_engines_output(tmp_path, monkeypatch):
+    """An engine's stdout is closed by its reader thread alone, after the end of file that follows the exit:
+    closed by the thread that kills the engine, the descriptor's number was free for the next engine's pipe
+    while the old reader could still read it, and under load the old reader took the new engine's first
+    byte ('ello test-garbage' answered to hello)."""
+    import jitsearch.arena.external_engine as ee
+
+    closers = []
+
+    class Output:  # the pipe, with the thread of each close recorded
+        def __init__(self, raw):
+            self.raw = raw
+
+        def readline(self, n=-1):
+            return self.raw.readline(n)
+
+        def close(self):
+            closers.append(threading.current_thread().name)
+            self.raw.close()
+
+    real_popen = ee.subprocess.Popen
+
+    def popen(*args, **kwargs):
+        proc = real_popen(*args, **kwargs)
+        proc.stdout = Output(proc.stdout)
+        return proc
+
+    monkeypatch.setattr(ee.subprocess, "Popen", popen)
+    argv = parse_command(bad("garbage", tag=str(tmp_path)))
+    for i in range(3):
+        eng = ee.EngineProcess(argv, tmp_path / "engine.log")
+        eng.start()
+        assert eng.name == "test-garbage"
+        eng.kill() if i % 2 else eng.close()
+        assert not eng.reader.is_alive()
+    assert closers == ["jitsearch-engine-reader"] * 3
+    assert _tagged(str(tmp_path)) == []
 
 
 @pytest.mark.parametrize("mode, termination", [("timeout", "time forfeit"), ("garbage", "illegal move"),

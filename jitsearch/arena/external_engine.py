@@ -59,6 +59,8 @@ READY_TIMEOUT = 120.0
 ANSWER_TIMEOUT = 10.0
 #: Seconds an engine has to exit after ``quit`` before it is killed.
 QUIT_TIMEOUT = 2.0
+#: Seconds to wait, once an engine has exited, for its reader thread to see the end of its output.
+READER_JOIN_TIMEOUT = 1.0
 #: Longest move time or margin, in ms (one day).
 MAX_MS = 86_400_000
 #: Longest answer line taken, in characters; more is garbage.
@@ -169,6 +171,7 @@ class EngineProcess:
         self.name = None
         self.serial = next(_serials)  # tells a restarted engine from the one a game began with
         self.broken = False
+        self.reader: threading.Thread | None = None
 
     def start(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -186,9 +189,9 @@ class EngineProcess:
                 raise EngineError("crash", f"cannot start {shlex.join(self.argv)}: {exc.strerror or exc}") from None
         finally:
             log.close()
-        reader = threading.Thread(target=self._read, args=(self.proc.stdout, self.lines), daemon=True,
-                                  name="jitsearch-engine-reader")
-        reader.start()
+        self.reader = threading.Thread(target=self._read, args=(self.proc.stdout, self.lines), daemon=True,
+                                       name="jitsearch-engine-reader")
+        self.reader.start()
         self.send("hello")
         line = self.read(time.monotonic() + READY_TIMEOUT, "hello")
         if not line.startswith("hello"):
@@ -197,6 +200,9 @@ class EngineProcess:
 
     @staticmethod
     def _read(stream, lines) -> None:
+        """The reader thread: queue each line, then ``_EOF``. It alone reads and closes ``stream``: were
+        another thread to close it, the descriptor's number could be reused by the next engine's pipe
+        before this thread's next ``read``, which would then take that engine's first byte."""
         try:
             while True:
                 raw = stream.readline(MAX_ANSWER)  # a longer line comes in pieces: garbage, not a memory hog
@@ -205,6 +211,11 @@ class EngineProcess:
                 lines.put(raw.decode("utf-8", "replace").rstrip("\r\n"))
         except (OSError, ValueError):
             pass
+        finally:
+            try:
+                stream.close()
+            except (OSError, ValueError):
+                pass
         lines.put(_EOF)
 
     @property
@@ -291,11 +302,14 @@ class EngineProcess:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:  # pragma: no cover - a process that ignores SIGKILL
                 pass
-            for stream in (proc.stdin, proc.stdout):
-                try:
-                    stream.close()
-                except (OSError, ValueError):
-                    pass
+            try:
+                proc.stdin.close()
+            except (OSError, ValueError):
+                pass
+            # stdout is the reader thread's to close, at the end of file that follows the exit (unless a
+            # child of the engine still holds the pipe: then it closes it when that one ends)
+            if self.reader is not None:
+                self.reader.join(READER_JOIN_TIMEOUT)
 
     def kill(self) -> None:
         self.broken = True
