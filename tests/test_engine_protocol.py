@@ -231,8 +231,9 @@ def test_cmd_specs_and_engine_lists():
 
 def test_served_engine_plays_the_in_process_games(tmp_path):
     """cmd:jitsearch engine --agent SPEC plays the games of SPEC in process, seed for seed (the MCTS agent's
-    searches depend on its seed, so the seed request must reach it); the files agree move for move."""
-    match = KalahMatch(houses=4, seeds=3, openings=2, seed=5)
+    searches depend on its seed, so the seed request must reach it); the files agree move for move. Kalah(6,4):
+    the engines load the kernels the games in this process compiled."""
+    match = KalahMatch(houses=6, seeds=4, openings=2, seed=5)
     settings = EngineSettings(60_000, 5_000, str(tmp_path / "logs"))
     a, b = "alphabeta:depth=4", "mcts:iterations=40"
     here = run_kalah_tournament(a, b, match, 3, out=tmp_path / "here.jsonl")

@@ -26,8 +26,9 @@ def test_a_cold_cache_starts_one_helper_per_other_agent_and_a_warm_one_none(tmp_
 
 
 def test_warming_leaves_the_games_alone():
-    """An agent warmed before its games plays the same moves as one that was not."""
-    s = KalahState.initial(3, 3)
+    """An agent warmed before its games plays the same moves as one that was not (Kalah(6,4): the kernel
+    the other default tests compile)."""
+    s = KalahState.initial(6, 4)
     warm_agents(["mcts:iterations=60"], s)
     a, b = parse_agent("mcts:iterations=60", seed=5), parse_agent("mcts:iterations=60", seed=5)
     a.warm(s)
