@@ -141,6 +141,15 @@ def physical_memory() -> int | None:
         return None
 
 
+def kernel_array(a, dtype) -> np.ndarray:
+    """``a`` as a C-contiguous, writable array of ``dtype``: the one form an array takes on its way into a
+    kernel. A read-only input (a frozen state's board, a ``[None, :]`` view of one, ``np.broadcast_to``) would
+    otherwise be a second signature, and a second compile of the kernel and of everything it calls; it is
+    copied instead."""
+    out = np.ascontiguousarray(a, dtype=dtype)
+    return out if out.flags.writeable else out.copy()
+
+
 def check_max_bytes(name: str, value) -> int:
     """A memory ceiling given by a caller: a positive integer number of bytes."""
     if not is_int(value):

@@ -197,6 +197,21 @@ def test_board_is_read_only_and_owned_by_the_state():
     assert s.board.tolist() == before and hash(s) == hash(KalahState.from_board(before, 0))
 
 
+def test_kernel_arrays_are_writable_contiguous_copies_only_where_needed():
+    from jitsearch._checks import kernel_array
+
+    board = KalahState.initial(3, 2).board
+    out = kernel_array(board, np.int32)
+    assert out.flags.writeable and out.flags.c_contiguous and out.tolist() == board.tolist()
+    assert not np.shares_memory(out, board)
+    out[0] = 7  # the state is untouched
+    assert board[0] == 0
+    mine = np.arange(6, dtype=np.int32)
+    assert kernel_array(mine, np.int32) is mine
+    wide = kernel_array(np.broadcast_to(board, (3, board.size)), np.int64)
+    assert wide.dtype == np.int64 and wide.shape == (3, 8) and wide.flags.writeable and wide.flags.c_contiguous
+
+
 def test_the_exact_search_reads_a_read_only_board():
     from jitsearch.games.kalah.alphabeta import search
     from jitsearch.games.kalah.solver import solve_exact

@@ -104,7 +104,8 @@ def test_broken_engine_is_one_line(tmp_path, engine, words):
             "--engine-logs", str(tmp_path)]
     r = subprocess.run(argv, capture_output=True, text=True, env=ENV, timeout=300)
     assert r.returncode == 2, r.stderr
-    lines = r.stderr.strip().splitlines()
+    # on an empty Numba cache the rules' first compile may come first, with its notice
+    lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip() and not ln.startswith("compiling (first run only)")]
     assert len(lines) == 1 and lines[0].startswith("error: engine 'cmd:") and words in lines[0], r.stderr
     assert "Traceback" not in r.stderr
 

@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 
 from jitsearch.games.kalah import KalahState
-from jitsearch.games.kalah.rules import GAME_OVER
 from jitsearch.kernels.multi_mcts import REWARD_UNITS, log_table_for
-from jitsearch.kernels.shared_tree import NO_NODE, POOL_FULL, SharedTrees, grow_shared_cpu
+from jitsearch.kernels.shared_tree import NO_NODE, POOL_FULL, SharedTrees, grow_shared_cpu, grow_shared_range
 from jitsearch.mcts.multi import tree_keys_for
 from jitsearch.mcts.search import mcts_search
 from jitsearch.mcts.shared import search_many_shared, tree_parallel_search
@@ -93,6 +92,17 @@ def test_picks_the_unique_winning_move():
     for s, winner in _unique_winning_positions(6):
         r = tree_parallel_search(s, iterations=600, playouts=4, backend="cpu", seed=1)
         assert r["move"] == winner, (s.to_text(), r["children"])
+
+
+def test_the_warm_up_and_every_search_share_one_compiled_signature():
+    """A read-only root board (a state's, as the warm-up passes it) and a writable stack (the searches') reach the
+    kernel as the same type: one compile, not one per caller (the warm-up used to compile a variant no search
+    used)."""
+    s = KalahState.initial(4, 3)
+    assert not s.board.flags.writeable
+    tree_parallel_search(s, iterations=20, playouts=1, trees=2, backend="cpu", seed=1)
+    grow(s, iterations=20)
+    assert len(grow_shared_range.signatures) == 1, grow_shared_range.signatures
 
 
 def test_root_visits_equal_the_iterations_and_values_are_the_movers():

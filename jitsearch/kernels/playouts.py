@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 from numba.core import serialize
 
-from .._checks import check_bool, check_int, check_seed, max_threads
+from .._checks import check_bool, check_int, check_seed, kernel_array, max_threads
 from .._threads import run_in_pool
 from ..games.kalah import rules as kalah_rules
 from ..games.kalah import simd_rules
@@ -530,10 +530,7 @@ def validate_batch(boards, players, playouts_per_state, seed):
     side1 = b[:, m + 2:].sum(axis=1)
     if k and ((side0 == 0) | (side1 == 0)).any():
         raise ValueError("a board has an empty side: that game is already over")
-    out = np.ascontiguousarray(b, dtype=np.int32)
-    if not out.flags.writeable:  # e.g. a KalahState's board: one compiled signature for the kernels
-        out = out.copy()
-    return out, np.ascontiguousarray(p, dtype=np.int64), m
+    return kernel_array(b, np.int32), kernel_array(p, np.int64), m
 
 
 def evaluate_cpu(boards, players, playouts_per_state: int, seed: int, *, empty_capture: bool = False,

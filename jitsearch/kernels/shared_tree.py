@@ -58,6 +58,7 @@ from types import SimpleNamespace
 import numpy as np
 from numba import njit
 
+from .._checks import kernel_array
 from .._threads import split_trees
 
 from ..games.kalah.state import RULES
@@ -361,8 +362,8 @@ class SharedTrees:
         self.value = np.zeros(t * c, dtype=np.int64)
         self.imm = np.full(t * c if imm else 1, UNEVALUATED, dtype=np.int64)
         self.size = np.ones(t, dtype=np.int32)
-        self.root_boards = np.ascontiguousarray(boards, dtype=np.int32)
-        self.root_players = np.ascontiguousarray(players, dtype=np.int32)
+        self.root_boards = kernel_array(boards, np.int32)
+        self.root_players = kernel_array(players, np.int32)
 
     def arrays(self):
         return (self.first_child, self.num_children, self.move, self.visits, self.value, self.imm, self.size)

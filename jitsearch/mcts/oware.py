@@ -33,7 +33,7 @@ import time as _time
 
 import numpy as np
 
-from .._checks import check_bool, check_choice, check_float, check_int
+from .._checks import check_bool, check_choice, check_float, check_int, kernel_array
 from .._threads import cpu_threads
 from ..games.oware import OwareState
 from ..kernels.multi_mcts import REWARD_UNITS, log_table_for
@@ -143,7 +143,7 @@ class _OwareGrower:
         self.trees = OwareTrees(t, capacity, m, imm > 0)
         self.trees.set_roots(boards, players)
         self.tree_keys = np.ascontiguousarray(tree_keys, dtype=np.uint64)
-        self.root_hist = np.ascontiguousarray(hists, dtype=np.int32)
+        self.root_hist = kernel_array(hists, np.int32)
         self.root_rows = rows.astype(np.int32)
         self.root_ply = plies.astype(np.int32)
         self.log_table = log_table_for(1024)
@@ -352,8 +352,8 @@ class _SharedOwareGrower:
                 raise ValueError(f"{t:,} shared Oware MCTS trees need {need / 2**20:,.0f} MiB of GPU memory, but "
                                  f"{free / 2**20:,.0f} MiB are free: lower capacity=, blocks= or the positions")
         self.trees = OwareSharedTrees(t, capacity, imm > 0)
-        self.roots = (np.ascontiguousarray(boards, np.int32), np.ascontiguousarray(players, np.int32),
-                      np.ascontiguousarray(hists, np.int32), rows.astype(np.int32), plies.astype(np.int32))
+        self.roots = (kernel_array(boards, np.int32), kernel_array(players, np.int32), kernel_array(hists, np.int32),
+                      kernel_array(rows, np.int32), kernel_array(plies, np.int32))
         self.tree_keys = np.ascontiguousarray(tree_keys, dtype=np.uint64)
         self.log_table = log_table_for(1024)
         self.done = 0
