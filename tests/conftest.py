@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import pathlib
 import signal
-import sys
 
 import numpy as np
 import pytest
-
-# Bytecode. Where PYTHONDONTWRITEBYTECODE is set (this project's 2-core box sets it), each xdist worker rewrote
-# every test module's asserts again and each `jitsearch` process the tests start compiled jitsearch's sources
-# again: a warm default run took 123 s with it, 97 s without (2026-11-27). The test session writes bytecode
-# (in __pycache__, beside Numba's cache files, which Numba writes there whatever the setting), and so do the
-# processes it starts. (A sys.pycache_prefix elsewhere would not do: every installed module would then be
-# compiled again into it on a first run.)
-if sys.dont_write_bytecode:
-    sys.dont_write_bytecode = False
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 # A test run started in the background by a non-interactive shell inherits SIGINT ignored, and so would
 # every process the tests start: the Ctrl-C tests would then see no Ctrl-C at all. Restore Python's
