@@ -35,7 +35,7 @@ import time as _time
 import numpy as np
 
 from ..games.kalah import KalahState
-from .._checks import check_int, check_seed
+from .._checks import check_int, check_seed, kernel_array
 from ..kernels.multi_mcts import REWARD_UNITS, TreeBatch, grow_trees_cpu, log_table_for, node_bytes
 from ..kernels.sentinels import FORMULAS, NO_NODE
 from ..rng import mix64_py
@@ -121,7 +121,7 @@ class _Grower:
                                  f"memory, but {free / 2**20:,.0f} MiB are free: lower trees= or capacity=")
         self.batch = TreeBatch(t, capacity, houses, imm=with_imm)
         self.batch.set_roots(boards, players)
-        self.tree_keys = np.ascontiguousarray(tree_keys, dtype=np.uint64)
+        self.tree_keys = kernel_array(tree_keys, np.uint64)
         self.totals = boards.astype(np.int64).sum(axis=1)
         self.m = houses
         reward_kind, max_plies = opts.kernel_reward()

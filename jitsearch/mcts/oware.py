@@ -142,7 +142,7 @@ class _OwareGrower:
             check_bytes(need, max_bytes, f"{t:,} Oware MCTS trees of {capacity:,} nodes", hint)
         self.trees = OwareTrees(t, capacity, m, imm > 0)
         self.trees.set_roots(boards, players)
-        self.tree_keys = np.ascontiguousarray(tree_keys, dtype=np.uint64)
+        self.tree_keys = kernel_array(tree_keys, np.uint64)
         self.root_hist = kernel_array(hists, np.int32)
         self.root_rows = rows.astype(np.int32)
         self.root_ply = plies.astype(np.int32)
@@ -354,7 +354,7 @@ class _SharedOwareGrower:
         self.trees = OwareSharedTrees(t, capacity, imm > 0)
         self.roots = (kernel_array(boards, np.int32), kernel_array(players, np.int32), kernel_array(hists, np.int32),
                       kernel_array(rows, np.int32), kernel_array(plies, np.int32))
-        self.tree_keys = np.ascontiguousarray(tree_keys, dtype=np.uint64)
+        self.tree_keys = kernel_array(tree_keys, np.uint64)
         self.log_table = log_table_for(1024)
         self.done = 0
         self.device = None

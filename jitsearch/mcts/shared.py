@@ -30,7 +30,7 @@ import time as _time
 import numpy as np
 
 from ..games.kalah import KalahState
-from .._checks import check_int, check_seed
+from .._checks import check_int, check_seed, kernel_array
 from ..kernels.multi_mcts import REWARD_UNITS, log_table_for
 from ..kernels.shared_tree import IMM_BYTES, NODE_BYTES, SharedTrees, grow_shared_cpu
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes, format_bytes
@@ -73,7 +73,7 @@ class _SharedGrower:
         self.capacity = capacity
         self.blocks = blocks
         self.m = houses
-        self.tree_keys = np.ascontiguousarray(tree_keys, dtype=np.uint64)
+        self.tree_keys = kernel_array(tree_keys, np.uint64)
         self.totals = boards.astype(np.int64).sum(axis=1)
         reward_kind, max_plies = opts.kernel_reward()
         self.args = (float(opts.c), FORMULAS[opts.formula], reward_kind, int(opts.playouts), bool(empty_capture),
