@@ -120,6 +120,33 @@ def test_packed_board_kernel_equals_cpu_twin(m, n, near_end, ec):
 
 
 @needs_cuda
+@pytest.mark.parametrize("kind", ["registers", "registers-playout", "generic", "packed"])
+@pytest.mark.parametrize("m, n, near_end, ec", [(6, 4, False, False), (6, 4, True, True), (2, 5, False, False),
+                                                (9, 2, True, False)])
+def test_every_playout_kernel_equals_cpu_twin(kind, m, n, near_end, ec):
+    """Each kernel the evaluator can run (the register-board ones in both forms, generic, packed) gives the
+    CPU twin's counters, with launches of fewer threads than jobs (a thread plays several games)."""
+    from jitsearch.kernels.cuda_playouts import CudaEvaluator
+
+    b, p = _batch(m, n, 4, seed=m * 31 + n, near_end=near_end, empty_capture=ec)
+    for seed, tpb, blocks in ((5, 32, None), (2**64 - 1, 7, 2)):
+        cpu = evaluate_cpu(b, p, 6, seed, empty_capture=ec)
+        gpu = CudaEvaluator(threads_per_block=tpb, blocks=blocks, kernel=kind).evaluate(b, p, 6, seed,
+                                                                                        empty_capture=ec)
+        for k in KEYS:
+            assert (gpu[k] == cpu[k]).all(), (k, seed)
+
+
+def test_unknown_playout_kernel_is_a_clear_error():
+    if not CUDA_OK:
+        pytest.skip(f"no CUDA device or simulator: {CUDA_WHY}")
+    from jitsearch.kernels.cuda_playouts import CudaEvaluator
+
+    with pytest.raises(ValueError, match="kernel must be one of registers"):
+        CudaEvaluator(kernel="fast")
+
+
+@needs_cuda
 @pytest.mark.parametrize("threads_per_block, blocks", [(1, 1), (7, 2), (32, None), (64, 3)])
 def test_launch_shape_does_not_change_results(threads_per_block, blocks):
     from jitsearch.kernels.cuda_playouts import CudaEvaluator
@@ -170,7 +197,7 @@ def test_kernel_compiles_to_ptx_for_sm90():
     try:
         from jitsearch.kernels.cuda_mcts import compile_ptx as compile_mcts_ptx
         from jitsearch.kernels.cuda_playouts import compile_ptx
-        from jitsearch.kernels.cuda_playouts import compile_packed_ptx
+        from jitsearch.kernels.cuda_playouts import compile_packed_ptx, compile_register_ptx
         from jitsearch.kernels.cuda_shared_tree import compile_ptx as compile_shared_ptx
         from jitsearch.kernels.cuda_oware_mcts import compile_ptx as compile_oware_mcts_ptx
         from jitsearch.kernels.cuda_oware_shared_tree import compile_ptx as compile_oware_shared_ptx
@@ -178,7 +205,9 @@ def test_kernel_compiles_to_ptx_for_sm90():
         ptx = compile_ptx((9, 0))
         mcts_ptx = compile_mcts_ptx((9, 0))
         shared_ptx = compile_shared_ptx((9, 0))
+        shared_register_ptx = compile_shared_ptx((9, 0), houses=6)
         packed_ptx = compile_packed_ptx(6, (9, 0))
+        register_ptx = {form: compile_register_ptx(6, (9, 0), form) for form in ("jobs", "playout")}
         oware_mcts_ptx = compile_oware_mcts_ptx((9, 0))
         oware_shared_ptx = compile_oware_shared_ptx((9, 0))
     except Exception as exc:  # no numba-cuda / NVVM / NVRTC here
@@ -188,7 +217,13 @@ def test_kernel_compiles_to_ptx_for_sm90():
     assert ".target sm_90" in ptx and "_playout_kernel" in ptx
     assert ".target sm_90" in mcts_ptx and "_mcts_kernel" in mcts_ptx
     assert ".target sm_90" in shared_ptx and "_shared_tree_kernel" in shared_ptx
+    assert ".target sm_90" in shared_register_ptx and "register_board_playout" in shared_register_ptx
     assert ".target sm_90" in packed_ptx and "_packed_playout_kernel" in packed_ptx
+    for form, text in register_ptx.items():
+        assert ".target sm_90" in text and f"_register_{form}_kernel" in text
+        # the point of these kernels: the board never leaves registers (the generic kernel's lives in local memory)
+        assert "ld.local" not in text and "st.local" not in text, form
+    assert "ld.local" in ptx
     assert ".target sm_90" in oware_mcts_ptx and "_oware_mcts_kernel" in oware_mcts_ptx
     assert ".target sm_90" in oware_shared_ptx and "_oware_shared_tree_kernel" in oware_shared_ptx
     assert "ld.global.cg" in shared_ptx and "atom.global.cas" in shared_ptx.replace("atom.cas", "atom.global.cas")

@@ -102,6 +102,14 @@ KERNEL_SIGNATURE = ("void(int32[:, :], int64[:], int64, boolean, int64, uint64, 
 OUTPUTS = ("wins", "draws", "losses", "margin_sum", "plies")
 
 
+#: The playout kernels :class:`CudaEvaluator` can run (all with bit-identical
+#: results): "registers" (the default: :func:`register_kernel`, jobs form),
+#: "registers-playout" (its one-playout-per-iteration form), "generic"
+#: (:func:`make_kernel`: the board in local memory, any m) and "packed"
+#: (:func:`packed_kernel`; the generic kernel above its largest m).
+KERNEL_KINDS = ("registers", "registers-playout", "generic", "packed")
+
+
 class CudaEvaluator:
     """Batched playouts on the GPU with reusable buffers and a stream.
 
@@ -110,9 +118,12 @@ class CudaEvaluator:
     or device arrays with ``to_host=False``.
     """
 
-    def __init__(self, threads_per_block: int = 128, blocks: int | None = None):
-        cuda, self._kernel = kernel()
+    def __init__(self, threads_per_block: int = 128, blocks: int | None = None, kernel: str = "registers"):
+        if kernel not in KERNEL_KINDS:
+            raise ValueError(f"kernel must be one of {', '.join(KERNEL_KINDS)}, got {kernel!r}")
         self._cuda = cuda
+        self._kernel = playout_kernel
+        self.kernel = kernel
         if not 1 <= threads_per_block <= 1024:
             raise ValueError(f"threads_per_block must lie in 1..1024, got {threads_per_block}")
         self.threads_per_block = int(threads_per_block)
@@ -123,6 +134,15 @@ class CudaEvaluator:
         self._host = {}
         self._dev_boards = None
         self._dev_players = None
+
+    def _kernel_for(self, m: int):
+        if self.kernel == "registers":
+            return register_kernel(m, "jobs")
+        if self.kernel == "registers-playout":
+            return register_kernel(m, "playout")
+        if self.kernel == "packed" and m <= kalah_rules.MAX_PACKED_HOUSES:
+            return packed_kernel(m)
+        return self._kernel
 
     def _ensure(self, k: int, n: int):
         cuda = self._cuda
@@ -174,7 +194,7 @@ class CudaEvaluator:
         tpb = self.threads_per_block
         blocks = self.blocks or max(1, min((jobs + tpb - 1) // tpb, 65535))
         if jobs:
-            self._kernel[blocks, tpb, self.stream](d_boards, d_players, m, bool(empty_capture),
+            self._kernel_for(m)[blocks, tpb, self.stream](d_boards, d_players, m, bool(empty_capture),
                                                     int(playouts_per_state), np.uint64(seed),
                                                     *(outs[name] for name in OUTPUTS))
         if not to_host:
@@ -256,4 +276,87 @@ def compile_packed_ptx(houses: int = 6, cc=(9, 0)) -> str:
     fake = types.SimpleNamespace(compute_capability=tuple(cc))
     with mock.patch.object(dispatcher, "get_current_device", lambda: fake):
         ptx, _ = cuda.compile_ptx(make_packed_kernel(cuda.jit(device=True), houses), KERNEL_SIGNATURE, cc=tuple(cc))
+    return ptx
+
+
+# -- the board in registers (issue 24): :mod:`jitsearch.kernels.register_playout` ------------------
+
+def _record(wins, draws, losses, margin_sum, plies_out, s, mover, margin, plies):
+    """Add one playout's outcome to its state's counters (integer atomics: exact in any order)."""
+    mine = margin if mover == 0 else -margin
+    if mine > 0:
+        cuda.atomic.add(wins, s, 1)
+    elif mine < 0:
+        cuda.atomic.add(losses, s, 1)
+    else:
+        cuda.atomic.add(draws, s, 1)
+    cuda.atomic.add(margin_sum, s, margin)
+    cuda.atomic.add(plies_out, s, plies)
+
+
+#: The register-board kernels: "jobs" (a thread that ends a game starts its
+#: next one inside the same loop over plies) and "playout" (one playout per
+#: iteration of a grid-stride loop).
+REGISTER_FORMS = ("jobs", "playout")
+
+
+def make_register_kernel(device, houses: int, form: str = "jobs"):
+    """The kernel with the board in registers (:mod:`.register_playout`) for
+    boards of ``houses`` m, in ``form`` (:data:`REGISTER_FORMS`): the same
+    arguments (``m`` must equal ``houses``) and bit-identical results as
+    :func:`make_kernel`'s."""
+    from . import register_playout
+
+    if form not in REGISTER_FORMS:
+        raise ValueError(f"form must be one of {REGISTER_FORMS}, got {form!r}")
+    stream_key = rng.build(device).stream_key
+    record = device(_record)
+    if form == "jobs":
+        jobs = register_playout.build_jobs(device, houses, stream_key, record)
+
+        def _register_jobs_kernel(boards, players, m, empty_capture, playouts_per_state, seed, wins, draws, losses,
+                                  margin_sum, plies):
+            jobs(boards, players, empty_capture, playouts_per_state, seed, cuda.grid(1), cuda.gridsize(1),
+                 boards.shape[0] * playouts_per_state, wins, draws, losses, margin_sum, plies)
+
+        return _register_jobs_kernel
+
+    play = register_playout.build(device, houses)
+
+    def _register_playout_kernel(boards, players, m, empty_capture, playouts_per_state, seed, wins, draws, losses,
+                                 margin_sum, plies):
+        total = boards.shape[0] * playouts_per_state
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        for job in range(start, total, stride):
+            s = job // playouts_per_state
+            p = job - s * playouts_per_state
+            mover = players[s]
+            margin, k = play(boards, s, mover, empty_capture, stream_key(seed, s, p))
+            record(wins, draws, losses, margin_sum, plies, s, mover, margin, k)
+
+    return _register_playout_kernel
+
+
+_REGISTER = {}
+
+
+def register_kernel(houses: int, form: str = "jobs"):
+    """The register-board kernel for ``houses`` in ``form`` (compiled on first launch, cached per (m, form))."""
+    if (houses, form) not in _REGISTER:
+        _REGISTER[houses, form] = cuda.jit(make_register_kernel(cuda.jit(device=True), houses, form))
+    return _REGISTER[houses, form]
+
+
+def compile_register_ptx(houses: int = 6, cc=(9, 0), form: str = "jobs") -> str:
+    """PTX of the register-board kernel without a device (as :func:`compile_ptx`)."""
+    import types
+    from unittest import mock
+
+    from numba.cuda import dispatcher
+
+    fake = types.SimpleNamespace(compute_capability=tuple(cc))
+    with mock.patch.object(dispatcher, "get_current_device", lambda: fake):
+        ptx, _ = cuda.compile_ptx(make_register_kernel(cuda.jit(device=True), houses, form), KERNEL_SIGNATURE,
+                                  cc=tuple(cc))
     return ptx

@@ -70,11 +70,19 @@ def gpu_ops(device):
                            exchange=device(exchange), fence=device(fence))
 
 
-def make_kernel(device):
-    """The kernel's Python function with its step compiled by ``device``."""
+def make_kernel(device, houses: int | None = None):
+    """The kernel's Python function with its step compiled by ``device``;
+    with ``houses``, for boards of that m only, whose playouts to the end
+    run with the board in registers (:mod:`.register_playout`: the same
+    games, so the same trees)."""
     rules = kalah_rules.build(device)
     gen = rng.build(device)
-    step = make_shared_step(device, rules, gen, make_playout(device, rules, gen), gpu_ops(device))
+    margin_playout = None
+    if houses is not None:
+        from . import register_playout
+
+        margin_playout = register_playout.build_board(device, houses)
+    step = make_shared_step(device, rules, gen, make_playout(device, rules, gen), gpu_ops(device), margin_playout)
     descend = step.descend
     leaf_units = step.leaf_units
     backup = step.backup
@@ -140,6 +148,19 @@ def make_kernel(device):
 
 shared_tree_kernel = cuda.jit(make_kernel(cuda.jit(device=True)))
 
+_FOR_HOUSES = {}
+
+
+def kernel_for(houses: int, registers: bool = True):
+    """The kernel the searches launch for boards of ``houses`` m: with
+    ``registers`` (the default) the one with register-board playouts for
+    that m (compiled on first launch, cached per m), else the generic one."""
+    if not registers:
+        return shared_tree_kernel
+    if houses not in _FOR_HOUSES:
+        _FOR_HOUSES[houses] = cuda.jit(make_kernel(cuda.jit(device=True), houses))
+    return _FOR_HOUSES[houses]
+
 
 def threads_for(playouts: int) -> int:
     """Threads per block: the leaf's playouts rounded up to a warp, at most MAX_THREADS."""
@@ -176,7 +197,11 @@ class DeviceSharedTrees:
     :class:`~jitsearch.kernels.shared_tree.SharedTrees`), allocated once and
     reused: :meth:`reset` writes new roots (the rest of the pool is written
     as nodes are allocated, so nothing else is cleared). ``imm``: keep the
-    implicit minimax values (else one unused entry)."""
+    implicit minimax values (else one unused entry). ``registers``: launch
+    :func:`kernel_for`'s register-board kernel (the default; a benchmark
+    sets it False on the class to time the generic kernel)."""
+
+    registers = True
 
     def __init__(self, num_trees: int, capacity: int, imm: bool = False):
         self.stream = cuda.stream()
@@ -204,7 +229,7 @@ class DeviceSharedTrees:
     def grow(self, m, c, formula, reward_kind, playouts, empty_capture, max_plies, alpha, blocks_per_tree,
              first_iteration, iterations):
         self.claims.copy_to_device(self._zeros, stream=self.stream)
-        shared_tree_kernel[self.num_trees * blocks_per_tree, threads_for(playouts), self.stream](
+        kernel_for(m, self.registers)[self.num_trees * blocks_per_tree, threads_for(playouts), self.stream](
             *self.arrays, self.claims, self.root_boards, self.root_players, self.tree_keys, self.totals,
             self.log_table, self.capacity, m, c, formula, reward_kind, playouts, empty_capture, max_plies, alpha,
             blocks_per_tree, first_iteration, iterations)
@@ -257,8 +282,9 @@ KERNEL_SIGNATURE = ("void(int32[:], int32[:], int32[:], int64[:], int64[:], int6
                     "int64, boolean, int64, float64, int64, int64, int64)")
 
 
-def compile_ptx(cc=(9, 0)) -> str:
-    """PTX of the kernel for compute capability ``cc`` without a device (needs NVVM only)."""
+def compile_ptx(cc=(9, 0), houses: int | None = None) -> str:
+    """PTX of the kernel (with ``houses``: :func:`kernel_for`'s for that m) for compute capability ``cc``
+    without a device (needs NVVM only)."""
     import types
     from unittest import mock
 
@@ -266,5 +292,5 @@ def compile_ptx(cc=(9, 0)) -> str:
 
     fake = types.SimpleNamespace(compute_capability=tuple(cc))
     with mock.patch.object(dispatcher, "get_current_device", lambda: fake):
-        ptx, _ = cuda.compile_ptx(make_kernel(cuda.jit(device=True)), KERNEL_SIGNATURE, cc=tuple(cc))
+        ptx, _ = cuda.compile_ptx(make_kernel(cuda.jit(device=True), houses), KERNEL_SIGNATURE, cc=tuple(cc))
     return ptx

@@ -65,7 +65,7 @@ from ..games.kalah.state import RULES
 from . import rng
 from .multi_mcts import REWARD_UNITS, imm_scales, make_score, make_units
 from .playouts import make_playout
-from .sentinels import EXPANDING, NO_NODE, POOL_FULL, REWARD_HEURISTIC, TERMINAL, UNEVALUATED
+from .sentinels import EXPANDING, NO_NODE, NO_PLY_CAP, POOL_FULL, REWARD_HEURISTIC, TERMINAL, UNEVALUATED
 
 #: Nodes on one descent's path at most (a deeper descent stops and evaluates there).
 MAX_PATH = 256
@@ -126,14 +126,21 @@ def make_shared_imm_backup(jit, ops):
     return jit(imm_backup)
 
 
-def make_shared_step(jit, rules, gen, playout, ops):
+def make_shared_step(jit, rules, gen, playout, ops, margin_playout=None):
     """Compile the worker's step with ``jit``; ``ops`` holds the memory
     operations of the target (``load``, ``atomic_add`` and ``atomic_cas``
     returning the old value, ``exchange``, ``fence``: plain ones on the CPU,
     coherent loads and atomics on the GPU). Returns ``descend``,
     ``leaf_units``, ``static_units``, ``backup`` and ``imm_backup``. Scratch
     (board, moves, path) comes from the caller: device code cannot
-    allocate."""
+    allocate.
+
+    ``margin_playout`` (optional; the GPU's register-board playout of
+    :mod:`.register_playout` for one m, which the step is then only run
+    with): ``(board, mover, empty_capture, key) -> (player 0's final
+    margin, plies)``, the same game as ``playout``'s; used for the playouts
+    that need nothing but the final margin (no ply cap, an outcome
+    reward)."""
     apply_move = rules.apply_move
     legal_moves = rules.legal_moves
     stream_key = gen.stream_key
@@ -235,6 +242,22 @@ def make_shared_step(jit, rules, gen, playout, ops):
         if reward_kind != REWARD_HEURISTIC and end_player == TERMINAL:
             return outcome_units(work, m)
         return eval_units(work, m, reward_kind, total)
+
+    if margin_playout is not None:
+        generic_units = jit(leaf_units)
+
+        def leaf_units(leaf_board, leaf_player, m, empty_capture, key, max_plies, reward_kind, total, work,
+                       moves):
+            """As above; a playout to the end scored by its outcome runs in registers."""
+            if leaf_player == TERMINAL or reward_kind == REWARD_HEURISTIC or max_plies < NO_PLY_CAP:
+                return generic_units(leaf_board, leaf_player, m, empty_capture, key, max_plies, reward_kind,
+                                     total, work, moves)
+            margin, _ = margin_playout(leaf_board, leaf_player, empty_capture, key)
+            if margin > 0:
+                return np.int64(REWARD_UNITS)
+            if margin < 0:
+                return np.int64(0)
+            return np.int64(REWARD_UNITS // 2)
 
     leaf_units = jit(leaf_units)
 
