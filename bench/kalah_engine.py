@@ -51,11 +51,11 @@ def update(out: Path, key: str, row: dict) -> None:
     for k, r in data.items():
         if r.get("kind") == "match":
             st = r["statistics"]
-            lo, hi = st["elo_interval"]
+            lo, hi, elo = (("n/a" if x is None else f"{x:+.0f}") for x in (*st["elo_interval"], st["elo"]))
             lines.append(f"- **{r['a']}** vs **{r['b']}**, Kalah({r['houses']},{r['seeds']})"
                          f"{' empty-capture' if r['empty_capture'] else ''}: {st['wins']}-{st['draws']}-"
                          f"{st['losses']} in {st['games']} games ({st['pairs']} pairs), score {st['score']:.3f}, "
-                         f"Elo {st['elo']:+.0f} [{lo:+.0f}, {hi:+.0f}] (95%), pentanomial {st['pentanomial']}; "
+                         f"Elo {elo} [{lo}, {hi}] (95%; n/a: a score of 0 or 1), pentanomial {st['pentanomial']}; "
                          f"{r['machine']}, {r['workers']} games at once, {r['when']}; "
                          f"`{r['command']}`")
         elif r.get("kind") == "speed":

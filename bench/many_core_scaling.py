@@ -27,8 +27,9 @@ speedup is relative to the 1-thread figure measured in the same run):
    a player, a few seconds on one thread). Each row carries the estimator's
    figures next to the measured ones: the speedup and efficiency that
    :func:`~jitsearch.games.kalah.endgame.estimate_endgame_build` assumes
-   (``1 + PARALLEL_EFFICIENCY * (N - 1)``, PARALLEL_EFFICIENCY = 0.9) and its
-   seconds. Every build's values are hashed and compared with the 1-thread
+   (:func:`~jitsearch.games.kalah.endgame.parallel_speedup`: the speedups
+   this benchmark measured on the 16-core machine, which replaced an assumed
+   ``1 + 0.9 (N - 1)``) and its seconds. Every build's values are hashed and compared with the 1-thread
    build's (``identical``).
 4. ``lazy_smp``: the Kalah engine's Lazy SMP,
    :class:`jitsearch.games.kalah.engine.KalahEngine` (``threads=N``, one
@@ -362,7 +363,7 @@ def measure_endgame(args, threads, budget, skipped, done) -> dict:
 
     def assumed(row):
         t = row["threads"]
-        row["assumed_speedup"] = 1 + endgame.PARALLEL_EFFICIENCY * (t - 1)
+        row["assumed_speedup"] = endgame.parallel_speedup(t)
         row["assumed_efficiency"] = row["assumed_speedup"] / t
         try:
             row["estimate_seconds"] = estimate(HOUSES, seeds, threads=t)["seconds"]
@@ -383,9 +384,9 @@ def measure_endgame(args, threads, budget, skipped, done) -> dict:
             row["identical"] = all(x["identical"] for x in row["runs"])
     return {"function": "jitsearch.games.kalah.endgame.build_endgame_database(6, S, threads=N) (in RAM)",
             "houses": HOUSES, "max_seeds": seeds, "positions_per_player": size, "numba_threading_layer": layer,
-            "estimator": {"function": "estimate_endgame_build", "PARALLEL_EFFICIENCY": endgame.PARALLEL_EFFICIENCY,
+            "estimator": {"function": "estimate_endgame_build", "PARALLEL_SPEEDUP": endgame.PARALLEL_SPEEDUP,
                           "PARALLEL_ONE_THREAD": endgame.PARALLEL_ONE_THREAD, "BUILD_RATE_M6": endgame.BUILD_RATE_M6,
-                          "assumed_speedup": "1 + PARALLEL_EFFICIENCY * (threads - 1)"},
+                          "assumed_speedup": "parallel_speedup(threads)"},
             "values_sha256": hashes.get("reference"), "warm_seconds": warm, "rows": rows}
 
 
@@ -527,7 +528,7 @@ def plot(path: Path, result: dict) -> Path | None:
             ax.plot([r["threads"] for r in rows], [r["speedup"] for r in rows], "o-", label=name)
         if name == "endgame" and rows:
             ax.plot([r["threads"] for r in rows], [r["assumed_speedup"] for r in rows], "--", color="grey",
-                    label="endgame estimator (0.9 a thread)")
+                    label="endgame estimator")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xticks(xs)

@@ -316,7 +316,6 @@ def test_stale_temporaries_of_dead_builders_are_removed(tmp_path, monkeypatch):
     build removes it, but never the file of a builder still alive."""
     import subprocess
     import sys
-    import time
 
     path = cache_path(tmp_path, 3, 8, False)
     code = ("import sys, time; from pathlib import Path; import jitsearch.games.kalah.endgame_files as ef; "
@@ -378,3 +377,17 @@ def test_refusals_name_the_limit(tmp_path, monkeypatch):
         build_endgame_database(6, 12, cache_dir=tmp_path)
     assert str(tmp_path) in str(info.value)
     assert list(tmp_path.iterdir()) == []  # refused before any file was made
+
+
+def test_parallel_speedup_is_the_measured_curve():
+    """The estimate's thread speedup: the measured points, linear between them, rising, flat past the last."""
+    from jitsearch.games.kalah.endgame import PARALLEL_SPEEDUP, parallel_speedup
+
+    for threads, speedup in PARALLEL_SPEEDUP:
+        assert parallel_speedup(threads) == speedup
+    assert parallel_speedup(3) == (PARALLEL_SPEEDUP[1][1] + PARALLEL_SPEEDUP[2][1]) / 2
+    values = [parallel_speedup(t) for t in range(1, 40)]
+    assert all(b >= a for a, b in zip(values, values[1:])) and all(1 <= v <= t for t, v in enumerate(values, 1))
+    assert parallel_speedup(64) == PARALLEL_SPEEDUP[-1][1]
+    one = estimate_endgame_build(6, 12, threads=1)["seconds"]
+    assert estimate_endgame_build(6, 12, threads=2)["seconds"] == pytest.approx(one / PARALLEL_SPEEDUP[1][1])

@@ -245,8 +245,12 @@ BIG_DATABASE_SLOWDOWN = 0.53
 #: Measured: the parallel kernel on one thread runs at 0.78-0.80 of the serial one
 #: (unranking, scattered order within a wave).
 PARALLEL_ONE_THREAD = 0.8
-#: Assumed (not measured: the 2-core machine had one core busy) gain per extra thread.
-PARALLEL_EFFICIENCY = 0.9
+#: Measured speedup of the parallel build over its own one-thread run (m = 6, S = 14, 9.7 M positions a
+#: player; medians of 3) on a 16-core Intel Xeon (the lent H100 machine, Numba's omp layer): 1.52x on 2
+#: threads, 2.83x on 4, 4.56x on 8, 6.33x on 16 (bench/results/many_core_scaling_h100.json). It replaced an
+#: assumed 0.9 gain per extra thread (14.5x on 16), which was 2.3x too optimistic there: the waves' random
+#: reads of children saturate memory, not the cores.
+PARALLEL_SPEEDUP = ((1, 1.0), (2, 1.52), (4, 2.83), (8, 4.56), (16, 6.33))
 _CHUNK_SECONDS = 0.3
 #: Waves with fewer positions run on one thread (several in a row): a parallel launch costs a barrier.
 _PARALLEL_WAVE = 4096
@@ -271,6 +275,19 @@ def _check_threads(threads):
     return int(threads)
 
 
+def parallel_speedup(threads: int) -> float:
+    """The parallel build's measured speedup on ``threads`` threads over one
+    (:data:`PARALLEL_SPEEDUP`, interpolated linearly between the measured
+    counts; no further gain assumed past the largest)."""
+    points = PARALLEL_SPEEDUP
+    if threads >= points[-1][0]:
+        return points[-1][1]
+    for (t0, s0), (t1, s1) in zip(points, points[1:]):
+        if threads <= t1:
+            return s0 + (s1 - s0) * (max(threads, t0) - t0) / (t1 - t0)
+    return 1.0
+
+
 def estimate_endgame_build(houses: int, max_seeds: int, *, parallel: bool = True, threads: int | None = None) -> dict:
     """Size and time of :func:`build_endgame_database`, before building.
 
@@ -281,8 +298,8 @@ def estimate_endgame_build(houses: int, max_seeds: int, *, parallel: bool = True
     level: 4 bytes a position there, 8 past 2**32 positions; 0 serial),
     ``ram_bytes`` (values + scratch: what ``max_bytes`` is checked against),
     ``threads`` and ``seconds`` (from :data:`BUILD_RATE_M6` and
-    :data:`PARALLEL_EFFICIENCY`, measured or assumed on one machine: a rough
-    guide, not a promise).
+    :func:`parallel_speedup`, each measured on one machine: a rough guide,
+    not a promise).
     """
     houses, max_seeds = _check_houses_seeds(houses, max_seeds)
     threads = _check_threads(threads) if parallel else 1
@@ -292,7 +309,7 @@ def estimate_endgame_build(houses: int, max_seeds: int, *, parallel: bool = True
     scratch = (4 if largest < 1 << 32 else 8) * largest if parallel else 0
     rate = BUILD_RATE_M6 * 6 / houses
     if parallel:
-        rate *= PARALLEL_ONE_THREAD * (1 + PARALLEL_EFFICIENCY * (threads - 1))
+        rate *= PARALLEL_ONE_THREAD * parallel_speedup(threads)
     if size > BIG_DATABASE_POSITIONS:
         rate *= BIG_DATABASE_SLOWDOWN
     return {"positions": size, "values_bytes": 2 * size, "file_bytes": npy_header_bytes(size) + 2 * size,
