@@ -25,6 +25,7 @@ from .._checks import check_int, check_seed
 from ..games.oware import MAX_HOUSES
 from ..games.oware import rules as oware_rules
 from . import rng
+from .cuda_playouts import add_outcome_atomic
 from .oware_playouts import make_playout, pack_states
 from .playouts import MAX_PLAYOUTS_PER_STATE, check_work
 
@@ -42,6 +43,7 @@ def make_kernel(device):
     gen = rng.build(device)
     playout = make_playout(device, rules, gen)
     stream_key = gen.stream_key
+    record = device(add_outcome_atomic)
 
     def _oware_playout_kernel(boards, players, plies_done, hists, rows, m, gsi, move_limit, playouts_per_state,
                               seed, scratch, wins, draws, losses, margin_sum, plies):
@@ -64,16 +66,7 @@ def make_kernel(device):
             mover = players[s]
             key = stream_key(seed, s, p)
             k = playout(board, m, mover, gsi, hist, 0, rows[s], plies_done[s], move_limit, key, moves)
-            margin = board[2 * m] - board[2 * m + 1]
-            mine = margin if mover == 0 else -margin
-            if mine > 0:
-                cuda.atomic.add(wins, s, 1)
-            elif mine < 0:
-                cuda.atomic.add(losses, s, 1)
-            else:
-                cuda.atomic.add(draws, s, 1)
-            cuda.atomic.add(margin_sum, s, margin)
-            cuda.atomic.add(plies, s, k)
+            record(wins, draws, losses, margin_sum, plies, s, mover, board[2 * m] - board[2 * m + 1], k)
 
     return _oware_playout_kernel
 

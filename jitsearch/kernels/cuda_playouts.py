@@ -30,6 +30,22 @@ from .sentinels import MAX_PITS, NO_PLY_CAP
 
 
 
+def add_outcome_atomic(wins, draws, losses, margin_sum, plies_out, s, mover, margin, plies):
+    """:func:`jitsearch.kernels.playouts.add_outcome` with integer atomics
+    (exact in any order: the counters do not depend on which thread ends
+    first): every playout kernel's, Kalah's and Oware's, compiled with
+    ``cuda.jit(device=True)``."""
+    mine = margin if mover == 0 else -margin
+    if mine > 0:
+        cuda.atomic.add(wins, s, 1)
+    elif mine < 0:
+        cuda.atomic.add(losses, s, 1)
+    else:
+        cuda.atomic.add(draws, s, 1)
+    cuda.atomic.add(margin_sum, s, margin)
+    cuda.atomic.add(plies_out, s, plies)
+
+
 def make_kernel(device):
     """The kernel's Python function, its rules, generator and playout
     compiled with ``device`` (``cuda.jit(device=True)`` on a GPU;
@@ -38,6 +54,7 @@ def make_kernel(device):
     gen = rng.build(device)
     playout = make_playout(device, rules, gen)
     stream_key = gen.stream_key
+    record = device(add_outcome_atomic)
 
     def _playout_kernel(boards, players, m, empty_capture, playouts_per_state, seed, wins, draws, losses,
                         margin_sum, plies):
@@ -55,16 +72,7 @@ def make_kernel(device):
             mover = players[s]
             key = stream_key(seed, s, p)
             k, _ = playout(board, m, mover, empty_capture, key, NO_PLY_CAP, moves)
-            margin = board[m + 1] - board[0]
-            mine = margin if mover == 0 else -margin
-            if mine > 0:
-                cuda.atomic.add(wins, s, 1)
-            elif mine < 0:
-                cuda.atomic.add(losses, s, 1)
-            else:
-                cuda.atomic.add(draws, s, 1)
-            cuda.atomic.add(margin_sum, s, margin)
-            cuda.atomic.add(plies, s, k)
+            record(wins, draws, losses, margin_sum, plies, s, mover, board[m + 1] - board[0], k)
 
     return _playout_kernel
 
@@ -222,6 +230,7 @@ def make_packed_kernel(device, houses: int):
     load, legal_count, step, final_margin = rules.load, rules.legal_count, rules.step, rules.margin
     gen = rng.build(device)
     draw, below, stream_key = gen.draw, gen.below, gen.stream_key
+    record = device(add_outcome_atomic)
 
     def _packed_playout_kernel(boards, players, m, empty_capture, playouts_per_state, seed, wins, draws, losses,
                                margin_sum, plies):
@@ -242,16 +251,7 @@ def make_packed_kernel(device, houses: int):
                 player, side0, side1 = step(w, player, side0, side1, mask, below(draw(key, k), count),
                                             empty_capture)
                 k += 1
-            margin = final_margin(w, side0, side1)
-            mine = margin if mover == 0 else -margin
-            if mine > 0:
-                cuda.atomic.add(wins, s, 1)
-            elif mine < 0:
-                cuda.atomic.add(losses, s, 1)
-            else:
-                cuda.atomic.add(draws, s, 1)
-            cuda.atomic.add(margin_sum, s, margin)
-            cuda.atomic.add(plies, s, k)
+            record(wins, draws, losses, margin_sum, plies, s, mover, final_margin(w, side0, side1), k)
 
     return _packed_playout_kernel
 
@@ -281,19 +281,6 @@ def compile_packed_ptx(houses: int = 6, cc=(9, 0)) -> str:
 
 # -- the board in registers (issue 24): :mod:`jitsearch.kernels.register_playout` ------------------
 
-def _record(wins, draws, losses, margin_sum, plies_out, s, mover, margin, plies):
-    """Add one playout's outcome to its state's counters (integer atomics: exact in any order)."""
-    mine = margin if mover == 0 else -margin
-    if mine > 0:
-        cuda.atomic.add(wins, s, 1)
-    elif mine < 0:
-        cuda.atomic.add(losses, s, 1)
-    else:
-        cuda.atomic.add(draws, s, 1)
-    cuda.atomic.add(margin_sum, s, margin)
-    cuda.atomic.add(plies_out, s, plies)
-
-
 #: The register-board kernels: "jobs" (a thread that ends a game starts its
 #: next one inside the same loop over plies) and "playout" (one playout per
 #: iteration of a grid-stride loop).
@@ -310,7 +297,7 @@ def make_register_kernel(device, houses: int, form: str = "jobs"):
     if form not in REGISTER_FORMS:
         raise ValueError(f"form must be one of {REGISTER_FORMS}, got {form!r}")
     stream_key = rng.build(device).stream_key
-    record = device(_record)
+    record = device(add_outcome_atomic)
     if form == "jobs":
         jobs = register_playout.build_jobs(device, houses, stream_key, record)
 

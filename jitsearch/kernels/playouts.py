@@ -85,6 +85,22 @@ def stable_jit(jit):
     return wrap
 
 
+def add_outcome(wins, draws, losses, margin_sum, plies_out, s, mover, margin, plies):
+    """Add one playout's result to state ``s``'s counters on the CPU: its
+    outcome for ``mover`` (the player to move at the state), player 0's
+    final ``margin`` and its ``plies`` (the GPU kernels add the same with
+    atomics: :func:`jitsearch.kernels.cuda_playouts.add_outcome_atomic`)."""
+    plies_out[s] += plies
+    margin_sum[s] += margin
+    mine = margin if mover == 0 else -margin
+    if mine > 0:
+        wins[s] += 1
+    elif mine < 0:
+        losses[s] += 1
+    else:
+        draws[s] += 1
+
+
 CPU_RULES = RULES  # the one CPU compilation of the rules
 CPU_RNG = rng.build(njit(cache=True))
 #: The rules as the playout compiles them: inlined into it at Numba's IR level
@@ -283,18 +299,7 @@ def make_simd_evaluate(jit, houses, gen):
         v, side0, side1 = load(boards[s])
         return s, v, players[s], side0, side1, key_of(seed, s, job % playouts_per_state)
 
-    def record(s, mover, margin, plies, wins, draws, losses, margin_sum, plies_out):
-        plies_out[s] += plies
-        margin_sum[s] += margin
-        mine = margin if mover == 0 else -margin
-        if mine > 0:
-            wins[s] += 1
-        elif mine < 0:
-            losses[s] += 1
-        else:
-            draws[s] += 1
-
-    start, record = inline(start), inline(record)
+    start, record = inline(start), inline(add_outcome)
 
     def evaluate_simd(boards, players, m, empty_capture, playouts_per_state, seed, first, last,
                       wins, draws, losses, margin_sum, plies_out):
@@ -323,7 +328,7 @@ def make_simd_evaluate(jit, houses, gen):
                 if pa >= 0 and pb >= 0:
                     continue
                 if pa < 0:
-                    record(sa, players[sa], final_margin(va, a0, a1), na, wins, draws, losses, margin_sum, plies_out)
+                    record(wins, draws, losses, margin_sum, plies_out, sa, players[sa], final_margin(va, a0, a1), na)
                     if next_job == jobs:  # B goes on alone (as A)
                         sa, va, pa, a0, a1, ka, na = sb, vb, pb, b0, b1, kb, nb
                         break
@@ -331,7 +336,7 @@ def make_simd_evaluate(jit, houses, gen):
                     na = 0
                     next_job += 1
                 if pb < 0:
-                    record(sb, players[sb], final_margin(vb, b0, b1), nb, wins, draws, losses, margin_sum, plies_out)
+                    record(wins, draws, losses, margin_sum, plies_out, sb, players[sb], final_margin(vb, b0, b1), nb)
                     if next_job == jobs:  # A goes on alone
                         break
                     sb, vb, pb, b0, b1, kb = start(boards, players, seed, first, playouts_per_state, next_job)
@@ -340,7 +345,7 @@ def make_simd_evaluate(jit, houses, gen):
         while pa >= 0:
             va, pa, a0, a1 = step(va, pa, a0, a1, draw(ka, na), empty_capture)
             na += 1
-        record(sa, players[sa], final_margin(va, a0, a1), na, wins, draws, losses, margin_sum, plies_out)
+        record(wins, draws, losses, margin_sum, plies_out, sa, players[sa], final_margin(va, a0, a1), na)
 
     return jit(evaluate_simd)
 

@@ -239,18 +239,6 @@ def build(jit, houses: int):
     return jit(_compiled(playout_source(houses), "register_playout", _namespace(jit), houses))
 
 
-def _record_cpu(wins, draws, losses, margin_sum, plies_out, s, mover, margin, plies):
-    mine = margin if mover == 0 else -margin
-    if mine > 0:
-        wins[s] += 1
-    elif mine < 0:
-        losses[s] += 1
-    else:
-        draws[s] += 1
-    margin_sum[s] += margin
-    plies_out[s] += plies
-
-
 _CPU = {}
 
 
@@ -261,10 +249,11 @@ def cpu_functions(houses: int):
     from numba import njit
 
     from . import rng
+    from .playouts import add_outcome
 
     if houses not in _CPU:
         _CPU[houses] = (build(njit, houses),
-                        build_jobs(njit, houses, rng.build(njit).stream_key, njit(_record_cpu)))
+                        build_jobs(njit, houses, rng.build(njit).stream_key, njit(add_outcome)))
     return _CPU[houses]
 
 
@@ -279,7 +268,7 @@ def evaluate_cpu(boards, players, playouts_per_state: int, seed: int, *, empty_c
     there."""
     from .._checks import check_bool, check_int
     from . import rng
-    from .playouts import validate_batch
+    from .playouts import add_outcome, validate_batch
 
     b, p, m = validate_batch(boards, players, playouts_per_state, seed)
     empty_capture = bool(check_bool("empty_capture", empty_capture))
@@ -297,5 +286,5 @@ def evaluate_cpu(boards, players, playouts_per_state: int, seed: int, *, empty_c
         mover = int(p[s])
         for j in range(pps):
             margin, plies = play(b, s, mover, empty_capture, np.uint64(rng.stream_key_py(int(seed), s, j)))
-            _record_cpu(*counters, s, mover, margin, plies)
+            add_outcome(*counters, s, mover, margin, plies)
     return out
