@@ -385,3 +385,31 @@ def test_solver_reports_each_deepening_that_did_not_close_the_search():
     assert r.result == "draw" and r.depth == 128
     assert [d for d, _ in seen] == [8, 16, 32, 64]  # every depth before the one that closed it
     assert all(a[1] < b[1] for a, b in zip(seen, seen[1:])) and seen[-1][1] < r.nodes
+
+
+def test_an_oware_solve_past_its_time_limit_prints_nothing_more_and_stops(capsys):
+    """The worker of a time-limited solve is stopped when the time is up and says nothing more (it went on
+    searching, and printed into the next command's output)."""
+    import threading
+
+    code, out, err = run(capsys, "solve", "--game", "oware", "--houses", "6", "--seeds", "4", "--time-limit", "0.3",
+                         "--json")
+    assert code == 0 and json.loads(out)["complete"] is False
+    deadline = time.monotonic() + 10
+    while any(t.name == "jitsearch-oware-solve" for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(t.name == "jitsearch-oware-solve" for t in threading.enumerate())
+    assert capsys.readouterr().err == ""
+
+
+def test_an_oware_solve_stops_when_asked():
+    import threading
+
+    from jitsearch.games.oware.solver import solve
+
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    t0 = time.perf_counter()
+    assert solve(OwareState.initial(6, 4), stop=stop) is None
+    assert time.perf_counter() - t0 < 5
+    assert solve(OwareState.initial(2, 2), stop=threading.Event()).result == solve(OwareState.initial(2, 2)).result

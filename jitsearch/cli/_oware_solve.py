@@ -73,11 +73,19 @@ def _progress(depth, nodes, seconds):
 
 
 def _solve_with_limit(state, time_limit):
-    """``solver.solve`` in a worker thread: its result, or None when ``time_limit`` passed first."""
+    """``solver.solve`` in a worker thread: its result, or None when
+    ``time_limit`` passed first; the worker is then stopped (its kernel sees
+    the stop within about a thousand nodes) and prints nothing more."""
     from ..games.oware.solver import solve as solve_exact
 
+    stop = threading.Event()
+
+    def progress(depth, nodes, seconds):
+        if not stop.is_set():
+            _progress(depth, nodes, seconds)
+
     def solve(s):
-        return solve_exact(s, progress=_progress)
+        return solve_exact(s, progress=progress, stop=stop)
 
     if time_limit is None:
         return run_interruptibly(solve, state)
@@ -97,7 +105,8 @@ def _solve_with_limit(state, time_limit):
     try:
         while not done.wait(min(0.05, max(end - time.perf_counter(), 0.0))):
             if time.perf_counter() >= end:
-                return None  # the daemon worker is abandoned: the process ends after the report
+                stop.set()
+                return None
     except KeyboardInterrupt:
         raise Interrupted() from None
     if "error" in box:

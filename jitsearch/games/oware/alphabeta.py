@@ -133,12 +133,18 @@ def order_moves(boards, k, m, player, gsi, moves, keys, root_first):
     return num
 
 
+
+#: ``counters[STOP_SLOT]``: the stop flag of a search given int64[5] counters.
+STOP_SLOT = 4
+
 @njit(cache=True, nogil=True)
 def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_rows, root_ply, move_limit, gsi,
              side_weight, moves, keys, counters, node_limit, root_first, db_values, db_binom, db_seeds, trace):
     """Fail-soft alpha-beta from ``boards[0]`` (``root_player`` to move) to ``depth``
     plies, with explicit per-ply stacks (no recursion). ``counters``: int64[4] =
-    (nodes, frontier evaluations, aborted flag, evaluations of unfinished games). Positions
+    (nodes, frontier evaluations, aborted flag, evaluations of unfinished games),
+    or int64[5] whose ``counters[STOP_SLOT]`` another thread may set non-zero to
+    abort the search (read every 1,024 nodes), as the node limit does. Positions
     below the root with at most ``db_seeds`` seeds on the board (-1: none) are leaves valued by
     the database ``db_values``/``db_binom``. ``trace`` (uint64, length 0: none) receives the
     path hash (:func:`jitsearch.games.kalah.alphabeta.path_hash` of the houses from the root)
@@ -176,7 +182,8 @@ def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_row
             nxt, f2, c2 = apply_move(child, m, player[k], house, gsi, hist, first[k], count[k], root_ply + k,
                                      move_limit)
             counters[0] += 1
-            if counters[0] > node_limit:
+            if counters[0] > node_limit or ((counters[0] & 1023) == 0 and counters.shape[0] > STOP_SLOT
+                                            and counters[STOP_SLOT] != 0):
                 counters[2] = 1
                 return 0.0, -1
             if record:

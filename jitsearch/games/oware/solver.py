@@ -17,13 +17,14 @@ the lines that reach that result -- a finished game is worth
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..._checks import check_int
-from .alphabeta import NO_DB_BINOM, NO_DB_VALUES, NO_LIMIT, NO_TRACE, WIN, negamax_kernel, search_buffers
+from .alphabeta import NO_DB_BINOM, NO_DB_VALUES, NO_LIMIT, NO_TRACE, STOP_SLOT, WIN, negamax_kernel, search_buffers
 from .state import OwareState
 
 
@@ -42,12 +43,14 @@ class SolveResult:
     seconds: float
 
 
-def solve(state: OwareState, *, node_limit: int | None = None, progress=None) -> SolveResult | None:
+def solve(state: OwareState, *, node_limit: int | None = None, progress=None,
+          stop: threading.Event | None = None) -> SolveResult | None:
     """Solve ``state`` exactly (module docstring); None if ``node_limit``
-    nodes (over all iterations) were not enough. ``progress(depth, nodes,
-    seconds)`` is called after every deepening that did not close the
-    search (``nodes`` summed so far); each one may take far longer than the
-    last."""
+    nodes (over all iterations) were not enough, or once ``stop`` is set
+    (from another thread: the kernel sees it within about a thousand nodes).
+    ``progress(depth, nodes, seconds)`` is called after every deepening that
+    did not close the search (``nodes`` summed so far); each one may take
+    far longer than the last."""
     if not isinstance(state, OwareState):
         raise ValueError(f"state must be an OwareState, got {type(state).__name__}")
     if state.is_over:
@@ -55,11 +58,28 @@ def solve(state: OwareState, *, node_limit: int | None = None, progress=None) ->
     budget = NO_LIMIT if node_limit is None else check_int("node_limit", node_limit, 1)
     left = state.move_limit - state.ply
     t0 = time.perf_counter()
-    nodes = 0
     depth = min(8, left)
+    counters = np.zeros(STOP_SLOT + 1, np.int64)
+    finished = threading.Event()
+    if stop is not None:
+        def watch():  # the kernel reads the stop flag from its counters
+            while not finished.is_set():
+                if stop.wait(0.02):
+                    counters[STOP_SLOT] = 1
+                    return
+
+        threading.Thread(target=watch, name="jitsearch-oware-solve-stop", daemon=True).start()
+    try:
+        return _deepen(state, depth, left, budget, counters, progress, t0)
+    finally:
+        finished.set()
+
+
+def _deepen(state, depth, left, budget, counters, progress, t0):
+    nodes = 0
     while True:
         boards, hist, moves, keys = search_buffers(state, depth)
-        counters = np.zeros(4, np.int64)
+        counters[:STOP_SLOT] = 0
         value, move = negamax_kernel(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
                                state.move_limit, state.grand_slam_illegal, 0.0, moves, keys, counters,
                                budget - nodes, -1, NO_DB_VALUES, NO_DB_BINOM, -1, NO_TRACE)
