@@ -79,6 +79,8 @@ def kernel_rates(houses, seeds, states, per, repeats, tpbs, log, quick=False):
     base = {r["threads_per_block"]: r["median_playouts_per_second"] for r in rows if r["kernel"] == "generic"}
     for r in rows:
         r["x_generic"] = r["median_playouts_per_second"] / base[r["threads_per_block"]]
+        log(f"Kalah({houses},{seeds}) {r['kernel']:18s} tpb {r['threads_per_block']:4d}: {r['x_generic']:.2f}x "
+            "the generic kernel (same run)")
     # the same counters from every kernel (one seed, a launch of fewer threads than jobs)
     results = {}
     for name, k in kernels.items():
@@ -110,6 +112,7 @@ def tree_parallel_rates(seconds, repeats, log):
         log(f"tree-parallel MCTS, {label} kernel: {statistics.median(runs):,.0f} iterations/s")
     DeviceSharedTrees.registers = True
     out["x_generic"] = out["registers"]["median_iterations_per_second"] / out["generic"]["median_iterations_per_second"]
+    log(f"tree-parallel MCTS: registers {out['x_generic']:.2f}x the generic kernel's iterations/s (same run)")
     return out
 
 
