@@ -122,6 +122,17 @@ def make_score(jit):
     return jit(score)
 
 
+def margin_units(d):
+    """Player 0's reward units of a finished game whose final store
+    difference (player 0's minus player 1's) is ``d``: a win, a draw or a
+    loss. Plain Python for any target."""
+    if d > 0:
+        return np.int64(REWARD_UNITS)
+    if d < 0:
+        return np.int64(0)
+    return np.int64(REWARD_UNITS // 2)
+
+
 def make_units(jit, rules):
     """``(outcome_units(board, m), eval_units(board, m, reward_kind,
     total))``: player 0's reward in reward units for a finished game (win,
@@ -139,13 +150,10 @@ def make_units(jit, rules):
         r = min(1.0, max(0.0, r))
         return np.int64(math.floor(r * REWARD_UNITS + 0.5))
 
+    units_of_margin = jit(margin_units)
+
     def outcome_units(board, m):
-        d = board[m + 1] - board[0]
-        if d > 0:
-            return np.int64(REWARD_UNITS)
-        if d < 0:
-            return np.int64(0)
-        return np.int64(REWARD_UNITS // 2)
+        return units_of_margin(board[m + 1] - board[0])
 
     heuristic_units = jit(heuristic_units)
 

@@ -63,7 +63,7 @@ from .._threads import split_trees
 
 from ..games.kalah.state import RULES
 from . import rng
-from .multi_mcts import REWARD_UNITS, imm_scales, make_score, make_units
+from .multi_mcts import REWARD_UNITS, imm_scales, make_score, make_units, margin_units
 from .playouts import make_playout
 from .sentinels import EXPANDING, NO_NODE, NO_PLY_CAP, POOL_FULL, REWARD_HEURISTIC, TERMINAL, UNEVALUATED
 
@@ -245,6 +245,7 @@ def make_shared_step(jit, rules, gen, playout, ops, margin_playout=None):
 
     if margin_playout is not None:
         generic_units = jit(leaf_units)
+        units_of_margin = jit(margin_units)
 
         def leaf_units(leaf_board, leaf_player, m, empty_capture, key, max_plies, reward_kind, total, work,
                        moves):
@@ -253,11 +254,7 @@ def make_shared_step(jit, rules, gen, playout, ops, margin_playout=None):
                 return generic_units(leaf_board, leaf_player, m, empty_capture, key, max_plies, reward_kind,
                                      total, work, moves)
             margin, _ = margin_playout(leaf_board, leaf_player, empty_capture, key)
-            if margin > 0:
-                return np.int64(REWARD_UNITS)
-            if margin < 0:
-                return np.int64(0)
-            return np.int64(REWARD_UNITS // 2)
+            return units_of_margin(margin)
 
     leaf_units = jit(leaf_units)
 

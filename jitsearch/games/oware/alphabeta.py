@@ -133,9 +133,9 @@ def order_moves(boards, k, m, player, gsi, moves, keys, root_first):
     return num
 
 
-
 #: ``counters[STOP_SLOT]``: the stop flag of a search given int64[5] counters.
 STOP_SLOT = 4
+
 
 @njit(cache=True, nogil=True)
 def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_rows, root_ply, move_limit, gsi,
