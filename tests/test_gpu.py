@@ -8,6 +8,7 @@ Python starts, and the PTX check in a venv with the ``gpu`` extra
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
@@ -190,10 +191,58 @@ def test_mcts_with_gpu_leaf_evaluation_equals_the_cpu_backend():
 
 # -- PTX for a real architecture ---------------------------------------------------------
 
+#: numba-cuda's errors for a compiler library it cannot find (NVVM, NVRTC, the CUDA toolkit's files).
+TOOLCHAIN_ERRORS = ("NvvmSupportError", "NvrtcSupportError", "CudaSupportError")
+
+
+def missing_toolchain(exc: BaseException) -> str | None:
+    """One line naming the missing compiler library if ``exc`` says one is missing, else None."""
+    text = str(exc).splitlines()[0][:160] if str(exc) else ""
+    if type(exc).__name__ in TOOLCHAIN_ERRORS or (
+            any(lib in text for lib in ("NVVM", "libnvvm", "NVRTC", "libnvrtc"))
+            and any(w in text.lower() for w in ("not found", "cannot be found", "could not", "missing"))):
+        return f"{type(exc).__name__}: {text}"
+    return None
+
+
+def test_missing_toolchain_is_told_from_an_incompatibility():
+    """A skip is for a compiler library that is absent; a signature error or a typing error must fail."""
+    class NvvmSupportError(Exception):
+        pass
+
+    assert missing_toolchain(NvvmSupportError("libNVVM cannot be found")) is not None
+    assert missing_toolchain(OSError("NVRTC library not found: libnvrtc.so")) is not None
+    assert missing_toolchain(TypeError("Signature mismatch: 2 argument types given, but function takes 1 "
+                                       "arguments")) is None
+    assert missing_toolchain(ValueError("something else")) is None
+
+
+def test_builtin_cuda_target_is_not_taken_for_a_usable_backend(monkeypatch):
+    """Without numba-cuda (and outside the simulator), CUDA is reported unusable in one line that says why,
+    instead of failing later inside a kernel compile."""
+    import importlib.util as util
+
+    from jitsearch.kernels import backend
+
+    real = util.find_spec
+    monkeypatch.setattr(util, "find_spec", lambda name, *a: None if name == "numba_cuda" else real(name, *a))
+    monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
+    backend.cuda_status.cache_clear()
+    try:
+        ok, why = backend.cuda_status()
+    finally:
+        backend.cuda_status.cache_clear()
+    assert not ok and "numba-cuda is not installed" in why
+
+
+
 def test_kernel_compiles_to_ptx_for_sm90():
     """The kernels (playouts, multi-tree MCTS, shared-tree MCTS, Oware's MCTS) compile to PTX for sm_90."""
     if SIMULATOR:
         pytest.skip("the simulator has no compiler")
+    require = os.environ.get("JITSEARCH_REQUIRE_PTX") == "1"
+    if importlib.util.find_spec("numba_cuda") is None and not require:
+        pytest.skip("numba-cuda (the gpu extra) is not installed; numba's built-in CUDA target is not supported")
     try:
         from jitsearch.kernels.cuda_mcts import compile_ptx as compile_mcts_ptx
         from jitsearch.kernels.cuda_playouts import compile_ptx
@@ -210,10 +259,11 @@ def test_kernel_compiles_to_ptx_for_sm90():
         register_ptx = {form: compile_register_ptx(6, (9, 0), form) for form in ("jobs", "playout")}
         oware_mcts_ptx = compile_oware_mcts_ptx((9, 0))
         oware_shared_ptx = compile_oware_shared_ptx((9, 0))
-    except Exception as exc:  # no numba-cuda / NVVM / NVRTC here
-        if os.environ.get("JITSEARCH_REQUIRE_PTX") == "1":
+    except Exception as exc:
+        why = missing_toolchain(exc)
+        if why is None or require:  # anything but a missing NVVM/NVRTC is a failure, not a skip
             raise
-        pytest.skip(f"no CUDA compiler toolchain ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})")
+        pytest.skip(f"no CUDA compiler toolchain ({why})")
     assert ".target sm_90" in ptx and "_playout_kernel" in ptx
     assert ".target sm_90" in mcts_ptx and "_mcts_kernel" in mcts_ptx
     assert ".target sm_90" in shared_ptx and "_shared_tree_kernel" in shared_ptx

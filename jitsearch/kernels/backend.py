@@ -23,10 +23,18 @@ class BackendError(ValueError):
 def cuda_status() -> tuple[bool, str]:
     """(usable, reason if not); asked once a process (a driver or device does
     not come or go while it runs)."""
+    import importlib.util
+    import os
+
     try:
         from numba import cuda
     except ImportError:
         return False, f"numba's CUDA target is not installed ({GPU_EXTRA_HINT})"
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1" and importlib.util.find_spec("numba_cuda") is None:
+        # numba's own (deprecated) CUDA target compiles none of the generic kernels ("Signature mismatch"
+        # on their device-function closures): only numba-cuda is a usable CUDA target
+        return False, ("numba-cuda is not installed, and numba's built-in CUDA target is not supported "
+                       f"({GPU_EXTRA_HINT})")
     try:
         ok = cuda.is_available()
     except Exception as exc:  # pragma: no cover - driver-specific failures
