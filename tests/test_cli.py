@@ -289,3 +289,11 @@ def test_solve_kalah_cli(capsys):
 def test_kalah_cli_errors(capsys, args, words):
     code, out, err = run(capsys, *args)
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_play_help_names_both_games_and_what_oware_refuses(capsys):
+    """``play --help`` says it plays Oware too, and which options are Kalah's alone."""
+    assert main(["play", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Play Kalah or Oware" in text
+    assert "are Kalah's and refused for Oware" in text

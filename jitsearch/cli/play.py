@@ -54,14 +54,20 @@ def play(
     p1: Annotated[str, typer.Option("--p1", help="Player 1 (same specs).")] = "alphabeta:depth=8",
     houses: Annotated[int, typer.Option("--houses", help="Houses per side (m).")] = 6,
     seeds: Annotated[int, typer.Option("--seeds", help="Seeds per house (n).")] = 4,
-    empty_capture: Annotated[bool, typer.Option("--empty-capture", help="The empty-capture rule variant.")] = False,
+    empty_capture: Annotated[bool, typer.Option("--empty-capture", help="Kalah: the empty-capture rule variant "
+                                                                      "(refused with --game oware).")] = False,
     position: Annotated[Optional[str], typer.Option("--position", help="Start from this position.")] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Seed for random agents.")] = None,
-    max_plies: Annotated[int, typer.Option("--max-plies", help="Stop after this many plies.")] = 300,
+    max_plies: Annotated[int, typer.Option("--max-plies", help="Kalah: stop after this many plies (refused with "
+                                                               "--game oware, whose games end by its own rules).")]
+    = 300,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (moves, final_board, margin).")]
     = False,
 ):
-    """Play Kalah in the terminal: people against engines, or engines against each other.
+    """Play Kalah or Oware (--game oware) in the terminal: people against engines, or engines against each other.
+
+    Both games take --houses, --seeds, --position, --seed and --json;
+    --empty-capture and --max-plies are Kalah's and refused for Oware.
 
     Ctrl-C stops the game within a second, even in the middle of an
     engine's search: the moves played so far are printed (with --json, the
