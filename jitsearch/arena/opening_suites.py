@@ -112,10 +112,11 @@ def parse_line(line: str) -> Opening | None:
 
 
 def read_suite(path) -> tuple[Opening, ...]:
-    """The openings of a suite file (see the module docstring); errors name ``file:line``."""
+    """The openings of a suite file (see the module docstring; UTF-8, a
+    byte-order mark allowed); errors name ``file:line``."""
     path = Path(path)
     out = []
-    for number, raw in enumerate(path.read_text().splitlines(), 1):
+    for number, raw in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
         try:
             opening = parse_line(raw)
         except ValueError as exc:
