@@ -3,7 +3,9 @@ position exactly."""
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from pathlib import Path
 from typing import Annotated, Optional, Tuple
 
@@ -24,6 +26,37 @@ _KALAH_SOLVE_OPTIONS = ("houses", "seeds", "empty_capture", "position", "time_li
                         "endgame_cache", "endgame_cache_dir", "all_moves", "checkpoint", "resume")
 
 
+_API_WORDS = ((re.compile(r"\bmax_bytes\b(?: \(--max-memory\))?"), "--max-memory"),
+              (re.compile(r"\bendgame_cache_dir=None\b"), "--no-endgame-cache"),
+              (re.compile(r", endgame_cache_dir= in the API"), ""),
+              (re.compile(r"\bendgame_cache_dir\b"), "--endgame-cache-dir"),
+              (re.compile(r"\bdrop trace\b"), "drop --trace"))
+
+
+def cli_words(message: str) -> str:
+    """A library message in the words of ``solve``'s options: the library
+    names its arguments (``raise max_bytes``), the user typed
+    ``--max-memory``."""
+    for pattern, words in _API_WORDS:
+        message = pattern.sub(words, message)
+    return message
+
+
+def _in_cli_words(command):
+    """``command``, with the library's ``ValueError`` messages turned into :func:`cli_words`."""
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except UserError:
+            raise
+        except ValueError as exc:
+            raise UserError(cli_words(str(exc))) from None
+
+    return wrapper
+
+
+@_in_cli_words
 def solve(
     ctx: typer.Context,
     tree_file: Annotated[
