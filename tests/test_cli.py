@@ -289,3 +289,18 @@ def test_solve_kalah_cli(capsys):
 def test_kalah_cli_errors(capsys, args, words):
     code, out, err = run(capsys, *args)
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_solve_kalah_position_title_comes_from_the_position(capsys):
+    code, out, err = run(capsys, "solve", "--game", "kalah", "--position", "1,0,0/0/0,0,1/16 p0")
+    assert code == 0, err
+    assert "Kalah(3) position, 18 seeds in play" in out and "?" not in out
+    code, out, err = run(capsys, "solve", "--game", "kalah", "--houses", "3", "--seeds", "2")
+    assert code == 0 and "Kalah(3, 2)" in out
+
+
+def test_solve_errors_name_the_cli_options_not_the_api_arguments(capsys):
+    code, out, err = run(capsys, "solve", "--random", "uniform", "--branching", "2", "--height", "16", "--trace",
+                         "--max-memory", "1KiB")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "--max-memory" in err and "drop --trace" in err and "max_bytes" not in err
