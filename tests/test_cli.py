@@ -304,3 +304,21 @@ def test_solve_errors_name_the_cli_options_not_the_api_arguments(capsys):
                          "--max-memory", "1KiB")
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "--max-memory" in err and "drop --trace" in err and "max_bytes" not in err
+
+
+@pytest.mark.parametrize("message, words", [
+    ("needs 2 GiB: lower the table size (tt_capacity, --table-size) or raise max_bytes (--max-memory)",
+     "needs 2 GiB: lower the table size (--table-size) or raise --max-memory"),
+    ("cannot write the endgame cache directory d (Permission denied): choose a writable directory or build without "
+     "a cache (--no-endgame-cache, endgame_cache_dir=None)",
+     "cannot write the endgame cache directory d (Permission denied): choose a writable directory or build without "
+     "a cache (--no-endgame-cache)"),
+    ("free some space or choose another cache directory (--endgame-cache-dir, or endgame_cache_dir= in the API)",
+     "free some space or choose another cache directory (--endgame-cache-dir)"),
+    ("max_seeds must be an integer in 0..127, got 200", "--endgame-seeds must be an integer in 0..127, got 200"),
+    ("dense_max_bytes must be positive", "dense_max_bytes must be positive"),
+])
+def test_library_messages_in_the_words_of_the_cli(message, words):
+    from jitsearch.cli.solve import cli_words
+
+    assert cli_words(message) == words

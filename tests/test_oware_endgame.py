@@ -270,7 +270,7 @@ def test_cli_solve_oware_time_limit(capsys):
     (["--all-moves"], "--all-moves applies to --game kalah only"),
     (["--position", "1,1/1,1/0,0 p7"], "p0, p1 or end"),
     (["--houses", "0"], "houses"),
-    (["--endgame-seeds", "200"], "max_seeds"),
+    (["--endgame-seeds", "200"], "--endgame-seeds must be an integer in 0..127"),
     (["--endgame-seeds", "30", "--max-memory", "1MiB"], "--max-memory"),
     (["--branching", "3"], "does not apply to --game oware"),
 ])

@@ -13,6 +13,7 @@ import typer
 
 from ._support import UserError, check_output_file, given_options, refuse_options, write_text_atomic
 from .common import emit_json, stderr, stop_interrupted, stdout
+from .solve import in_cli_words
 
 
 def _parse_plies(text: str) -> tuple[int, int]:
@@ -85,6 +86,7 @@ def _interrupted_message(result, count, out, existed, cache_dir) -> str:
     return f"{text}; {out} was " + ("left as it was" if existed else "not written")
 
 
+@in_cli_words
 def openings(
     ctx: typer.Context,
     houses: Annotated[int, typer.Option("--houses", help="Houses per side (m).")] = 6,

@@ -27,9 +27,10 @@ _KALAH_SOLVE_OPTIONS = ("houses", "seeds", "empty_capture", "position", "time_li
 
 
 _API_WORDS = ((re.compile(r"\bmax_bytes\b(?: \(--max-memory\))?"), "--max-memory"),
-              (re.compile(r"\bendgame_cache_dir=None\b"), "--no-endgame-cache"),
-              (re.compile(r", endgame_cache_dir= in the API"), ""),
+              (re.compile(r"\(tt_capacity, --table-size\)"), "(--table-size)"),
+              (re.compile(r", (?:or )?endgame_cache_dir=(?:None| in the API)"), ""),
               (re.compile(r"\bendgame_cache_dir\b"), "--endgame-cache-dir"),
+              (re.compile(r"\bmax_seeds\b"), "--endgame-seeds"),
               (re.compile(r"\bdrop trace\b"), "drop --trace"))
 
 
@@ -42,21 +43,21 @@ def cli_words(message: str) -> str:
     return message
 
 
-def _in_cli_words(command):
-    """``command``, with the library's ``ValueError`` messages turned into :func:`cli_words`."""
+def in_cli_words(command):
+    """``command``, with its error messages (the library's ``ValueError``
+    included) in :func:`cli_words`: one home for the translation, at the
+    CLI's boundary."""
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         try:
             return command(*args, **kwargs)
-        except UserError:
-            raise
-        except ValueError as exc:
+        except (UserError, ValueError) as exc:
             raise UserError(cli_words(str(exc))) from None
 
     return wrapper
 
 
-@_in_cli_words
+@in_cli_words
 def solve(
     ctx: typer.Context,
     tree_file: Annotated[
