@@ -322,3 +322,20 @@ def test_library_messages_in_the_words_of_the_cli(message, words):
     from jitsearch.cli.solve import cli_words
 
     assert cli_words(message) == words
+
+
+def test_ctrl_c_of_a_kalah_solve_says_what_is_kept(capsys, monkeypatch, tmp_path):
+    import jitsearch.games.kalah.solver as kalah_solver
+
+    def interrupted(state, **kwargs):  # Ctrl-C while the endgame database was being built
+        return {"margin": None, "best_move": 1, "best_move_source": "heuristic", "complete": False,
+                "interrupted": True, "stop_reason": "interrupted", "lower": -18, "upper": 18, "nodes": 0,
+                "iterations": 0, "endgame_seeds": 0, "seconds": 0.1}
+
+    monkeypatch.setattr(kalah_solver, "solve_exact", interrupted)
+    code, out, err = run(capsys, "solve", "--game", "kalah", "--houses", "3", "--seeds", "3", "--endgame-seeds", "6",
+                         "--endgame-cache-dir", str(tmp_path), "--json")
+    last = err.strip().splitlines()[-1]
+    assert code == 130 and "run again" not in last
+    assert "the endgame database was not finished and nothing of it was written" in last
+    assert "nothing of the search is kept (--checkpoint DIR keeps it)" in last

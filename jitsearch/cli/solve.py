@@ -410,9 +410,13 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
         table.add_row("seconds", f"{result['seconds']:.2f}")
         stdout.print(table)
     if interrupted:
+        unfinished = bool(endgame_seeds) and not result.get("endgame_seeds")
         stop_interrupted(f"the margin lies in [{result.get('lower')}, {result.get('upper')}] "
-                          f"(best move so far: pit {result.get('best_move')}, {result.get('best_move_source')}); "
-                          "run again to solve it")
+                         f"(best move so far: pit {result.get('best_move')}, {result.get('best_move_source')})"
+                         + ("; the endgame database was not finished and nothing of it was written" if unfinished
+                            else "")
+                         + (f"; --resume continues from the last save in {checkpoint}" if checkpoint is not None
+                            else "; nothing of the search is kept (--checkpoint DIR keeps it)"))
     elif not result.get("complete") and result.get("stop_reason") == "time_limit" and not as_json:
         stderr.print(f"time limit reached: the margin lies in [{result.get('lower')}, {result.get('upper')}]")
 
