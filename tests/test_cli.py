@@ -297,3 +297,52 @@ def test_play_help_names_both_games_and_what_oware_refuses(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "Play Kalah or Oware" in text
     assert "are Kalah's and refused for Oware" in text
+
+def test_solve_kalah_position_title_comes_from_the_position(capsys):
+    code, out, err = run(capsys, "solve", "--game", "kalah", "--position", "1,0,0/0/0,0,1/16 p0")
+    assert code == 0, err
+    assert "Kalah(3) position, 18 seeds in play" in out and "?" not in out
+    code, out, err = run(capsys, "solve", "--game", "kalah", "--houses", "3", "--seeds", "2")
+    assert code == 0 and "Kalah(3, 2)" in out
+
+
+def test_solve_errors_name_the_cli_options_not_the_api_arguments(capsys):
+    code, out, err = run(capsys, "solve", "--random", "uniform", "--branching", "2", "--height", "16", "--trace",
+                         "--max-memory", "1KiB")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "--max-memory" in err and "drop --trace" in err and "max_bytes" not in err
+
+
+@pytest.mark.parametrize("message, words", [
+    ("needs 2 GiB: lower the table size (tt_capacity, --table-size) or raise max_bytes (--max-memory)",
+     "needs 2 GiB: lower the table size (--table-size) or raise --max-memory"),
+    ("cannot write the endgame cache directory d (Permission denied): choose a writable directory or build without "
+     "a cache (--no-endgame-cache, endgame_cache_dir=None)",
+     "cannot write the endgame cache directory d (Permission denied): choose a writable directory or build without "
+     "a cache (--no-endgame-cache)"),
+    ("free some space or choose another cache directory (--endgame-cache-dir, or endgame_cache_dir= in the API)",
+     "free some space or choose another cache directory (--endgame-cache-dir)"),
+    ("max_seeds must be an integer in 0..127, got 200", "--endgame-seeds must be an integer in 0..127, got 200"),
+    ("dense_max_bytes must be positive", "dense_max_bytes must be positive"),
+])
+def test_library_messages_in_the_words_of_the_cli(message, words):
+    from jitsearch.cli.solve import cli_words
+
+    assert cli_words(message) == words
+
+
+def test_ctrl_c_of_a_kalah_solve_says_what_is_kept(capsys, monkeypatch, tmp_path):
+    import jitsearch.games.kalah.solver as kalah_solver
+
+    def interrupted(state, **kwargs):  # Ctrl-C while the endgame database was being built
+        return {"margin": None, "best_move": 1, "best_move_source": "heuristic", "complete": False,
+                "interrupted": True, "stop_reason": "interrupted", "lower": -18, "upper": 18, "nodes": 0,
+                "iterations": 0, "endgame_seeds": 0, "seconds": 0.1}
+
+    monkeypatch.setattr(kalah_solver, "solve_exact", interrupted)
+    code, out, err = run(capsys, "solve", "--game", "kalah", "--houses", "3", "--seeds", "3", "--endgame-seeds", "6",
+                         "--endgame-cache-dir", str(tmp_path), "--json")
+    last = err.strip().splitlines()[-1]
+    assert code == 130 and "run again" not in last
+    assert "the endgame database was not finished and nothing of it was written" in last
+    assert "nothing of the search is kept (--checkpoint DIR keeps it)" in last

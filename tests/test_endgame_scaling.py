@@ -311,32 +311,80 @@ def test_the_search_stops_on_an_impossible_database_value(tmp_path, monkeypatch)
     assert "damaged" not in json.loads(record_path(db["path"]).read_text())
 
 
-def test_stale_temporaries_of_dead_builders_are_removed(tmp_path, monkeypatch):
-    """A builder killed with kill -9 leaves its full-size .npy.tmp; the next
-    build removes it, but never the file of a builder still alive."""
+def _builder_process(path, size, shape=None, dtype="int8"):
+    """A process that creates a build's temporary values file beside ``path``
+    (locked, as a builder does) and sleeps; returns (process, temporary)."""
     import subprocess
     import sys
 
-    path = cache_path(tmp_path, 3, 8, False)
-    code = ("import sys, time; from pathlib import Path; import jitsearch.games.kalah.endgame_files as ef; "
-            f"t, v = ef.new_values_file(Path({str(path)!r}), 1000); print(t, flush=True); time.sleep(600)")
+    code = ("import sys, time; import numpy as np; from pathlib import Path; "
+            "import jitsearch.games.kalah.endgame_files as ef; "
+            f"t, v = ef.new_values_file(Path({str(path)!r}), {size}, {shape!r}, np.{dtype}); "
+            "print(t, flush=True); time.sleep(600)")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    return proc, Path(proc.stdout.readline().strip())
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_stale_temporaries_of_dead_builders_are_removed(tmp_path):
+    """A builder killed with kill -9 leaves its full-size .npy.tmp; the next
+    build removes it at once (however recent: its pid is gone and no lock is
+    held), but never the file of a builder still alive, nor a record being
+    written by a live process."""
+    path = cache_path(tmp_path, 3, 8, False)
+    proc, tmp = _builder_process(path, 1000)
     try:
-        tmp = Path(proc.stdout.readline().strip())
         assert tmp.exists() and tmp.name.endswith(".npy.tmp")
-        monkeypatch.setattr(ef, "STALE_TEMP_SECONDS", 0.0)
         assert ef.remove_stale_temporaries(path) == [] and tmp.exists()  # its builder is alive: kept
     finally:
         proc.kill()
         proc.wait()
-    old_json = path.with_name(path.stem + ".abc123.json.tmp")
-    old_json.write_text("{")
-    monkeypatch.setattr(ef, "STALE_TEMP_SECONDS", 3600.0)
-    assert ef.remove_stale_temporaries(path) == [] and tmp.exists()  # too young to judge
-    monkeypatch.setattr(ef, "STALE_TEMP_SECONDS", 0.0)
-    build_endgame_database(3, 8, cache_dir=tmp_path)  # the next build cleans up
-    assert not tmp.exists() and not old_json.exists()
+    dead_json = path.with_name(f"{path.stem}.pid{_dead_pid()}.abc123.json.tmp")
+    live_json = path.with_name(f"{path.stem}.partial.pid{os.getppid()}.abc123.json.tmp")
+    old_json = path.with_name(path.stem + ".abc123.json.tmp")  # an older version's name: no pid
+    for p in (dead_json, live_json, old_json):
+        p.write_text("{")
+    build_endgame_database(3, 8, cache_dir=tmp_path)  # at once, well within a second of the kill
+    assert not tmp.exists() and not dead_json.exists() and not old_json.exists()
+    assert live_json.exists() and f".pid{proc.pid}." in tmp.name
+    live_json.unlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, record_path(path).name])
+
+
+@pytest.mark.parametrize("where", ["build", "save"])
+def test_a_kalah_build_stopped_by_ctrl_c_leaves_no_temporary(tmp_path, monkeypatch, where):
+    """Ctrl-C during the build or while the finished values are hashed and
+    saved: nothing is left in the cache directory."""
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    if where == "build":
+        kwargs = {"progress": stop, "chunk_positions": 1000}
+    else:
+        monkeypatch.setattr(ef, "complete_record", stop)
+        kwargs = {}
+    with pytest.raises(KeyboardInterrupt):
+        build_endgame_database(3, 8, cache_dir=tmp_path, **kwargs)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_temporaries_of_this_process_are_removed_at_exit(tmp_path):
+    """A build left running in a worker thread (a command stopped on Ctrl-C
+    does not wait for it) never reaches its finally: the exit hook removes
+    its file."""
+    path = cache_path(tmp_path, 3, 8, False)
+    tmp, values = ef.new_values_file(path, 1000)
+    assert ef.discard_temporaries() == [tmp] and not tmp.exists()
+    del values
+    ef.discard_temporary(tmp)  # the build's own finally, later: nothing left to do
 
 
 def test_writes_to_a_loaded_database_never_reach_the_file(tmp_path):

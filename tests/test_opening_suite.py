@@ -307,3 +307,53 @@ def test_tournament_balanced_without_a_suite_is_one_line(capsys):
     code, out, err = run(capsys, "tournament", "--game", "kalah", "--houses", 4, "--seeds", 3, "--a", "random",
                          "--b", "random", "--pairs", 1, "--openings", "balanced")
     one_error_line(code, out, err, "no balanced opening suite is shipped for Kalah(4,3); there is one for Kalah(6,4)")
+
+
+# -- openings --exact: the database's estimate, and what a Ctrl-C leaves -------------------------------------
+
+@pytest.mark.parametrize("found", [0, 1])
+def test_openings_ctrl_c_says_what_was_and_was_not_written(capsys, tmp_path, monkeypatch, found):
+    """Ctrl-C while the endgame database is built (found=0) or after one
+    opening: the last line says what was written, and never claims a file
+    that was not; the database's size and time are announced before."""
+    import jitsearch.games.kalah as kalah
+
+    out = tmp_path / "o.txt"
+    cache = tmp_path / "cache"
+    if found == 0:
+        def stop(*args, **kwargs):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(kalah, "build_endgame_database", stop)
+    else:
+        real, calls = suites.exact_value, {"n": 0}
+
+        def exact_value(state, within, **kw):
+            r = real(state, within, **kw)
+            calls["n"] += r[1] == "inside"
+            if calls["n"] == 2:
+                raise KeyboardInterrupt
+            return r
+
+        monkeypatch.setattr(suites, "exact_value", exact_value)
+    code, stdout, err = run(capsys, "openings", "--houses", 3, "--seeds", 3, "--exact", "--count", 10,
+                            "--endgame-seeds", 6, "--endgame-cache-dir", cache, "--out", out)
+    assert code == 130, err
+    assert "<= 6 seeds in the houses" in err and "on disk" in err and "of memory to build" in err
+    last = err.strip().splitlines()[-1]
+    if found == 0:
+        assert "written to" not in stdout and not out.exists()
+        assert last.startswith("interrupted: while the endgame database was built") and f"{out} was not written" in last
+        assert not cache.exists() or list(cache.iterdir()) == []
+    else:
+        assert "1 openings" in stdout and len(suites.read_suite(out)) == 1
+        assert last == f"interrupted: 1 of 10 openings were found and written to {out}"
+
+
+def test_openings_files_with_a_byte_order_mark_are_read(tmp_path):
+    """Editors on Windows save UTF-8 with a BOM: the first line is a position all the same."""
+    text = "3,3,3/0/3,3,3/0 p0  # exact +0 plies 0 moves\n"
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert read_openings(path, 3, 3, False) == ("3,3,3/0/3,3,3/0 p0",)
+    assert [o.position for o in suites.read_suite(path)] == ["3,3,3/0/3,3,3/0 p0"]

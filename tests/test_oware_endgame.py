@@ -270,7 +270,7 @@ def test_cli_solve_oware_time_limit(capsys):
     (["--all-moves"], "--all-moves applies to --game kalah only"),
     (["--position", "1,1/1,1/0,0 p7"], "p0, p1 or end"),
     (["--houses", "0"], "houses"),
-    (["--endgame-seeds", "200"], "max_seeds"),
+    (["--endgame-seeds", "200"], "--endgame-seeds must be an integer in 0..127"),
     (["--endgame-seeds", "30", "--max-memory", "1MiB"], "--max-memory"),
     (["--branching", "3"], "does not apply to --game oware"),
 ])
@@ -279,11 +279,14 @@ def test_cli_solve_oware_errors(capsys, args, words):
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_ctrl_c_stops_an_oware_database_build():
+def test_ctrl_c_stops_an_oware_database_build(tmp_path):
+    """Ctrl-C in the middle of a cached build: exit 130, one line that says
+    nothing was written, and nothing left in the cache directory (the build
+    runs in a worker thread that the command does not wait for)."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([sys.executable, "-m", "jitsearch", "solve", "--game", "oware", "--endgame-seeds", "17",
-                             "--no-endgame-cache"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
+                             "--endgame-cache-dir", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
     err = ""
     start = time.monotonic()
     while "positions" not in err and time.monotonic() - start < 60:
@@ -301,6 +304,121 @@ def test_ctrl_c_stops_an_oware_database_build():
         raise
     assert proc.returncode == 130, err + rest
     assert "interrupted" in rest and "Traceback" not in rest
+    assert list(tmp_path.iterdir()) == []
+    assert "nothing of it was written" in rest
+
+
+@pytest.mark.parametrize("where", ["build", "save"])
+def test_an_oware_build_stopped_by_ctrl_c_leaves_no_temporary(tmp_path, monkeypatch, where):
+    """Ctrl-C during the build or while the finished values are hashed and
+    saved: nothing is left in the cache directory."""
+    import jitsearch.games.kalah.endgame_files as ef
+    import jitsearch.games.oware.endgame as oe
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    kwargs = {}
+    if where == "build":
+        kwargs["progress"] = stop
+    else:  # where the old code called it, and where it is called now
+        monkeypatch.setattr(oe, "complete_record", stop, raising=False)
+        monkeypatch.setattr(ef, "complete_record", stop)
+    with pytest.raises(KeyboardInterrupt):
+        build_database(3, 6, cache_dir=tmp_path, **kwargs)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_killed_oware_builders_temporary_goes_at_the_next_build(tmp_path):
+    from test_endgame_scaling import _builder_process
+
+    path = cache_path(tmp_path, 2, 4, False)
+    size = database_size(2, 4)
+    proc, tmp = _builder_process(path, size, (size,), "uint8")
+    proc.kill()
+    proc.wait()
+    assert tmp.exists()
+    build_database(2, 4, cache_dir=tmp_path)  # at once
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, path.with_suffix(".json").name])
+
+
+def test_an_abandoned_oware_build_leaves_nothing(tmp_path):
+    """What a stopped command does: its build, left running in a worker
+    thread, loses its file at once (:func:`discard_temporaries`, also run at
+    exit), and when it ends it saves nothing."""
+    import threading
+    import warnings
+
+    from jitsearch.games.kalah.endgame_files import discard_temporaries
+
+    go_on, reached = threading.Event(), threading.Event()
+
+    def progress(seeds, done, total, seconds):
+        if seeds == 3:
+            reached.set()
+            go_on.wait(10)
+
+    box = {}
+
+    def build():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            box["db"] = build_database(3, 6, cache_dir=tmp_path, progress=progress)
+        box["warnings"] = [str(w.message) for w in caught]
+
+    worker = threading.Thread(target=build, daemon=True)
+    worker.start()
+    assert reached.wait(30)
+    assert [p.name.endswith(".npy.tmp") for p in tmp_path.iterdir()] == [True]
+    assert len(discard_temporaries()) == 1 and list(tmp_path.iterdir()) == []
+    go_on.set()
+    worker.join(30)
+    assert box["db"].path is None and any("not cached" in w for w in box["warnings"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_oware_build_announces_its_size_and_time(capsys, tmp_path):
+    code, out, err = run(capsys, "solve", "--game", "oware", "--houses", "2", "--seeds", "2", "--endgame-seeds", "6",
+                         "--endgame-cache-dir", str(tmp_path), "--json")
+    assert code == 0, err
+    line = next(x for x in err.splitlines() if "on disk" in x)
+    for words in ("<= 6 seeds on the board", f"{database_size(2, 6):,} positions", "of memory to build",
+                  "s on 1 thread", str(tmp_path)):
+        assert words in line, line
+    est = estimate_build(6, 20)
+    assert est["threads"] == 1 and 60 < est["seconds"] < 600  # about 2-3 min measured, on 2 idle cores
+    code, out, err = run(capsys, "solve", "--game", "oware", "--houses", "2", "--seeds", "2", "--endgame-seeds", "6",
+                         "--endgame-cache-dir", str(tmp_path), "--json")
+    assert code == 0 and "on disk" not in err  # loaded: nothing to announce
+
+
+def test_a_long_oware_solve_says_it_is_alive(capsys, monkeypatch):
+    """A deepening may take minutes: a line on stderr every few seconds
+    says which depth runs and how to bound the solve, in --json mode too."""
+    import jitsearch.cli._oware_solve as cli_oware
+
+    monkeypatch.setattr(cli_oware, "FIRST_HEARTBEAT_SECONDS", 0.05, raising=False)
+    monkeypatch.setattr(cli_oware, "HEARTBEAT_SECONDS", 0.05, raising=False)
+    code, out, err = run(capsys, "solve", "--game", "oware", "--houses", "6", "--seeds", "4", "--time-limit", "0.5",
+                         "--json")
+    assert code == 0 and json.loads(out)["complete"] is False
+    assert "exact solve: searching depth" in err and "at most 0.5 s" in err
+
+
+def test_ctrl_c_of_an_oware_solve_says_what_is_kept(capsys, monkeypatch, tmp_path):
+    import jitsearch.cli._oware_solve as cli_oware
+    from jitsearch.cli._support import Interrupted
+
+    def interrupted(*args, **kwargs):
+        raise Interrupted()
+
+    monkeypatch.setattr(cli_oware, "_solve_with_limit", interrupted)
+    code, out, err = run(capsys, "solve", "--game", "oware", "--houses", "2", "--seeds", "2", "--endgame-seeds", "4",
+                         "--endgame-cache-dir", str(tmp_path), "--json")
+    assert code == 130 and json.loads(out)["complete"] is False
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("interrupted: the exact solve was stopped") and "run again" not in last
+    assert "nothing of it is kept" in last and str(tmp_path) in last and "--time-limit" in last
 
 
 # -- alpha-beta probing the database ---------------------------------------------------------

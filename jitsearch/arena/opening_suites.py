@@ -58,6 +58,8 @@ MAX_SOLVE_NODES = 300_000_000
 TABLE_SLOTS = 1 << 24
 #: Endgame database used by exact suites when none is given (seeds in the houses).
 ENDGAME_SEEDS = 20
+#: Memory an exact suite's endgame database may take (values and build scratch).
+ENDGAME_MAX_BYTES = 8 << 30
 MAX_COUNT = 10_000
 MAX_DEPTH = 30
 
@@ -112,10 +114,11 @@ def parse_line(line: str) -> Opening | None:
 
 
 def read_suite(path) -> tuple[Opening, ...]:
-    """The openings of a suite file (see the module docstring); errors name ``file:line``."""
+    """The openings of a suite file (see the module docstring; UTF-8, a
+    byte-order mark allowed); errors name ``file:line``."""
     path = Path(path)
     out = []
-    for number, raw in enumerate(path.read_text().splitlines(), 1):
+    for number, raw in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
         try:
             opening = parse_line(raw)
         except ValueError as exc:
@@ -279,7 +282,7 @@ def balanced_suite(houses: int = 6, seeds: int = 4, empty_capture: bool = False,
                    prefilter_depth: int | None = PREFILTER_DEPTH, prefilter_slack: int = PREFILTER_SLACK,
                    endgame_seeds: int = ENDGAME_SEEDS, endgame_db=None, endgame_cache_dir=None,
                    max_nodes: int = MAX_SOLVE_NODES, table_slots: int = TABLE_SLOTS, on_found=None,
-                   progress=None) -> dict:
+                   progress=None, endgame_progress=None) -> dict:
     """Up to ``count`` distinct positions ``plies`` plies from the start
     whose value lies within ``within`` seeds of 0.
 
@@ -301,12 +304,16 @@ def balanced_suite(houses: int = 6, seeds: int = 4, empty_capture: bool = False,
         found (``stats``: the counters of the result below).
     progress : ``progress(stats)`` after each candidate (``stats``: the
         counters of the result below).
+    endgame_progress : ``endgame_progress(done, total, seconds)`` while the
+        endgame database is built (see :func:`build_endgame_database`).
 
     Returns
     -------
     dict with ``openings`` (tuple of :class:`Opening`, in the order found),
     ``complete`` (``count`` found), ``interrupted`` (Ctrl-C stopped it: a
-    KeyboardInterrupt is caught and what was found returned), and the
+    KeyboardInterrupt is caught and what was found returned),
+    ``interrupted_in`` (``"endgame database"`` while it was built or
+    loaded, ``"search"`` after, None when not interrupted), and the
     counters ``candidates`` (distinct positions in range), ``tried``,
     ``prefiltered_out``, ``evaluated``, ``outside``, ``too_big`` (exact
     solves over ``max_nodes``), ``nodes`` (of the exact solves),
@@ -323,13 +330,15 @@ def balanced_suite(houses: int = 6, seeds: int = 4, empty_capture: bool = False,
              "within": within, "max_nodes": max_nodes if exact else None}
     found: list[Opening] = []
     method = "exact" if exact else f"depth-{depth}"
-    interrupted = False
+    interrupted = None
+    stage = "endgame database"
     try:
         if exact and endgame_db is None and endgame_seeds > 0:
             from ..games.kalah import build_endgame_database
 
-            endgame_db = build_endgame_database(houses, endgame_seeds, empty_capture, max_bytes=8 << 30,
-                                                cache_dir=endgame_cache_dir)
+            endgame_db = build_endgame_database(houses, endgame_seeds, empty_capture, max_bytes=ENDGAME_MAX_BYTES,
+                                                cache_dir=endgame_cache_dir, progress=endgame_progress)
+        stage = "search"
         if exact and endgame_db is not None:
             stats["endgame_seeds"] = int(endgame_db["max_seeds"])
         table = None
@@ -371,10 +380,10 @@ def balanced_suite(houses: int = 6, seeds: int = 4, empty_capture: bool = False,
                 stats["too_big"] += 1
             _report(progress, stats, t0)
     except KeyboardInterrupt:
-        interrupted = True
+        interrupted = stage
     stats["seconds"] = time.perf_counter() - t0
-    return {"openings": tuple(found), "complete": len(found) >= count, "interrupted": interrupted,
-            "method": method, **stats}
+    return {"openings": tuple(found), "complete": len(found) >= count, "interrupted": interrupted is not None,
+            "interrupted_in": interrupted, "method": method, **stats}
 
 
 def _report(progress, stats, t0):

@@ -28,10 +28,11 @@ BALANCE_TRIES = 200
 def read_openings(path, houses: int, seeds: int, empty_capture: bool) -> tuple[str, ...]:
     """The positions of ``path``, one per line (blank lines and ``#``
     comments skipped), checked: each parses, has ``houses`` houses a side and
-    ``2·houses·seeds`` seeds in all, and is not over. Errors name ``file:line``."""
+    ``2·houses·seeds`` seeds in all, and is not over. UTF-8, with or without a
+    byte-order mark. Errors name ``file:line``."""
     path = Path(path)
     try:
-        lines = path.read_text().splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
     except FileNotFoundError:
         raise ValueError(f"openings file {path} does not exist") from None
     except IsADirectoryError:

@@ -28,10 +28,10 @@ def _oware_state(houses, seeds, position):
 
 
 def _build(endgame_seeds, houses, max_bytes, cache_dir):
+    from ..games.kalah.endgame_files import discard_temporaries
     from ..games.oware.endgame import build_database, cache_path, estimate_build
-    from ..trees.memory import format_bytes
-
     from ..trees.memory import check_bytes
+    from .solve import announce_endgame_build, endgame_progress_printer
 
     try:
         est = estimate_build(houses, endgame_seeds)
@@ -39,26 +39,27 @@ def _build(endgame_seeds, houses, max_bytes, cache_dir):
                     "lower --endgame-seeds or raise --max-memory")
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    cached = cache_dir is not None and cache_path(cache_dir, houses, endgame_seeds, False).is_file()
-    if not cached:
-        stderr.print(f"endgame database: <= {endgame_seeds} seeds on the board, {est['positions']:,} positions, "
-                     f"{format_bytes(est['file_bytes'])} on disk, {format_bytes(est['ram_bytes'])} of memory to "
-                     "build" + (f" (built once, then cached in {cache_dir})" if cache_dir else ""), soft_wrap=True)
+    path = None if cache_dir is None else cache_path(cache_dir, houses, endgame_seeds, False)
+    building = announce_endgame_build(est, f"<= {endgame_seeds} seeds on the board", path)
+    printer = endgame_progress_printer()
+    shown = [0.0]
 
-    from ..games.oware.endgame import database_size
-
-    def progress(seeds, done, total, seconds):
-        if seconds >= 1.0 or seeds == endgame_seeds:
-            built = "built" if done == database_size(houses, seeds) else "in progress"
-            stderr.print(f"endgame database: layer {seeds} of {endgame_seeds} {built}, {done:,} of {total:,} "
-                         f"positions, {seconds:.1f} s", soft_wrap=True)
+    def progress(seeds, done, total, seconds):  # at most a line a second, and the last one
+        if seconds - shown[0] >= 1.0 or done == total:
+            shown[0] = seconds
+            printer(done, total, seconds, f"layer {seeds} of {endgame_seeds}, ")
 
     try:
         with JitWatch():
             return run_interruptibly(build_database, houses, endgame_seeds, max_bytes=max_bytes, cache_dir=cache_dir,
                                      progress=progress)
     except Interrupted:
-        stop_interrupted("the endgame database was not finished (nothing is cached); run again to build it")
+        discard_temporaries()  # the build goes on in its worker thread until exit: its file goes now
+        if not building:
+            stop_interrupted(f"while the endgame database {path} was being checked; it is unchanged")
+        stop_interrupted("the endgame database was not finished and nothing of it was written"
+                         + (f" to {cache_dir}" if cache_dir is not None else "")
+                         + "; the next run builds it from the start")
     except ValueError as exc:
         raise UserError(str(exc)) from None
 
@@ -72,7 +73,27 @@ def _progress(depth, nodes, seconds):
                  soft_wrap=True)
 
 
-def _solve_with_limit(state, time_limit):
+#: While the exact solve runs, a line on stderr after this many seconds, then every HEARTBEAT_SECONDS.
+FIRST_HEARTBEAT_SECONDS = 5.0
+HEARTBEAT_SECONDS = 10.0
+
+
+def _heartbeat(seen, time_limit, done):
+    """Print where the exact solve stands until ``done`` is set: a deepening
+    may take minutes, with nothing else to show that it is alive."""
+    wait = FIRST_HEARTBEAT_SECONDS
+    while not done.wait(wait):
+        wait = HEARTBEAT_SECONDS
+        if seen["depth"] is None:
+            continue
+        seconds = time.perf_counter() - seen["t0"]
+        stderr.print(f"exact solve: searching depth {seen['depth']} ({seen['nodes']:,} nodes in the shallower "
+                     f"depths), {seconds:.0f} s so far"
+                     + (f" of at most {time_limit:g} s" if time_limit else
+                        "; no time limit: Ctrl-C stops it, --time-limit SECONDS bounds it"), soft_wrap=True)
+
+
+def _solve_with_limit(state, time_limit, on_depth=None):
     """``solver.solve`` in a worker thread: its result, or None when
     ``time_limit`` passed first; the worker is then stopped (its kernel sees
     the stop within about a thousand nodes) and prints nothing more."""
@@ -85,7 +106,7 @@ def _solve_with_limit(state, time_limit):
             _progress(depth, nodes, seconds)
 
     def solve(s):
-        return solve_exact(s, progress=progress, stop=stop)
+        return solve_exact(s, progress=progress, stop=stop, on_depth=on_depth)
 
     if time_limit is None:
         return run_interruptibly(solve, state)
@@ -156,15 +177,29 @@ def solve_oware(given, *, houses, seeds, position, time_limit, endgame_seeds, as
                              f"{out['endgame_result']} (cycles split evenly); now the exact solve under "
                              "OpenSpiel's rules" + (f" (at most {time_limit:g} s)" if time_limit else
                                                     " (Ctrl-C stops it)"), soft_wrap=True)
+    seen = {"depth": None, "nodes": 0, "t0": time.perf_counter()}
+
+    def on_depth(depth, nodes, seconds):
+        seen.update(depth=depth, nodes=nodes)
+
+    done = threading.Event()
+    threading.Thread(target=_heartbeat, args=(seen, time_limit, done), name="jitsearch-oware-heartbeat",
+                     daemon=True).start()
     try:
         with JitWatch() as jit:
-            t0 = time.perf_counter()
-            r = _solve_with_limit(state, time_limit)
+            t0 = seen["t0"] = time.perf_counter()
+            r = _solve_with_limit(state, time_limit, on_depth)
             wall = time.perf_counter() - t0
     except Interrupted:
+        done.set()
         if as_json:
             emit_json(dict(out, complete=False))
-        stop_interrupted("the exact solve was stopped; run again (small variants solve in seconds)")
+        where = "" if seen["depth"] is None else f" while searching depth {seen['depth']}"
+        kept = f"; the endgame database is cached in {out['endgame_path']}" if out.get("endgame_path") else ""
+        stop_interrupted(f"the exact solve was stopped{where} after {time.perf_counter() - seen['t0']:.0f} s and "
+                         f"nothing of it is kept{kept}; --time-limit SECONDS bounds a solve")
+    finally:
+        done.set()
     out["complete"] = r is not None
     out["compile_seconds"] = jit.seconds
     out["seconds"] = max(wall - jit.seconds, 0.0)

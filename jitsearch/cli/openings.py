@@ -13,6 +13,7 @@ import typer
 
 from ._support import UserError, check_output_file, given_options, refuse_options, write_text_atomic
 from .common import emit_json, stderr, stop_interrupted, stdout
+from .solve import in_cli_words
 
 
 def _parse_plies(text: str) -> tuple[int, int]:
@@ -47,6 +48,45 @@ def _command(houses, seeds, empty_capture, plies, within, exact, depth, count, s
     return " ".join(shlex.quote(str(w)) for w in words)
 
 
+def _announce_endgame(houses, endgame_seeds, empty_capture, cache_dir):
+    """Before the database is built: its size and time (``solve``'s line);
+    returns the progress printer for its build."""
+    from ..arena.opening_suites import ENDGAME_MAX_BYTES
+    from ..games.kalah.endgame import estimate_endgame_build
+    from ..games.kalah.endgame_files import cache_path
+    from ..trees.memory import format_bytes
+    from .solve import announce_endgame_build, endgame_progress_printer
+
+    try:
+        est = estimate_endgame_build(houses, endgame_seeds)
+    except ValueError as exc:
+        raise UserError(f"--endgame-seeds: {exc}") from None
+    if est["ram_bytes"] > ENDGAME_MAX_BYTES:
+        raise UserError(f"the endgame database of {endgame_seeds} seeds needs {format_bytes(est['ram_bytes'])} of "
+                        f"memory to build, above the {format_bytes(ENDGAME_MAX_BYTES)} openings allows: lower "
+                        "--endgame-seeds")
+    path = None if cache_dir is None else cache_path(cache_dir, houses, endgame_seeds, empty_capture)
+    announce_endgame_build(est, f"<= {endgame_seeds} seeds in the houses", path)
+    return endgame_progress_printer()
+
+
+def _interrupted_message(result, count, out, existed, cache_dir) -> str:
+    """What a Ctrl-C left: the database (kept only when finished), the openings found, the file (written
+    only when an opening was found)."""
+    found = len(result["openings"])
+    if result.get("interrupted_in") == "endgame database":
+        text = ("while the endgame database was built or loaded: nothing of an unfinished database was written"
+                + (f" to {cache_dir}" if cache_dir is not None else "") + ", no opening was searched")
+    else:
+        text = f"{found} of {count} openings were found"
+    if out is None:
+        return text
+    if found:
+        return f"{text} and written to {out}"
+    return f"{text}; {out} was " + ("left as it was" if existed else "not written")
+
+
+@in_cli_words
 def openings(
     ctx: typer.Context,
     houses: Annotated[int, typer.Option("--houses", help="Houses per side (m).")] = 6,
@@ -154,13 +194,15 @@ def openings(
             partial = {**stats, "openings": found, "method": opening.method}
             write_text_atomic(out, text_of(partial))
 
+    endgame_progress = None
     if exact and endgame_seeds:
-        stderr.print(f"{board}: loading or building the endgame database of {endgame_seeds} seeds in {cache_dir}",
-                     soft_wrap=True)
+        endgame_progress = _announce_endgame(houses, endgame_seeds, empty_capture, cache_dir)
+    existed = out is not None and out.exists()
     result = suites.balanced_suite(houses, seeds, empty_capture, plies=lo_hi, within=within, exact=exact,
                                    depth=depth, count=count, seed=seed, prefilter_depth=pdepth,
                                    prefilter_slack=prefilter_slack, endgame_seeds=endgame_seeds if exact else 0,
-                                   endgame_cache_dir=cache_dir, max_nodes=max_nodes, on_found=on_found)
+                                   endgame_cache_dir=cache_dir, max_nodes=max_nodes, on_found=on_found,
+                                   endgame_progress=endgame_progress)
     found = result["openings"]
     if found and out is not None:
         write_text_atomic(out, text_of(result))
@@ -173,13 +215,12 @@ def openings(
     elif out is None:
         if found:
             sys.stdout.write(text_of(result))
-    else:
+    elif found:
         values = [o.value for o in found]
         spread = ", ".join(f"{v:+d}: {values.count(v)}" for v in sorted(set(values)))
         stdout.print(f"{len(found)} openings ({spread}) written to {out}", soft_wrap=True)
     if result["interrupted"]:
-        stop_interrupted(f"{len(found)} of {count} openings were found"
-                         + (f" and written to {out}" if out is not None and found else ""))
+        stop_interrupted(_interrupted_message(result, count, out, existed, cache_dir))
     if not found:
         raise UserError(f"no {board} position {lo_hi[0]}-{lo_hi[1]} plies from the start has a value within "
                         f"{within} of 0 ({result['tried']} tried): widen --within or --plies")

@@ -3,7 +3,9 @@ position exactly."""
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from pathlib import Path
 from typing import Annotated, Optional, Tuple
 
@@ -24,6 +26,38 @@ _KALAH_SOLVE_OPTIONS = ("houses", "seeds", "empty_capture", "position", "time_li
                         "endgame_cache", "endgame_cache_dir", "all_moves", "checkpoint", "resume")
 
 
+_API_WORDS = ((re.compile(r"\bmax_bytes\b(?: \(--max-memory\))?"), "--max-memory"),
+              (re.compile(r"\(tt_capacity, --table-size\)"), "(--table-size)"),
+              (re.compile(r", (?:or )?endgame_cache_dir=(?:None| in the API)"), ""),
+              (re.compile(r"\bendgame_cache_dir\b"), "--endgame-cache-dir"),
+              (re.compile(r"\bmax_seeds\b"), "--endgame-seeds"),
+              (re.compile(r"\bdrop trace\b"), "drop --trace"))
+
+
+def cli_words(message: str) -> str:
+    """A library message in the words of ``solve``'s options: the library
+    names its arguments (``raise max_bytes``), the user typed
+    ``--max-memory``."""
+    for pattern, words in _API_WORDS:
+        message = pattern.sub(words, message)
+    return message
+
+
+def in_cli_words(command):
+    """``command``, with its error messages (the library's ``ValueError``
+    included) in :func:`cli_words`: one home for the translation, at the
+    CLI's boundary."""
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except (UserError, ValueError) as exc:
+            raise UserError(cli_words(str(exc))) from None
+
+    return wrapper
+
+
+@in_cli_words
 def solve(
     ctx: typer.Context,
     tree_file: Annotated[
@@ -343,18 +377,7 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
             label = "  running"
         stderr.print(f"{label}: margin in [{lo}, {up}], {nodes:,} nodes, {seconds:.1f} s")
 
-    first_report = []
-
-    def endgame_progress(done, total, seconds):
-        # the time left from the rate measured since the first report (which may include compiling the
-        # build's kernels): the estimate printed before the build assumes an idle machine
-        if not first_report:
-            first_report.append((done, seconds))
-        done0, seconds0 = first_report[0]
-        left = ""
-        if done0 < done < total and seconds - seconds0 > 2:
-            left = f", about {(total - done) * (seconds - seconds0) / (done - done0):.0f} s left"
-        stderr.print(f"endgame database: {done:,} of {total:,} positions, {seconds:.1f} s{left}")
+    endgame_progress = endgame_progress_printer()
 
     if endgame_seeds:
         _announce_endgame(state, endgame_seeds, cache_dir)
@@ -376,7 +399,7 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
     if as_json:
         emit_json(result)
     else:
-        table = Table(title=f"Kalah({state.houses}, {seeds if position is None else '?'}) "
+        table = Table(title=f"{_kalah_title(state, seeds if position is None else None)} "
                             f"{'empty-capture' if state.empty_capture else 'standard'} rules", show_header=False)
         table.add_column("key", style="bold")
         table.add_column("value")
@@ -387,11 +410,23 @@ def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_
         table.add_row("seconds", f"{result['seconds']:.2f}")
         stdout.print(table)
     if interrupted:
+        unfinished = bool(endgame_seeds) and not result.get("endgame_seeds")
         stop_interrupted(f"the margin lies in [{result.get('lower')}, {result.get('upper')}] "
-                          f"(best move so far: pit {result.get('best_move')}, {result.get('best_move_source')}); "
-                          "run again to solve it")
+                         f"(best move so far: pit {result.get('best_move')}, {result.get('best_move_source')})"
+                         + ("; the endgame database was not finished and nothing of it was written" if unfinished
+                            else "")
+                         + (f"; --resume continues from the last save in {checkpoint}" if checkpoint is not None
+                            else "; nothing of the search is kept (--checkpoint DIR keeps it)"))
     elif not result.get("complete") and result.get("stop_reason") == "time_limit" and not as_json:
         stderr.print(f"time limit reached: the margin lies in [{result.get('lower')}, {result.get('upper')}]")
+
+
+def _kalah_title(state, seeds) -> str:
+    """``Kalah(6, 4)`` for a game from the start (``seeds`` a house), else
+    ``Kalah(6) position, 31 seeds in play``: the seeds in the houses and stores."""
+    if seeds is not None:
+        return f"Kalah({state.houses}, {seeds})"
+    return f"Kalah({state.houses}) position, {int(sum(int(x) for x in state.board))} seeds in play"
 
 
 def _fe_bounds(tree, mode: str, bounds_file, likely):
@@ -504,25 +539,67 @@ def _check_writable_file(path: Path) -> None:
 
 
 def _announce_endgame(state, endgame_seeds, cache_dir):
-    """The endgame database's size and build time before it is built, or
-    that it is found in the cache and is verified first."""
+    """The Kalah endgame database's size and build time before it is built,
+    or that it is found in the cache and is verified first."""
     from ..games.kalah.endgame import estimate_endgame_build
-    from ..games.kalah.endgame_files import VERIFY_ALWAYS_BYTES, cache_path, needs_verification, record_path
-    from ..trees.memory import format_bytes
+    from ..games.kalah.endgame_files import cache_path
 
     try:
         est = estimate_endgame_build(state.houses, endgame_seeds)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     path = None if cache_dir is None else cache_path(cache_dir, state.houses, endgame_seeds, state.empty_capture)
+    announce_endgame_build(est, f"<= {endgame_seeds} seeds in the houses", path)
+
+
+def announce_endgame_build(est: dict, what: str, path) -> bool:
+    """One line on stderr before an endgame database is built: ``what`` it
+    holds, its positions, its size on disk and in memory, the estimated
+    time (``est``: an ``estimate_*build`` dict, Kalah's or Oware's) and
+    where it is cached (``path``, None: not cached); or, when ``path`` is
+    already a database, that it is verified first (if it is big). Returns
+    whether a build is announced. Used by ``solve`` (both games) and
+    ``openings --exact``."""
+    from ..games.kalah.endgame_files import VERIFY_ALWAYS_BYTES, needs_verification, record_path
+    from ..trees.memory import format_bytes
+
     if path is not None and path.is_file() and record_path(path).is_file():
         if needs_verification(path) and est["file_bytes"] > VERIFY_ALWAYS_BYTES:
             stderr.print(f"endgame database: {path} ({format_bytes(est['file_bytes'])}), verifying its checksums "
                          "first (once a process)", soft_wrap=True)
-        return
-    stderr.print(f"endgame database: <= {endgame_seeds} seeds in the houses, {est['positions']:,} positions, "
+        return False
+    threads = est.get("threads", 1)
+    stderr.print(f"endgame database: {what}, {est['positions']:,} positions, "
                  f"{format_bytes(est['file_bytes'])} on disk, {format_bytes(est['ram_bytes'])} of memory to build, "
-                 f"about {est['seconds']:.0f} s on {est['threads']} threads (measured on an idle 2-core machine: "
-                 "a busy one takes longer)"
-                 + (f" (built once, then cached in {cache_dir} and memory-mapped)" if cache_dir else ""),
+                 f"about {_duration(est['seconds'])} on {threads} thread{'s' if threads != 1 else ''} (measured on "
+                 "an idle 2-core machine: a busy one takes longer)"
+                 + (f" (built once, then cached in {path.parent} and memory-mapped)" if path is not None else ""),
                  soft_wrap=True)
+    return True
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{max(seconds, 1):.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def endgame_progress_printer(label: str = "endgame database"):
+    """A ``progress(done, total, seconds, detail="")`` for an endgame build: one line on
+    stderr with the time left, from the rate measured since the first report
+    (which may include compiling the build's kernels: the estimate printed
+    before the build assumes an idle machine)."""
+    first_report = []
+
+    def progress(done, total, seconds, detail=""):
+        if not first_report:
+            first_report.append((done, seconds))
+        done0, seconds0 = first_report[0]
+        left = ""
+        if done0 < done < total and seconds - seconds0 > 2:
+            left = f", about {(total - done) * (seconds - seconds0) / (done - done0):.0f} s left"
+        stderr.print(f"{label}: {detail}{done:,} of {total:,} positions, {seconds:.1f} s{left}", soft_wrap=True)
+
+    return progress

@@ -41,8 +41,6 @@ JSON record, verified before it is trusted: see :mod:`.endgame_files`.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import threading
 import time
 import warnings
@@ -51,13 +49,10 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ..._io import write_json_atomic
 from ...trees.memory import check_bytes
-from .endgame_files import (EndgameCacheWarning, cache_path, check_cache_dir, complete_record,
-                            check_disk, claim_partial, database_meta, file_identity, flush_values, keep_partial,
-                            load_cached,
-                            new_values_file, npy_header_bytes, open_values, record_path, release_lock,
-                            remember_verified, remove_stale_temporaries)
+from .endgame_files import (EndgameCacheWarning, cache_path, check_cache_dir, check_disk, claim_partial,
+                            database_meta, discard_temporary, keep_partial, load_cached, new_values_file,
+                            npy_header_bytes, open_values, record_path, remove_stale_temporaries, save_database)
 from ..compositions import binomial_table, first_in_level, next_in_level, unrank_in_level
 from .state import MAX_HOUSES, apply_move
 
@@ -423,9 +418,8 @@ def build_endgame_database(houses: int, max_seeds: int, empty_capture: bool = Fa
     try:
         return _finish_build(result, path, tmp, values, meta, regs, mode, resumable, houses, max_seeds,
                              empty_capture, binom, parallel, threads, chunk_positions, progress, deadline, size)
-    finally:
-        if tmp is not None:
-            release_lock(tmp)
+    finally:  # saved or kept as a partial: renamed, so only its lock is released; else removed
+        discard_temporary(tmp)
 
 
 def _finish_build(result, path, tmp, values, meta, regs, mode, resumable, houses, max_seeds, empty_capture, binom,
@@ -435,39 +429,18 @@ def _finish_build(result, path, tmp, values, meta, regs, mode, resumable, houses
         finished = _run_build(houses, max_seeds, bool(empty_capture), binom, values, regs, parallel, threads,
                               chunk_positions, progress, deadline, size)
     except BaseException as exc:
-        if tmp is not None:
-            if resumable and isinstance(exc, KeyboardInterrupt):
-                keep_partial(path, tmp, values, meta, regs, mode)
-            else:
-                del values
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-        raise
+        if tmp is not None and resumable and isinstance(exc, KeyboardInterrupt):
+            keep_partial(path, tmp, values, meta, regs, mode)
+        raise  # the caller's finally removes a temporary not kept
     if not finished:
-        if tmp is not None:
-            if resumable:
-                keep_partial(path, tmp, values, meta, regs, mode)
-            else:
-                del values
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+        if tmp is not None and resumable:
+            keep_partial(path, tmp, values, meta, regs, mode)
         return None
     if tmp is None:
         return dict(result, values=values, loaded=False, path=None)
-    try:
-        flush_values(values, tmp)
-        record = complete_record(meta, values)
-        os.replace(tmp, path)
-        write_json_atomic(record_path(path), record)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)  # the map stays readable: these values are still returned, just not cached
-        warnings.warn(f"could not save the endgame database to {path} ({exc.strerror or exc}): not cached",
-                      EndgameCacheWarning, stacklevel=3)
+    if not save_database(path, tmp, values, meta):  # the map stays readable: returned, just not cached
         return dict(result, values=values, loaded=False, path=None)
     del values
-    with contextlib.suppress(OSError):  # hashed above: trusted in this process until the file changes
-        remember_verified(path, file_identity(path))
     return dict(result, values=open_values(path, size), loaded=False, path=str(path))
 
 

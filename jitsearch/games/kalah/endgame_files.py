@@ -32,9 +32,14 @@ and the parity of ``r``); one that breaks this stops the solve with
 that the next use rebuilds it. Writes are atomic: the values and the record
 go to unique temporary files, renamed over the cache (values first; a
 reader between the two renames sees a record whose checksums do not
-match, and rebuilds). A builder holds an advisory lock (``flock``) on its
-temporary file; a temporary left by a builder that died (``kill -9``) holds
-no lock and is removed by the next build of the same database.
+match, and rebuilds). Temporary files are named with their builder's pid
+(``kalah-...-v3.pid{pid}.{random}.npy.tmp``) and a builder holds an advisory
+lock (``flock``) on its values file. A build stopped by Ctrl-C or an error
+removes its temporary (a ``finally`` in every build, and an exit hook for a
+build left running in a worker thread when its command stopped: see
+:func:`discard_temporaries`); a temporary of a builder that died
+(``kill -9``) is removed by the next build of the same database as soon as
+its pid is no longer running and no lock is held on it, however recent.
 
 An interrupted build (a deadline, Ctrl-C) writes nothing, unless
 ``resumable=True``: its finished part is then kept as
@@ -57,7 +62,6 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -69,7 +73,7 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = None
 
-from ..._io import ensure_writable_dir, write_json_atomic
+from ..._io import ensure_writable_dir
 from ...trees.memory import format_bytes
 
 def default_cache_dir(game: str = "kalah"):
@@ -222,7 +226,7 @@ def mark_damaged(values_path, why: str) -> None:
     remember_verified(path, None)
     with contextlib.suppress(Exception):
         record = read_record(record_path(path))
-        write_json_atomic(record_path(path), dict(record, damaged=str(why)[:500]))
+        write_record(record_path(path), dict(record, damaged=str(why)[:500]))
 
 
 def npy_header_bytes(size: int, shape=None, dtype=np.int8) -> int:
@@ -319,17 +323,62 @@ def check_disk(directory: Path, needed: int, what: str, fix: str) -> None:
                          f"in {directory}: {fix}")
 
 
-#: A temporary file of a build is stale (removable) when no builder holds its lock and it is older than this.
-STALE_TEMP_SECONDS = 5.0
-#: Temporary values file -> the open descriptor holding its advisory lock, while its build runs.
+#: Temporary values file -> the open descriptor holding its advisory lock (None without ``flock``), while a
+#: build of this process owns it.
 _TEMP_LOCKS: dict = {}
+_TEMP_GUARD = threading.Lock()
+_EXIT_HOOK = []
+
+
+def temp_prefix(path) -> str:
+    """The name prefix of this process's temporary files beside ``path``:
+    ``{stem}.pid{pid}.`` (mkstemp adds a random part and the suffix), so
+    that a later build can tell whether their builder is still alive."""
+    return f"{Path(path).stem}.pid{os.getpid()}."
+
+
+def _owner_pid(name: str, stem: str):
+    """The builder's pid in a temporary's name (:func:`temp_prefix`), None for a name without one."""
+    rest = name[len(stem) + 1:]
+    if rest.startswith("partial."):
+        rest = rest[len("partial."):]
+    head = rest.split(".", 1)[0]
+    return int(head[3:]) if head.startswith("pid") and head[3:].isdigit() else None
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (on this machine's pid namespace); True when it cannot be told."""
+    if os.name != "posix":  # pragma: no cover - os.kill(pid, 0) would signal it there
+        return True
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: alive, another user's
+        return True
+    return True
+
+
+def _register(tmp, fd) -> None:
+    with _TEMP_GUARD:
+        _TEMP_LOCKS[str(tmp)] = fd
+        if not _EXIT_HOOK:
+            import atexit
+
+            atexit.register(discard_temporaries)
+            _EXIT_HOOK.append(True)
 
 
 def hold_lock(tmp, fd=None) -> None:
-    """Take the advisory lock of a build's temporary file (kept until :func:`release_lock`)."""
-    if fcntl is None:  # no flock: stale temporaries are then only removed by age
+    """Take the advisory lock of a build's temporary file (kept until
+    :func:`release_lock`) and register the file: :func:`discard_temporaries`
+    removes it if this process exits before its build does."""
+    if fcntl is None:  # no flock: stale temporaries are then told by their builder's pid only
         if fd is not None:
             os.close(fd)
+        _register(tmp, None)
         return
     if fd is None:
         fd = os.open(tmp, os.O_RDWR)
@@ -338,37 +387,87 @@ def hold_lock(tmp, fd=None) -> None:
     except OSError:
         os.close(fd)
         raise
-    _TEMP_LOCKS[str(tmp)] = fd
+    _register(tmp, fd)
 
 
 def release_lock(tmp) -> None:
-    fd = _TEMP_LOCKS.pop(str(tmp), None)
+    with _TEMP_GUARD:
+        fd = _TEMP_LOCKS.pop(str(tmp), None)
     if fd is not None:
-        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def discard_temporary(tmp) -> None:
+    """Release a build's temporary file and remove it (nothing when it was
+    already renamed into place or removed). Every build ends with this, in
+    a ``finally``: a build stopped by Ctrl-C or an error leaves no file."""
+    if tmp is None:
+        return
+    release_lock(tmp)
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
+def discard_temporaries() -> list:
+    """Remove every temporary file a build of this process still holds
+    (run at exit: a build left running in a worker thread when a command
+    stopped on Ctrl-C never reaches its own ``finally``). Returns the
+    removed paths. A build that goes on afterwards writes into a file no
+    longer in the directory, and saves nothing."""
+    with _TEMP_GUARD:
+        items = list(_TEMP_LOCKS.items())
+        _TEMP_LOCKS.clear()
+    removed = []
+    for tmp, fd in items:
+        try:
+            os.unlink(tmp)
+            removed.append(Path(tmp))
+        except OSError:
+            pass
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    return removed
+
+
+def _is_locked(tmp: Path) -> bool:
+    """Whether a live builder holds the advisory lock of ``tmp`` (False without ``flock``)."""
+    if fcntl is None:
+        return False
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the lock taken just now
+    return False
 
 
 def remove_stale_temporaries(values_path) -> list:
     """Remove the temporary files that builds of the database at
-    ``values_path`` left behind when they died (``kill -9``, a crash): a
-    ``.npy.tmp`` whose advisory lock no builder holds, or a ``.json.tmp``,
-    older than :data:`STALE_TEMP_SECONDS`. Returns the removed paths."""
+    ``values_path`` left behind when they died (``kill -9``, a crash, a
+    power cut): a ``.npy.tmp`` or ``.json.tmp`` whose builder (the pid in
+    its name, :func:`temp_prefix`) is no longer running and, for a values
+    file, whose advisory lock no process holds. A file of a live builder is
+    never removed, whatever its age; one whose name holds no pid (written
+    by an older version) is removed when no lock is held on it. Returns the
+    removed paths."""
     path = Path(values_path)
     removed = []
-    now = time.time()
+    me = os.getpid()
     for tmp in list(path.parent.glob(glob.escape(path.stem) + ".*.tmp")):
-        if not tmp.name.endswith((".npy.tmp", ".json.tmp")) or str(tmp) in _TEMP_LOCKS:
+        if not tmp.name.endswith((".npy.tmp", ".json.tmp")):
+            continue
+        pid = _owner_pid(tmp.name, path.stem)
+        if pid == me:  # this process's own: removed by its build's finally (or at exit)
             continue
         try:
-            if now - tmp.stat().st_ctime < STALE_TEMP_SECONDS:
+            if tmp.name.endswith(".npy.tmp") and _is_locked(tmp):
                 continue
-            if tmp.name.endswith(".npy.tmp") and fcntl is not None:
-                fd = os.open(tmp, os.O_RDONLY)
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # fails while a live builder holds it
-                except OSError:
-                    continue
-                finally:
-                    os.close(fd)
+            if pid is not None and pid_alive(pid):  # e.g. between its mkstemp and its flock
+                continue
             tmp.unlink()
             removed.append(tmp)
         except OSError:
@@ -376,12 +475,29 @@ def remove_stale_temporaries(values_path) -> list:
     return removed
 
 
+def write_record(path, obj) -> None:
+    """Write a JSON record atomically (temporary file named by
+    :func:`temp_prefix`, fsync, rename over ``path``)."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path), suffix=".json.tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(obj, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def new_values_file(path: Path, size: int, shape=None, dtype=np.int8):
     """A unique temporary ``.npy`` beside ``path``, preallocated, mapped for
     writing, its advisory lock held (see :func:`remove_stale_temporaries`);
     Kalah's ``(2, size)`` int8 unless ``shape``/``dtype`` say otherwise."""
     shape = (2, size) if shape is None else tuple(shape)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".npy.tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path), suffix=".npy.tmp")
     try:
         hold_lock(tmp, fd)
     except OSError:
@@ -395,9 +511,7 @@ def new_values_file(path: Path, size: int, shape=None, dtype=np.int8):
                 os.posix_fallocate(fh.fileno(), 0, npy_header_bytes(size, shape, dtype)
                                    + math.prod(shape) * np.dtype(dtype).itemsize)
     except BaseException:
-        release_lock(tmp)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        discard_temporary(tmp)
         raise
     return Path(tmp), values
 
@@ -406,6 +520,29 @@ def flush_values(values, file_path) -> None:
     values.flush()
     with open(file_path, "r+b") as fh:
         os.fsync(fh.fileno())
+
+
+def save_database(path: Path, tmp: Path, values, meta: dict) -> bool:
+    """Flush ``values`` (the map of the temporary ``tmp``), hash them into
+    the record, rename ``tmp`` over ``path`` and write the record beside
+    it. True when saved; False when the disk refused (an
+    :class:`EndgameCacheWarning` says so: the values stay usable, just not
+    cached). Whatever happens, ``tmp`` does not survive: removed on an error
+    or Ctrl-C (while hashing a big file, say), renamed when saved."""
+    try:
+        flush_values(values, tmp)
+        record = complete_record(meta, values)
+        os.replace(tmp, path)
+        write_record(record_path(path), record)
+    except OSError as exc:
+        warnings.warn(f"could not save the endgame database to {path} ({exc.strerror or exc}): not cached",
+                      EndgameCacheWarning, stacklevel=3)
+        return False
+    finally:
+        discard_temporary(tmp)  # only releases the lock once renamed
+    with contextlib.suppress(OSError):  # hashed above: trusted in this process until the file changes
+        remember_verified(path, file_identity(path))
+    return True
 
 
 def claim_partial(path: Path, meta: dict, size: int):
@@ -423,14 +560,17 @@ def claim_partial(path: Path, meta: dict, size: int):
         with contextlib.suppress(OSError):
             os.unlink(prec)
         return None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".npy.tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path), suffix=".npy.tmp")
     os.close(fd)
     try:
         os.replace(ppath, tmp)  # atomic: of two builders only one gets it
-        hold_lock(tmp)
+        hold_lock(tmp)  # the pid in its name protects it until then
     except FileNotFoundError:
-        os.unlink(tmp)
+        discard_temporary(tmp)
         return None
+    except BaseException:
+        discard_temporary(tmp)
+        raise
     with contextlib.suppress(OSError):
         os.unlink(prec)
     why = None
@@ -459,9 +599,7 @@ def claim_partial(path: Path, meta: dict, size: int):
         warnings.warn(f"partial endgame build {ppath} is not usable ({why}): starting afresh",
                       EndgameCacheWarning, stacklevel=3)
         del values
-        release_lock(tmp)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        discard_temporary(tmp)
         return None
     return Path(tmp), values, regs, record["mode"]
 
@@ -473,4 +611,4 @@ def keep_partial(path: Path, tmp: Path, values, meta: dict, regs, mode: str) -> 
                   blake2b=values_checksum(values))
     ppath = partial_path(path)
     os.replace(tmp, ppath)
-    write_json_atomic(record_path(ppath), record)
+    write_record(record_path(ppath), record)

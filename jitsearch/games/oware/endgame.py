@@ -39,7 +39,6 @@ game with payoff S for infinite play.
 from __future__ import annotations
 
 import math
-import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -48,13 +47,11 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from ..._io import write_json_atomic
 from ...trees.memory import check_bytes
 from ..compositions import binomial_table, first_in_level, next_in_level, unrank_in_level
-from ..kalah.endgame_files import (EndgameCacheWarning, check_cache_dir, check_disk, complete_record,
-                                   file_identity, flush_values, load_cached, new_values_file, npy_header_bytes,
-                                   open_values, record_path, release_lock, remember_verified,
-                                   remove_stale_temporaries)
+from ..kalah.endgame_files import (EndgameCacheWarning, check_cache_dir, check_disk, discard_temporary,
+                                   load_cached, new_values_file, npy_header_bytes, open_values, record_path,
+                                   remove_stale_temporaries, save_database)
 from ..kalah.endgame_files import default_cache_dir as _default_cache_dir
 from .state import MAX_HOUSES, RULES, OwareState
 
@@ -65,6 +62,9 @@ FORMAT_VERSION = 1
 #: Layers up to this size run all their thresholds in one kernel call; bigger ones one threshold a call.
 _THRESHOLDS_PER_CALL_BELOW = 1 << 20
 _PROGRESS_SECONDS = 1.0
+#: Build time a position, ``fixed + per_seed * S * m / 6`` seconds: the thresholds of a layer grow with S.
+#: Measured on an idle 2-core machine (m = 6, S = 8..13: 0.40-0.51 us; m = 3..5 take less).
+BUILD_SECONDS_PER_POSITION = (0.25e-6, 0.02e-6)
 #: Bytes of scratch per position of the layer being built: exit (int16), counter (uint8), queue (int32/int64).
 _SCRATCH_BYTES = 2 + 1 + 4
 _sow = RULES.sow
@@ -305,14 +305,18 @@ def _check(houses, max_seeds, grand_slam_illegal):
 def estimate_build(houses: int, max_seeds: int) -> dict:
     """``positions`` (all layers), ``largest_layer``, ``values_bytes`` (one
     byte a position), ``scratch_bytes`` (the largest layer's exit, counter and
-    queue), ``ram_bytes`` (their sum: what ``max_bytes`` is checked against)
-    and ``file_bytes`` (the cached ``.npy``)."""
+    queue), ``ram_bytes`` (their sum: what ``max_bytes`` is checked against),
+    ``file_bytes`` (the cached ``.npy``), ``threads`` (1: the build is
+    serial) and ``seconds`` (from :data:`BUILD_SECONDS_PER_POSITION`,
+    measured on one machine: a rough guide, not a promise)."""
     houses, max_seeds, _ = _check(houses, max_seeds, False)
     size = database_size(houses, max_seeds)
     largest = layer_size(houses, max_seeds)
     scratch = largest * (_SCRATCH_BYTES + (4 if largest >= 1 << 31 else 0))
+    fixed, per_seed = BUILD_SECONDS_PER_POSITION
     return {"positions": size, "largest_layer": largest, "values_bytes": size, "scratch_bytes": scratch,
-            "ram_bytes": size + scratch, "file_bytes": npy_header_bytes(size, (size,), np.uint8) + size}
+            "ram_bytes": size + scratch, "file_bytes": npy_header_bytes(size, (size,), np.uint8) + size,
+            "threads": 1, "seconds": size * (fixed + per_seed * max_seeds * houses / 6)}
 
 
 def default_cache_dir() -> Path:
@@ -388,7 +392,8 @@ def build_database(houses: int = 6, max_seeds: int = 12, *, grand_slam_illegal: 
     (``positions_done`` then counts the layer's positions resolved so far). Refused with ``ValueError`` before anything
     is allocated when ``estimate_build(...)["ram_bytes"]`` exceeds
     ``max_bytes``. The cache's file handling (checksums, atomic writes,
-    stale temporaries) is Kalah's, :mod:`..kalah.endgame_files`."""
+    temporaries removed on Ctrl-C, stale ones of dead builders) is Kalah's,
+    :mod:`..kalah.endgame_files`."""
     houses, max_seeds, slam = _check(houses, max_seeds, grand_slam_illegal)
     if verify not in ("auto", "full"):
         raise ValueError(f"verify must be 'auto' or 'full', got {verify!r}")
@@ -421,39 +426,15 @@ def build_database(houses: int = 6, max_seeds: int = 12, *, grand_slam_illegal: 
         values = np.zeros(size, dtype=np.uint8)
     try:
         seconds, edges, forward = _build_layers(houses, max_seeds, slam, binom, values, progress, size)
-    except BaseException:
-        if tmp is not None:
-            del values
-            release_lock(tmp)
-            with _suppress():
-                os.unlink(tmp)
-        raise
-    if tmp is None:
-        return OwareEndgame(houses, max_seeds, slam, values, binom, None, False, seconds, edges, forward)
-    try:
-        flush_values(values, tmp)
-        record = complete_record(meta, values)
-        os.replace(tmp, path)
-        write_json_atomic(record_path(path), record)
-    except OSError as exc:
-        with _suppress():
-            os.unlink(tmp)
-        warnings.warn(f"could not save the endgame database to {path} ({exc.strerror or exc}): not cached",
-                      EndgameCacheWarning, stacklevel=2)
-        return OwareEndgame(houses, max_seeds, slam, values, binom, None, False, seconds, edges, forward)
-    finally:
-        release_lock(tmp)
+        if tmp is None:
+            return OwareEndgame(houses, max_seeds, slam, values, binom, None, False, seconds, edges, forward)
+        if not save_database(path, tmp, values, meta):  # the values stay usable, just not cached
+            return OwareEndgame(houses, max_seeds, slam, values, binom, None, False, seconds, edges, forward)
+    finally:  # Ctrl-C, an error: nothing is left on disk (once saved, only the lock is released)
+        discard_temporary(tmp)
     del values
-    with _suppress():
-        remember_verified(path, file_identity(path))
     return OwareEndgame(houses, max_seeds, slam, open_values(path, size, (size,), np.uint8), binom, str(path),
                         False, seconds, edges, forward)
-
-
-def _suppress():
-    import contextlib
-
-    return contextlib.suppress(OSError)
 
 
 def _build_layers(m, max_seeds, slam, binom, values, progress, size):

@@ -44,13 +44,14 @@ class SolveResult:
 
 
 def solve(state: OwareState, *, node_limit: int | None = None, progress=None,
-          stop: threading.Event | None = None) -> SolveResult | None:
+          stop: threading.Event | None = None, on_depth=None) -> SolveResult | None:
     """Solve ``state`` exactly (module docstring); None if ``node_limit``
     nodes (over all iterations) were not enough, or once ``stop`` is set
     (from another thread: the kernel sees it within about a thousand nodes).
     ``progress(depth, nodes, seconds)`` is called after every deepening that
     did not close the search (``nodes`` summed so far); each one may take
-    far longer than the last."""
+    far longer than the last. ``on_depth(depth, nodes, seconds)`` is called
+    as each deepening starts (``nodes``: of the deepenings before it)."""
     if not isinstance(state, OwareState):
         raise ValueError(f"state must be an OwareState, got {type(state).__name__}")
     if state.is_over:
@@ -70,14 +71,16 @@ def solve(state: OwareState, *, node_limit: int | None = None, progress=None,
 
         threading.Thread(target=watch, name="jitsearch-oware-solve-stop", daemon=True).start()
     try:
-        return _deepen(state, depth, left, budget, counters, progress, t0)
+        return _deepen(state, depth, left, budget, counters, progress, t0, on_depth)
     finally:
         finished.set()
 
 
-def _deepen(state, depth, left, budget, counters, progress, t0):
+def _deepen(state, depth, left, budget, counters, progress, t0, on_depth=None):
     nodes = 0
     while True:
+        if on_depth is not None:
+            on_depth(depth, nodes, time.perf_counter() - t0)
         boards, hist, moves, keys = search_buffers(state, depth)
         counters[:STOP_SLOT] = 0
         value, move = negamax_kernel(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
