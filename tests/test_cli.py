@@ -298,6 +298,7 @@ def test_play_help_names_both_games_and_what_oware_refuses(capsys):
     assert "Play Kalah or Oware" in text
     assert "are Kalah's and refused for Oware" in text
 
+
 def test_solve_kalah_position_title_comes_from_the_position(capsys):
     code, out, err = run(capsys, "solve", "--game", "kalah", "--position", "1,0,0/0/0,0,1/16 p0")
     assert code == 0, err
