@@ -21,10 +21,18 @@ from jitsearch.arena.agents import parse_agent  # noqa: E402
 from jitsearch.cli.app import main  # noqa: E402
 from jitsearch.cli.serve import INSTALL_HINT, bind_socket  # noqa: E402
 from jitsearch.cli._support import UserError  # noqa: E402
-from jitsearch.cli.webapp import LOOPBACK_HOSTS, MAX_BODY, create_app  # noqa: E402
+from jitsearch.cli.webapp import LOOPBACK_HOSTS, MAX_BODY, TOKEN_HEADER, create_app  # noqa: E402
 from jitsearch.games.kalah import KalahState, move_values  # noqa: E402
 
 START_33 = "3,3,3/0/3,3,3/0 p0"
+
+
+JSON = {"Content-Type": "application/json"}
+
+
+def page_headers(app) -> dict:
+    """What the page sends with every request that changes something: the server's token."""
+    return {TOKEN_HEADER: app.state.token}
 
 
 def library_error(fn, *args, **kwargs) -> str:
@@ -46,7 +54,7 @@ def warm_kernels():
 @pytest.fixture
 def client(tmp_path):
     app = create_app(records_dir=tmp_path, max_seconds=20)
-    with TestClient(app) as c:
+    with TestClient(app, headers=page_headers(app)) as c:
         c.records = tmp_path
         yield c
     app.state.searches.wait_idle(10)
@@ -116,11 +124,10 @@ def test_new_game_bad_fields(client, body, message):
 
 
 def test_bodies_that_are_not_json_objects(client):
-    assert error(client.post("/api/new", content=b"[1, 2]")) == "the request body must be a JSON object"
-    assert error(client.post("/api/new", content=b"{not json")) == "the request body must be a JSON object"
-    assert error(client.post("/api/new", content=b"\xff\xfe")) == "the request body must be a JSON object"
+    for raw in (b"[1, 2]", b"{not json", b"\xff\xfe"):
+        assert error(client.post("/api/new", content=raw, headers=JSON)) == "the request body must be a JSON object"
     big = json.dumps({"position": "x" * (MAX_BODY + 10)})
-    assert "at most" in error(client.post("/api/position", content=big), 413)
+    assert "at most" in error(client.post("/api/position", content=big, headers=JSON), 413)
 
 
 def test_position_round_trips(client):
@@ -250,7 +257,7 @@ def test_one_search_at_a_time_and_cancel(client):
     assert message.startswith("a search is already running (analysis")
     assert error(client.post("/api/analyse", json={"position": START_33}), 409).startswith("a search is already")
     t0 = time.monotonic()
-    assert client.post(f"/api/jobs/{job['id']}/cancel").json()["job"]["stopping"] in (True, False)
+    assert client.post(f"/api/jobs/{job['id']}/cancel", json={}).json()["job"]["stopping"] in (True, False)
     job = wait(client, job, 10)
     assert time.monotonic() - t0 < 5
     assert job["status"] == "done" and job["result"]["interrupted"]
@@ -260,7 +267,7 @@ def test_one_search_at_a_time_and_cancel(client):
 
 def test_time_cap_stops_a_search(tmp_path):
     app = create_app(max_seconds=1)
-    with TestClient(app) as c:
+    with TestClient(app, headers=page_headers(app)) as c:
         r = c.post("/api/agent-move", json={"position": KalahState.initial(6, 4).to_text(),
                                             "agent": "alphabeta:depth=64,db=0"})
         job = wait(c, r.json()["job"], 15)
@@ -272,7 +279,7 @@ def test_time_cap_stops_a_search(tmp_path):
 def test_jobs_that_do_not_exist(client):
     assert "no search 999" in error(client.get("/api/jobs/999"), 404)
     assert "no search 'abc'" in error(client.get("/api/jobs/abc"), 404)
-    assert "no search 7" in error(client.post("/api/jobs/7/cancel"), 404)
+    assert "no search 7" in error(client.post("/api/jobs/7/cancel", json={}), 404)
 
 
 # -- records ------------------------------------------------------------------------------------------

@@ -18,16 +18,21 @@ with warnings.catch_warnings():  # Starlette 1.x asks for httpx2 but still works
 
 from jitsearch.arena.oware_arena import OWARE_AGENTS, parse_oware_agent  # noqa: E402
 from jitsearch.cli.app import main  # noqa: E402
-from jitsearch.cli.webapp import create_app  # noqa: E402
+from jitsearch.cli.webapp import TOKEN_HEADER, create_app  # noqa: E402
 from jitsearch.games.oware import OwareState  # noqa: E402
 
 START_64 = "4,4,4,4,4,4/4,4,4,4,4,4/0,0 p0"
 
 
+def page_headers(app) -> dict:
+    """What the page sends with every request that changes something: the server's token."""
+    return {TOKEN_HEADER: app.state.token}
+
+
 @pytest.fixture
 def client():
     app = create_app(max_seconds=20, game="oware")
-    with TestClient(app) as c:
+    with TestClient(app, headers=page_headers(app)) as c:
         yield c
     app.state.searches.wait_idle(10)
 
