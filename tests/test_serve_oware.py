@@ -185,3 +185,35 @@ def test_openspiel_bot_replies_from_a_start_position(client):
 def test_serve_game_option(capsys):
     assert main(["serve", "--game", "chess"]) == 2
     assert "--game must be kalah or oware" in capsys.readouterr().err
+
+
+def test_agent_reply_hands_the_stop_event_to_agents_that_take_it():
+    """An agent with ``choose(state, stop)`` gets the job's stop event (and stops by raising
+    KeyboardInterrupt, which cancels the job); one without it is called as before."""
+    import threading
+
+    from jitsearch.cli._web_oware import agent_reply
+
+    state = OwareState.initial()
+    stop = threading.Event()
+
+    class Stoppable:
+        seen = None
+
+        def choose(self, st, ev):
+            Stoppable.seen = ev
+            return st.legal_moves()[0]
+
+        def __call__(self, st):
+            raise AssertionError("called without the stop event")
+
+    assert agent_reply(Stoppable(), state, stop)["move"] == state.legal_moves()[0]
+    assert Stoppable.seen is stop
+    assert agent_reply(lambda st: st.legal_moves()[-1], state, stop)["move"] == state.legal_moves()[-1]
+
+    class Interrupted:
+        def choose(self, st, ev):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        agent_reply(Interrupted(), state, stop)
