@@ -166,8 +166,9 @@ function drawKalahBoard(entry, box) {
   for (const [owner, x] of [[1, pad + storeW / 2], [0, W - pad - storeW / 2]]) {
     el("text", {x, y: 60, class: "store-label", "data-owner": owner, id: "store-label-" + owner}, svg).textContent =
       `player ${owner}`;
-    el("text", {x, y: 292, class: "store-who", "data-owner": owner, id: "store-who-" + owner}, svg).textContent =
-      playerName(owner);
+    const name = playerName(owner);   // shortened to fit under the store; the whole of it in data-who
+    el("text", {x, y: 292, class: "store-who", "data-owner": owner, id: "store-who-" + owner, "data-who": name},
+       svg).textContent = name.length <= 14 ? name : name.split(":")[0].slice(0, 12) + "…";
   }
   for (let i = 1; i <= m; i++) pit(i, pad + storeW + (i - 0.5) * cell, 225, false, 0);
   for (let i = m + 2; i <= 2 * m + 1; i++) pit(i, pad + storeW + (2 * m + 1 - i + 0.5) * cell, 115, false, 1);
@@ -184,10 +185,10 @@ function specOf(player) { return $("p" + player).value.trim() || "human"; }
 function playerName(player) {
   if (S.replay) {
     const g = S.replay.games[S.replay.game];
-    return (player === g.a_player ? g.a : g.b).slice(0, 14);
+    return player === g.a_player ? g.a : g.b;
   }
   const spec = specOf(player);
-  return spec === "human" ? "you" : spec.slice(0, 14);
+  return spec === "human" ? "you" : spec;
 }
 
 // the Kalah agents the server suggests for the position on the board (none it would refuse there)
@@ -513,11 +514,14 @@ async function loadRecordList(info) {
     sel.appendChild(o);
   }
   // Replay starts on the first file that reads: the broken ones before it are marked, with their error
+  recordPicked = false;
   for (const f of files) {
-    if (await readRecord(f.name)) { sel.value = f.name; break; }
+    if (recordPicked) break;   // the user chose one meanwhile
+    if (await readRecord(f.name)) { if (!recordPicked) sel.value = f.name; break; }
   }
 }
 
+let recordPicked = false;  // the user chose a record file (the page no longer picks one)
 const recordErrors = {};   // file name -> its one-line error, for the files found broken
 let recordRead = null;     // {name, data}: the last file read, so Open does not read it again
 
@@ -539,6 +543,7 @@ async function readRecord(name, show) {
 }
 
 function recordChosen() {   // a broken file says why as soon as it is chosen
+  recordPicked = true;
   const name = $("record-file").value;
   if (name in recordErrors) showError(recordErrors[name]);
   else if (name) readRecord(name, true).then((data) => { if (data) showError(""); });
