@@ -100,6 +100,8 @@ class Searches:
         ``cancelled``. Raises :class:`Busy` while another search holds the slot."""
         with self._lock:
             cur = self._current
+            if cur is not None and cur.status != "running" and cur.thread is not None:
+                cur.thread.join(0.2)  # it has answered and is returning
             if cur is not None and cur.busy:
                 raise Busy(cur.busy_reason())
             job = Job(next(self._numbers), kind, self.max_seconds)
