@@ -345,6 +345,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
 
         from ..arena.oware_arena import OWARE_AGENTS
 
+        await run_in_threadpool(cuda_usable)  # the first ask imports numba.cuda: not on the event loop
         return JSONResponse({"version": __version__, "max_seconds": max_seconds, "records": records_dir is not None,
                              "agents": [k for k in KINDS if k != "human"], "max_houses": MAX_HOUSES,
                              "max_seeds_per_house": MAX_SEEDS_PER_HOUSE, "max_seeds": MAX_SEEDS,
