@@ -217,3 +217,29 @@ def test_agent_reply_hands_the_stop_event_to_agents_that_take_it():
 
     with pytest.raises(KeyboardInterrupt):
         agent_reply(Interrupted(), state, stop)
+
+
+def test_an_oware_search_that_takes_the_stop_event_ends_at_the_cap(monkeypatch):
+    """Through the route: an agent with ``choose(state, stop)`` is stopped at the server's cap and the job
+    ends as cancelled, its slot free at once."""
+    from jitsearch.cli import _web_oware
+
+    class Patient:
+        options = {}
+
+        def choose(self, state, stop):
+            if not stop.wait(20):
+                raise AssertionError("never told to stop")
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(_web_oware, "make_agent", lambda spec, seed, start, moves: Patient())
+    app = create_app(max_seconds=0.5, game="oware")
+    with TestClient(app, headers=page_headers(app)) as c:
+        r = c.post("/api/oware/agent-move", json={"position": START_64, "agent": "alphabeta:depth=40"})
+        assert r.status_code == 202, r.text
+        job = wait(c, r.json()["job"], 5)
+        assert job["status"] == "cancelled" and "time cap of 0.5 s" in job["error"] and job["seconds"] < 2
+        again = c.post("/api/oware/agent-move", json={"position": START_64, "agent": "random"})
+        assert again.status_code == 202, again.text
+        wait(c, again.json()["job"], 5)
+    assert app.state.searches.wait_idle(5)
