@@ -50,7 +50,7 @@ def main() -> None:
 
     from jitsearch.arena.analysis import analyse_position
     from jitsearch.cli.serve import bind_socket
-    from jitsearch.cli.webapp import LOOPBACK_HOSTS, create_app
+    from jitsearch.cli.webapp import LOOPBACK_HOSTS, TOKEN_HEADER, create_app
     from jitsearch.games.kalah import KalahState
 
     sock = bind_socket("127.0.0.1", 0)
@@ -60,7 +60,8 @@ def main() -> None:
     thread.start()
     while not server.started:
         time.sleep(0.01)
-    client = httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=120)
+    client = httpx.Client(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", timeout=120,
+                          headers={TOKEN_HEADER: app.state.token})  # what the page sends
 
     def job(path, body):
         r = client.post(path, json=body)
@@ -100,7 +101,7 @@ def main() -> None:
         j = r.json()["job"]
         time.sleep(1.0)
         t0 = time.perf_counter()
-        client.post(f"/api/jobs/{j['id']}/cancel")
+        client.post(f"/api/jobs/{j['id']}/cancel", json={})
         while j["status"] == "running":
             time.sleep(0.01)
             j = client.get(f"/api/jobs/{j['id']}").json()["job"]

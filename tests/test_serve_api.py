@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 import sys
+import threading
 import time
 import warnings
 
@@ -21,10 +22,18 @@ from jitsearch.arena.agents import parse_agent  # noqa: E402
 from jitsearch.cli.app import main  # noqa: E402
 from jitsearch.cli.serve import INSTALL_HINT, bind_socket  # noqa: E402
 from jitsearch.cli._support import UserError  # noqa: E402
-from jitsearch.cli.webapp import LOOPBACK_HOSTS, MAX_BODY, create_app  # noqa: E402
+from jitsearch.cli.webapp import LOOPBACK_HOSTS, MAX_BODY, TOKEN_HEADER, create_app  # noqa: E402
 from jitsearch.games.kalah import KalahState, move_values  # noqa: E402
 
 START_33 = "3,3,3/0/3,3,3/0 p0"
+
+
+JSON = {"Content-Type": "application/json"}
+
+
+def page_headers(app) -> dict:
+    """What the page sends with every request that changes something: the server's token."""
+    return {TOKEN_HEADER: app.state.token}
 
 
 def library_error(fn, *args, **kwargs) -> str:
@@ -46,7 +55,7 @@ def warm_kernels():
 @pytest.fixture
 def client(tmp_path):
     app = create_app(records_dir=tmp_path, max_seconds=20)
-    with TestClient(app) as c:
+    with TestClient(app, headers=page_headers(app)) as c:
         c.records = tmp_path
         yield c
     app.state.searches.wait_idle(10)
@@ -88,6 +97,37 @@ def test_info(client):
     assert info["max_houses"] == 16
 
 
+
+def test_the_page_suggests_only_agents_this_board_and_machine_run(client, monkeypatch):
+    """``perfect`` only where it solves the position, ``backend=cuda`` only with a CUDA device; every
+    suggestion is a spec the server accepts for that position."""
+    from jitsearch.arena.agents import check_perfect_board
+    from jitsearch.cli import webapp
+    from jitsearch.kernels.backend import cuda_status
+
+    cuda = cuda_status()[0]
+    big = client.post("/api/new", json={}).json()["state"]["agents"]
+    small = client.post("/api/new", json={"houses": 3, "seeds": 3}).json()["state"]["agents"]
+    assert "perfect" not in big and "perfect" in small
+    assert "human" in big and "alphabeta:time=1" in big
+    assert any("backend=cuda" in a for a in big) == cuda
+    assert any("backend=cuda" in e for e in client.get("/api/info").json()["engines"]) == cuda
+    for spec in small:  # accepted as they are (a search is started only for the fast ones)
+        if spec != "human":
+            parse_agent(spec)
+    check_perfect_board(KalahState.initial(3, 3))
+    # the suggestions follow the position: after a move, and for a set-up position
+    moved = client.post("/api/move", json={"position": KalahState.initial(6, 4).to_text(), "move": 1}).json()
+    assert "perfect" not in moved["state"]["agents"]
+    late = client.post("/api/position", json={"position": "0,0,0,0,0,1/20/0,0,0,1,0,0/26 p0"}).json()
+    assert "perfect" in late["state"]["agents"]
+    monkeypatch.setattr(webapp, "_cuda_usable", lambda: True)  # a GPU machine
+    app = create_app()
+    with TestClient(app, headers=page_headers(app)) as c:
+        assert "mcts:time=1,backend=cuda" in c.post("/api/new", json={}).json()["state"]["agents"]
+        assert "mcts:time=1,backend=cuda" in c.get("/api/info").json()["engines"]
+
+
 # -- positions and moves ----------------------------------------------------------------------------
 
 def test_new_game(client):
@@ -116,11 +156,10 @@ def test_new_game_bad_fields(client, body, message):
 
 
 def test_bodies_that_are_not_json_objects(client):
-    assert error(client.post("/api/new", content=b"[1, 2]")) == "the request body must be a JSON object"
-    assert error(client.post("/api/new", content=b"{not json")) == "the request body must be a JSON object"
-    assert error(client.post("/api/new", content=b"\xff\xfe")) == "the request body must be a JSON object"
+    for raw in (b"[1, 2]", b"{not json", b"\xff\xfe"):
+        assert error(client.post("/api/new", content=raw, headers=JSON)) == "the request body must be a JSON object"
     big = json.dumps({"position": "x" * (MAX_BODY + 10)})
-    assert "at most" in error(client.post("/api/position", content=big), 413)
+    assert "at most" in error(client.post("/api/position", content=big, headers=JSON), 413)
 
 
 def test_position_round_trips(client):
@@ -250,7 +289,7 @@ def test_one_search_at_a_time_and_cancel(client):
     assert message.startswith("a search is already running (analysis")
     assert error(client.post("/api/analyse", json={"position": START_33}), 409).startswith("a search is already")
     t0 = time.monotonic()
-    assert client.post(f"/api/jobs/{job['id']}/cancel").json()["job"]["stopping"] in (True, False)
+    assert client.post(f"/api/jobs/{job['id']}/cancel", json={}).json()["job"]["stopping"] in (True, False)
     job = wait(client, job, 10)
     assert time.monotonic() - t0 < 5
     assert job["status"] == "done" and job["result"]["interrupted"]
@@ -260,7 +299,7 @@ def test_one_search_at_a_time_and_cancel(client):
 
 def test_time_cap_stops_a_search(tmp_path):
     app = create_app(max_seconds=1)
-    with TestClient(app) as c:
+    with TestClient(app, headers=page_headers(app)) as c:
         r = c.post("/api/agent-move", json={"position": KalahState.initial(6, 4).to_text(),
                                             "agent": "alphabeta:depth=64,db=0"})
         job = wait(c, r.json()["job"], 15)
@@ -269,10 +308,50 @@ def test_time_cap_stops_a_search(tmp_path):
     app.state.searches.wait_idle(10)
 
 
+
+def _stubborn_search(app, seconds_ignoring_stop: float):
+    """A search that goes on for a while after it is told to stop (as a kernel that cannot be stopped
+    would): it ends once ``release`` is set or ``seconds_ignoring_stop`` after its stop."""
+    release = threading.Event()
+
+    def run(job):
+        job.progress = {"phase": "search"}
+        job.stop.wait(30)
+        release.wait(seconds_ignoring_stop)
+        raise KeyboardInterrupt
+
+    return app.state.searches.start("move", run), release
+
+
+def test_a_stopped_search_holds_the_slot_until_it_has_ended(client):
+    """On Cancel or at the time cap a search is told to stop and reports ``stopping``; one that runs on
+    keeps the slot however long it takes (a new search is refused, 409, with the reason in one line), so no
+    search is left running beside the next; once its thread has ended, the next one starts."""
+    capped = create_app(max_seconds=0.3)
+    with TestClient(capped, headers=page_headers(capped)) as c:
+        job, release = _stubborn_search(client.app, 30)
+        client.post(f"/api/jobs/{job.id}/cancel", json={})
+        at_cap, release_cap = _stubborn_search(capped, 30)
+        time.sleep(3.3)  # longer than a stopped search was once given before its slot was handed on
+        for cl, j, why in ((client, job, "cancelled"), (c, at_cap, "stopped at this server's time cap of 0.3 s")):
+            shown = cl.get(f"/api/jobs/{j.id}").json()["job"]
+            assert shown["status"] == "running" and shown["stopping"] is True and j.thread.is_alive()
+            message = error(cl.post("/api/agent-move", json={"position": START_33, "agent": "random"}), 409)
+            assert message.startswith(f"a search is still stopping (move, {why},"), message
+        release.set()
+        release_cap.set()
+        for cl, j, why in ((client, job, "cancelled"), (c, at_cap, "time cap of 0.3 s")):
+            j.thread.join(5)
+            shown = cl.get(f"/api/jobs/{j.id}").json()["job"]
+            assert shown["status"] == "cancelled" and why in shown["error"]
+            again = cl.post("/api/agent-move", json={"position": START_33, "agent": "random"})
+            assert again.status_code == 202 and wait(cl, again.json()["job"])["status"] == "done"
+    assert capped.state.searches.wait_idle(5)
+
 def test_jobs_that_do_not_exist(client):
     assert "no search 999" in error(client.get("/api/jobs/999"), 404)
     assert "no search 'abc'" in error(client.get("/api/jobs/abc"), 404)
-    assert "no search 7" in error(client.post("/api/jobs/7/cancel"), 404)
+    assert "no search 7" in error(client.post("/api/jobs/7/cancel", json={}), 404)
 
 
 # -- records ------------------------------------------------------------------------------------------
@@ -324,6 +403,27 @@ def test_bad_record_files(client, capsys):
     assert error(client.get("/api/records/empty.jsonl")) == "empty.jsonl: no game records"
 
 
+
+def test_record_links_out_of_the_directory_are_neither_listed_nor_read(client, capsys):
+    """A symbolic link whose real path is outside the records directory (or broken, or a link to a
+    directory) is not a record file of it; a link to a file in the directory itself is."""
+    outside = client.records.parent / "outside"
+    outside.mkdir()
+    recs = _record_file(outside / "secret.jsonl", capsys)
+    _record_file(client.records / "games.jsonl", capsys)
+    (client.records / "leak.jsonl").symlink_to(outside / "secret.jsonl")
+    (client.records / "up.jsonl").symlink_to(Path("..") / "outside" / "secret.jsonl")
+    (client.records / "dangling.jsonl").symlink_to(outside / "missing.jsonl")
+    (client.records / "dir.jsonl").symlink_to(outside)
+    (client.records / "alias.jsonl").symlink_to(client.records / "games.jsonl")
+    files = client.get("/api/records").json()["files"]
+    assert [f["name"] for f in files] == ["alias.jsonl", "games.jsonl"]
+    for name in ("leak.jsonl", "up.jsonl", "dangling.jsonl", "dir.jsonl"):
+        assert "no record file" in error(client.get(f"/api/records/{name}"), 404)
+    alias = client.get("/api/records/alias.jsonl").json()
+    assert alias["file"] == "alias.jsonl" and len(alias["games"]) == len(recs)
+
+
 def test_no_records_directory():
     with TestClient(create_app()) as c:
         assert c.get("/api/info").json()["records"] is False
@@ -335,6 +435,90 @@ def test_loopback_server_refuses_other_host_names():
     with TestClient(create_app(allowed_hosts=LOOPBACK_HOSTS), base_url="http://127.0.0.1") as c:
         assert c.get("/api/info").status_code == 200
         assert c.get("/api/info", headers={"host": "evil.example"}).status_code == 400
+
+
+
+# -- requests from other pages -------------------------------------------------------------------------
+
+def _page_token(client) -> str:
+    import re
+
+    m = re.search(r'<meta name="jitsearch-token" content="([^"]+)">', client.get("/").text)
+    assert m, "the page carries no token"
+    return m.group(1)
+
+
+def test_only_the_page_may_change_anything(tmp_path):
+    """A request that changes something must be JSON, from the server's own origin, with the token that the
+    page (and only the page) carries; each refusal is one line. Reading (GET) needs none of it."""
+    app = create_app(allowed_hosts=LOOPBACK_HOSTS)
+    body = json.dumps({"position": START_33, "agent": "random"})
+    with TestClient(app, base_url="http://127.0.0.1:8123") as c:
+        token = _page_token(c)
+        assert token == app.state.token and len(token) >= 32
+        assert _page_token(TestClient(create_app())) != token  # a token per server
+        own = {"Content-Type": "application/json", TOKEN_HEADER: token}
+        # another site's page: a "simple" request (text/plain, no preflight) with its Origin
+        evil = c.post("/api/agent-move", content=body,
+                      headers={"Origin": "http://evil.example", "Content-Type": "text/plain"})
+        assert "cross-origin request refused: Origin http://evil.example" in error(evil, 403)
+        assert "cross-origin" in error(c.post("/api/agent-move", content=body,
+                                              headers={**own, "Origin": "http://evil.example"}), 403)
+        assert "cross-origin" in error(c.post("/api/new", json={}, headers={**own, "Origin": "null"}), 403)
+        assert "cross-origin" in error(c.post("/api/new", json={}, headers={
+            **own, "Origin": "http://127.0.0.1:9999"}), 403)  # another server on this machine
+        assert "Sec-Fetch-Site: cross-site" in error(c.post("/api/new", json={}, headers={
+            **own, "Sec-Fetch-Site": "cross-site"}), 403)
+        assert "Content-Type: application/json" in error(c.post("/api/agent-move", content=body, headers={
+            TOKEN_HEADER: token, "Content-Type": "text/plain"}), 415)
+        assert "Content-Type: application/json" in error(c.post("/api/jobs/1/cancel", headers={
+            TOKEN_HEADER: token}), 415)
+        assert f"missing or wrong {TOKEN_HEADER}" in error(c.post("/api/agent-move", content=body, headers={
+            "Content-Type": "application/json"}), 403)
+        assert f"missing or wrong {TOKEN_HEADER}" in error(c.post("/api/new", json={}, headers={
+            TOKEN_HEADER: token[:-1] + ("A" if token[-1] != "A" else "B")}), 403)
+        assert error(c.post("/api/records", json={}, headers={}), 403)  # every route, whatever its method
+        # the page's own requests, as a browser sends them (Origin and Sec-Fetch-Site of the page itself)
+        page = {**own, "Origin": "http://127.0.0.1:8123", "Sec-Fetch-Site": "same-origin"}
+        assert c.post("/api/new", json={"houses": 3}, headers=page).status_code == 200
+        r = c.post("/api/agent-move", content=body, headers=page)
+        assert r.status_code == 202 and wait(c, r.json()["job"])["status"] == "done"
+        assert c.post("/api/new", json={}, headers=own).status_code == 200  # a script: no Origin
+        assert c.get("/api/info", headers={"Origin": "http://evil.example"}).status_code == 200
+    app.state.searches.wait_idle(10)
+
+
+def test_a_request_body_that_never_comes_is_answered_408():
+    """A client that sends the headers and part of the body, then nothing, gets 408 (one line) after the
+    server's body timeout, instead of holding the request open."""
+    import asyncio
+
+    app = create_app(body_seconds=0.3, token="t" * 32)
+    sent = []
+
+    async def go():
+        chunks = [{"type": "http.request", "body": b'{"hou', "more_body": True}]
+
+        async def receive():
+            if chunks:
+                return chunks.pop(0)
+            await asyncio.sleep(3600)
+
+        async def send(message):
+            sent.append(message)
+
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+                 "scheme": "http", "path": "/api/new", "raw_path": b"/api/new", "query_string": b"",
+                 "root_path": "", "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5000),
+                 "headers": [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
+                             (b"content-length", b"100"), (TOKEN_HEADER.lower().encode(), b"t" * 32)]}
+        await asyncio.wait_for(app(scope, receive, send), 5)
+
+    t0 = time.monotonic()
+    asyncio.run(go())
+    assert time.monotonic() - t0 < 3
+    assert sent[0]["status"] == 408
+    assert json.loads(sent[1]["body"]) == {"error": "the request body was not sent within 0.3 s"}
 
 
 # -- the command -------------------------------------------------------------------------------------
@@ -389,3 +573,47 @@ def test_serve_starts_prints_its_address_and_stops_on_ctrl_c(tmp_path):
         out, err = proc.communicate(timeout=20)
     assert err.startswith("warning: listening on 0.0.0.0: anyone who can reach this machine")
     assert "Traceback" not in err and proc.returncode in (0, 130), (proc.returncode, err)
+
+
+def test_ctrl_c_stops_the_server_while_a_client_holds_a_request_open():
+    """A client sent the headers and 5 of 100 body bytes, then nothing: the first Ctrl-C still stops the
+    command within a second or two, with exit status 130 and no traceback."""
+    import os
+    import re
+    import signal
+    import socket
+    import subprocess
+    import urllib.request
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent.parent),
+                                                                     os.environ.get("PYTHONPATH")])))
+    proc = subprocess.Popen([sys.executable, "-m", "jitsearch", "serve"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    held = None
+    try:
+        line = proc.stdout.readline()
+        port = int(line.split(":")[3].split("/")[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=20) as r:
+            token = re.search(r'name="jitsearch-token" content="([^"]+)"', r.read().decode()).group(1)
+        held = socket.create_connection(("127.0.0.1", port), timeout=10)
+        held.sendall(f"POST /api/new HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: 100\r\n{TOKEN_HEADER}: {token}\r\n\r\n{{\"hou".encode())
+        time.sleep(0.5)  # the request is in the app, waiting for the rest of its body
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        try:
+            out, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            pytest.fail(f"the first Ctrl-C did not stop the server within 10 s: {err[-500:]}")
+        took = time.monotonic() - t0
+    finally:
+        if held is not None:
+            held.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert took < 3, took
+    assert "Traceback" not in err and err.count("\n") <= 2, err

@@ -483,3 +483,52 @@ def test_replay_an_oware_record_file(page, server, capsys):
         assert page.find_element(By.ID, "board").get_attribute("data-position") == state.to_text()
         assert not page.find_elements(By.CSS_SELECTOR, "#board g.legal")  # replay: not for playing
     assert state.to_text() == rec["final"]
+
+
+def test_stores_say_whose_they_are_and_the_suggestions_fit_the_board(page):
+    new_game(page, 6, 4, p0="human", p1="alphabeta:depth=2")
+    store = {o: page.find_element(By.ID, f"store-label-{o}").text for o in (0, 1)}
+    who = {o: page.find_element(By.ID, f"store-who-{o}").text for o in (0, 1)}
+    assert store == {0: "player 0", 1: "player 1"} and who == {0: "you", 1: "alphabeta…"}
+    assert page.find_element(By.ID, "store-who-1").get_attribute("data-who") == "alphabeta:depth=2"
+    # player 0's store is the one on the right, player 1's on the left (the layout of the rules)
+    x = {o: float(page.find_element(By.ID, f"store-label-{o}").get_attribute("x")) for o in (0, 1)}
+    assert x[0] > x[1]
+    suggested = lambda d: d.execute_script(  # noqa: E731
+        "return Array.from(document.querySelectorAll('#agent-specs option'), o => o.value);")
+    from jitsearch.kernels.backend import cuda_status
+
+    cuda = cuda_status()[0]
+    assert "perfect" not in suggested(page) and "human" in suggested(page)
+    assert any("backend=cuda" in s for s in suggested(page)) == cuda
+    engines = page.execute_script("return Array.from(document.querySelectorAll('#engine-specs option'), o => o.value);")
+    assert engines and any("backend=cuda" in s for s in engines) == cuda
+    new_game(page, 3, 3, p0="human", p1="human")
+    until(page, lambda d: "perfect" in suggested(d))
+    assert page.find_element(By.ID, "store-who-1").text == "you"
+
+
+def test_replay_starts_on_a_file_that_reads_and_a_broken_one_says_why(page, server, capsys):
+    broken = server["records"] / "0-broken.jsonl"
+    broken.write_text("not json\n")
+    good = server["records"] / "1-good.jsonl"
+    assert main(["tournament", "--game", "kalah", "--houses", "3", "--seeds", "2", "--a", "random", "--b",
+                 "random", "--pairs", "1", "--out", str(good)]) == 0
+    capsys.readouterr()
+    try:
+        page.get(server["url"])
+        until(page, lambda d: d.find_element(By.ID, "record-file").get_attribute("value") == "1-good.jsonl")
+        option = page.find_element(By.CSS_SELECTOR, '#record-file option[value="0-broken.jsonl"]')
+        assert option.text.endswith("(broken)")
+        assert error_line(page) == ""  # not shown until chosen
+        Select(page.find_element(By.ID, "record-file")).select_by_value("0-broken.jsonl")
+        until(page, lambda d: error_line(d) == "error: 0-broken.jsonl:1: not a JSON record (Expecting value)")
+        page.find_element(By.ID, "open-record").click()  # opening it says the same, and opens nothing
+        until(page, lambda d: error_line(d).startswith("error: 0-broken.jsonl:1"))
+        Select(page.find_element(By.ID, "record-file")).select_by_value("1-good.jsonl")
+        until(page, lambda d: error_line(d) == "")
+        page.find_element(By.ID, "open-record").click()
+        until(page, lambda d: len(Select(d.find_element(By.ID, "record-game")).options) == 2)
+    finally:
+        broken.unlink()
+        good.unlink()

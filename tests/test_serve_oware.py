@@ -18,16 +18,21 @@ with warnings.catch_warnings():  # Starlette 1.x asks for httpx2 but still works
 
 from jitsearch.arena.oware_arena import OWARE_AGENTS, parse_oware_agent  # noqa: E402
 from jitsearch.cli.app import main  # noqa: E402
-from jitsearch.cli.webapp import create_app  # noqa: E402
+from jitsearch.cli.webapp import TOKEN_HEADER, create_app  # noqa: E402
 from jitsearch.games.oware import OwareState  # noqa: E402
 
 START_64 = "4,4,4,4,4,4/4,4,4,4,4,4/0,0 p0"
 
 
+def page_headers(app) -> dict:
+    """What the page sends with every request that changes something: the server's token."""
+    return {TOKEN_HEADER: app.state.token}
+
+
 @pytest.fixture
 def client():
     app = create_app(max_seconds=20, game="oware")
-    with TestClient(app) as c:
+    with TestClient(app, headers=page_headers(app)) as c:
         yield c
     app.state.searches.wait_idle(10)
 
@@ -180,3 +185,61 @@ def test_openspiel_bot_replies_from_a_start_position(client):
 def test_serve_game_option(capsys):
     assert main(["serve", "--game", "chess"]) == 2
     assert "--game must be kalah or oware" in capsys.readouterr().err
+
+
+def test_agent_reply_hands_the_stop_event_to_agents_that_take_it():
+    """An agent with ``choose(state, stop)`` gets the job's stop event (and stops by raising
+    KeyboardInterrupt, which cancels the job); one without it is called as before."""
+    import threading
+
+    from jitsearch.cli._web_oware import agent_reply
+
+    state = OwareState.initial()
+    stop = threading.Event()
+
+    class Stoppable:
+        seen = None
+
+        def choose(self, st, ev):
+            Stoppable.seen = ev
+            return st.legal_moves()[0]
+
+        def __call__(self, st):
+            raise AssertionError("called without the stop event")
+
+    assert agent_reply(Stoppable(), state, stop)["move"] == state.legal_moves()[0]
+    assert Stoppable.seen is stop
+    assert agent_reply(lambda st: st.legal_moves()[-1], state, stop)["move"] == state.legal_moves()[-1]
+
+    class Interrupted:
+        def choose(self, st, ev):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        agent_reply(Interrupted(), state, stop)
+
+
+def test_an_oware_search_that_takes_the_stop_event_ends_at_the_cap(monkeypatch):
+    """Through the route: an agent with ``choose(state, stop)`` is stopped at the server's cap and the job
+    ends as cancelled, its slot free at once."""
+    from jitsearch.cli import _web_oware
+
+    class Patient:
+        options = {}
+
+        def choose(self, state, stop):
+            if not stop.wait(20):
+                raise AssertionError("never told to stop")
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(_web_oware, "make_agent", lambda spec, seed, start, moves: Patient())
+    app = create_app(max_seconds=0.5, game="oware")
+    with TestClient(app, headers=page_headers(app)) as c:
+        r = c.post("/api/oware/agent-move", json={"position": START_64, "agent": "alphabeta:depth=40"})
+        assert r.status_code == 202, r.text
+        job = wait(c, r.json()["job"], 5)
+        assert job["status"] == "cancelled" and "time cap of 0.5 s" in job["error"] and job["seconds"] < 2
+        again = c.post("/api/oware/agent-move", json={"position": START_64, "agent": "random"})
+        assert again.status_code == 202, again.text
+        wait(c, again.json()["job"], 5)
+    assert app.state.searches.wait_idle(5)

@@ -20,7 +20,7 @@ with warnings.catch_warnings():  # Starlette 1.x asks for httpx2 but still works
 
 from jitsearch.arena.oware_analysis import analyse_oware_position, exact_seeds_limit  # noqa: E402
 from jitsearch.arena.oware_arena import run_oware_match  # noqa: E402
-from jitsearch.cli.webapp import create_app  # noqa: E402
+from jitsearch.cli.webapp import TOKEN_HEADER, create_app  # noqa: E402
 from jitsearch.games.oware import OwareState  # noqa: E402
 from jitsearch.games.oware.endgame import build_database, database_size  # noqa: E402
 from jitsearch.mcts.oware import analyse_oware  # noqa: E402
@@ -29,10 +29,15 @@ START_64 = "4,4,4,4,4,4/4,4,4,4,4,4/0,0 p0"
 LATE = "0,1,0,2,0,1/1,0,2,0,1,0/14,16 p0"  # 8 seeds on the board
 
 
+def page_headers(app) -> dict:
+    """What the page sends with every request that changes something: the server's token."""
+    return {TOKEN_HEADER: app.state.token}
+
+
 @pytest.fixture
 def client():
     app = create_app(max_seconds=20, game="oware")
-    with TestClient(app) as c:
+    with TestClient(app, headers=page_headers(app)) as c:
         yield c
     app.state.searches.wait_idle(10)
 
@@ -172,7 +177,7 @@ def test_oware_records_replay(tmp_path):
     run_oware_match("random", "alphabeta:depth=1", 1, houses=3, seeds=3, openings=2, seed=3,
                     out=tmp_path / "ow.jsonl")
     app = create_app(records_dir=tmp_path, game="oware")
-    with TestClient(app) as c:
+    with TestClient(app, headers=page_headers(app)) as c:
         files = c.get("/api/records").json()["files"]
         assert [f["name"] for f in files] == ["ow.jsonl"]
         games = c.get("/api/records/ow.jsonl").json()["games"]

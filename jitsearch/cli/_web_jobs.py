@@ -4,10 +4,16 @@ the replay of arena record files.
 
 A search is a :class:`Job`: ``fn(job)`` runs on a daemon thread; the page
 polls the job for its ``progress`` and ``result``. One search runs at a time
-per server: a second one is refused (:class:`Busy`, one line) until the first
-is done, or was cancelled and has not ended within :data:`ABANDON_SECONDS`
-(a depth-limited kernel cannot be stopped: it runs on, on its daemon thread,
-and the slot is given to the next search).
+per server: a second one is refused (:class:`Busy`, one line) until the
+first one's thread has ended. At its time cap or on Cancel the job's
+``stop`` event is set and the job reports ``stopping``; the search notices it
+(every agent passed ``stop`` ends within about a second) and the slot is
+free once its thread returns. The slot is never handed on while a search
+still runs, so searches cannot pile up behind the page.
+
+Record files are the ``*.jsonl`` files directly in the records directory
+whose real path (symbolic links resolved) lies in it: a link to a file
+elsewhere is neither listed nor read.
 """
 
 from __future__ import annotations
@@ -17,8 +23,6 @@ import threading
 import time
 from pathlib import Path
 
-#: Seconds a cancelled search may take to end before its slot is given to the next search.
-ABANDON_SECONDS = 3.0
 #: Finished jobs kept for the page to read.
 KEEP_JOBS = 32
 #: Largest record file the page may open, in bytes.
@@ -61,10 +65,17 @@ class Job:
 
     @property
     def busy(self) -> bool:
-        """Holds the search slot: running, and not cancelled too long ago."""
-        if self.status != "running":
-            return False
-        return self.stopped_at is None or time.monotonic() - self.stopped_at < ABANDON_SECONDS
+        """Holds the search slot: its thread has not ended (a stopped search holds it until it returns)."""
+        return self.status == "running" or (self.thread is not None and self.thread.is_alive())
+
+    def busy_reason(self) -> str:
+        """Why a new search is refused while this one holds the slot (one line)."""
+        now = time.monotonic()
+        if self.stopped_at is None:
+            return (f"a search is already running ({self.kind}, {now - self.started:.1f} s so far): wait for it or "
+                    f"cancel it")
+        return (f"a search is still stopping ({self.kind}, {self.stop_why}, {now - self.stopped_at:.1f} s ago): "
+                f"the slot is free once it has ended; try again in a moment")
 
     def to_json(self) -> dict:
         end = self.ended if self.ended is not None else time.monotonic()
@@ -89,9 +100,10 @@ class Searches:
         ``cancelled``. Raises :class:`Busy` while another search holds the slot."""
         with self._lock:
             cur = self._current
+            if cur is not None and cur.status != "running" and cur.thread is not None:
+                cur.thread.join(0.2)  # it has answered and is returning
             if cur is not None and cur.busy:
-                raise Busy(f"a search is already running ({cur.kind}, {time.monotonic() - cur.started:.1f} s so "
-                           f"far): wait for it or cancel it")
+                raise Busy(cur.busy_reason())
             job = Job(next(self._numbers), kind, self.max_seconds)
             self._jobs[job.id] = job
             for old in sorted(self._jobs)[:-KEEP_JOBS]:
@@ -132,6 +144,12 @@ class Searches:
             raise NotFound(f"no search {number} on this server (it finished long ago or never started)")
         return job
 
+    def stop_all(self, why: str = "the server is stopping") -> None:
+        """Tell the running search to stop (shutdown)."""
+        cur = self._current
+        if cur is not None:
+            cur.cancel(why)
+
     def wait_idle(self, seconds: float) -> bool:
         """Wait for the current search to end (tests, shutdown); True when none runs."""
         cur = self._current
@@ -143,11 +161,21 @@ class Searches:
 
 # -- record files -------------------------------------------------------------------------------
 
+def _inside(directory: Path, path: Path) -> bool:
+    """``path``'s real path (every link resolved) is a file directly in ``directory``'s real path."""
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError):  # a broken link or a loop
+        return False
+    return real.parent == directory.resolve() and real.is_file()
+
+
 def record_files(directory: Path) -> list[dict]:
-    """The ``*.jsonl`` files directly in ``directory`` (name and size), sorted by name."""
+    """The ``*.jsonl`` files directly in ``directory`` (name and size), sorted by name; a symbolic link is
+    listed only where its target is a file directly in ``directory`` too."""
     out = []
     for p in sorted(directory.iterdir()):
-        if p.suffix == ".jsonl" and p.is_file() and not p.name.startswith("."):
+        if p.suffix == ".jsonl" and not p.name.startswith(".") and _inside(directory, p):
             out.append({"name": p.name, "bytes": p.stat().st_size})
     return out
 
@@ -156,7 +184,9 @@ def record_path(directory: Path, name: str) -> Path:
     """``directory / name`` for a name that :func:`record_files` lists; anything else is refused."""
     if not isinstance(name, str) or name not in {f["name"] for f in record_files(directory)}:
         raise NotFound(f"no record file {name!r} in the records directory (a .jsonl file directly in it)")
-    path = directory / name
+    path = (directory / name).resolve()
+    if not _inside(directory, path):  # changed since it was listed
+        raise NotFound(f"no record file {name!r} in the records directory (a .jsonl file directly in it)")
     if path.stat().st_size > MAX_RECORD_BYTES:
         raise ValueError(f"{name}: {path.stat().st_size:,} bytes; the page opens record files up to "
                          f"{MAX_RECORD_BYTES:,} bytes")

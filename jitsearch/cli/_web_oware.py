@@ -87,8 +87,11 @@ def agent_seconds(agent) -> float | None:
 
 def agent_reply(agent, state, stop) -> dict:
     """The agent's move in ``state`` and the position after it (``stop``: set when the search was
-    cancelled; the answer is then dropped)."""
-    house = int(agent(state))
+    cancelled; the answer is then dropped). An agent with ``choose(state, stop)`` is handed ``stop`` and
+    ends its search soon after it is set (by raising ``KeyboardInterrupt``); one without it is called as
+    ``agent(state)`` and runs to its own budget."""
+    choose = getattr(agent, "choose", None)
+    house = int(choose(state, stop) if callable(choose) else agent(state))
     if stop.is_set():
         raise KeyboardInterrupt
     reason = state.end_reason(house)

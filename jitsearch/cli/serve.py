@@ -1,8 +1,16 @@
-"""``jitsearch serve``: a local web page to play and analyse Kalah and Oware (the ``web`` extra)."""
+"""``jitsearch serve``: a local web page to play and analyse Kalah and Oware (the ``web`` extra).
+
+Ctrl-C stops the server within :data:`SHUTDOWN_SECONDS` or so, with exit status 130 and no traceback,
+even while a client holds a request open: uvicorn waits that long for open requests, then cancels them
+(:func:`quiet_when_cancelled` answers each 503 instead of a logged traceback), and the running search is
+told to stop.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import logging
 import socket
 import sys
 from pathlib import Path
@@ -14,6 +22,36 @@ from ._support import UserError, check_seconds
 
 #: What to install when the web stack is missing.
 INSTALL_HINT = "jitsearch serve needs the web extra: pip install 'jitsearch[web]' (starlette and uvicorn)"
+
+
+#: Seconds Ctrl-C waits for open requests before cancelling them.
+SHUTDOWN_SECONDS = 1.0
+
+
+def quiet_when_cancelled(app):
+    """``app`` whose requests, cancelled when the server stops, end with a 503 line instead of a traceback."""
+    async def wrapped(scope, receive, send):
+        try:
+            await app(scope, receive, send)
+        except asyncio.CancelledError:
+            if scope.get("type") != "http":
+                raise
+            try:  # the client may still read it; nothing is lost if it cannot
+                body = b'{"error": "the server is stopping"}'
+                await send({"type": "http.response.start", "status": 503,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+            except Exception:  # noqa: BLE001 - a response already started, or the connection is gone
+                pass
+    return wrapped
+
+
+class _NoCancelNotice(logging.Filter):
+    """Drops uvicorn's notice that it cancelled open requests at shutdown (Ctrl-C was the user's)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Cancel %s running task")
 
 
 def _is_loopback(host: str) -> bool:
@@ -98,9 +136,14 @@ def serve(
         import webbrowser
 
         webbrowser.open(url)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    config = uvicorn.Config(quiet_when_cancelled(app), log_level="warning", access_log=False, lifespan="off",
+                            timeout_graceful_shutdown=SHUTDOWN_SECONDS)
     server = uvicorn.Server(config)
+    notice = _NoCancelNotice()
+    logging.getLogger("uvicorn.error").addFilter(notice)
     try:
         server.run(sockets=[sock])
     finally:
+        app.state.searches.stop_all()
+        logging.getLogger("uvicorn.error").removeFilter(notice)
         sock.close()

@@ -6,8 +6,19 @@ players are agent specs (:func:`~jitsearch.arena.agents.parse_agent`),
 analysis is :func:`~jitsearch.arena.analysis.analyse_position`, records are
 the arena's JSONL files. Every request is checked before any kernel runs; a
 bad one is answered with ``{"error": "one line"}`` (status 400; 409 while a
-search runs; 404 for what does not exist; 413 for a body over
-:data:`MAX_BODY` bytes), the same line the CLI prints after ``error:``.
+search runs; 404 for what does not exist; 408 for a body not sent within
+:data:`BODY_SECONDS`; 413 for a body over :data:`MAX_BODY` bytes), the same
+line the CLI prints after ``error:``.
+
+Every request that changes something (any method but GET, HEAD and OPTIONS)
+must show it comes from the page (:class:`RequestCheck`): its
+``Content-Type`` is ``application/json`` (else 415), its ``Origin``, when
+sent, is the server's own (else 403), its ``Sec-Fetch-Site``, when sent, is
+``same-origin`` (else 403), and its ``X-Jitsearch-Token`` header holds the
+server's random token (else 403), which the page carries in a ``<meta
+name="jitsearch-token">`` tag (another site's page cannot read it). The
+``Host`` check of a loopback server stops DNS rebinding; these stop any
+other page open in the browser from starting searches.
 
 Routes (JSON in and out): ``GET /api/info``; ``POST /api/new`` (houses,
 seeds, empty_capture) and ``POST /api/position`` (position,
@@ -32,8 +43,11 @@ repetition rule sees the game's positions.
 
 from __future__ import annotations
 
+import asyncio
+import html
 import json
 import math
+import secrets
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -42,7 +56,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -53,6 +67,17 @@ from ._web_jobs import Busy, NotFound, Searches, read_games, record_files, recor
 WEB_DIR = Path(__file__).resolve().parent / "web"
 #: Largest request body, in bytes.
 MAX_BODY = 64 * 1024
+#: Seconds a client has to send a request's whole body (a stalled one is answered 408).
+BODY_SECONDS = 10.0
+#: The header that carries the server's token (:class:`RequestCheck`).
+TOKEN_HEADER = "X-Jitsearch-Token"
+#: Methods that change nothing, answered without the token.
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+#: Agents the page suggests for Kalah (those the position or the machine cannot run are left out).
+KALAH_SUGGESTIONS = ("human", "random", "alphabeta:time=1", "alphabeta:depth=8", "mcts:time=1",
+                     "mcts:time=1,backend=cuda", "perfect", "mtdf:time=2")
+#: Analysis engines the page suggests for Kalah.
+ENGINE_SUGGESTIONS = ("alphabeta:time=1", "alphabeta:depth=10", "mcts:time=1", "mcts:time=1,backend=cuda")
 #: Default cap on one search, in seconds (``--max-seconds``).
 DEFAULT_MAX_SECONDS = 60.0
 #: Agents kept between requests (an engine keeps its table across the moves of a game).
@@ -63,6 +88,51 @@ LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 
 class TooLarge(Exception):
     """A request body over :data:`MAX_BODY`: HTTP 413."""
+
+
+class SlowBody(Exception):
+    """A request body not sent within :data:`BODY_SECONDS`: HTTP 408."""
+
+
+class RequestCheck:
+    """ASGI middleware: a request that changes something must come from the page (module docstring).
+
+    ``token``: the server's random token; a refusal is ``{"error": "one line"}`` with 403 (415 for a body
+    that is not declared JSON). Safe methods and anything but HTTP pass unchecked."""
+
+    def __init__(self, app, token: str):
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["method"] not in SAFE_METHODS:
+            refusal = self.refusal(scope)
+            if refusal is not None:
+                await _error(*refusal)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def refusal(self, scope) -> tuple[str, int] | None:
+        headers = {}
+        for key, value in scope.get("headers", []):
+            headers.setdefault(key.decode("latin-1").lower(), value.decode("latin-1"))
+        origin = headers.get("origin")
+        if origin is not None:
+            own = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+            if origin.rstrip("/").lower() != own.lower():
+                return f"cross-origin request refused: Origin {origin[:80]} is not this server's ({own})", 403
+        site = headers.get("sec-fetch-site")
+        if site is not None and site not in ("same-origin", "none"):
+            return f"cross-site request refused (Sec-Fetch-Site: {site[:40]})", 403
+        kind = headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            return (f"a {scope['method']} request must be sent as Content-Type: application/json, got "
+                    f"{json.dumps(kind)[:60] if kind else 'none'}"), 415
+        given = headers.get(TOKEN_HEADER.lower(), "")
+        if not secrets.compare_digest(given.encode("latin-1"), self.token.encode("latin-1")):
+            return (f"missing or wrong {TOKEN_HEADER} header: requests that change something must come from this "
+                    f"server's page (it holds the token)"), 403
+        return None
 
 
 def _error(message: str, status: int) -> JSONResponse:
@@ -80,6 +150,8 @@ def _api(handler):
             return _error(str(exc), 404)
         except TooLarge as exc:
             return _error(str(exc), 413)
+        except SlowBody as exc:
+            return _error(str(exc), 408)
         except ValueError as exc:
             return _error(str(exc), 400)
         except MemoryError:
@@ -91,16 +163,26 @@ def _api(handler):
 
 
 async def _body(request: Request, allowed: dict) -> dict:
-    """The JSON object of a request, at most MAX_BODY bytes, keys among ``allowed`` ({name: required})."""
+    """The JSON object of a request, at most MAX_BODY bytes sent within ``request.app.state.body_seconds``,
+    keys among ``allowed`` ({name: required})."""
     size = request.headers.get("content-length")
     if size is not None and size.isdigit() and int(size) > MAX_BODY:
         raise TooLarge(f"a request body has at most {MAX_BODY:,} bytes, got {int(size):,}")
-    chunks, total = [], 0
-    async for chunk in request.stream():
-        total += len(chunk)
-        if total > MAX_BODY:
-            raise TooLarge(f"a request body has at most {MAX_BODY:,} bytes")
-        chunks.append(chunk)
+    chunks = []
+
+    async def read():
+        total = 0
+        async for chunk in request.stream():
+            total += len(chunk)
+            if total > MAX_BODY:
+                raise TooLarge(f"a request body has at most {MAX_BODY:,} bytes")
+            chunks.append(chunk)
+
+    seconds = getattr(request.app.state, "body_seconds", BODY_SECONDS)
+    try:
+        await asyncio.wait_for(read(), seconds)
+    except asyncio.TimeoutError:
+        raise SlowBody(f"the request body was not sent within {seconds:g} s") from None
     try:
         data = json.loads(b"".join(chunks) or b"{}")
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
@@ -185,15 +267,56 @@ def _check_cap(what: str, seconds: float | None, cap: float) -> None:
 GAMES = ("kalah", "oware")
 
 
+def _cuda_usable() -> bool:
+    from ..kernels.backend import cuda_status
+
+    return cuda_status()[0]
+
+
+def suggested_agents(state, cuda: bool) -> list[str]:
+    """The Kalah agent specs the page offers in ``state``: :data:`KALAH_SUGGESTIONS` less those this
+    position (``perfect`` on a board it cannot solve in seconds) or this machine (CUDA without a device)
+    would refuse."""
+    from ..arena.agents import check_perfect_board
+
+    out = []
+    for spec in KALAH_SUGGESTIONS:
+        if "backend=cuda" in spec and not cuda:
+            continue
+        if spec == "perfect":
+            try:
+                check_perfect_board(state)
+            except ValueError:
+                continue
+        out.append(spec)
+    return out
+
+
 def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_MAX_SECONDS,
-               allowed_hosts=None, game: str = "kalah") -> Starlette:
+               allowed_hosts=None, game: str = "kalah", token: str | None = None,
+               body_seconds: float = BODY_SECONDS) -> Starlette:
     """The app. ``records_dir``: where record files may be opened (None: none); ``max_seconds``: the cap on
     one search; ``allowed_hosts``: Host header values answered (None: any); ``game``: the game the page
-    shows first (``kalah`` or ``oware``; its selector switches)."""
+    shows first (``kalah`` or ``oware``; its selector switches); ``token``: the value of the
+    ``X-Jitsearch-Token`` header that requests changing something must send (None: a random one, in
+    ``app.state.token`` and in the page); ``body_seconds``: time a client has to send a request body."""
     if game not in GAMES:
         raise ValueError(f"game must be one of {', '.join(GAMES)}, got {game!r}")
+    if token is None:
+        token = secrets.token_urlsafe(32)
+    if not isinstance(token, str) or not token.isascii() or not token.isprintable() or len(token) < 16:
+        raise ValueError("token must be a printable ASCII string of at least 16 characters")
     searches = Searches(max_seconds)
     agents: dict = {}
+    cuda: list = []  # asked once, at the first request that needs it
+
+    def cuda_usable() -> bool:
+        if not cuda:
+            cuda.append(_cuda_usable())
+        return cuda[0]
+
+    def kalah_json(state) -> dict:
+        return {**state_json(state), "agents": suggested_agents(state, cuda_usable())}
 
     def agent_for(spec: str, seed: int):
         from ..arena.agents import agent_kind, parse_agent
@@ -222,10 +345,13 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
 
         from ..arena.oware_arena import OWARE_AGENTS
 
+        await run_in_threadpool(cuda_usable)  # the first ask imports numba.cuda: not on the event loop
         return JSONResponse({"version": __version__, "max_seconds": max_seconds, "records": records_dir is not None,
                              "agents": [k for k in KINDS if k != "human"], "max_houses": MAX_HOUSES,
                              "max_seeds_per_house": MAX_SEEDS_PER_HOUSE, "max_seeds": MAX_SEEDS,
-                             "games": list(GAMES), "game": game, "oware_agents": [*OWARE_AGENTS, "openspiel"]})
+                             "games": list(GAMES), "game": game, "oware_agents": [*OWARE_AGENTS, "openspiel"],
+                             "cuda": cuda_usable(),
+                             "engines": [e for e in ENGINE_SUGGESTIONS if "backend=cuda" not in e or cuda_usable()]})
 
     # -- Oware ------------------------------------------------------------------------------------------
     async def oware_new(request: Request):
@@ -306,11 +432,11 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         houses = _int(data, "houses", 6, -2**31, 2**31)  # the range is the library's, with its message
         seeds = _int(data, "seeds", 4, -2**31, 2**31)
         state = KalahState.initial(houses, seeds, empty_capture=_bool(data, "empty_capture"))
-        return JSONResponse({"state": state_json(state)})
+        return JSONResponse({"state": kalah_json(state)})
 
     async def position(request: Request):
         data = await _body(request, {"position": True, "empty_capture": False})
-        return JSONResponse({"state": state_json(await run_in_threadpool(_position, data))})
+        return JSONResponse({"state": kalah_json(await run_in_threadpool(_position, data))})
 
     async def move(request: Request):
         data = await _body(request, {"position": True, "empty_capture": False, "move": True})
@@ -319,7 +445,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
             state = _position(data)
             pit = _int(data, "move", None, -2**31, 2**31, "move (a pit index)")
             after = state.play(pit)
-            return {"state": state_json(after), "move": pit, "player": state.player,
+            return {"state": kalah_json(after), "move": pit, "player": state.player,
                     "extra_turn": after.player == state.player}
 
         return JSONResponse(await run_in_threadpool(play))
@@ -346,7 +472,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
                 raise KeyboardInterrupt
             after = state.play(pit)
             last = {k: v for k, v in (agent.last or {}).items() if k in ("value", "depth", "nodes", "pv", "exact")}
-            return {"move": pit, "player": state.player, "state": state_json(after),
+            return {"move": pit, "player": state.player, "state": kalah_json(after),
                     "extra_turn": after.player == state.player, "info": last}
 
         job = searches.start("move", run)
@@ -402,11 +528,15 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         return JSONResponse({"files": await run_in_threadpool(record_files, _records())})
 
     async def record(request: Request):
-        path = record_path(_records(), request.path_params["name"])
-        return JSONResponse({"file": path.name, "games": await run_in_threadpool(read_games, path)})
+        name = request.path_params["name"]
+        path = await run_in_threadpool(record_path, _records(), name)
+        return JSONResponse({"file": name, "games": await run_in_threadpool(read_games, path)})
+
+    page_html = (WEB_DIR / "index.html").read_text().replace(
+        "{{token}}", html.escape(token, quote=True))
 
     async def page(request: Request):
-        return FileResponse(WEB_DIR / "index.html")
+        return HTMLResponse(page_html, headers={"Cache-Control": "no-store"})
 
     routes = [
         Route("/", page),
@@ -428,9 +558,12 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         Mount("/static", StaticFiles(directory=WEB_DIR), name="static"),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))] if allowed_hosts else []
+    middleware.append(Middleware(RequestCheck, token=token))
     async def http_error(request: Request, exc):
         return _error(f"{exc.detail}: {request.method} {request.url.path}", exc.status_code)
 
     app = Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: http_error})
     app.state.searches = searches
+    app.state.token = token
+    app.state.body_seconds = body_seconds
     return app

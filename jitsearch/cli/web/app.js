@@ -17,8 +17,13 @@ const S = {
 
 function showError(message) { $("error").textContent = message ? "error: " + message : ""; }
 
+// the server's token, in the page it served: a request that changes something sends it (another site's page
+// cannot read it, so cannot make such requests)
+const TOKEN = (document.querySelector('meta[name="jitsearch-token"]') || {}).content || "";
+
 async function api(path, body) {
-  const init = body === undefined ? {} : {method: "POST", headers: {"Content-Type": "application/json"},
+  const init = body === undefined ? {} : {method: "POST", headers: {"Content-Type": "application/json",
+                                                                    "X-Jitsearch-Token": TOKEN},
                                           body: JSON.stringify(body)};
   let resp;
   try { resp = await fetch(path, init); } catch (e) { throw new Error("the server does not answer"); }
@@ -157,6 +162,14 @@ function drawKalahBoard(entry, box) {
   };
   pit(0, pad + storeW / 2, H / 2, true, 1);
   pit(m + 1, W - pad - storeW / 2, H / 2, true, 0);
+  // whose store is whose: the player, and who plays it (you, an agent, a record's player)
+  for (const [owner, x] of [[1, pad + storeW / 2], [0, W - pad - storeW / 2]]) {
+    el("text", {x, y: 60, class: "store-label", "data-owner": owner, id: "store-label-" + owner}, svg).textContent =
+      `player ${owner}`;
+    const name = playerName(owner);   // shortened to fit under the store; the whole of it in data-who
+    el("text", {x, y: 292, class: "store-who", "data-owner": owner, id: "store-who-" + owner, "data-who": name},
+       svg).textContent = name.length <= 14 ? name : name.split(":")[0].slice(0, 12) + "…";
+  }
   for (let i = 1; i <= m; i++) pit(i, pad + storeW + (i - 0.5) * cell, 225, false, 0);
   for (let i = m + 2; i <= 2 * m + 1; i++) pit(i, pad + storeW + (2 * m + 1 - i + 0.5) * cell, 115, false, 1);
   if (!st.over) {
@@ -167,6 +180,29 @@ function drawKalahBoard(entry, box) {
 }
 
 function specOf(player) { return $("p" + player).value.trim() || "human"; }
+
+// who plays a side, in a few words: "you", an agent spec, or in a replay the record's player
+function playerName(player) {
+  if (S.replay) {
+    const g = S.replay.games[S.replay.game];
+    return player === g.a_player ? g.a : g.b;
+  }
+  const spec = specOf(player);
+  return spec === "human" ? "you" : spec;
+}
+
+// the Kalah agents the server suggests for the position on the board (none it would refuse there)
+function suggestAgents(state) {
+  if (!state || !state.agents) return;
+  const list = $("agent-specs");
+  if ([...list.options].map((o) => o.value).join() === state.agents.join()) return;
+  list.innerHTML = "";
+  for (const spec of state.agents) {
+    const o = document.createElement("option");
+    o.value = spec;
+    list.appendChild(o);
+  }
+}
 
 function drawStatus() {
   const entry = current();
@@ -213,7 +249,11 @@ function drawStatus() {
   if (S.replay) $("replay-ply").textContent = `ply ${S.cursor} of ${S.history.length - 1}`;
 }
 
-function render() { drawBoard(); drawStatus(); drawAnalysis(); }
+function render() {
+  const entry = current();
+  if (entry && !isOware(entry.state)) suggestAgents(entry.state);
+  drawBoard(); drawStatus(); drawAnalysis();
+}
 
 // ---- playing ------------------------------------------------------------------------------------------
 function sownPits(before, move, after) {
@@ -473,13 +513,49 @@ async function loadRecordList(info) {
     o.value = f.name; o.textContent = `${f.name} (${f.bytes.toLocaleString()} bytes)`;
     sel.appendChild(o);
   }
+  // Replay starts on the first file that reads: the broken ones before it are marked, with their error
+  recordPicked = false;
+  for (const f of files) {
+    if (recordPicked) break;   // the user chose one meanwhile
+    if (await readRecord(f.name)) { if (!recordPicked) sel.value = f.name; break; }
+  }
+}
+
+let recordPicked = false;  // the user chose a record file (the page no longer picks one)
+const recordErrors = {};   // file name -> its one-line error, for the files found broken
+let recordRead = null;     // {name, data}: the last file read, so Open does not read it again
+
+// the games of a record file, or null (its error marked on its option, and shown if asked)
+async function readRecord(name, show) {
+  if (recordRead && recordRead.name === name) return recordRead.data;
+  try {
+    const data = await api(`/api/records/${encodeURIComponent(name)}`);
+    recordRead = {name, data};
+    delete recordErrors[name];
+    return data;
+  } catch (e) {
+    recordErrors[name] = e.message;
+    const o = [...$("record-file").options].find((x) => x.value === name);
+    if (o) { o.dataset.error = e.message; if (!o.textContent.endsWith("(broken)")) o.textContent += " (broken)"; }
+    if (show) showError(e.message);
+    return null;
+  }
+}
+
+function recordChosen() {   // a broken file says why as soon as it is chosen
+  recordPicked = true;
+  const name = $("record-file").value;
+  if (name in recordErrors) showError(recordErrors[name]);
+  else if (name) readRecord(name, true).then((data) => { if (data) showError(""); });
 }
 
 async function openRecord() {
   const name = $("record-file").value;
   if (!name) { showError("no record file in the records directory"); return; }
   try {
-    const data = await api(`/api/records/${encodeURIComponent(name)}`);
+    recordRead = null;   // read it again: it may have changed since it was listed
+    const data = await readRecord(name, true);
+    if (!data) return;
     const game = data.games[0].game === "oware" ? "oware" : "kalah";   // a file of Kalah or of Oware games
     $("game").value = game;
     setGame(game);
@@ -552,6 +628,7 @@ $("cancel").addEventListener("click", stopSearch);
 $("oware-analyse").addEventListener("click", analyseOware);
 $("oware-cancel").addEventListener("click", stopSearch);
 $("open-record").addEventListener("click", openRecord);
+$("record-file").addEventListener("change", recordChosen);
 $("record-game").addEventListener("change", () => showGame(Number($("record-game").value)).catch(
   (e) => showError(e.message)));
 $("replay-first").addEventListener("click", () => step(0));
@@ -572,6 +649,15 @@ $("game").addEventListener("change", newGame);
     if (![...list.options].some((o) => o.value.split(":")[0] === kind)) {
       const o = document.createElement("option");
       o.value = kind === "openspiel" ? "openspiel:mcts,simulations=1000" : kind;
+      list.appendChild(o);
+    }
+  }
+  if (info && info.engines) {   // the analysis engines this machine runs (no CUDA one without a GPU)
+    const list = $("engine-specs");
+    list.innerHTML = "";
+    for (const spec of info.engines) {
+      const o = document.createElement("option");
+      o.value = spec;
       list.appendChild(o);
     }
   }
