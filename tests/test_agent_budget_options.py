@@ -37,14 +37,16 @@ def test_cli_engine_refuses_iterations_and_time():
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "not both" in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("spec", ["alphabeta:depth=2,time=30", "alphabeta:depth=2,time=30,plain=1"])
+@pytest.mark.parametrize("spec", [pytest.param("alphabeta:depth=2,time=30", marks=pytest.mark.slow),  # the engine
+                                  "alphabeta:depth=2,time=30,plain=1"])
 def test_depth_caps_a_timed_kalah_search(spec):
     agent = parse_agent(spec, seed=1)
     agent(KalahState.initial(4, 3))  # (30 s would go far deeper: the first call may compile for longer)
     assert 1 <= agent.last["depth"] <= 2
 
 
-@pytest.mark.parametrize("spec", ["alphabeta:depth=2,time=30", "fsss:depth=2,time=30"])
+@pytest.mark.parametrize("spec", ["alphabeta:depth=2,time=30", pytest.param("fsss:depth=2,time=30",
+                                                                             marks=pytest.mark.slow)])
 def test_depth_caps_a_timed_oware_search(spec):
     agent = parse_oware_agent(spec, seed=1)
     agent(OwareState.initial(4, 3))

@@ -165,9 +165,10 @@ def test_an_engine_silent_at_game_is_given_up_too(tmp_path):
     t0 = time.perf_counter()
     with pytest.raises(ValueError, match=r"no answer to game within 1 s"):
         agent.check_match(3, 2, False, settings=EngineSettings(200, 50, str(tmp_path / "logs"), 1.0))
-    assert time.perf_counter() - t0 < 6
+    assert time.perf_counter() - t0 < 1.9  # killed, not given QUIT_TIMEOUT to answer quit
 
 
+@pytest.mark.slow
 def test_cli_start_timeout(tmp_path):
     """--engine-start-timeout: a silent engine is one error line after that many seconds (exit 2)."""
     argv = [sys.executable, "-m", "jitsearch", "tournament", "--game", "kalah", "--houses", "3", "--seeds", "2",

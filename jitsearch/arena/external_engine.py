@@ -206,10 +206,33 @@ def _parent_death_signal():
     return preexec
 
 
+def _exit_code(proc, timeout: float = 0.0):
+    """The engine's exit status (negative: killed by that signal), or None while it runs after ``timeout``
+    seconds. Where ``os.waitid`` is, the engine is not reaped (``WNOWAIT``): an exited leader stays a zombie,
+    which keeps its process group's id from being reused until :meth:`EngineProcess.close` has killed the
+    group and reaps it (a reaped leader's id could be a new process group's, an unrelated one)."""
+    if proc.returncode is not None or not hasattr(os, "waitid"):
+        try:
+            return proc.wait(timeout=timeout) if timeout > 0 else proc.poll()
+        except subprocess.TimeoutExpired:
+            return None
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # reaped already (by Popen)
+            return proc.poll()
+        if info is not None and info.si_pid:
+            return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(min(0.01, max(0.0, deadline - time.monotonic())))
+
+
 def _kill_group(proc) -> None:
     """SIGKILL the engine's process group (``start_new_session`` made the engine its leader: the group holds
-    what a wrapper started); where there are no process groups, the process alone. Called before the engine
-    is reaped, or after with members left (a group's id is not reused while it has members)."""
+    what a wrapper started); where there are no process groups, the process alone. Called before the leader
+    is reaped (:func:`_exit_code`), so the group's id is still the engine's."""
     if os.name == "posix":
         try:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -333,7 +356,7 @@ class EngineProcess:
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None and not self.broken
+        return self.proc is not None and _exit_code(self.proc) is None and not self.broken
 
     def send(self, line: str) -> None:
         try:
@@ -375,9 +398,8 @@ class EngineProcess:
             raise
 
     def _status(self) -> str:
-        try:
-            code = self.proc.wait(timeout=0.5)
-        except subprocess.TimeoutExpired:
+        code = _exit_code(self.proc, 0.5)
+        if code is None:
             return ""
         return f" with status {code}" if code >= 0 else f" killed by signal {-code}"
 
@@ -421,20 +443,17 @@ class EngineProcess:
         if proc is None:
             return
         try:
-            if proc.poll() is None and not self.broken:
+            if _exit_code(proc) is None and not self.broken:
                 try:
                     proc.stdin.write(b"quit\n")
                     proc.stdin.flush()
                 except (OSError, ValueError):
                     pass
-                try:
-                    proc.wait(timeout=QUIT_TIMEOUT)
-                except subprocess.TimeoutExpired:
-                    pass
+                _exit_code(proc, QUIT_TIMEOUT)
         finally:
             _kill_group(proc)
             try:
-                proc.wait(timeout=5)
+                proc.wait(timeout=5)  # reaped only now, its group killed
             except subprocess.TimeoutExpired:  # pragma: no cover - a process that ignores SIGKILL
                 pass
             try:
@@ -508,7 +527,7 @@ def close_engines() -> int:
         _engines.clear()
     running = 0
     for eng in engines:
-        if eng.proc is not None and eng.proc.poll() is None:
+        if eng.proc is not None and _exit_code(eng.proc) is None:
             running += 1
         try:
             eng.close()
@@ -523,7 +542,7 @@ atexit.register(close_engines)
 def running_pids() -> list[int]:
     """Process ids of this process's running engines (for tests)."""
     with _lock:
-        return [e.proc.pid for e in _engines.values() if e.proc is not None and e.proc.poll() is None]
+        return [e.proc.pid for e in _engines.values() if e.proc is not None and _exit_code(e.proc) is None]
 
 
 # -- the agent ------------------------------------------------------------------------------------
@@ -563,8 +582,12 @@ class ExternalAgent:
         settings = (settings or self.settings).check()
         try:
             eng = engine_process(self.argv, settings.logs, 0, settings.start_timeout)
-            eng.request(f"game {houses} {seeds} {'empty-capture' if empty_capture else 'standard'}",
-                        settings.start_timeout, patient=True)
+            try:
+                eng.request(f"game {houses} {seeds} {'empty-capture' if empty_capture else 'standard'}",
+                            settings.start_timeout, patient=True)
+            except EngineError:
+                eng.kill()  # silent or garbled: no quit to wait for
+                raise
         except EngineError as exc:
             close_engines()
             raise ValueError(f"engine {self.spec!r}: {exc.detail} (its stderr: "
