@@ -288,6 +288,9 @@ class Agent:
             raise ValueError(f"unknown option(s) {unknown} for {self.kind}; known: {sorted(allowed)}")
         if self.time is not None and self.options.get("time") != self.time:
             raise ValueError(f"a {self.kind} agent's time goes in its options (time=)")
+        if self.kind != "mc" and "iterations" in self.options and "time" in self.options:
+            raise ValueError(f"give iterations= or time=, not both: an {self.kind} agent searches a fixed number "
+                             f"of iterations or for a time")
         if self.kind == "mc":
             from ..mcts.config import MAX_TIME
             from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
@@ -555,7 +558,15 @@ def parse_agent(spec: str, *, seed: int | None = None) -> Agent:
     value, a value of the wrong type (integers for counts, finite numbers,
     0/1/true/false for ``solver``) or out of its range, ``reward=`` with
     ``hmcts`` (it means reward=heuristic), ``batch`` / ``virtual_loss``
-    without ``backend``.
+    without ``backend``, ``iterations=`` with ``time=`` (``mcts``, ``hmcts``:
+    a budget is one or the other, as in Oware's
+    :func:`~jitsearch.arena.oware_arena.parse_oware_agent`).
+
+    Budgets that combine: ``alphabeta:depth=D,time=T`` is a timed search
+    (iterative deepening, or the engine) that also stops at depth ``D``
+    (Oware's ``alphabeta`` and ``fsss`` read both the same way);
+    ``mc:playouts=N,time=T`` plays rounds of ``N`` playouts until ``T``
+    seconds have passed (``N`` alone: one round).
     """
     if not isinstance(spec, str):
         raise ValueError(f"an agent spec is a string such as 'alphabeta:depth=6', got {type(spec).__name__}")

@@ -18,11 +18,31 @@ game, kept alive across games, ended by :func:`close_engines` (the arena calls
 it when a match ends or is interrupted; Dask workers run it before they are
 closed), at exit, and, on Linux, by the kernel when the thread that started
 them ends (``PR_SET_PDEATHSIG``): no orphans, even when a worker is killed.
+Each engine is started in its own session (``start_new_session``), so its
+process group holds what it starts too: an engine run through ``sh -c``, a
+shell script without ``exec``, ``uv run`` or ``conda run`` is a wrapper whose
+child is the engine, and ending an engine kills the whole group
+(``os.killpg``) once it has had its ``quit``, so neither the child nor its
+hold on the output pipe outlives the wrapper. Limits: ``PR_SET_PDEATHSIG``
+reaches the started process only (a wrapper's child of a SIGKILLed tester
+ends at the end of its input, when it reads it); a child that starts a
+session of its own leaves the group; without process groups (Windows) only
+the started process is killed.
+
+Startup: the engine has :attr:`EngineSettings.start_timeout` seconds (default
+:func:`default_start_timeout`: :data:`START_TIMEOUT`, more for long move times)
+to answer ``hello`` and each ``game`` (which may compile a JIT); past
+:data:`PROGRESS_AFTER` seconds one line on stderr says what is awaited. A
+silent engine is a ``crash``, or one error line before the match.
+
 A game's first request is ``game <m> <n> <rules>``, then ``seed <S>`` (the
 seed the in-process agent would get; an engine that does not know ``seed``
 answers ``error`` and plays on). The engine's stderr is appended to
 ``<log_dir>/<name>.stderr.log``, one file per engine, each start marked by a
-``#`` line.
+``#`` line, through a thread that keeps at most :data:`MAX_LOG_BYTES` in the
+file: a start that finds the file at the cap first moves it to ``<name>.stderr.log.1``
+(the one older copy kept), and what comes past the cap is read and dropped,
+after one ``#`` line saying so.
 
 Quoting: the program and arguments are split as a POSIX shell does
 (:func:`shlex.split`), so a path with spaces is quoted inside the spec, and
@@ -38,6 +58,7 @@ import os
 import queue
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -46,20 +67,27 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._checks import check_int
+from .._checks import check_float, check_int
 
 #: The ``termination`` of a record whose game an engine lost by misbehaving.
 TERMINATIONS = ("time forfeit", "illegal move", "crash")
 #: Move time (ms) when the match gives none, and the default margin (ms) past it before a time forfeit.
 DEFAULT_MOVETIME_MS = 1000
 DEFAULT_MARGIN_MS = 200
-#: Seconds an engine has for ``hello`` after it starts and for ``ok`` to ``game`` (which may warm up a JIT).
-READY_TIMEOUT = 120.0
+#: Seconds an engine has, by default, for ``hello`` after it starts and for ``ok`` to ``game`` (which may warm up
+#: a JIT: ``jitsearch engine`` compiles its search at its first ``game``, 5-20 s on an empty Numba cache).
+START_TIMEOUT = 30.0
+#: Longest start timeout, in seconds (one day).
+MAX_START_TIMEOUT = 86_400.0
+#: Seconds of silence at startup before one line on stderr says what the arena is waiting for.
+PROGRESS_AFTER = 5.0
+#: Most bytes of an engine's stderr log (per file; one older copy is kept as ``.1``).
+MAX_LOG_BYTES = 4 * 1024 * 1024
 #: Seconds it has for ``ok`` to ``seed`` and ``position`` (at least: the move's margin if longer).
 ANSWER_TIMEOUT = 10.0
 #: Seconds an engine has to exit after ``quit`` before it is killed.
 QUIT_TIMEOUT = 2.0
-#: Seconds to wait, once an engine has exited, for its reader thread to see the end of its output.
+#: Seconds to wait, once an engine's process group is killed, for its reader threads to see the end of its output.
 READER_JOIN_TIMEOUT = 1.0
 #: Longest move time or margin, in ms (one day).
 MAX_MS = 86_400_000
@@ -87,26 +115,44 @@ class EngineError(Exception):
         self.termination, self.detail = termination, detail
 
 
+def default_start_timeout(movetime_ms: int = DEFAULT_MOVETIME_MS, margin_ms: int = DEFAULT_MARGIN_MS) -> float:
+    """Seconds an engine has for ``hello`` and for each ``game`` when none is given: :data:`START_TIMEOUT`, or
+    ten moves' time (move time plus margin) when that is longer (an engine given long moves may be slow to
+    load too)."""
+    return max(START_TIMEOUT, 10 * (movetime_ms + margin_ms) / 1000.0)
+
+
 @dataclass(frozen=True)
 class EngineSettings:
     """How the arena runs ``cmd:`` engines: ``movetime_ms`` (told with ``go``),
-    ``margin_ms`` (past it a move is a time forfeit) and ``log_dir`` (their
-    stderr files; None: :func:`default_log_dir`)."""
+    ``margin_ms`` (past it a move is a time forfeit), ``log_dir`` (their
+    stderr files; None: :func:`default_log_dir`) and ``start_timeout_s``
+    (seconds for ``hello`` and for each ``game``; None:
+    :func:`default_start_timeout` of the move time and margin)."""
 
     movetime_ms: int = DEFAULT_MOVETIME_MS
     margin_ms: int = DEFAULT_MARGIN_MS
     log_dir: str | None = None
+    start_timeout_s: float | None = None
 
     def check(self) -> "EngineSettings":
         check_int("movetime (ms)", self.movetime_ms, 1, MAX_MS)
         check_int("timemargin (ms)", self.margin_ms, 0, MAX_MS)
         if self.log_dir is not None and not isinstance(self.log_dir, str):
             raise ValueError(f"log_dir must be a path string or None, got {self.log_dir!r}")
+        if self.start_timeout_s is not None:
+            check_float("start timeout (s)", self.start_timeout_s, 0.0, MAX_START_TIMEOUT, lo_open=True)
         return self
 
     @property
     def logs(self) -> Path:
         return Path(self.log_dir) if self.log_dir is not None else default_log_dir()
+
+    @property
+    def start_timeout(self) -> float:
+        """Seconds an engine has for ``hello`` and for each ``game``."""
+        return (default_start_timeout(self.movetime_ms, self.margin_ms) if self.start_timeout_s is None
+                else float(self.start_timeout_s))
 
 
 def default_log_dir() -> Path:
@@ -160,9 +206,51 @@ def _parent_death_signal():
     return preexec
 
 
+def _exit_code(proc, timeout: float = 0.0):
+    """The engine's exit status (negative: killed by that signal), or None while it runs after ``timeout``
+    seconds. Where ``os.waitid`` is, the engine is not reaped (``WNOWAIT``): an exited leader stays a zombie,
+    which keeps its process group's id from being reused until :meth:`EngineProcess.close` has killed the
+    group and reaps it (a reaped leader's id could be a new process group's, an unrelated one)."""
+    if proc.returncode is not None or not hasattr(os, "waitid"):
+        try:
+            return proc.wait(timeout=timeout) if timeout > 0 else proc.poll()
+        except subprocess.TimeoutExpired:
+            return None
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # reaped already (by Popen)
+            return proc.poll()
+        if info is not None and info.si_pid:
+            return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(min(0.01, max(0.0, deadline - time.monotonic())))
+
+
+def _kill_group(proc) -> None:
+    """SIGKILL the engine's process group (``start_new_session`` made the engine its leader: the group holds
+    what a wrapper started); where there are no process groups, the process alone. Called before the leader
+    is reaped (:func:`_exit_code`), so the group's id is still the engine's."""
+    if os.name == "posix":
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+            return
+        except ProcessLookupError:  # no member left
+            return
+        except OSError:  # not its group (it could not be made one): the process alone
+            pass
+    try:
+        proc.kill()
+    except OSError:
+        pass
+
+
 class EngineProcess:
-    """One running engine: its process, a reader thread that queues its stdout
-    lines, and its stderr log."""
+    """One running engine: its process (the leader of its own process group),
+    a reader thread that queues its stdout lines, and a thread that copies
+    its stderr into its log, up to :data:`MAX_LOG_BYTES`."""
 
     def __init__(self, argv, log_path: Path):
         self.argv, self.log_path = tuple(argv), Path(log_path)
@@ -172,31 +260,79 @@ class EngineProcess:
         self.serial = next(_serials)  # tells a restarted engine from the one a game began with
         self.broken = False
         self.reader: threading.Thread | None = None
+        self.logger: threading.Thread | None = None
 
-    def start(self) -> None:
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "ab")
+    def start(self, timeout: float = START_TIMEOUT) -> None:
+        """Start the engine and wait up to ``timeout`` seconds for its ``hello``."""
+        log, size = self._open_log()
         try:
-            log.write(f"# {time.strftime('%Y-%m-%d %H:%M:%S')} started by pid {os.getpid()}: "
-                      f"{shlex.join(self.argv)}\n".encode())
+            mark = f"# {time.strftime('%Y-%m-%d %H:%M:%S')} started by pid {os.getpid()}: {shlex.join(self.argv)}\n"
+            log.write(mark.encode())
             log.flush()
+            budget = max(0, MAX_LOG_BYTES - size - len(mark.encode()))
             try:
-                # its own session: a terminal's Ctrl-C is the tester's to handle, not the engine's
-                self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                             bufsize=0, close_fds=True, start_new_session=os.name == "posix",
-                                             preexec_fn=_PREEXEC)
+                # its own session: its process group is what close() kills, and a terminal's Ctrl-C is the
+                # tester's to handle, not the engine's
+                self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=subprocess.PIPE, bufsize=0, close_fds=True,
+                                             start_new_session=os.name == "posix", preexec_fn=_PREEXEC)
             except OSError as exc:
                 raise EngineError("crash", f"cannot start {shlex.join(self.argv)}: {exc.strerror or exc}") from None
-        finally:
+        except BaseException:
             log.close()
+            raise
+        self.logger = threading.Thread(target=self._copy_log, args=(self.proc.stderr, log, budget), daemon=True,
+                                       name="jitsearch-engine-log")
+        self.logger.start()
         self.reader = threading.Thread(target=self._read, args=(self.proc.stdout, self.lines), daemon=True,
                                        name="jitsearch-engine-reader")
         self.reader.start()
         self.send("hello")
-        line = self.read(time.monotonic() + READY_TIMEOUT, "hello")
+        line = self.read_patiently(timeout, "hello")
         if not line.startswith("hello"):
             raise EngineError("crash", f"answered {_show(line)} to hello")
         self.name = line[5:].strip() or shlex.join(self.argv)
+
+    def _open_log(self):
+        """The log opened for appending, and its size (a file at the cap is first moved to ``.1``)."""
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            size = self.log_path.stat().st_size
+        except OSError:
+            size = 0
+        if size >= MAX_LOG_BYTES:
+            try:
+                os.replace(self.log_path, self.log_path.with_name(self.log_path.name + ".1"))
+                size = 0
+            except OSError:
+                pass
+        return open(self.log_path, "ab"), size
+
+    @staticmethod
+    def _copy_log(stream, log, budget: int) -> None:
+        """The log thread: copy ``stream`` (the engine's stderr) into ``log`` until ``budget`` bytes are
+        written, then one ``#`` line, then read and drop the rest (an engine blocked on a full pipe would
+        stop answering). It alone reads and closes ``stream`` (see :meth:`_read`)."""
+        try:
+            while True:
+                chunk = os.read(stream.fileno(), 65536)
+                if not chunk:
+                    break
+                if budget > 0:
+                    log.write(chunk[:budget])
+                    if len(chunk) > budget:
+                        log.write(f"\n# stderr truncated here: this log keeps at most {MAX_LOG_BYTES:,} bytes "
+                                  f"(MAX_LOG_BYTES); the rest of this start's stderr is dropped\n".encode())
+                    budget -= len(chunk)
+                    log.flush()
+        except (OSError, ValueError):
+            pass
+        finally:
+            for f in (stream, log):
+                try:
+                    f.close()
+                except (OSError, ValueError):
+                    pass
 
     @staticmethod
     def _read(stream, lines) -> None:
@@ -220,7 +356,7 @@ class EngineProcess:
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None and not self.broken
+        return self.proc is not None and _exit_code(self.proc) is None and not self.broken
 
     def send(self, line: str) -> None:
         try:
@@ -240,20 +376,41 @@ class EngineProcess:
             raise EngineError("crash", f"exited{self._status()} while asked {what}")
         return line
 
-    def _status(self) -> str:
+    def read_patiently(self, timeout: float, what: str) -> str:
+        """:meth:`read` with ``timeout`` seconds (a startup request): past :data:`PROGRESS_AFTER` seconds one
+        line on stderr says what is awaited; silence to the end is a time-out naming the seconds."""
+        t0 = time.monotonic()
+        deadline = t0 + timeout
         try:
-            code = self.proc.wait(timeout=0.5)
-        except subprocess.TimeoutExpired:
+            if timeout > PROGRESS_AFTER:
+                try:
+                    return self.read(t0 + PROGRESS_AFTER, what)
+                except EngineError as exc:
+                    if exc.termination != "time forfeit":
+                        raise
+                _progress(f"waiting for engine {shlex.join(self.argv)} to answer {what} (up to {timeout:g} s; "
+                          f"its stderr: {self.log_path})...")
+            return self.read(deadline, what)
+        except EngineError as exc:
+            if exc.termination == "time forfeit":
+                raise EngineError("time forfeit", f"no answer to {what} within {timeout:g} s (the start "
+                                                  f"timeout)") from None
+            raise
+
+    def _status(self) -> str:
+        code = _exit_code(self.proc, 0.5)
+        if code is None:
             return ""
         return f" with status {code}" if code >= 0 else f" killed by signal {-code}"
 
-    def request(self, line: str, timeout: float = READY_TIMEOUT) -> None:
-        """Send a request that is answered ``ok`` within ``timeout`` seconds; anything else is an
-        :class:`EngineError` (a crash)."""
+    def request(self, line: str, timeout: float = ANSWER_TIMEOUT, *, patient: bool = False) -> None:
+        """Send a request that is answered ``ok`` within ``timeout`` seconds (``patient``: a startup request,
+        :meth:`read_patiently`); anything else is an :class:`EngineError` (a crash)."""
         self.send(line)
         verb = line.split()[0]
         try:
-            answer = self.read(time.monotonic() + timeout, verb)
+            answer = (self.read_patiently(timeout, verb) if patient
+                      else self.read(time.monotonic() + timeout, verb))
         except EngineError as exc:
             raise EngineError("crash", exc.detail) from None
         if answer != "ok":
@@ -280,40 +437,47 @@ class EngineProcess:
             raise EngineError("illegal move", f"answered {_show(line)} to go")
 
     def close(self) -> None:
-        """``quit``, then a kill if it is still running after ``QUIT_TIMEOUT`` seconds."""
+        """``quit`` (unless broken), up to ``QUIT_TIMEOUT`` seconds to exit, then a kill of its whole process
+        group: whatever it started and left running goes with it."""
         proc, self.proc = self.proc, None
         if proc is None:
             return
         try:
-            if proc.poll() is None and not self.broken:
+            if _exit_code(proc) is None and not self.broken:
                 try:
                     proc.stdin.write(b"quit\n")
                     proc.stdin.flush()
                 except (OSError, ValueError):
                     pass
-                try:
-                    proc.wait(timeout=QUIT_TIMEOUT)
-                except subprocess.TimeoutExpired:
-                    pass
+                _exit_code(proc, QUIT_TIMEOUT)
         finally:
-            if proc.poll() is None:
-                proc.kill()
+            _kill_group(proc)
             try:
-                proc.wait(timeout=5)
+                proc.wait(timeout=5)  # reaped only now, its group killed
             except subprocess.TimeoutExpired:  # pragma: no cover - a process that ignores SIGKILL
                 pass
             try:
                 proc.stdin.close()
             except (OSError, ValueError):
                 pass
-            # stdout is the reader thread's to close, at the end of file that follows the exit (unless a
-            # child of the engine still holds the pipe: then it closes it when that one ends)
-            if self.reader is not None:
-                self.reader.join(READER_JOIN_TIMEOUT)
+            # stdout and stderr are their threads' to close, at the end of file that follows the group's end
+            # (a member that left the group, and holds a pipe, delays it: then they close it when that one ends)
+            for thread in (self.reader, self.logger):
+                if thread is not None:
+                    thread.join(READER_JOIN_TIMEOUT)
 
     def kill(self) -> None:
         self.broken = True
         self.close()
+
+
+def _progress(text: str) -> None:
+    """One line on stderr (a tester's progress note)."""
+    try:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _show(line: str) -> str:
@@ -327,9 +491,9 @@ _engines: dict[tuple, EngineProcess] = {}
 _lock = threading.Lock()
 
 
-def engine_process(argv, logs: Path, slot: int = 0) -> EngineProcess:
+def engine_process(argv, logs: Path, slot: int = 0, start_timeout: float = START_TIMEOUT) -> EngineProcess:
     """The running engine of ``argv`` for this thread (``slot`` 1: a second one for a game against itself),
-    started (again) if it is not running."""
+    started (again) if it is not running (``start_timeout``: seconds for its ``hello``)."""
     key = (tuple(argv), slot, threading.get_ident())
     with _lock:
         eng = _engines.get(key)
@@ -341,17 +505,17 @@ def engine_process(argv, logs: Path, slot: int = 0) -> EngineProcess:
     with _lock:
         _engines[key] = eng
     try:
-        eng.start()
+        eng.start(start_timeout)
     except BaseException:
         eng.kill()
         raise
     return eng
 
 
-def engine_process_or_forfeit(argv, logs: Path, slot: int = 0) -> EngineProcess:
+def engine_process_or_forfeit(argv, logs: Path, slot: int = 0, start_timeout: float = START_TIMEOUT) -> EngineProcess:
     """:func:`engine_process`, a failure to start being a :class:`Forfeit` (a crash)."""
     try:
-        return engine_process(argv, logs, slot)
+        return engine_process(argv, logs, slot, start_timeout)
     except EngineError as exc:
         raise Forfeit("crash", exc.detail) from None
 
@@ -363,7 +527,7 @@ def close_engines() -> int:
         _engines.clear()
     running = 0
     for eng in engines:
-        if eng.proc is not None and eng.proc.poll() is None:
+        if eng.proc is not None and _exit_code(eng.proc) is None:
             running += 1
         try:
             eng.close()
@@ -378,7 +542,7 @@ atexit.register(close_engines)
 def running_pids() -> list[int]:
     """Process ids of this process's running engines (for tests)."""
     with _lock:
-        return [e.proc.pid for e in _engines.values() if e.proc is not None and e.proc.poll() is None]
+        return [e.proc.pid for e in _engines.values() if e.proc is not None and _exit_code(e.proc) is None]
 
 
 # -- the agent ------------------------------------------------------------------------------------
@@ -417,8 +581,13 @@ class ExternalAgent:
         cannot start or refuses the board is one ``ValueError`` line, before any game."""
         settings = (settings or self.settings).check()
         try:
-            eng = engine_process(self.argv, settings.logs)
-            eng.request(f"game {houses} {seeds} {'empty-capture' if empty_capture else 'standard'}")
+            eng = engine_process(self.argv, settings.logs, 0, settings.start_timeout)
+            try:
+                eng.request(f"game {houses} {seeds} {'empty-capture' if empty_capture else 'standard'}",
+                            settings.start_timeout, patient=True)
+            except EngineError:
+                eng.kill()  # silent or garbled: no quit to wait for
+                raise
         except EngineError as exc:
             close_engines()
             raise ValueError(f"engine {self.spec!r}: {exc.detail} (its stderr: "
@@ -427,7 +596,7 @@ class ExternalAgent:
     def _new_game(self, eng: EngineProcess, state) -> None:
         rules = "empty-capture" if state.empty_capture else "standard"
         board = (state.houses, state.seeds_total // (2 * state.houses), rules)
-        eng.request(f"game {board[0]} {board[1]} {board[2]}")
+        eng.request(f"game {board[0]} {board[1]} {board[2]}", self.settings.start_timeout, patient=True)
         if self.seed is not None:  # an extension: an engine without it answers error and plays on
             eng.send(f"seed {self.seed}")
             answer = eng.read(time.monotonic() + self._answer_timeout, "seed")
@@ -437,7 +606,7 @@ class ExternalAgent:
 
     def __call__(self, state) -> int:
         s = self.settings
-        eng = engine_process_or_forfeit(self.argv, s.logs, self.slot)
+        eng = engine_process_or_forfeit(self.argv, s.logs, self.slot, s.start_timeout)
         if self._board is not None and self._board[1] != eng.serial:  # a new process in the middle of a game
             raise Forfeit("crash", "its process died during the game and was restarted")
         try:

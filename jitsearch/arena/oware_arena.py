@@ -164,7 +164,11 @@ class OwareAgent:
 
 
 def parse_oware_agent(spec: str, seed: int | None = None) -> OwareAgent:
-    """An agent from its spec (module docstring); a bad spec raises ``ValueError`` in one line."""
+    """An agent from its spec (module docstring); a bad spec raises ``ValueError`` in one line.
+
+    Budgets: ``alphabeta`` and ``fsss`` with ``depth=D,time=T`` search for ``T`` seconds and stop at depth
+    ``D`` too (a depth cap on a timed search, as Kalah's ``alphabeta``); ``mcts`` takes ``iterations=`` or
+    ``time=``, not both (as Kalah's :func:`~jitsearch.arena.agents.parse_agent`)."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent spec is a string such as alphabeta:depth=6, got {spec!r}")
     kind, _, rest = spec.strip().partition(":")

@@ -153,11 +153,11 @@ class OwareExternalAgent:
         try:
             if self._engine is None:
                 self._slot = state.player  # an engine playing itself runs as two processes
-                eng = engine_process(self.argv, s.logs, self._slot)
+                eng = engine_process(self.argv, s.logs, self._slot, s.start_timeout)
                 m = state.houses
                 n = state.seeds_total // (2 * m)
                 rules = "grand-slam-illegal" if state.grand_slam_illegal else "standard"
-                eng.request(f"game {m} {n} {rules}")
+                eng.request(f"game {m} {n} {rules}", s.start_timeout, patient=True)
                 eng.send(f"seed {self.seed}")
                 answer = eng.read(time.monotonic() + self._answer_timeout, "seed")
                 if answer != "ok" and not answer.startswith("error"):

@@ -50,15 +50,20 @@ def _engine_list(engines) -> list[str]:
     return out
 
 
-def engine_settings(given, specs, *, movetime, timemargin, engine_logs, out, multi):
+def engine_settings(given, specs, *, movetime, timemargin, engine_logs, out, multi, start_timeout=None):
     """The :class:`~jitsearch.arena.external_engine.EngineSettings` of a run's ``cmd:`` engines, or None
-    (without one, ``--movetime``, ``--timemargin`` and ``--engine-logs`` are refused)."""
-    from ..arena.external_engine import (DEFAULT_MARGIN_MS, DEFAULT_MOVETIME_MS, MAX_MS, EngineSettings,
-                                         default_log_dir, is_cmd_spec)
+    (without one, ``--movetime``, ``--timemargin``, ``--engine-logs`` and ``--engine-start-timeout`` are
+    refused)."""
+    from ..arena.external_engine import (DEFAULT_MARGIN_MS, DEFAULT_MOVETIME_MS, MAX_MS, MAX_START_TIMEOUT,
+                                         EngineSettings, default_log_dir, is_cmd_spec)
 
     if not any(is_cmd_spec(s) for s in specs):
-        refuse_options(given, ("movetime", "timemargin", "engine_logs"), "applies to cmd: engines only")
+        refuse_options(given, ("movetime", "timemargin", "engine_logs", "engine_start_timeout"),
+                       "applies to cmd: engines only")
         return None
+    if start_timeout is not None and not 0 < start_timeout <= MAX_START_TIMEOUT:  # (NaN fails too)
+        raise UserError(f"--engine-start-timeout must be above 0 and at most {MAX_START_TIMEOUT:g} seconds, "
+                        f"got {start_timeout:g}")
     movetime = DEFAULT_MOVETIME_MS if movetime is None else movetime
     timemargin = DEFAULT_MARGIN_MS if timemargin is None else timemargin
     if not 1 <= movetime <= MAX_MS:
@@ -76,7 +81,7 @@ def engine_settings(given, specs, *, movetime, timemargin, engine_logs, out, mul
         raise UserError(f"--engine-logs {engine_logs}: {exc.strerror or exc}") from None
     if not os.access(engine_logs, os.W_OK):
         raise UserError(f"--engine-logs {engine_logs}: not writable")
-    return EngineSettings(movetime, timemargin, str(engine_logs.resolve()))
+    return EngineSettings(movetime, timemargin, str(engine_logs.resolve()), start_timeout)
 
 
 def match_table(r: dict, title: str) -> Table:
@@ -141,7 +146,7 @@ def _fit(r: dict):
 def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openings, random_openings, balanced,
                      balance_depth, max_plies, seed, workers, scheduler, engines, fmt, sprt, alpha, beta, sprt_model,
                      plot, out, resume, as_json, lockstep, ratings=False, movetime=None, timemargin=None,
-                     engine_logs=None):
+                     engine_logs=None, engine_start_timeout=None):
     from ..arena.agents import parse_agent
     from ..arena.kalah_arena import FORMATS, engine_pairs, plot_trajectory, run_engines
     from ..arena.kalah_arena import run_kalah_tournament
@@ -219,7 +224,7 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
             except ValueError as exc:
                 raise UserError(str(exc)) from None
     settings = engine_settings(given, specs, movetime=movetime, timemargin=timemargin, engine_logs=engine_logs,
-                               out=out, multi=multi)
+                               out=out, multi=multi, start_timeout=engine_start_timeout)
     match = KalahMatch(houses, seeds, empty_capture, max_plies, plies, seed, suite)
     match.check()
     from ..arena.external_engine import ExternalAgent, close_engines

@@ -16,7 +16,7 @@ NOT_FOR_OWARE = ("empty_capture", "random_openings", "balanced", "balance_depth"
 
 
 def oware_tournament(given, *, a, b, pairs, houses, seeds, openings, seed, out, as_json, movetime=None,
-                     timemargin=None, engine_logs=None):
+                     timemargin=None, engine_logs=None, engine_start_timeout=None):
     """``cmd:`` agents (external engines) get ``--movetime``/``--timemargin``/``--engine-logs`` as in Kalah
     tournaments; their processes end with the match."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -33,7 +33,7 @@ def oware_tournament(given, *, a, b, pairs, houses, seeds, openings, seed, out, 
         raise UserError(f"--openings for --game oware is a number of random opening plies, got {openings!r}") \
             from None
     settings = engine_settings(given, [a, b], movetime=movetime, timemargin=timemargin, engine_logs=engine_logs,
-                               out=out, multi=False)
+                               out=out, multi=False, start_timeout=engine_start_timeout)
     try:
         with use_engine_settings(settings), Progress(TextColumn("pairs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=stderr,
                       transient=True) as bar:

@@ -13,7 +13,9 @@ from .common import exit_interrupted_quietly
 
 def engine(
     agent: Annotated[str, typer.Option("--agent", help="The agent to serve: any spec, e.g. alphabeta:depth=8, "
-                                                       "alphabeta:time=1, mcts:iterations=1000.")]
+                                                       "alphabeta:time=1, mcts:iterations=1000 (depth= with time=: "
+                                                       "a timed search capped at that depth; iterations= with "
+                                                       "time= is refused).")]
     = "alphabeta:time=1",
     seed: Annotated[
         Optional[int], typer.Option("--seed", help="Seed of each game's agent (a 'seed' request overrides it).",
@@ -31,8 +33,10 @@ def engine(
     Requests: hello, game M N standard|empty-capture, seed S, position TEXT,
     go MS, quit (see docs/engine-protocol.md); with --game oware: game M N
     standard|grand-slam-illegal and position TEXT [moves H ...]. A bad request is answered
-    'error ...' and the engine keeps running. End of input exits 0, quit
-    exits 0, Ctrl-C exits 130 quietly.
+    'error ...' and the engine keeps running (a line has at most 10,000
+    characters). An agent whose search would not fit in memory on the
+    default board (6 houses, 4 seeds) is refused before serving. End of
+    input exits 0, quit exits 0, Ctrl-C exits 130 quietly.
     """
     from ..arena.engine_protocol import serve_stdio
 

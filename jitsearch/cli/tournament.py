@@ -16,7 +16,8 @@ from .common import emit_json, stop_interrupted, stderr, stdout
 
 _KALAH_TOURNAMENT_OPTIONS = ("houses", "seeds", "empty_capture", "openings", "max_plies", "workers", "lockstep",
                              "engines", "fmt", "sprt", "alpha", "beta", "sprt_model", "random_openings", "balanced",
-                             "balance_depth", "scheduler", "plot", "ratings", "movetime", "timemargin", "engine_logs")
+                             "balance_depth", "scheduler", "plot", "ratings", "movetime", "timemargin", "engine_logs",
+                             "engine_start_timeout")
 #: File types ``--plot`` writes (matplotlib picks the format from the suffix).
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 _TREE_GAME_OPTIONS = ("branching", "fixed_branching", "tree_depth", "depth_increment", "max_horizon")
@@ -80,6 +81,12 @@ def tournament(
         Optional[Path], typer.Option("--engine-logs", help="Kalah and Oware: directory of the cmd: engines' stderr logs "
                                                            "(default: the --out directory, else the temp dir).",
                                      show_default=False)
+    ] = None,
+    engine_start_timeout: Annotated[
+        Optional[float], typer.Option("--engine-start-timeout", help="Kalah and Oware: seconds a cmd: engine has to "
+                                                                     "answer hello and each game (default 30, or ten "
+                                                                     "moves' time if longer).",
+                                      show_default=False)
     ] = None,
     fmt: Annotated[
         str, typer.Option("--format", help="Kalah, with --engines: gauntlet (the first against each other) or "
@@ -150,7 +157,8 @@ def tournament(
         from ._oware_tournament import oware_tournament
 
         oware_tournament(given, a=a, b=b, pairs=pairs, houses=houses, seeds=seeds, openings=openings, seed=seed,
-                         out=out, as_json=as_json, movetime=movetime, timemargin=timemargin, engine_logs=engine_logs)
+                         out=out, as_json=as_json, movetime=movetime, timemargin=timemargin, engine_logs=engine_logs,
+                         engine_start_timeout=engine_start_timeout)
         return
     if game == "kalah":
         refuse_options(given, _TREE_GAME_OPTIONS, "applies to --game random-tree only")
@@ -167,7 +175,7 @@ def tournament(
                          scheduler=scheduler, engines=engines, fmt=fmt, sprt=sprt, alpha=alpha, beta=beta,
                          sprt_model=sprt_model, plot=plot, out=out, resume=resume, as_json=as_json,
                          lockstep=lockstep, ratings=ratings, movetime=movetime, timemargin=timemargin,
-                         engine_logs=engine_logs)
+                         engine_logs=engine_logs, engine_start_timeout=engine_start_timeout)
         return
     if openings != "0":
         raise UserError("--openings applies to --game kalah only")
