@@ -28,14 +28,20 @@ def test_agents_take_the_winning_capture(spec):
 def test_search_beats_random_and_records_replay(tmp_path):
     out = tmp_path / "games.jsonl"
     r = run_oware_match("alphabeta:depth=3", "random", 3, openings=2, seed=4, out=out)
-    assert r["games"] == 6 and r["score"] >= 5 / 6 and r["game"] == "oware" and len(r["pentanomial"]) == 5
+    assert r["games"] == 6 and r["a_score"] >= 5 / 6 and r["game"] == "oware"
+    assert len(r["statistics"]["pentanomial"]) == 5 and not r["interrupted"]
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(lines) == 6 and {x["a_seat"] for x in lines} == {0, 1}
-    for rec in lines:  # every record replays to its final position from its opening
-        s = OwareState.from_text(rec["opening"])
+    for rec in lines:  # every record replays to its final position from the start
+        s = OwareState.initial(6, 4)
+        for h in rec["opening_moves"]:
+            s = s.play(h)
         assert s.to_text() == rec["opening"]
+        for h in rec["moves"]:
+            s = s.play(h)
+        assert s.to_text() == rec["final"] and s.is_over and list(s.scores) == rec["scores"]
     again = run_oware_match("alphabeta:depth=3", "random", 3, openings=2, seed=4)
-    assert again["pentanomial"] == r["pentanomial"]
+    assert again["statistics"]["pentanomial"] == r["statistics"]["pentanomial"]
 
 
 def test_mc_backends_agree():
@@ -78,8 +84,11 @@ def test_tournament_cli_json_and_errors(capsys):
                          "--pairs", "2", "--houses", "4", "--seeds", "3", "--json")
     assert code == 0, err
     obj = json.loads(out)
-    assert {"games", "wins", "draws", "losses", "score", "elo", "pentanomial", "a", "b"} <= set(obj)
-    assert obj["games"] == 4 and obj["houses"] == 4
+    # the keys of a Kalah match's result
+    assert {"games", "a_wins", "draws", "b_wins", "a_score", "elo_diff", "statistics", "a", "b", "interrupted",
+            "game"} <= set(obj)
+    assert obj["games"] == 4 and obj["houses"] == 4 and obj["game"] == "oware"
+    assert {"pentanomial", "elo", "nelo", "los"} <= set(obj["statistics"])
     for args, words in ((("--a", "mc:bogus=1"), "unknown option"), (("--sprt", "0,5"), "does not apply"),
                         (("--openings", "book.txt"), "random opening plies"), (("--seeds", "0"), "seeds"),
                         (("--empty-capture",), "does not apply")):

@@ -192,21 +192,29 @@ def test_cli_table(capsys, records_dir):
 @pytest.mark.parametrize("args, message", [
     (["missing.jsonl"], "missing.jsonl does not exist"),
     (["{dir}", "--anchor", "Z"], "--anchor 'Z' is not an engine"),
-    (["{dir}", "--draw-model", "bogus"], "draw_model must be one of"),
-    (["{dir}", "--confidence", "1.5"], "confidence"),
+    (["{dir}", "--draw-model", "bogus"], "--draw-model must be davidson or half"),
+    (["{dir}", "--confidence", "1.5"], "--confidence must lie strictly between 0 and 1"),
+    (["{dir}", "--virtual-draws", "-1"], "--virtual-draws must be a number >= 0"),
+    (["{tmp}/perfect.jsonl", "--virtual-draws", "0"], "give --virtual-draws above 0"),
+    (["{dir}", "--anchor-elo", "nan"], "--anchor-elo must be a finite number"),
     (["{dir}", "--png", "{tmp}/chart.txt"], "give a file name ending in .png, .svg or .pdf"),
     (["{tmp}/bad.jsonl"], "bad.jsonl:2: not a JSON record"),
     (["{tmp}/allsame.jsonl"], "every game was a draw"),
+    (["{tmp}/allsame.jsonl"], "use --draw-model half"),
     ([], "Missing argument"),
 ])
 def test_cli_errors_one_line_exit_2(capsys, tmp_path, records_dir, args, message):
+    """Every error is one line naming the command's options (--virtual-draws, not the API's virtual_draws)."""
     write(tmp_path / "bad.jsonl", match_records("A", "B", 1, 0, 0, "k"), tail="oops\n")
     write(tmp_path / "allsame.jsonl", match_records("A", "B", 0, 3, 0, "k"))
+    write(tmp_path / "perfect.jsonl", match_records("A", "B", 3, 0, 0, "k"))
     args = [a.format(dir=records_dir, tmp=tmp_path) for a in args]
     code, out, err = run(capsys, *args)
     assert code == 2, (out, err)
     assert out == "" and len(err.strip().splitlines()) == 1 and err.startswith("error:") and message in err
     assert "Traceback" not in err
+    for api_name in ("virtual_draws", "draw_model", "anchor_elo"):
+        assert api_name not in err
 
 
 def test_cli_png(capsys, tmp_path, records_dir):
