@@ -254,3 +254,44 @@ def test_tournament_plot_and_rate_agree(capsys, tmp_path):
     assert [p["name"] for p in r["players"]] == [p["name"] for p in t["players"]]
     for p, q in zip(r["players"], t["players"]):
         assert p["rating"] == pytest.approx(q["rating"]) and p["error"] == pytest.approx(q["error"])
+
+
+def test_round_robin_with_a_forfeiting_engine_rates_as_the_tournament_did(capsys, tmp_path):
+    """A round robin whose cmd: engine loses games by illegal moves (a forfeit with any margin, often 0):
+    rate reads its --out folder without error, counts each forfeit as the forfeiter's loss, and gives the
+    ratings that --ratings printed; an edited forfeit record is still caught by the replay check."""
+    import shlex
+    import sys
+    from pathlib import Path
+
+    from jitsearch.arena.external_engine import close_engines
+
+    engine = Path(__file__).resolve().parent / "data" / "engines" / "illegal_engine.py"
+    bad = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(engine))} 2"
+    out_dir = tmp_path / "rr"
+    try:
+        code = main(["tournament", "--game", "kalah", "--houses", "4", "--seeds", "3", "--engines",
+                     "random alphabeta:depth=1", "--engines", bad, "--pairs", "2", "--out", str(out_dir),
+                     "--ratings", "--json", "--movetime", "3000"])
+    finally:
+        close_engines()
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    t = json.loads(out)
+    assert sum(m.get("terminations", {}).get("illegal move", {}).get("b", 0) for m in t["matches"]) == 8
+    code, out, err = run(capsys, out_dir, "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["records"]["kind"] == "kalah" and r["records"]["games"] == 12
+    assert [p["name"] for p in r["players"]] == [p["name"] for p in t["ratings"]["players"]]
+    for p, q in zip(r["players"], t["ratings"]["players"]):
+        assert p["rating"] == pytest.approx(q["rating"]) and p["error"] == pytest.approx(q["error"])
+    assert next(p for p in r["players"] if p["name"] == bad)["points"] == 0
+    # a forfeit record whose result is flipped (check value recomputed) is refused by its replay
+    path = next(out_dir.glob("match_*_vs_2.jsonl"))
+    recs = [json.loads(x) for x in path.read_text().splitlines()]
+    k = next(i for i, x in enumerate(recs) if "termination" in x)
+    recs[k] = seal({**{key: v for key, v in recs[k].items() if key != "check"}, "a_result": "loss"})
+    write(path, recs)
+    code, out, err = run(capsys, out_dir)
+    assert code == 2 and f"{path.name}:{k + 1}: a_result 'loss' does not agree with a illegal move" in err, err
