@@ -322,6 +322,15 @@ def test_resume_with_fewer_pairs_than_the_file_is_refused(kalah_full, tmp_path):
     assert f"ask for {PAIRS} pairs or more" in msg and path.read_text().splitlines() == lines
 
 
+def test_tree_resume_with_fewer_pairs_than_the_file_is_refused(tree_full, tmp_path):
+    _, lines = tree_full
+    path = tmp_path / "t.jsonl"
+    _write(path, lines)
+    with pytest.raises(ValueError, match=f"holds {TREE_PAIRS} pairs, more than the {TREE_PAIRS - 2} asked for"):
+        run_tournament(PA, PB, TREE, TREE_PAIRS - 2, out=path, resume=True)
+    assert path.read_text().splitlines() == lines
+
+
 # -- 4. Ctrl-C returns the finished games, and resume finishes the rest --------------------------
 
 class _StopAfter:
