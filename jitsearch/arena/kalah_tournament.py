@@ -38,8 +38,8 @@ import functools
 import json
 import random
 from dataclasses import asdict, dataclass
-from typing import ClassVar
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -48,8 +48,8 @@ from .agents import inform_move, parse_agent, play_game, start_agents
 from .external_engine import TERMINATIONS, Forfeit, bind_engines
 from ..games.kalah import BOARD_DTYPE, KalahState, apply_move
 from ..games.kalah.rules import GAME_OVER
-from .records import (MAX_PAIRS, BadRecord, ForeignRecord, config_id, dict_differences, get_field, is_int, read_record_file,
-                      verify_check, wilson)
+from .records import (MAX_PAIRS, BadRecord, ForeignRecord, config_id, dict_differences, get_field, is_int,
+                      read_record_file, verify_check, wilson)
 from .stats import elo_from_score
 
 #: Most plies a game may be capped at.

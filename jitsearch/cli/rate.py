@@ -57,8 +57,9 @@ def write_plot(fit: dict, path: Path, option: str, quiet: bool) -> None:
 
 
 #: How the fit's messages name its arguments, and the options that set them here.
-_OPTION_NAMES = (("allow virtual_draws > 0", "give --virtual-draws above 0"), ("draw_model='half'", "--draw-model half"),
-                 ("virtual_draws", "--virtual-draws"), ("draw_model", "--draw-model"), ("anchor_elo", "--anchor-elo"))
+_OPTION_NAMES = (("allow virtual_draws > 0", "give --virtual-draws above 0"),
+                 ("draw_model='half'", "--draw-model half"), ("virtual_draws", "--virtual-draws"),
+                 ("draw_model", "--draw-model"), ("anchor_elo", "--anchor-elo"))
 
 
 def _option_names(message: str) -> str:
