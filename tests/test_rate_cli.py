@@ -295,3 +295,27 @@ def test_round_robin_with_a_forfeiting_engine_rates_as_the_tournament_did(capsys
     write(path, recs)
     code, out, err = run(capsys, out_dir)
     assert code == 2 and f"{path.name}:{k + 1}: a_result 'loss' does not agree with a illegal move" in err, err
+
+
+def test_forfeit_is_the_forfeiters_loss_whatever_the_margin(tmp_path):
+    """Records without replayable settings (older files): a game lost by a forfeit counts as the forfeiter's
+    loss even where the board's margin says otherwise; a forfeit recorded as a draw is refused."""
+    recs = match_records("A", "B", 2, 0, 1, "k")
+    forfeit = {k: v for k, v in recs[0].items() if k != "check"}
+    forfeit.update(margin=0, termination="illegal move", detail="played pit 0")  # B forfeited at an even margin
+    write(tmp_path / "f.jsonl", [seal(forfeit), *recs[1:]])
+    data = read_results(tmp_path / "f.jsonl")
+    assert data.results == [("A", "B", 2, 0, 1)]
+    write(tmp_path / "d.jsonl", [seal({**forfeit, "a_result": "draw"})])
+    with pytest.raises(ValueError, match=r"d.jsonl:1: a_result 'draw' in a game lost by a forfeit \(illegal move\)"):
+        read_results(tmp_path / "d.jsonl")
+
+
+def test_old_oware_records_are_refused_in_one_line(capsys, tmp_path):
+    old = {"game": "oware", "pair": 0, "a": "random", "b": "alphabeta:depth=2", "a_seat": 0,
+           "opening": "4,4,4/4,4,4/0,0 p0", "a_score": 0.0, "moves": [], "final": "", "scores": [0, 0],
+           "margin": 0, "result": "draw", "plies": 0}
+    write(tmp_path / "old.jsonl", [old])
+    code, out, err = run(capsys, tmp_path / "old.jsonl")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "old.jsonl:1: an Oware record written by an older" \
+        in err, err

@@ -13,7 +13,7 @@ the game's start and every house played since (UCI's ``position ...
 moves``), so the engine replays the game's repetition record and move count,
 and ``go <ms>``. The line is followed through :meth:`OwareExternalAgent.start`
 (the opening's moves), :meth:`~OwareExternalAgent.begin` and
-:meth:`~OwareExternalAgent.observe`, which :func:`.oware_arena.run_oware_match`
+:meth:`~OwareExternalAgent.observe`, which :func:`.oware_arena.play_one`
 and :func:`.oware_arena.play_oware_game` call; a position reached some other
 way is sent as the line since its last capture, read back from its
 repetition record (exact for the repetition rule; the engine's move count

@@ -206,7 +206,7 @@ def _check_record(rec: dict, kind: str, checks: _MatchChecks):
                 raise BadRecord(str(exc)) from None
         elif termination is not None:  # the forfeiter lost, whatever the margin
             if result == "draw":
-                raise BadRecord(f"a_result 'draw' in a game lost by a {termination}")
+                raise BadRecord(f"a_result 'draw' in a game lost by a forfeit ({termination})")
         else:
             mine = margin if a_player == 0 else -margin
             if result != ("win" if mine > 0 else "loss" if mine < 0 else "draw"):
