@@ -471,8 +471,8 @@ class GameRecords:
                 raise BadRecord(f"termination {termination!r} in a game that was over")
             expected_result = "loss" if state.player == seat else "win"
             if a_result != expected_result or result != ("p1" if state.player == 0 else "p0"):
-                raise BadRecord(f"a_result {a_result!r} and result {result!r} do not agree with a forfeit ({termination}) "
-                                f"of player {state.player} (A is player {seat})")
+                raise BadRecord(f"a_result {a_result!r} and result {result!r} do not agree with a forfeit "
+                                f"({termination}) of player {state.player} (A is player {seat})")
         else:
             if not state.is_over:
                 raise BadRecord(f"the game is not over after its {len(moves)} moves, and no termination says why")
