@@ -95,7 +95,7 @@ def test_read_results_torn_last_line_is_a_note(tmp_path):
     ("not_object", "g.jsonl:1: a record must be a JSON object"),
     ("foreign", "g.jsonl:1: not a game record of a tournament"),
     ("missing_key", "g.jsonl:1: missing key 'config'"),
-    ("self_play", "g.jsonl:1: engine 'A' plays itself"),
+    ("self_play", "the records hold only games of an engine against itself (1 of A): nothing to rate"),
     ("wrong_result", "does not agree with margin"),
     ("mixed", "a random-tree record among kalah records"),
     ("empty", "no game records in"),
@@ -319,3 +319,12 @@ def test_old_oware_records_are_refused_in_one_line(capsys, tmp_path):
     code, out, err = run(capsys, tmp_path / "old.jsonl")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "old.jsonl:1: an Oware record written by an older" \
         in err, err
+
+
+def test_self_play_games_are_left_out_with_a_note(tmp_path):
+    """A tournament of an engine against itself writes records too: rate reads them and leaves them out."""
+    write(tmp_path / "self.jsonl", match_records("A", "A", 1, 1, 0, "s"))
+    write(tmp_path / "ab.jsonl", match_records("A", "B", 2, 1, 1, "k"))
+    data = read_results(tmp_path)
+    assert data.results == [("A", "B", 2, 1, 1)] and data.games == 4
+    assert any("left out 2 games of an engine against itself (2 of A)" in n for n in data.notes)

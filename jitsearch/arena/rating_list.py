@@ -30,7 +30,9 @@ Kalah records (older files, records made by hand) get the lighter checks
 below.
 
 Engines are grouped by their spec as recorded (``a`` and ``b``), so
-``alphabeta:depth=3`` of one file and of another are the same engine.
+``alphabeta:depth=3`` of one file and of another are the same engine; the
+games of a match of an engine against itself are checked and left out with
+a note (they say nothing about ratings).
 Every record is checked before anything is counted: its fields and types,
 its check value (an edited record is refused), that its result agrees with
 its other fields, and that no game is counted twice (the same game in two
@@ -184,8 +186,6 @@ def _check_record(rec: dict, kind: str, checks: _MatchChecks):
     a, b = get_field(rec, "a", "str"), get_field(rec, "b", "str")
     if not a.strip() or not b.strip():
         raise BadRecord("an engine's name (a, b) must not be empty")
-    if a == b:
-        raise BadRecord(f"engine {a!r} plays itself")
     cid = get_field(rec, "config", "str")
     pair = get_field(rec, "pair", "int", low=0)
     if "check" in rec:
@@ -242,6 +242,7 @@ def read_results(sources) -> RecordResults:
     seen: dict[tuple, str] = {}
     settings: list[dict] = []
     notes: list[str] = []
+    itself: dict[str, int] = {}
     total = 0
     for path in paths:
         rf = read_record_file(path)
@@ -268,6 +269,9 @@ def read_results(sources) -> RecordResults:
             seen[key] = where
             if setting is not None and setting not in settings:
                 settings.append(setting)
+            if a == b:  # a match of an engine against itself (a seat-bias check): no rating information
+                itself[a] = itself.get(a, 0) + 1
+                continue
             if (b, a) in counts:
                 a, b, outcome = b, a, 2 - outcome
             counts.setdefault((a, b), [0, 0, 0])[outcome] += 1
@@ -275,6 +279,12 @@ def read_results(sources) -> RecordResults:
     if kind is None:
         where = ", ".join(str(p) for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
         raise ValueError(f"no game records in {where}: nothing to rate")
+    if itself:
+        games = ", ".join(f"{n} of {spec}" for spec, n in itself.items())
+        if not counts:
+            raise ValueError(f"the records hold only games of an engine against itself ({games}): nothing to rate")
+        notes.append(f"left out {sum(itself.values())} {KINDS[kind]}s of an engine against itself ({games}): they "
+                     f"say nothing about ratings")
     if len(settings) > 1:
         notes.append(f"the records come from {len(settings)} different game settings (board, rules, ply cap or "
                      f"openings); their games are pooled")
