@@ -23,7 +23,7 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .._checks import is_int
@@ -67,8 +67,6 @@ class ForeignRecord(Exception):
 def config_id(a: str, b: str, match) -> str:
     """A match's config id: blake2b (6 bytes, hex) of its players and its settings dataclass (every field);
     records carry it, so a file of another match is told from this one's."""
-    from dataclasses import asdict
-
     text = json.dumps([a, b, asdict(match)], sort_keys=True)
     return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
