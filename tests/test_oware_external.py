@@ -181,20 +181,22 @@ def test_engine_that_forfeits_loses_its_games_and_the_match_goes_on(tmp_path, mo
     assert again["games"] == 6 and again["terminations"] == {termination: {"a": 0, "b": 6}}
 
 
-def test_cli_match_with_a_forfeiting_engine_reports_and_rates(tmp_path):
+def test_cli_match_with_a_forfeiting_engine_reports_and_rates(tmp_path, capsys):
     """The CLI plays on past the forfeits (exit 0), notes them, and 'jitsearch rate' reads the file."""
+    from jitsearch.cli.app import main
+
     out = tmp_path / "m.jsonl"
     bad = bad_engine(tmp_path, "illegal")
-    r = subprocess.run([sys.executable, "-m", "jitsearch", "tournament", "--game", "oware", "--houses", "3",
-                        "--seeds", "2", "--a", "random", "--b", bad, "--pairs", "2", "--json", "--out", str(out)],
-                       capture_output=True, text=True, env=ENV, timeout=300)
-    assert r.returncode == 0, r.stderr
-    obj = json.loads(r.stdout)
+    code = main(["tournament", "--game", "oware", "--houses", "3", "--seeds", "2", "--a", "random", "--b", bad,
+                 "--pairs", "2", "--json", "--out", str(out)])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    obj = json.loads(stdout)
     assert obj["games"] == 4 and obj["terminations"] == {"illegal move": {"a": 0, "b": 4}}
-    assert "lost 4 games by illegal move" in r.stderr
-    rated = subprocess.run([sys.executable, "-m", "jitsearch", "rate", str(out), "--json"], capture_output=True,
-                           text=True, env=ENV, timeout=300)
-    assert rated.returncode == 0, rated.stderr
-    fit = json.loads(rated.stdout)
+    assert "lost 4 games by illegal move" in stderr
+    code = main(["rate", str(out), "--json"])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    fit = json.loads(stdout)
     assert fit["records"]["kind"] == "oware" and fit["records"]["games"] == 4
     assert {p["name"]: p["points"] for p in fit["players"]} == {"random": 4.0, bad: 0.0}
