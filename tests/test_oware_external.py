@@ -74,7 +74,7 @@ def test_served_engine_plays_the_in_process_games(tmp_path):
         a = run_oware_match(spec, other, 1, houses=3, seeds=3, openings=3, seed=4, out=ours)
         b = run_oware_match(served(spec), other, 1, houses=3, seeds=3, openings=3, seed=4, out=theirs)
         assert _games(ours) == _games(theirs) and len(_games(ours)) == 2
-        assert a["pentanomial"] == b["pentanomial"]
+        assert a["statistics"]["pentanomial"] == b["statistics"]["pentanomial"]
 
 
 def test_cli_tournament_with_a_served_engine(tmp_path):
@@ -88,17 +88,15 @@ def test_cli_tournament_with_a_served_engine(tmp_path):
         assert r.returncode == 0, r.stderr
         runs[name] = (json.loads(r.stdout), _games(out))
     assert runs["in"][1] == runs["cmd"][1]
-    assert runs["in"][0]["pentanomial"] == runs["cmd"][0]["pentanomial"]
+    assert runs["in"][0]["statistics"]["pentanomial"] == runs["cmd"][0]["statistics"]["pentanomial"]
 
 
 @pytest.mark.parametrize("engine, words", [
     ("cmd:/nonexistent/engine", "cannot start"),
-    (f"cmd:{PY} -c 'print(\"hello x\", flush=True)'", "crash"),
-    (f"cmd:{PY} -c 'import sys\nprint(\"hello x\", flush=True)\nfor l in sys.stdin:\n"
-     f" if l.startswith(\"quit\"): break\n"
-     f" print(\"move 99\" if l.startswith(\"go\") else \"ok\", flush=True)'", "illegal move"),
+    (f"cmd:{PY} -c 'print(\"hello x\", flush=True)'", "exited"),  # while asked game, or its stdin closed
 ])
 def test_broken_engine_is_one_line(tmp_path, engine, words):
+    """An engine that cannot start, or dies before it takes the board, is refused before any game."""
     argv = [sys.executable, "-m", "jitsearch", "tournament", "--game", "oware", "--houses", "3", "--seeds", "2",
             "--a", engine, "--b", "random", "--pairs", "1", "--timemargin", "0", "--movetime", "300",
             "--engine-logs", str(tmp_path)]
@@ -121,3 +119,84 @@ def test_line_limit_is_the_engines():
     from jitsearch.arena import engine_protocol, oware_external
 
     assert oware_external.MAX_LINE == engine_protocol.MAX_LINE
+
+
+#: An Oware engine of the line protocol that loses every game at its first move, as argv[1] says: illegal
+#: (plays house 99), garbage (answers a word), crash (exits 3) or timeout (sleeps past its time).
+BAD_ENGINE = """\
+import sys, time
+mode = sys.argv[1]
+for line in sys.stdin:
+    words = line.split()
+    if not words:
+        continue
+    if words[0] == "quit":
+        break
+    if words[0] == "hello":
+        print("hello bad-oware", flush=True)
+    elif words[0] == "go":
+        if mode == "crash":
+            sys.stderr.write("crashing on purpose\\n")
+            sys.exit(3)
+        if mode == "timeout":
+            time.sleep(30)
+        print("move e2e4" if mode == "garbage" else "move 99", flush=True)
+    else:
+        print("ok", flush=True)
+"""
+
+
+def bad_engine(tmp_path: Path, mode: str) -> str:
+    script = tmp_path / "bad_oware_engine.py"
+    script.write_text(BAD_ENGINE)
+    return f"cmd:{PY} {shlex.quote(str(script))} {mode}"
+
+
+@pytest.mark.parametrize("mode, termination", [("illegal", "illegal move"), ("garbage", "illegal move"),
+                                               ("crash", "crash"), ("timeout", "time forfeit")])
+def test_engine_that_forfeits_loses_its_games_and_the_match_goes_on(tmp_path, mode, termination):
+    """Every game of a misbehaving engine is its loss, recorded with its termination and detail; the match
+    plays all its games, counts the terminations, and resumes from its file (every record replayed)."""
+    from jitsearch.arena.external_engine import EngineSettings
+
+    settings = EngineSettings(100 if mode == "timeout" else 2000, 0 if mode == "timeout" else 1000,
+                              str(tmp_path / "logs"))
+    bad = bad_engine(tmp_path, mode)
+    path = tmp_path / "g.jsonl"
+    r = run_oware_match("random", bad, 2, houses=3, seeds=2, openings=2, seed=1, out=path,
+                        engine_settings=settings)
+    assert r["games"] == 4 and r["a_wins"] == 4 and not r["interrupted"]
+    assert r["terminations"] == {termination: {"a": 0, "b": 4}}
+    recs = [json.loads(x) for x in path.read_text().splitlines()]
+    for rec in recs:
+        state = OwareState.initial(3, 2)
+        for h in rec["opening_moves"] + rec["moves"]:
+            state = state.play(h)
+        assert rec["termination"] == termination and rec["detail"] and rec["a_result"] == "win"
+        assert not state.is_over and state.player == 1 - rec["seat"]  # B was to move, and lost
+        assert rec["final"] == state.to_text() and rec["result"] == f"p{rec['seat']}"
+    assert running_pids() == []
+    again = run_oware_match("random", bad, 3, houses=3, seeds=2, openings=2, seed=1, out=path, resume=True,
+                            engine_settings=settings)
+    assert again["games"] == 6 and again["terminations"] == {termination: {"a": 0, "b": 6}}
+
+
+def test_cli_match_with_a_forfeiting_engine_reports_and_rates(tmp_path, capsys):
+    """The CLI plays on past the forfeits (exit 0), notes them, and 'jitsearch rate' reads the file."""
+    from jitsearch.cli.app import main
+
+    out = tmp_path / "m.jsonl"
+    bad = bad_engine(tmp_path, "illegal")
+    code = main(["tournament", "--game", "oware", "--houses", "3", "--seeds", "2", "--a", "random", "--b", bad,
+                 "--pairs", "2", "--json", "--out", str(out)])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    obj = json.loads(stdout)
+    assert obj["games"] == 4 and obj["terminations"] == {"illegal move": {"a": 0, "b": 4}}
+    assert "lost 4 games by illegal move" in stderr
+    code = main(["rate", str(out), "--json"])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    fit = json.loads(stdout)
+    assert fit["records"]["kind"] == "oware" and fit["records"]["games"] == 4
+    assert {p["name"]: p["points"] for p in fit["players"]} == {"random": 4.0, bad: 0.0}

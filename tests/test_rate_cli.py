@@ -95,7 +95,7 @@ def test_read_results_torn_last_line_is_a_note(tmp_path):
     ("not_object", "g.jsonl:1: a record must be a JSON object"),
     ("foreign", "g.jsonl:1: not a game record of a tournament"),
     ("missing_key", "g.jsonl:1: missing key 'config'"),
-    ("self_play", "g.jsonl:1: engine 'A' plays itself"),
+    ("self_play", "the records hold only games of an engine against itself (1 of A): nothing to rate"),
     ("wrong_result", "does not agree with margin"),
     ("mixed", "a random-tree record among kalah records"),
     ("empty", "no game records in"),
@@ -192,21 +192,29 @@ def test_cli_table(capsys, records_dir):
 @pytest.mark.parametrize("args, message", [
     (["missing.jsonl"], "missing.jsonl does not exist"),
     (["{dir}", "--anchor", "Z"], "--anchor 'Z' is not an engine"),
-    (["{dir}", "--draw-model", "bogus"], "draw_model must be one of"),
-    (["{dir}", "--confidence", "1.5"], "confidence"),
+    (["{dir}", "--draw-model", "bogus"], "--draw-model must be davidson or half"),
+    (["{dir}", "--confidence", "1.5"], "--confidence must lie strictly between 0 and 1"),
+    (["{dir}", "--virtual-draws", "-1"], "--virtual-draws must be a number >= 0"),
+    (["{tmp}/perfect.jsonl", "--virtual-draws", "0"], "give --virtual-draws above 0"),
+    (["{dir}", "--anchor-elo", "nan"], "--anchor-elo must be a finite number"),
     (["{dir}", "--png", "{tmp}/chart.txt"], "give a file name ending in .png, .svg or .pdf"),
     (["{tmp}/bad.jsonl"], "bad.jsonl:2: not a JSON record"),
     (["{tmp}/allsame.jsonl"], "every game was a draw"),
+    (["{tmp}/allsame.jsonl"], "use --draw-model half"),
     ([], "Missing argument"),
 ])
 def test_cli_errors_one_line_exit_2(capsys, tmp_path, records_dir, args, message):
+    """Every error is one line naming the command's options (--virtual-draws, not the API's virtual_draws)."""
     write(tmp_path / "bad.jsonl", match_records("A", "B", 1, 0, 0, "k"), tail="oops\n")
     write(tmp_path / "allsame.jsonl", match_records("A", "B", 0, 3, 0, "k"))
+    write(tmp_path / "perfect.jsonl", match_records("A", "B", 3, 0, 0, "k"))
     args = [a.format(dir=records_dir, tmp=tmp_path) for a in args]
     code, out, err = run(capsys, *args)
     assert code == 2, (out, err)
     assert out == "" and len(err.strip().splitlines()) == 1 and err.startswith("error:") and message in err
     assert "Traceback" not in err
+    for api_name in ("virtual_draws", "draw_model", "anchor_elo"):
+        assert api_name not in err
 
 
 def test_cli_png(capsys, tmp_path, records_dir):
@@ -246,3 +254,77 @@ def test_tournament_plot_and_rate_agree(capsys, tmp_path):
     assert [p["name"] for p in r["players"]] == [p["name"] for p in t["players"]]
     for p, q in zip(r["players"], t["players"]):
         assert p["rating"] == pytest.approx(q["rating"]) and p["error"] == pytest.approx(q["error"])
+
+
+def test_round_robin_with_a_forfeiting_engine_rates_as_the_tournament_did(capsys, tmp_path):
+    """A round robin whose cmd: engine loses games by illegal moves (a forfeit with any margin, often 0):
+    rate reads its --out folder without error, counts each forfeit as the forfeiter's loss, and gives the
+    ratings that --ratings printed; an edited forfeit record is still caught by the replay check."""
+    import shlex
+    import sys
+    from pathlib import Path
+
+    from jitsearch.arena.external_engine import close_engines
+
+    engine = Path(__file__).resolve().parent / "data" / "engines" / "illegal_engine.py"
+    bad = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(engine))} 2"
+    out_dir = tmp_path / "rr"
+    try:
+        code = main(["tournament", "--game", "kalah", "--houses", "4", "--seeds", "3", "--engines",
+                     "random alphabeta:depth=1", "--engines", bad, "--pairs", "2", "--out", str(out_dir),
+                     "--ratings", "--json", "--movetime", "3000"])
+    finally:
+        close_engines()
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    t = json.loads(out)
+    assert sum(m.get("terminations", {}).get("illegal move", {}).get("b", 0) for m in t["matches"]) == 8
+    code, out, err = run(capsys, out_dir, "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["records"]["kind"] == "kalah" and r["records"]["games"] == 12
+    assert [p["name"] for p in r["players"]] == [p["name"] for p in t["ratings"]["players"]]
+    for p, q in zip(r["players"], t["ratings"]["players"]):
+        assert p["rating"] == pytest.approx(q["rating"]) and p["error"] == pytest.approx(q["error"])
+    assert next(p for p in r["players"] if p["name"] == bad)["points"] == 0
+    # a forfeit record whose result is flipped (check value recomputed) is refused by its replay
+    path = next(out_dir.glob("match_*_vs_2.jsonl"))
+    recs = [json.loads(x) for x in path.read_text().splitlines()]
+    k = next(i for i, x in enumerate(recs) if "termination" in x)
+    recs[k] = seal({**{key: v for key, v in recs[k].items() if key != "check"}, "a_result": "loss"})
+    write(path, recs)
+    code, out, err = run(capsys, out_dir)
+    assert code == 2 and f"{path.name}:{k + 1}: a_result 'loss' does not agree with a illegal move" in err, err
+
+
+def test_forfeit_is_the_forfeiters_loss_whatever_the_margin(tmp_path):
+    """Records without replayable settings (older files): a game lost by a forfeit counts as the forfeiter's
+    loss even where the board's margin says otherwise; a forfeit recorded as a draw is refused."""
+    recs = match_records("A", "B", 2, 0, 1, "k")
+    forfeit = {k: v for k, v in recs[0].items() if k != "check"}
+    forfeit.update(margin=0, termination="illegal move", detail="played pit 0")  # B forfeited at an even margin
+    write(tmp_path / "f.jsonl", [seal(forfeit), *recs[1:]])
+    data = read_results(tmp_path / "f.jsonl")
+    assert data.results == [("A", "B", 2, 0, 1)]
+    write(tmp_path / "d.jsonl", [seal({**forfeit, "a_result": "draw"})])
+    with pytest.raises(ValueError, match=r"d.jsonl:1: a_result 'draw' in a game lost by a forfeit \(illegal move\)"):
+        read_results(tmp_path / "d.jsonl")
+
+
+def test_old_oware_records_are_refused_in_one_line(capsys, tmp_path):
+    old = {"game": "oware", "pair": 0, "a": "random", "b": "alphabeta:depth=2", "a_seat": 0,
+           "opening": "4,4,4/4,4,4/0,0 p0", "a_score": 0.0, "moves": [], "final": "", "scores": [0, 0],
+           "margin": 0, "result": "draw", "plies": 0}
+    write(tmp_path / "old.jsonl", [old])
+    code, out, err = run(capsys, tmp_path / "old.jsonl")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "old.jsonl:1: an Oware record written by an older" \
+        in err, err
+
+
+def test_self_play_games_are_left_out_with_a_note(tmp_path):
+    """A tournament of an engine against itself writes records too: rate reads them and leaves them out."""
+    write(tmp_path / "self.jsonl", match_records("A", "A", 1, 1, 0, "s"))
+    write(tmp_path / "ab.jsonl", match_records("A", "B", 2, 1, 1, "k"))
+    data = read_results(tmp_path)
+    assert data.results == [("A", "B", 2, 1, 1)] and data.games == 4
+    assert any("left out 2 games of an engine against itself (2 of A)" in n for n in data.notes)

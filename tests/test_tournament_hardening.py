@@ -309,6 +309,28 @@ def test_torn_last_line_is_dropped_and_resume_matches(kalah_full, tmp_path):
     assert len([json.loads(x) for x in path.read_text().splitlines()]) == 2 * PAIRS
 
 
+def test_resume_with_fewer_pairs_than_the_file_is_refused(kalah_full, tmp_path):
+    """A file holding games of pairs beyond the pairs asked for: one line saying how many to ask for, not a
+    result that leaves its games out without a word; the file is left as it was."""
+    _, lines = kalah_full
+    path = tmp_path / "g.jsonl"
+    _write(path, lines)
+    with pytest.raises(ValueError) as err:
+        run_kalah_tournament(A, B, MATCH, PAIRS - 1, out=path, resume=True)
+    msg = str(err.value)
+    assert "\n" not in msg and f"holds games of {PAIRS} pairs, more than the {PAIRS - 1} asked for" in msg
+    assert f"ask for {PAIRS} pairs or more" in msg and path.read_text().splitlines() == lines
+
+
+def test_tree_resume_with_fewer_pairs_than_the_file_is_refused(tree_full, tmp_path):
+    _, lines = tree_full
+    path = tmp_path / "t.jsonl"
+    _write(path, lines)
+    with pytest.raises(ValueError, match=f"holds {TREE_PAIRS} pairs, more than the {TREE_PAIRS - 2} asked for"):
+        run_tournament(PA, PB, TREE, TREE_PAIRS - 2, out=path, resume=True)
+    assert path.read_text().splitlines() == lines
+
+
 # -- 4. Ctrl-C returns the finished games, and resume finishes the rest --------------------------
 
 class _StopAfter:

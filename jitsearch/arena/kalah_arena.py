@@ -3,8 +3,13 @@ arena's executor (this process, a local Dask cluster or a remote one),
 pentanomial statistics, an SPRT that stops the run, and several engines at
 once (a gauntlet or a round robin with its crosstable).
 
-A *match* is A against B over ``pairs`` pairs (:mod:`jitsearch.arena.kalah_tournament`
-plays and checks each game and owns the record format). A task is a pair
+A *match* is A against B over ``pairs`` pairs of one game: Kalah
+(:class:`~jitsearch.arena.kalah_tournament.KalahMatch`,
+:mod:`jitsearch.arena.kalah_tournament` plays and checks each game and owns
+the record format) or Oware (:class:`~jitsearch.arena.oware_arena.OwareMatch`,
+:mod:`jitsearch.arena.oware_arena`); :func:`game_rules` names the module of
+a match, and everything here (the checked record file, ``resume``, Ctrl-C,
+the statistics) is the same for both. A task is a pair
 (both seats, or the seat still missing on ``resume``); its records are
 appended to the match's JSONL file in completion order, each with its pair
 and seat, so the file, ``resume`` and the statistics do not depend on the
@@ -13,6 +18,10 @@ order. After every completed pair the statistics are recomputed
 intervals, LOS) and, with an SPRT, its log-likelihood ratio: reaching a bound
 cancels the outstanding pairs. ``trajectory`` keeps (games, Elo and its
 interval, LLR) after each pair for the plot.
+
+``resume`` with fewer pairs than the file holds games of is refused (one
+line saying how many pairs to ask for): leaving finished games out of the
+result without a word would misreport the match.
 """
 
 from __future__ import annotations
@@ -23,9 +32,10 @@ from itertools import combinations
 from ..games.kalah import KalahState
 from .executor import MAX_WORKERS, run_tasks
 from .external_engine import EngineSettings, ExternalAgent, close_engines
-from .kalah_tournament import (GameRecords, KalahMatch, agent_template, config_id, game_key_text, play_lockstep,
-                               play_one, summarize)
-from .records import MAX_PAIRS, RecordSink, check_count, check_out_path, check_records, read_record_file, seal
+from . import kalah_tournament
+from .kalah_tournament import KalahMatch, agent_template, game_key_text, play_lockstep, summarize
+from .records import (MAX_PAIRS, RecordSink, check_count, check_out_path, check_records, config_id, read_record_file,
+                      seal)
 from .warm import warm_agents
 from .stats import SPRT, Pentanomial, pentanomial_from_pairs, sprt_decision, summary, wdl_from_scores
 
@@ -33,8 +43,22 @@ FORMATS = ("gauntlet", "round-robin")
 _SCORE = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 
 
+def game_rules(match):
+    """The module that plays and checks the games of ``match``: it has ``play_one(a, b, match, pair, seat,
+    engine_settings)`` (a game's record) and ``GameRecords(a, b, match)`` (the check of a record, returning
+    its (pair, seat) key, as :func:`jitsearch.arena.records.check_records` calls it)."""
+    if isinstance(match, KalahMatch):
+        return kalah_tournament
+    from . import oware_arena
+
+    if isinstance(match, oware_arena.OwareMatch):
+        return oware_arena
+    raise ValueError(f"match must be a KalahMatch or an OwareMatch, got {match!r}")
+
+
 def _play_pair(task):
     tag, a, b, match, pair, seats, engine_settings = task
+    play_one = game_rules(match).play_one
     return tag, [play_one(a, b, match, pair, seat, engine_settings) for seat in seats]
 
 
@@ -77,10 +101,15 @@ class MatchRun:
         if out is not None:
             self.path = check_out_path(out)
             rf = read_record_file(self.path)
-            checked = check_records(rf, GameRecords(a, b, match), game_key_text)
+            checked = check_records(rf, game_rules(match).GameRecords(a, b, match), game_key_text)
             if checked and not resume:
                 raise ValueError(f"{self.path} already holds this match's games: pass --resume or another --out")
-            self.records = {key: rec for key, rec in checked if key[0] < pairs}
+            beyond = [key for key, _ in checked if key[0] >= pairs]
+            if beyond:
+                held = max(key[0] for key in beyond) + 1
+                raise ValueError(f"{self.path} holds games of {held} pairs, more than the {pairs} asked for "
+                                 f"({len(beyond)} of its games would be left out): ask for {held} pairs or more")
+            self.records = dict(checked)
             self.notes = rf.notes
             self.sink = RecordSink(rf)
         for pair in sorted({p for p, _ in self.records}):
@@ -143,10 +172,8 @@ class MatchRun:
     def result(self, interrupted: bool) -> dict:
         ordered = [self.records[(p, s)] for p in range(self.pairs) for s in (0, 1) if (p, s) in self.records]
         out = summarize(ordered)
-        m = self.match
-        out.update(a=self.a, b=self.b, pairs=self.pairs, houses=m.houses, seeds=m.seeds,
-                   empty_capture=m.empty_capture, max_plies=m.max_plies, openings=m.openings,
-                   suite=len(m.suite), seed=m.seed, interrupted=interrupted)
+        out.update(game=self.match.game, a=self.a, b=self.b, pairs=self.pairs, **self.match.describe(),
+                   interrupted=interrupted)
         counts = self.counts()
         out["statistics"] = summary(counts, self.sprt)
         out["statistics"]["wdl_all_games"] = list(wdl_from_scores(_SCORE[r["a_result"]] for r in ordered).buckets())

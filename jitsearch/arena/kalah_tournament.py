@@ -35,11 +35,11 @@ replays it like any other. :func:`summarize` counts them in
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import random
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -48,8 +48,8 @@ from .agents import inform_move, parse_agent, play_game, start_agents
 from .external_engine import TERMINATIONS, Forfeit, bind_engines
 from ..games.kalah import BOARD_DTYPE, KalahState, apply_move
 from ..games.kalah.rules import GAME_OVER
-from .records import (MAX_PAIRS, BadRecord, ForeignRecord, dict_differences, get_field, is_int, read_record_file,
-                      verify_check, wilson)
+from .records import (MAX_PAIRS, BadRecord, ForeignRecord, config_id, dict_differences, get_field, is_int,
+                      read_record_file, verify_check, wilson)
 from .stats import elo_from_score
 
 #: Most plies a game may be capped at.
@@ -60,6 +60,8 @@ MIN_ELO_GAMES = 10
 
 @dataclass(frozen=True)
 class KalahMatch:
+    #: The game, as a record's ``match`` settings and a result name it (not a field: config ids keep).
+    game: ClassVar[str] = "kalah"
     houses: int = 6
     seeds: int = 4
     empty_capture: bool = False
@@ -91,6 +93,11 @@ class KalahMatch:
             if s.houses != self.houses or int(sum(int(x) for x in s.board)) != total or s.is_over:
                 raise ValueError(f"opening {i + 1} ({text}) is not a live Kalah({self.houses},{self.seeds}) position")
 
+    def describe(self) -> dict:
+        """The settings a match result lists (the suite by its length)."""
+        return {"houses": self.houses, "seeds": self.seeds, "empty_capture": self.empty_capture,
+                "max_plies": self.max_plies, "openings": self.openings, "suite": len(self.suite), "seed": self.seed}
+
     def check_openings(self, pairs: int) -> None:
         """Refuse openings that end (or could end) a game: every pair's random
         opening must leave a live game."""
@@ -101,11 +108,6 @@ class KalahMatch:
             if state.is_over:
                 raise ValueError(f"{self.openings} random opening plies end the game in pair {pair} (after "
                                  f"{len(moves)} plies): use fewer opening plies")
-
-
-def config_id(a: str, b: str, match: KalahMatch) -> str:
-    text = json.dumps([a, b, asdict(match)], sort_keys=True)
-    return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 
 def start_state(match: KalahMatch, pair: int) -> KalahState:
@@ -268,6 +270,8 @@ class GameRecords:
 
     def __call__(self, rec: dict):
         m = self.match
+        if rec.get("game") == "oware":
+            raise ForeignRecord("an Oware game record in a Kalah match's file")
         pair = get_field(rec, "pair", "int", low=0, high=MAX_PAIRS - 1)
         seat = get_field(rec, "seat", "int", choices=(0, 1))
         a_player = get_field(rec, "a_player", "int", choices=(0, 1))

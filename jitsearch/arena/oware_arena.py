@@ -23,11 +23,36 @@ starts). Each option may be given once. An agent's random stream comes
 from its seed and the number of moves it has made, so a game replays
 exactly.
 
-A match plays ``pairs`` pairs of games from the same opening, A first in
-one game and second in the other; an opening is ``openings`` seeded random
-plies from the start (0: the start position). Game scores are from A's
-side (1 win, 0.5 draw, 0 loss), pairs are counted as a pentanomial and
-summarised by :func:`jitsearch.arena.stats.summary`.
+A match (:class:`OwareMatch`, :func:`run_oware_match`) plays ``pairs``
+pairs of games from the same opening, A first in one game (seat 0) and
+second in the other (seat 1); an opening is ``openings`` seeded random plies
+from the start (0: the start position). It runs on the same machinery as a
+Kalah match (:func:`jitsearch.arena.kalah_arena.run_match`): each finished
+game is appended to a JSONL file as it ends, ``resume`` plays only the
+games missing from it, a file of another match (players, board, openings or
+seed) is refused in one line, Ctrl-C returns the summary of the finished
+games with ``"interrupted": True``, and the statistics are Kalah's (W/D/L
+from A's side, pentanomial, Elo and nElo, LOS).
+
+A record (:func:`play_one`) holds ``game: "oware"``, ``pair``, ``seat``
+(= ``a_seat`` = ``a_player``: the player A is), ``opening_moves`` (the
+opening's plies from the start) and ``opening`` (the text of the position
+they reach), ``moves`` (the houses played from there), ``plies`` (both
+together), ``final`` (the text of the last position), ``scores``,
+``margin`` (player 0's score minus player 1's), ``result`` (``p0``, ``p1``
+or ``draw``), ``a_result`` and ``a_score`` (from A's side), ``capped``
+(always false: an Oware game always ends, by the rules' move limit at the
+latest), the match's ``a``, ``b``, ``config``, ``match`` and a ``check``
+value. :class:`GameRecords` replays every record's moves from the start
+before a match uses it (``rate`` too), so its final position, scores and
+result must be the ones its moves lead to.
+
+An external engine (``cmd:``, :mod:`jitsearch.arena.oware_external`) that
+times out, moves illegally or crashes loses the game, as in Kalah matches:
+its record has ``termination`` ("time forfeit", "illegal move" or "crash")
+and ``detail``, ``final`` is the position it failed to move in (it is to
+move there), ``result`` names the other player; the match goes on and its
+summary counts ``terminations`` by side.
 
 ``openspiel:random``, ``openspiel:mcts,...`` and ``openspiel:alphabeta,...``
 are OpenSpiel's bots on its ``oware`` (the ``openspiel`` extra;
@@ -43,7 +68,8 @@ import functools
 import json
 import math
 import random
-from pathlib import Path
+from dataclasses import asdict, dataclass
+from typing import ClassVar
 
 from .._checks import check_float, check_int
 from ..games.oware import OwareState
@@ -55,7 +81,8 @@ from ..kernels.oware_playouts import evaluate_states
 from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
 from ..mcts.config import (MAX_BLOCKS, MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREE_ITERATIONS,
                            MAX_WEIGHT)
-from .stats import pentanomial_from_pairs, summary
+from .external_engine import TERMINATIONS, EngineSettings, Forfeit, close_engines
+from .records import BadRecord, ForeignRecord, config_id, dict_differences, get_field, verify_check
 
 OWARE_AGENTS = {"random": {}, "alphabeta": {"depth": int, "time": float, "w": float, "db": int},
                 "fsss": {"depth": int, "time": float, "w": float, "db": int},
@@ -287,39 +314,223 @@ def opening_line(houses: int, seeds: int, plies: int, seed: int, index: int) -> 
             return s, moves
 
 
+@dataclass(frozen=True)
+class OwareMatch:
+    """The settings of an Oware match (every field is part of its config id): the board, ``openings``
+    seeded random plies per pair and the ``seed`` of the openings and of the agents."""
+
+    #: The game, as a record's ``game`` and a result name it (not a field).
+    game: ClassVar[str] = "oware"
+    houses: int = 6
+    seeds: int = 4
+    openings: int = 0
+    seed: int = 0
+
+    def check(self) -> "OwareMatch":
+        OwareState.initial(self.houses, self.seeds)  # validates the board size
+        check_int("openings", self.openings, 0, MAX_OPENING_PLIES)
+        check_int("seed", self.seed, 0)
+        return self
+
+    def describe(self) -> dict:
+        """The settings a match result lists."""
+        return {"houses": self.houses, "seeds": self.seeds, "openings": self.openings, "seed": self.seed}
+
+
+def _seeds(match: OwareMatch, pair: int, seat: int) -> tuple[int, int]:
+    """The seeds of A's and B's agents in game ``seat`` of ``pair``."""
+    base = match.seed * 2 + 2 * pair + seat
+    return base, base + 1_000_003
+
+
+def _a_result(margin: int, a_player: int) -> str:
+    mine = margin if a_player == 0 else -margin
+    return "win" if mine > 0 else ("loss" if mine < 0 else "draw")
+
+
+_A_SCORE = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+
+
+def _record(pair: int, seat: int, opening_moves: list, start: OwareState, moves: list, state: OwareState,
+            forfeit: Forfeit | None = None) -> dict:
+    """A game's record (module docstring); with ``forfeit``, the player to move in ``state`` lost it."""
+    if forfeit is None:
+        a_result, result = _a_result(state.margin, seat), state.result
+    else:
+        a_result = "loss" if state.player == seat else "win"
+        result = "p1" if state.player == 0 else "p0"
+    rec = {"game": "oware", "pair": pair, "seat": seat, "a_seat": seat, "a_player": seat,
+           "opening_moves": [int(h) for h in opening_moves], "opening": start.to_text(), "moves": moves,
+           "plies": len(opening_moves) + len(moves), "final": state.to_text(), "scores": list(state.scores),
+           "margin": state.margin, "result": result, "capped": False, "a_result": a_result,
+           "a_score": _A_SCORE[a_result]}
+    if forfeit is not None:
+        rec["termination"] = forfeit.termination
+        rec["detail"] = forfeit.detail
+    return rec
+
+
+def play_one(a: str, b: str, match: OwareMatch, pair: int, seat: int, engine_settings=None) -> dict:
+    """Game ``seat`` (0: A is player 0, 1: B is) of ``pair``; returns its record. An external engine that
+    forfeits (:class:`~jitsearch.arena.external_engine.Forfeit`) loses the game, recorded with its
+    ``termination``; ``engine_settings``: how ``cmd:`` engines are run (None: the defaults)."""
+    from .oware_external import engine_settings as use_engine_settings
+
+    start, opening_moves = opening_line(match.houses, match.seeds, match.openings, match.seed, pair)
+    seed_a, seed_b = _seeds(match, pair, seat)
+    with use_engine_settings(engine_settings):
+        agent_a, agent_b = parse_oware_agent(a, seed_a), parse_oware_agent(b, seed_b)
+    for x in (agent_a, agent_b):
+        if hasattr(x, "start"):  # an OpenSpiel bot or an external engine reaches the opening by its moves
+            x.start(opening_moves, houses=match.houses, seeds=match.seeds)
+    agents = [agent_a, agent_b] if seat == 0 else [agent_b, agent_a]
+    moves: list[int] = []
+    now = {"state": start}
+
+    def on_move(before, house, after, agent):
+        moves.append(int(house))
+        now["state"] = after
+
+    try:
+        play_oware_game(start, agents, on_move=on_move)
+    except Forfeit as forfeit:
+        return _record(pair, seat, opening_moves, start, moves, now["state"], forfeit)
+    return _record(pair, seat, opening_moves, start, moves, now["state"])
+
+
+class GameRecords:
+    """Checks the records of an Oware match file against one match (the ``check_fn`` of
+    :func:`jitsearch.arena.records.check_records`): returns a record's (pair, seat), raises
+    :class:`~jitsearch.arena.records.ForeignRecord` for another match's record and
+    :class:`~jitsearch.arena.records.BadRecord` for one that does not agree with itself or its replay."""
+
+    def __init__(self, a: str, b: str, match: OwareMatch):
+        self.a, self.b, self.match = a, b, match
+        self.settings = asdict(match)
+        self.cid = config_id(a, b, match)
+        self._openings: dict[int, tuple[OwareState, list[int]]] = {}
+
+    def __call__(self, rec: dict):
+        m = self.match
+        if rec.get("game") != "oware":
+            raise ForeignRecord("not an Oware game record (a Kalah or random-tree tournament's)")
+        if "config" not in rec:
+            raise ForeignRecord("its records were written by an older jitsearch (no config id or check value)")
+        pair = get_field(rec, "pair", "int", low=0, high=MAX_PAIRS - 1)
+        seat = get_field(rec, "seat", "int", choices=(0, 1))
+        a, b = get_field(rec, "a", "str"), get_field(rec, "b", "str")
+        cid = get_field(rec, "config", "str")
+        settings = get_field(rec, "match", "dict")
+        opening_moves = get_field(rec, "opening_moves", "ints")
+        opening_text = get_field(rec, "opening", "str")
+        moves = get_field(rec, "moves", "ints")
+        plies = get_field(rec, "plies", "int", low=0)
+        final = get_field(rec, "final", "str")
+        scores = get_field(rec, "scores", "ints")
+        margin = get_field(rec, "margin", "int")
+        result = get_field(rec, "result", "str", choices=("p0", "p1", "draw"))
+        capped = get_field(rec, "capped", "bool")
+        a_result = get_field(rec, "a_result", "str", choices=tuple(_A_SCORE))
+        a_score = get_field(rec, "a_score", "number")
+        termination = get_field(rec, "termination", "str", choices=TERMINATIONS) if "termination" in rec else None
+        if "detail" in rec:
+            get_field(rec, "detail", "str")
+        get_field(rec, "check", "str")
+        verify_check(rec)
+        # -- is it this match's?
+        if (a, b) != (self.a, self.b):
+            raise ForeignRecord(f"players {a!r} vs {b!r} in the file, {self.a!r} vs {self.b!r} here")
+        if settings != self.settings:
+            raise ForeignRecord("settings differ: " + dict_differences(settings, self.settings))
+        if cid != self.cid:
+            raise BadRecord("its config id does not agree with its players and settings")
+        # -- does it agree with itself and with its moves?
+        for key in ("a_seat", "a_player"):
+            if rec.get(key) != seat:
+                raise BadRecord(f"{key} {json.dumps(rec.get(key))} does not agree with seat {seat}")
+        if pair not in self._openings:
+            self._openings[pair] = opening_line(m.houses, m.seeds, m.openings, m.seed, pair)
+        start, expected = self._openings[pair]
+        if opening_moves != expected:
+            raise BadRecord(f"opening_moves {opening_moves} are not pair {pair}'s seeded opening {expected}")
+        if opening_text != start.to_text():
+            raise BadRecord(f"opening {opening_text!r} is not where its opening moves lead ({start.to_text()})")
+        state = start
+        for i, house in enumerate(moves):
+            if house not in state.legal_moves():
+                raise BadRecord(f"move {i + 1} (house {house}) is not legal in {state.to_text()}")
+            state = state.play(house)
+        if plies != len(opening_moves) + len(moves):
+            raise BadRecord(f"plies {plies} does not agree with {len(opening_moves)} opening plies and "
+                            f"{len(moves)} moves")
+        if capped:
+            raise BadRecord("capped is true, but an Oware game always ends")
+        if final != state.to_text():
+            raise BadRecord(f"final {final!r} is not the position its moves lead to ({state.to_text()})")
+        if scores != list(state.scores) or margin != state.margin:
+            raise BadRecord(f"scores {scores} and margin {margin} do not agree with the final position "
+                            f"({list(state.scores)}, margin {state.margin})")
+        if termination is not None:  # lost by the engine to move in the last position
+            if state.is_over:
+                raise BadRecord(f"termination {termination!r} in a game that was over")
+            expected_result = "loss" if state.player == seat else "win"
+            if a_result != expected_result or result != ("p1" if state.player == 0 else "p0"):
+                raise BadRecord(f"a_result {a_result!r} and result {result!r} do not agree with a forfeit "
+                                f"({termination}) of player {state.player} (A is player {seat})")
+        else:
+            if not state.is_over:
+                raise BadRecord(f"the game is not over after its {len(moves)} moves, and no termination says why")
+            if result != state.result or a_result != _a_result(state.margin, seat):
+                raise BadRecord(f"result {result!r} and a_result {a_result!r} do not agree with margin "
+                                f"{state.margin} and A as player {seat}")
+        if a_score != _A_SCORE[a_result]:
+            raise BadRecord(f"a_score {a_score} does not agree with a_result {a_result!r}")
+        return (pair, seat)
+
+
+def check_agents(specs, match: OwareMatch, engine_settings: EngineSettings | None) -> None:
+    """Parse every agent before any game; a ``cmd:`` engine is started and asked for the board (a program
+    that cannot start or refuses it is one ``ValueError`` line)."""
+    from .oware_external import OwareExternalAgent, engine_settings as use_engine_settings
+
+    if engine_settings is not None:
+        if not isinstance(engine_settings, EngineSettings):
+            raise ValueError(f"engine_settings must be an EngineSettings, got {engine_settings!r}")
+        engine_settings.check()
+    with use_engine_settings(engine_settings):
+        agents = [parse_oware_agent(spec, 0) for spec in specs]
+    for agent in agents:
+        if isinstance(agent, OwareExternalAgent):
+            agent.check_match(match.houses, match.seeds)
+
+
 def run_oware_match(spec_a: str, spec_b: str, pairs: int, *, houses: int = 6, seeds: int = 4, openings: int = 0,
-                    seed: int = 0, out: Path | None = None, progress=None) -> dict:
-    """Paired games of A against B (module docstring). Each game's record is
-    appended to ``out`` (JSONL) as it ends. Returns :func:`summary` of A's
-    pentanomial plus ``a``, ``b``, ``game``, ``houses``, ``seeds``."""
+                    seed: int = 0, out=None, resume: bool = False, progress=None, on_update=None,
+                    engine_settings: EngineSettings | None = None) -> dict:
+    """Paired games of A against B (module docstring), on the machinery of Kalah matches
+    (:func:`jitsearch.arena.kalah_arena.run_match`).
+
+    Everything is checked before the first game: the arguments, both agents (a ``cmd:`` engine is started),
+    the output file and every record already in it (replayed). Without ``resume`` a file that already holds
+    games is refused: this match's (pass ``resume``) or another match's. ``progress(done, total)`` is called
+    after each game, ``on_update(result)`` after each completed pair; ``engine_settings``: how ``cmd:``
+    engines are run (their processes end with the match). Returns the result of
+    :meth:`jitsearch.arena.kalah_arena.MatchRun.result`: :func:`jitsearch.arena.kalah_tournament.summarize`
+    of the finished games (``a_wins``, ``draws``, ``b_wins``, ``a_score``, ``terminations`` ...), ``game``
+    ("oware"), the settings, ``statistics`` (pentanomial, Elo, nElo, LOS), ``trajectory``, ``interrupted``
+    (True when Ctrl-C stopped it) and ``notes`` (only when the file needed repair).
+    """
+    from .kalah_arena import run_match
+
     pairs = check_int("pairs", pairs, 1, MAX_PAIRS)
-    openings = check_int("openings", openings, 0, MAX_OPENING_PLIES)
-    seed = check_int("seed", seed, 0)
-    OwareState.initial(houses, seeds)  # validates the board size
-    parse_oware_agent(spec_a, 0), parse_oware_agent(spec_b, 0)  # validates both specs before any game
-    scores = []
-    for p in range(pairs):
-        start, start_moves = opening_line(houses, seeds, openings, seed, p)
-        pair = []
-        for a_seat in (0, 1):
-            a = parse_oware_agent(spec_a, seed * 2 + 2 * p + a_seat)
-            b = parse_oware_agent(spec_b, seed * 2 + 2 * p + a_seat + 1_000_003)
-            for x in (a, b):
-                if hasattr(x, "start"):  # an OpenSpiel bot reaches the opening by its moves
-                    x.start(start_moves, houses=houses, seeds=seeds)
-            agents = [a, b] if a_seat == 0 else [b, a]
-            game = play_oware_game(start, agents)
-            mine = game["margin"] if a_seat == 0 else -game["margin"]
-            score = 1.0 if mine > 0 else 0.5 if mine == 0 else 0.0
-            pair.append(score)
-            if out is not None:
-                Path(out).parent.mkdir(parents=True, exist_ok=True)
-                with open(out, "a") as f:
-                    f.write(json.dumps({"game": "oware", "pair": p, "a": spec_a, "b": spec_b, "a_seat": a_seat,
-                                        "opening": start.to_text(), "a_score": score, **game}) + "\n")
-        scores.append(tuple(pair))
-        if progress:
-            progress(p + 1, pairs)
-    result = summary(pentanomial_from_pairs(scores))
-    result.update(game="oware", a=spec_a, b=spec_b, houses=houses, seeds=seeds, openings=openings)
-    return result
+    match = OwareMatch(houses, seeds, openings, seed).check()
+    for spec in (spec_a, spec_b):
+        if not isinstance(spec, str):
+            raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=6', got {spec!r}")
+    try:
+        check_agents((spec_a, spec_b), match, engine_settings)
+    except BaseException:
+        close_engines()
+        raise
+    return run_match(spec_a, spec_b, match, pairs, out=out, resume=resume, progress=progress,
+                     on_update=on_update, engine_settings=engine_settings)

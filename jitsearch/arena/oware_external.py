@@ -13,16 +13,23 @@ the game's start and every house played since (UCI's ``position ...
 moves``), so the engine replays the game's repetition record and move count,
 and ``go <ms>``. The line is followed through :meth:`OwareExternalAgent.start`
 (the opening's moves), :meth:`~OwareExternalAgent.begin` and
-:meth:`~OwareExternalAgent.observe`, which :func:`.oware_arena.run_oware_match`
+:meth:`~OwareExternalAgent.observe`, which :func:`.oware_arena.play_one`
 and :func:`.oware_arena.play_oware_game` call; a position reached some other
 way is sent as the line since its last capture, read back from its
 repetition record (exact for the repetition rule; the engine's move count
 then starts there).
 
-An engine that cannot start, refuses a request, answers garbage or late,
-dies, or plays an illegal house stops the match with one ``ValueError``
-line naming the engine and its stderr log (an Oware match has no forfeit
-records); its processes are ended first.
+An engine that cannot start or refuses the board is refused before a
+match's first game (:meth:`OwareExternalAgent.check_match`: one
+``ValueError`` line naming the engine and its stderr log). During a game,
+an engine that answers late (a time forfeit), answers garbage or plays an
+illegal house (an illegal move), or dies (a crash) loses that game, as in
+Kalah matches: the move raises :class:`EngineForfeit`, a
+:class:`~jitsearch.arena.external_engine.Forfeit` that the match records
+(:func:`.oware_arena.play_one`) and a ``ValueError`` whose one line names
+the engine and its log for the callers that play a single game (``jitsearch
+play``). A late, garbled or dead engine's process is ended; the next game
+starts it again.
 """
 
 from __future__ import annotations
@@ -35,8 +42,8 @@ import numpy as np
 
 from .._checks import check_int
 from ..games.oware import OwareState
-from .external_engine import (ANSWER_TIMEOUT, PREFIX, EngineError, EngineSettings, close_engines, engine_process, log_name,
-                              parse_command)
+from .external_engine import (ANSWER_TIMEOUT, PREFIX, EngineError, EngineSettings, Forfeit, close_engines,
+                              engine_process, log_name, parse_command)
 
 #: Longest ``position`` line sent: :data:`.engine_protocol.MAX_LINE`, the longest request our engine takes
 #: (not imported: the engine module imports the Oware arena, which imports this one). A longer line is
@@ -55,6 +62,18 @@ def engine_settings(settings: EngineSettings | None):
         yield
     finally:
         _settings.reset(token)
+
+
+class EngineForfeit(Forfeit, ValueError):
+    """An external engine lost the game (``termination``, ``detail``); its message is one line naming the
+    engine and its stderr log."""
+
+    def __init__(self, spec: str, log, termination: str, detail: str):
+        super().__init__(termination, detail)
+        self.args = (f"engine {spec!r}: {termination}: {detail} (its stderr: {log})",)
+
+    def __str__(self) -> str:
+        return self.args[0]
 
 
 def line_from_history(state: OwareState) -> tuple[str, list[int]]:
@@ -140,16 +159,29 @@ class OwareExternalAgent:
         return line
 
     # -- moving ----------------------------------------------------------------------------------
-    def _fail(self, detail: str) -> ValueError:
-        close_engines()
+    def check_match(self, houses: int, seeds: int) -> None:
+        """Start the engine (kept for the games) and ask it for a game of this board: a program that cannot
+        start or refuses the board is one ``ValueError`` line, before any game."""
+        try:
+            eng = engine_process(self.argv, self.settings.logs, 0)
+            eng.request(f"game {houses} {seeds} standard")
+        except EngineError as exc:
+            close_engines()
+            raise ValueError(f"engine {self.spec!r}: {exc.detail} (its stderr: "
+                             f"{self.settings.logs / log_name(self.argv, 0)})") from None
+
+    def _forfeit(self, termination: str, detail: str, eng=None) -> EngineForfeit:
+        if eng is not None:
+            eng.kill()  # late, garbled or gone: its next answers cannot be trusted; the next game restarts it
         log = self.settings.logs / log_name(self.argv, self._slot)
-        return ValueError(f"engine {self.spec!r}: {detail} (its stderr: {log})")
+        return EngineForfeit(self.spec, log, termination, detail)
 
     def __call__(self, state: OwareState) -> int:
         legal = state.legal_moves()
         if not legal:
             raise ValueError("the game is over: no move to choose")
         s = self.settings
+        eng = None
         try:
             if self._engine is None:
                 self._slot = state.player  # an engine playing itself runs as two processes
@@ -169,15 +201,16 @@ class OwareExternalAgent:
             eng.request(self._line(state), self._answer_timeout)
             text, infos, seconds = eng.go(s.movetime_ms, s.margin_ms)
         except EngineError as exc:
-            raise self._fail(f"{exc.termination}: {exc.detail}") from None
+            raise self._forfeit(exc.termination, exc.detail, eng) from None
         self.last = {"info": infos[-1] if infos else "", "seconds": seconds}
         try:
             house = int(text, 10)
         except ValueError:
-            raise self._fail(f"illegal move: answered {('move ' + text)[:60]!r}, not a house index") from None
+            raise self._forfeit("illegal move", f"answered {('move ' + text)[:60]!r}, not a house index",
+                                eng) from None
         if house not in legal:
-            raise self._fail(f"illegal move: played house {house}, not legal in {state.to_text()} "
-                             f"(legal: {' '.join(map(str, legal))})")
+            raise self._forfeit("illegal move", f"played house {house}, not legal in {state.to_text()} "
+                                                f"(legal: {' '.join(map(str, legal))})")
         return house
 
     @property

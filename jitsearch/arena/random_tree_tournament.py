@@ -354,7 +354,11 @@ def run_tournament(a: PlayerSpec, b: PlayerSpec, config: GameConfig, pairs: int,
         mine = [(key[1], rec) for key, rec in checked if key[0] == round_no]
         if mine and not resume:
             raise ValueError(f"{path} already holds this tournament's games: pass --resume or another --out")
-        done = {p: rec for p, rec in mine if p < pairs}
+        held = max((p for p, _ in mine), default=-1) + 1
+        if held > pairs:  # leaving finished pairs out of the result without a word would misreport it
+            raise ValueError(f"{path} holds {held} pairs, more than the {pairs} asked for: ask for {held} pairs "
+                             f"or more")
+        done = dict(mine)
         notes = rf.notes
         sink = RecordSink(rf)
     records = dict(done)

@@ -7,22 +7,38 @@ chart.
 Records
 -------
 The JSONL files that ``jitsearch tournament --out`` writes (one per match
-with ``--engines``). Two kinds are understood, told apart by their keys:
+with ``--engines``, so a round robin's output folder is read whole). Three
+kinds are understood, told apart by their keys:
 
 * Kalah game records (:mod:`jitsearch.arena.kalah_tournament`): one game,
   ``a_result`` ("win", "draw", "loss") from engine ``a``'s side;
+* Oware game records (:mod:`jitsearch.arena.oware_arena`, ``game:
+  "oware"``): the same, one game each;
 * random-tree pair records (:mod:`jitsearch.arena.random_tree_tournament`):
   one result per *pair* of games, ``winner`` ("a", "b", "tie"), counted as
   the tournament counts it (a pair is one win, draw or loss).
 
+A game that an external engine lost by a time forfeit, an illegal move or
+a crash (``termination``) counts as its loss whatever the board's margin,
+as the tournament counted it. Oware records, and Kalah records whose
+config id is that of their players and settings (``match``; every record
+``tournament`` writes), are checked by the tournament's own check
+(:class:`jitsearch.arena.kalah_tournament.GameRecords`,
+:class:`jitsearch.arena.oware_arena.GameRecords`): their moves are replayed
+from the opening and must give the recorded final board and result. Other
+Kalah records (older files, records made by hand) get the lighter checks
+below.
+
 Engines are grouped by their spec as recorded (``a`` and ``b``), so
-``alphabeta:depth=3`` of one file and of another are the same engine.
+``alphabeta:depth=3`` of one file and of another are the same engine; the
+games of a match of an engine against itself are checked and left out with
+a note (they say nothing about ratings).
 Every record is checked before anything is counted: its fields and types,
 its check value (an edited record is refused), that its result agrees with
 its other fields, and that no game is counted twice (the same game in two
 files, or a file named twice through a folder). Records of different
-settings (board, rules, ply cap, openings) are pooled with a note; Kalah
-and random-tree records are never mixed. Each problem is one
+settings (board, rules, ply cap, openings) are pooled with a note; records
+of different games are never mixed. Each problem is one
 ``ValueError`` naming ``file:line``.
 """
 
@@ -34,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._checks import check_float
-from .records import BadRecord, get_field, read_record_file, verify_check
+from .records import BadRecord, ForeignRecord, get_field, read_record_file, verify_check
 from .ratings import fit_ratings
 
 #: Suffix of the record files searched for in a folder.
@@ -42,7 +58,7 @@ RECORD_SUFFIX = ".jsonl"
 #: File types :func:`plot_ratings` writes (matplotlib picks the format from the suffix).
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 #: Record kinds: what one record counts.
-KINDS = {"kalah": "game", "random-tree": "pair"}
+KINDS = {"kalah": "game", "oware": "game", "random-tree": "pair"}
 _KALAH_RESULT = {"win": 0, "draw": 1, "loss": 2}
 _TREE_RESULT = {"a": 0, "tie": 1, "b": 2}
 
@@ -54,8 +70,8 @@ class RecordResults:
     ``results``: (engine_a, engine_b, wins_a, draws, losses_a) per pair of
     engines that met (each unordered pair once, in order of first
     appearance), the input of :func:`jitsearch.arena.ratings.fit_ratings`;
-    ``kind``: "kalah" or "random-tree"; ``games``: results counted (games
-    for Kalah, game pairs for random trees: ``unit`` says which);
+    ``kind``: "kalah", "oware" or "random-tree"; ``games``: results counted
+    (games for Kalah and Oware, game pairs for random trees: ``unit`` says which);
     ``files``: the files read, in order; ``settings``: the distinct game
     settings of the records (as recorded; older records without them are
     not listed); ``notes``: what the reader repaired or wants known.
@@ -122,34 +138,80 @@ def record_paths(sources) -> list[Path]:
 
 def _record_kind(rec: dict) -> str:
     if "a_result" in rec:
-        return "kalah"
+        return "oware" if rec.get("game") == "oware" else "kalah"
+    if rec.get("game") == "oware":
+        raise BadRecord("an Oware record written by an older jitsearch (no a_result, config id or check value): "
+                        "play its match again to rate it")
     if "winner" in rec:
         return "random-tree"
-    raise BadRecord("not a game record of a tournament (it has neither a_result, as Kalah games have, nor "
-                    "winner, as random-tree pairs have)")
+    raise BadRecord("not a game record of a tournament (it has neither a_result, as Kalah and Oware games have, "
+                    "nor winner, as random-tree pairs have)")
 
 
-def _check_record(rec: dict, kind: str):
+class _MatchChecks:
+    """The tournaments' own record checks (replay included), one per (game, players, settings) met."""
+
+    def __init__(self):
+        self._checks: dict = {}
+
+    def __call__(self, kind: str, a: str, b: str, settings: dict):
+        key = (kind, a, b, json.dumps(settings, sort_keys=True))
+        if key not in self._checks:
+            self._checks[key] = self._make(kind, a, b, settings)
+        return self._checks[key]
+
+    @staticmethod
+    def _make(kind: str, a: str, b: str, settings: dict):
+        if kind == "oware":
+            from .oware_arena import GameRecords, OwareMatch
+
+            cls, check = OwareMatch, GameRecords
+        else:
+            from .kalah_tournament import GameRecords, KalahMatch
+
+            cls, check = KalahMatch, GameRecords
+            settings = {**settings, "suite": tuple(settings.get("suite") or ())}
+        try:
+            match = cls(**settings)
+            match.check()
+        except (TypeError, ValueError) as exc:
+            if kind == "kalah":
+                return None  # not a tournament's settings (a hand-made record): the lighter checks
+            raise BadRecord(f"its match settings are not an {kind} match's: {exc}") from None
+        return check(a, b, match)
+
+
+def _check_record(rec: dict, kind: str, checks: _MatchChecks):
     """(game key, engine a, engine b, outcome index 0/1/2 = a wins/draw/a loses, settings or None) of a record."""
     a, b = get_field(rec, "a", "str"), get_field(rec, "b", "str")
     if not a.strip() or not b.strip():
         raise BadRecord("an engine's name (a, b) must not be empty")
-    if a == b:
-        raise BadRecord(f"engine {a!r} plays itself")
     cid = get_field(rec, "config", "str")
     pair = get_field(rec, "pair", "int", low=0)
     if "check" in rec:
         get_field(rec, "check", "str")
-    if kind == "kalah":
+    if kind in ("kalah", "oware"):
         seat = get_field(rec, "seat", "int", choices=(0, 1))
         a_player = get_field(rec, "a_player", "int", choices=(0, 1))
         margin = get_field(rec, "margin", "int")
         result = get_field(rec, "a_result", "str", choices=tuple(_KALAH_RESULT))
-        settings = get_field(rec, "match", "dict") if "match" in rec else None
+        termination = get_field(rec, "termination", "str") if "termination" in rec else None
+        settings = get_field(rec, "match", "dict") if (kind == "oware" or "match" in rec) else None
         verify_check(rec)
-        mine = margin if a_player == 0 else -margin
-        if result != ("win" if mine > 0 else "loss" if mine < 0 else "draw"):
-            raise BadRecord(f"a_result {result!r} does not agree with margin {margin} and A as player {a_player}")
+        check = checks(kind, a, b, settings) if settings is not None else None
+        if check is not None and (kind == "oware" or check.cid == cid):
+            try:  # the tournament's own check: fields, replay, result, forfeit
+                check(rec)
+            except ForeignRecord as exc:  # a config id that its players and settings do not give
+                raise BadRecord(str(exc)) from None
+        elif termination is not None:  # the forfeiter lost, whatever the margin
+            if result == "draw":
+                raise BadRecord(f"a_result 'draw' in a game lost by a forfeit ({termination})")
+        else:
+            mine = margin if a_player == 0 else -margin
+            if result != ("win" if mine > 0 else "loss" if mine < 0 else "draw"):
+                raise BadRecord(f"a_result {result!r} does not agree with margin {margin} and A as player "
+                                f"{a_player}")
         return (kind, cid, pair, seat), a, b, _KALAH_RESULT[result], settings
     out_a = get_field(rec, "outcome_a_max", "number")
     out_b = get_field(rec, "outcome_b_max", "number")
@@ -169,16 +231,18 @@ def read_results(sources) -> RecordResults:
 
     Raises ValueError (one line, naming ``file:line`` where a line is at
     fault) for a missing or unreadable path, a line that is not JSON, a
-    record that is not a tournament's (or is damaged or edited), a game
-    counted twice, Kalah and random-tree records together, or no game at
-    all. A torn last line (an interrupted write) is dropped with a note.
+    record that is not a tournament's (or is damaged or edited, or does
+    not replay), a game counted twice, records of two games together, or
+    no game at all. A torn last line (an interrupted write) is dropped with a note.
     """
     paths = record_paths(sources)
+    checks = _MatchChecks()
     kind = None
     counts: dict[tuple[str, str], list[int]] = {}
     seen: dict[tuple, str] = {}
     settings: list[dict] = []
     notes: list[str] = []
+    itself: dict[str, int] = {}
     total = 0
     for path in paths:
         rf = read_record_file(path)
@@ -191,7 +255,7 @@ def read_results(sources) -> RecordResults:
                 raise ValueError(f"{where}: a record must be a JSON object, got {json.dumps(rec)[:40]}")
             try:
                 this = _record_kind(rec)
-                key, a, b, outcome, setting = _check_record(rec, this)
+                key, a, b, outcome, setting = _check_record(rec, this, checks)
             except ValueError as exc:  # BadRecord
                 raise ValueError(f"{where}: {exc}") from None
             if kind is None:
@@ -205,6 +269,9 @@ def read_results(sources) -> RecordResults:
             seen[key] = where
             if setting is not None and setting not in settings:
                 settings.append(setting)
+            if a == b:  # a match of an engine against itself (a seat-bias check): no rating information
+                itself[a] = itself.get(a, 0) + 1
+                continue
             if (b, a) in counts:
                 a, b, outcome = b, a, 2 - outcome
             counts.setdefault((a, b), [0, 0, 0])[outcome] += 1
@@ -212,6 +279,12 @@ def read_results(sources) -> RecordResults:
     if kind is None:
         where = ", ".join(str(p) for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
         raise ValueError(f"no game records in {where}: nothing to rate")
+    if itself:
+        games = ", ".join(f"{n} of {spec}" for spec, n in itself.items())
+        if not counts:
+            raise ValueError(f"the records hold only games of an engine against itself ({games}): nothing to rate")
+        notes.append(f"left out {sum(itself.values())} {KINDS[kind]}s of an engine against itself ({games}): they "
+                     f"say nothing about ratings")
     if len(settings) > 1:
         notes.append(f"the records come from {len(settings)} different game settings (board, rules, ply cap or "
                      f"openings); their games are pooled")

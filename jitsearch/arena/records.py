@@ -13,7 +13,7 @@ check value (:func:`record_check`, blake2b of their other fields), so an
 edited record is caught.
 
 Shared by the tournaments of :mod:`jitsearch.arena` (random-tree games,
-Kalah).
+Kalah, Oware) and by the rating lists that read their files.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .._checks import is_int
@@ -62,6 +62,13 @@ class BadRecord(ValueError):
 
 class ForeignRecord(Exception):
     """A record written for another tournament; the message says what differs."""
+
+
+def config_id(a: str, b: str, match) -> str:
+    """A match's config id: blake2b (6 bytes, hex) of its players and its settings dataclass (every field);
+    records carry it, so a file of another match is told from this one's."""
+    text = json.dumps([a, b, asdict(match)], sort_keys=True)
+    return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 
 def record_check(rec: dict) -> str:

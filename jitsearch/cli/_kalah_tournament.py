@@ -84,6 +84,23 @@ def engine_settings(given, specs, *, movetime, timemargin, engine_logs, out, mul
     return EngineSettings(movetime, timemargin, str(engine_logs.resolve()), start_timeout)
 
 
+def print_match_notes(matches, settings) -> None:
+    """The notes of match results on stderr: each file's repairs, and the games each ``cmd:`` engine lost
+    by a time forfeit, an illegal move or a crash."""
+    lost: dict[tuple[str, str], int] = {}  # (engine, termination): games a cmd: engine lost by misbehaving
+    for m in matches:
+        for note in m.get("notes") or []:
+            stderr.print(f"note: {note}")
+        for term, by in (m.get("terminations") or {}).items():
+            for side in ("a", "b"):
+                lost[(m[side], term)] = lost.get((m[side], term), 0) + by[side]
+    for (spec, term), count in lost.items():
+        if count:
+            stderr.print(f"note: {spec} lost {count} game{'s' if count != 1 else ''} by {term} (see the records' "
+                         f"detail{'' if settings is None else ' and the logs in ' + settings.log_dir})",
+                         soft_wrap=True)
+
+
 def match_table(r: dict, title: str) -> Table:
     """The live (and final) table of one match."""
     st = r["statistics"]
@@ -283,18 +300,7 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
         if live is not None:
             live.stop()
     r["game"] = "kalah"
-    lost: dict[tuple[str, str], int] = {}  # (engine, termination): games a cmd: engine lost by misbehaving
-    for m in (r["matches"] if multi else [r]):
-        for note in m.get("notes") or []:
-            stderr.print(f"note: {note}")
-        for term, by in (m.get("terminations") or {}).items():
-            for side in ("a", "b"):
-                lost[(m[side], term)] = lost.get((m[side], term), 0) + by[side]
-    for (spec, term), count in lost.items():
-        if count:
-            stderr.print(f"note: {spec} lost {count} game{'s' if count != 1 else ''} by {term} (see the records' "
-                         f"detail{'' if settings is None else ' and the logs in ' + settings.log_dir})",
-                         soft_wrap=True)
+    print_match_notes(r["matches"] if multi else [r], settings)
     if ratings:
         r["ratings"] = _fit(r)
     if as_json:

@@ -1,30 +1,29 @@
 """``jitsearch tournament --game oware``: paired games of two Oware agents
-(:mod:`jitsearch.arena.oware_arena`)."""
+(:mod:`jitsearch.arena.oware_arena`), on the machinery of Kalah matches:
+records in --out (a file of another match refused), --resume, Ctrl-C with
+the summary of the finished games, external engines that lose a game by a
+forfeit, and the same table and JSON keys as a Kalah match."""
 
 from __future__ import annotations
 
-from rich.table import Table
-
 from ._support import UserError, refuse_options
-from .common import emit_json, stderr, stdout
+from .common import emit_json, stop_interrupted, stderr, stdout
 
 #: tournament options that do not apply to Oware (the Kalah-only and random-tree ones).
 NOT_FOR_OWARE = ("empty_capture", "random_openings", "balanced", "balance_depth", "max_plies", "workers",
                  "scheduler", "engines", "fmt", "sprt", "alpha", "beta", "sprt_model", "plot", "ratings",
-                 "lockstep", "branching", "fixed_branching", "tree_depth", "depth_increment", "max_horizon",
-                 "resume")
+                 "lockstep", "branching", "fixed_branching", "tree_depth", "depth_increment", "max_horizon")
 
 
-def oware_tournament(given, *, a, b, pairs, houses, seeds, openings, seed, out, as_json, movetime=None,
-                     timemargin=None, engine_logs=None, engine_start_timeout=None):
+def oware_tournament(given, *, a, b, pairs, houses, seeds, openings, seed, out, as_json, resume=False,
+                     movetime=None, timemargin=None, engine_logs=None, engine_start_timeout=None):
     """``cmd:`` agents (external engines) get ``--movetime``/``--timemargin``/``--engine-logs`` as in Kalah
     tournaments; their processes end with the match."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..arena.external_engine import close_engines
-    from ..arena.oware_arena import run_oware_match
-    from ..arena.oware_external import engine_settings as use_engine_settings
-    from ._kalah_tournament import engine_settings
+    from ..arena.oware_arena import OwareMatch, check_agents, run_oware_match
+    from ._kalah_tournament import engine_settings, match_table, print_match_notes
 
     refuse_options(given, NOT_FOR_OWARE, "does not apply to --game oware")
     try:
@@ -34,25 +33,32 @@ def oware_tournament(given, *, a, b, pairs, houses, seeds, openings, seed, out, 
             from None
     settings = engine_settings(given, [a, b], movetime=movetime, timemargin=timemargin, engine_logs=engine_logs,
                                out=out, multi=False, start_timeout=engine_start_timeout)
+    try:  # both agents before anything is printed; a cmd: engine is started and asked for the board
+        check_agents((a, b), OwareMatch(houses, seeds, plies, seed).check(), settings)
+    except ValueError as exc:
+        close_engines()
+        raise UserError(str(exc)) from None
+    if settings is not None and not as_json:
+        stderr.print(f"cmd: engines: {settings.movetime_ms} ms a move + {settings.margin_ms} ms margin; their "
+                     f"stderr goes to {settings.log_dir}", soft_wrap=True)
     try:
-        with use_engine_settings(settings), Progress(TextColumn("pairs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=stderr,
+        with Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=stderr,
                       transient=True) as bar:
-            task = bar.add_task("pairs", total=pairs)
-            result = run_oware_match(a, b, pairs, houses=houses, seeds=seeds, openings=plies, seed=seed, out=out,
-                                     progress=lambda done, total: bar.update(task, completed=done))
+            task = bar.add_task("games", total=2 * pairs)
+            r = run_oware_match(a, b, pairs, houses=houses, seeds=seeds, openings=plies, seed=seed, out=out,
+                                resume=resume, engine_settings=settings,
+                                progress=lambda done, total: bar.update(task, completed=done))
     except ValueError as exc:
         raise UserError(str(exc)) from None
     finally:
         close_engines()
+    print_match_notes([r], settings)
     if as_json:
-        emit_json(result)
-        return
-    table = Table(title=f"Oware({houses},{seeds}): A = {a} vs B = {b}")
-    for col in ("games", "A wins", "draws", "B wins", "A score", "Elo (95%)", "Ptnml(0-2)"):
-        table.add_column(col)
-    low, high = result["elo_interval"]
-    elo = "n/a" if result["elo"] is None else f"{result['elo']:+.0f}"
-    span = "" if low is None or high is None else f" [{low:+.0f}, {high:+.0f}]"
-    table.add_row(str(result["games"]), str(result["wins"]), str(result["draws"]), str(result["losses"]),
-                  f"{result['score']:.3f}", elo + span, str(result["pentanomial"]))
-    stdout.print(table)
+        emit_json(r)
+    else:
+        stdout.print(match_table(r, f"Oware({houses},{seeds}): A = {a} vs B = {b}"))
+        if r.get("elo_note"):
+            stderr.print(f"note: {r['elo_note']}")
+    if r.get("interrupted"):
+        stop_interrupted(f"{r['games']} games were played" + (f" and saved in {out}; add --resume to continue"
+                                                              if out is not None else "; use --out to keep them"))

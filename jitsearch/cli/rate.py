@@ -56,10 +56,25 @@ def write_plot(fit: dict, path: Path, option: str, quiet: bool) -> None:
         stderr.print(f"ratings chart written to {path}", soft_wrap=True)
 
 
+#: How the fit's messages name its arguments, and the options that set them here.
+_OPTION_NAMES = (("allow virtual_draws > 0", "give --virtual-draws above 0"),
+                 ("draw_model='half'", "--draw-model half"), ("virtual_draws", "--virtual-draws"),
+                 ("draw_model", "--draw-model"), ("anchor_elo", "--anchor-elo"))
+
+
+def _option_names(message: str) -> str:
+    """A message of the rating fit with its argument names replaced by this command's option names."""
+    for api, option in _OPTION_NAMES:
+        message = message.replace(api, option)
+    return message
+
+
 def rate(
     records: Annotated[
-        list[Path], typer.Argument(metavar="RECORDS", help="Record files (JSONL, as tournament --out writes them) or folders of them "
-                                        "(searched for *.jsonl).", show_default=False)
+        list[Path], typer.Argument(metavar="RECORDS", help="Record files (JSONL) as 'jitsearch tournament --out' "
+                                                           "writes them for --game kalah, oware or random-tree, "
+                                                           "or folders of them (searched for *.jsonl, e.g. the "
+                                                           "--out folder of --engines).", show_default=False)
     ],
     anchor: Annotated[
         Optional[str], typer.Option("--anchor", help="Give this engine the rating --anchor-elo (default: the mean "
@@ -89,11 +104,23 @@ def rate(
     Maximum-likelihood Elo ratings (Bradley-Terry) of every engine from the
     games of the given files, grouped by engine spec as recorded; a table of
     rank, Elo with its interval, games, score, draws and the likelihood of
-    superiority over the next engine. Kalah records count games,
-    random-tree records game pairs.
+    superiority over the next engine. Reads every file that 'jitsearch
+    tournament --out' writes: Kalah and Oware records count games (a game a
+    cmd: engine lost by a forfeit is its loss; records are replayed and
+    checked), random-tree records game pairs; one game's records at a time.
     """
     from ..arena.rating_list import read_results, rating_list
 
+    from ..arena.ratings import DRAW_MODELS
+
+    if draw_model not in DRAW_MODELS:
+        raise UserError(f"--draw-model must be {' or '.join(DRAW_MODELS)}, got {draw_model!r}")
+    if not 0.0 < confidence < 1.0:
+        raise UserError(f"--confidence must lie strictly between 0 and 1 (e.g. 0.95), got {confidence:g}")
+    if not 0.0 <= virtual_draws < float("inf"):
+        raise UserError(f"--virtual-draws must be a number >= 0, got {virtual_draws:g}")
+    if not abs(anchor_elo) < float("inf"):
+        raise UserError(f"--anchor-elo must be a finite number, got {anchor_elo:g}")
     if png is not None:
         check_plot_output(png, "--png")
     try:
@@ -104,7 +131,7 @@ def rate(
         fit = rating_list(data, draw_model=draw_model, anchor=anchor, anchor_elo=anchor_elo, confidence=confidence,
                           virtual_draws=virtual_draws)
     except (ValueError, RuntimeError) as exc:
-        raise UserError(str(exc)) from None
+        raise UserError(_option_names(str(exc))) from None
     for note in data.notes:
         stderr.print(f"note: {note}", soft_wrap=True)
     if as_json:

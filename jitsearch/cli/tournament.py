@@ -1,6 +1,9 @@
 """``jitsearch tournament``: paired games between two searchers, on random trees
-(:mod:`jitsearch.arena.random_tree_tournament`) or Kalah
-(:mod:`jitsearch.arena.kalah_tournament`)."""
+(:mod:`jitsearch.arena.random_tree_tournament`), Kalah
+(:mod:`jitsearch.arena.kalah_tournament`) or Oware
+(:mod:`jitsearch.arena.oware_arena`). Every game writes its records as it
+ends, refuses a file of another tournament, stops on Ctrl-C with the
+summary of the finished games (exit 130) and continues with --resume."""
 
 from __future__ import annotations
 
@@ -35,12 +38,13 @@ def tournament(
     empty_capture: Annotated[bool, typer.Option("--empty-capture", help="Kalah: the empty-capture variant.")]
     = False,
     openings: Annotated[
-        str, typer.Option("--openings", help="Kalah: an opening suite FILE (one position per line, each played "
-                                             "with both seats); 'balanced': the suite shipped for the board "
-                                             "(positions 2-6 plies deep valued within 2 seeds of 0, exactly "
-                                             "for Kalah(6,4) and its empty-capture variant, by a deep search "
-                                             "for Kalah(6,6); see 'jitsearch openings'); or N seeded random "
-                                             "opening plies per pair.")
+        str, typer.Option("--openings", help="Kalah and Oware: N seeded random opening plies per pair (Oware: "
+                                             "0-40). Kalah also takes an opening suite FILE (one position per "
+                                             "line, each played with both seats) or 'balanced': the suite "
+                                             "shipped for the board (positions 2-6 plies deep valued within 2 "
+                                             "seeds of 0, exactly for Kalah(6,4) and its empty-capture "
+                                             "variant, by a deep search for Kalah(6,6); see 'jitsearch "
+                                             "openings').")
     ] = "0",
     random_openings: Annotated[
         Optional[int], typer.Option("--random-openings", help="Kalah: a suite of K positions after 2-8 seeded "
@@ -73,8 +77,8 @@ def tournament(
     ] = None,
     timemargin: Annotated[
         Optional[int], typer.Option("--timemargin", help="Kalah and Oware: milliseconds past --movetime before a "
-                                                         "cmd: engine's move is late (a time forfeit; in Oware it "
-                                                         "stops the match) (default 200).",
+                                                         "cmd: engine's move is late: a time forfeit, which loses "
+                                                         "that game (default 200).",
                                     show_default=False)
     ] = None,
     engine_logs: Annotated[
@@ -125,16 +129,25 @@ def tournament(
         bool, typer.Option("--depth-increment", help="Run the depth-increment protocol (horizons start at 1).")
     ] = False,
     max_horizon: Annotated[int, typer.Option("--max-horizon", help="Protocol: stop past this horizon.")] = 6,
-    out: Annotated[Optional[Path], typer.Option("--out", help="JSONL file of game records (appended); with "
-                                                       "--engines a directory, one file per match.")] = None,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue the games already in --out.")] = False,
+    out: Annotated[Optional[Path], typer.Option("--out", help="JSONL file of game records, each written as its "
+                                                       "game ends; with --engines a directory, one file per "
+                                                       "match. A file holding another tournament's games is "
+                                                       "refused, one holding this one's needs --resume.")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the games already in --out: only the missing "
+                                                          "games are played, and the result is that of an "
+                                                          "uninterrupted run. --pairs must cover every pair in "
+                                                          "the file (fewer is refused).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ):
     """Play paired games between two searchers and report who wins.
 
-    Every finished game is appended to --out as it ends; Ctrl-C stops the
-    tournament within a second or two, prints the games played so far and
-    exits with status 130, and --resume continues it.
+    For every game (random-tree, kalah, oware): each finished game is
+    appended to --out as it ends; Ctrl-C stops the tournament, prints the
+    summary of the games played so far (table or --json, with
+    "interrupted": true) and exits with status 130; --resume continues it.
+    In Kalah and Oware a cmd: engine that answers late, moves illegally or
+    crashes loses that game and the match goes on; the records name the
+    termination, and 'jitsearch rate' reads every file written here.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -157,8 +170,8 @@ def tournament(
         from ._oware_tournament import oware_tournament
 
         oware_tournament(given, a=a, b=b, pairs=pairs, houses=houses, seeds=seeds, openings=openings, seed=seed,
-                         out=out, as_json=as_json, movetime=movetime, timemargin=timemargin, engine_logs=engine_logs,
-                         engine_start_timeout=engine_start_timeout)
+                         out=out, as_json=as_json, resume=resume, movetime=movetime, timemargin=timemargin,
+                         engine_logs=engine_logs, engine_start_timeout=engine_start_timeout)
         return
     if game == "kalah":
         refuse_options(given, _TREE_GAME_OPTIONS, "applies to --game random-tree only")
@@ -178,7 +191,7 @@ def tournament(
                          engine_logs=engine_logs, engine_start_timeout=engine_start_timeout)
         return
     if openings != "0":
-        raise UserError("--openings applies to --game kalah only")
+        raise UserError("--openings applies to --game kalah and --game oware only")
     spec_a, spec_b = PlayerSpec.parse(a), PlayerSpec.parse(b)
     config = GameConfig(branching=branching, random_branching=not fixed_branching, depth=tree_depth, seed=seed)
     config.tree(0)  # validates the tree parameters
