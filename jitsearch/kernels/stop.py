@@ -1,0 +1,94 @@
+"""Stopping a running kernel from another thread: the one home of the stop flag.
+
+A search that may run for long takes ``stop``, a ``threading.Event`` (the
+web server's Cancel and time cap, or :func:`jitsearch.arena.agents.run_search`
+on a Ctrl-C in the main thread). A compiled kernel cannot wait on an Event,
+so :func:`watch` copies it into an int64 flag that the kernel reads:
+
+* fixed-depth alpha-beta and FSSS kernels take it as ``counters[STOP_SLOT]``
+  of an int64 counters array of at least ``STOP_SLOT + 1`` elements (shorter
+  counters: no flag) and read it every :data:`STOP_EVERY` nodes
+  (:func:`stop_requested`), which on one core of a loaded machine is well under
+  a millisecond; the read never changes what the search visits, so a search
+  that is not stopped counts exactly the nodes it counted without a flag;
+* playout kernels (flat Monte Carlo) read ``flag[0]`` of an int64[1] array
+  every :data:`STOP_EVERY_PLAYOUTS` playouts;
+* MCTS kernels are launched in chunks of a few hundredths of a second
+  (:func:`jitsearch.mcts.multi.grow_in_chunks`) and the Event is read between
+  chunks, so they need no flag.
+
+The flag is set by a watcher thread that polls the Event every
+:data:`POLL_SECONDS`; it ends at its first look after the search (the
+context manager), so none outlives a search by more than that. A search that was stopped raises ``KeyboardInterrupt``
+(:func:`raise_if_stopped`), never returns a half result as if it were done.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+
+import numpy as np
+from numba import njit
+
+#: ``counters[STOP_SLOT]``: the stop flag of a fixed-depth search given int64[STOP_SLOT + 1] counters.
+STOP_SLOT = 4
+#: Nodes between two reads of the flag (a power of two: the read is ``nodes & (STOP_EVERY - 1) == 0``).
+STOP_EVERY = 1024
+#: Playouts between two reads of a playout kernel's flag (a power of two).
+STOP_EVERY_PLAYOUTS = 64
+#: Seconds between two looks of the watcher thread at the Event.
+POLL_SECONDS = 0.02
+
+
+@njit(cache=True, inline="always")
+def stop_requested(counters, nodes):
+    """True when ``nodes`` is a multiple of :data:`STOP_EVERY` and ``counters``
+    (int64, at least ``STOP_SLOT + 1`` long) has its stop flag set."""
+    return ((nodes & (STOP_EVERY - 1)) == 0 and counters.shape[0] > STOP_SLOT
+            and counters[STOP_SLOT] != 0)
+
+
+def check_stop(stop) -> None:
+    """Refuse (``ValueError``, one line) a ``stop`` that is not None or an Event-like object."""
+    if stop is not None and not callable(getattr(stop, "is_set", None)):
+        raise ValueError(f"stop must be a threading.Event or None, got {type(stop).__name__}")
+
+
+def new_counters(size: int) -> np.ndarray:
+    """Zeroed int64 counters of ``size`` elements with room for the stop flag."""
+    return np.zeros(max(size, STOP_SLOT + 1), np.int64)
+
+
+@contextmanager
+def watch(stop, flag: np.ndarray, slot: int = STOP_SLOT):
+    """While the block runs, set ``flag[slot] = 1`` within :data:`POLL_SECONDS`
+    of ``stop`` being set (at once if it already is); nothing when ``stop`` is
+    None. The watcher thread ends when the block does."""
+    check_stop(stop)
+    if stop is None:
+        yield
+        return
+    if stop.is_set():
+        flag[slot] = 1
+        yield
+        return
+    finished = threading.Event()
+
+    def run():
+        while not finished.is_set():
+            if stop.wait(POLL_SECONDS):
+                flag[slot] = 1
+                return
+
+    threading.Thread(target=run, name="jitsearch-stop-watch", daemon=True).start()
+    try:
+        yield
+    finally:
+        finished.set()  # the watcher ends at its next look (not joined: a search does not wait for it)
+
+
+def raise_if_stopped(stop) -> None:
+    """``KeyboardInterrupt`` when ``stop`` is set: a stopped search has no result to play."""
+    if stop is not None and stop.is_set():
+        raise KeyboardInterrupt
