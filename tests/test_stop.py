@@ -26,7 +26,6 @@ from jitsearch.arena.agents import parse_agent
 from jitsearch.arena.oware_arena import parse_oware_agent
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.oware import OwareState
-from jitsearch.kernels.stop import STOP_SLOT, watch
 
 #: Seconds a stopped search may take to end (it takes well under one; the rest is a loaded 2-core machine).
 STOP_SECONDS = 2.0
@@ -52,7 +51,7 @@ def _stops(agent, state, delay: float = 0.3) -> float:
     assert thread.is_alive(), f"{agent} finished before it was stopped: {outcome}"
     t0 = time.monotonic()
     stop.set()
-    thread.join(60)
+    thread.join(10)
     took = time.monotonic() - t0
     assert not thread.is_alive(), f"{agent} did not stop"
     assert "error" not in outcome, outcome
@@ -198,6 +197,8 @@ def test_oware_playouts_with_an_unset_stop_give_the_same_counts():
 
 
 def test_the_watcher_sets_the_flag_and_does_not_outlive_the_search():
+    from jitsearch.kernels.stop import STOP_SLOT, watch
+
     flag = np.zeros(STOP_SLOT + 1, np.int64)
     stop = threading.Event()
     with watch(stop, flag):
