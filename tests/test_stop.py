@@ -223,12 +223,20 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def test_ctrl_c_stops_play_of_an_oware_mcts_agent():
-    """Before, the Oware agent played the tree the Ctrl-C left as a move and the game went on (39 s, exit 0)."""
+CTRL_C_COMMANDS = [
+    ("play", "--game", "oware", "--p0", "mcts:iterations=300000", "--p1", "random", "--seed", "1", "--json"),
+    ("tournament", "--game", "oware", "--a", "alphabeta:depth=7", "--b", "mcts:iterations=3000", "--pairs", "50",
+     "--json"),
+]
+
+
+@pytest.mark.parametrize("command", CTRL_C_COMMANDS, ids=["play", "tournament"])
+def test_ctrl_c_stops_oware_mcts_agents_in_the_cli(command):
+    """Before, the Oware agent played the tree a Ctrl-C left as a move and the games went on (play: 39 s
+    more, tournament: 165 s more, both exit 0)."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "jitsearch", "play", "--game", "oware", "--p0",
-                             "mcts:iterations=300000", "--p1", "random", "--seed", "1", "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "jitsearch", *command], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
     try:
         deadline = time.monotonic() + 120  # imports, compiles (or cache loads), then the search: CPU time
         while time.monotonic() < deadline and proc.poll() is None and _cpu_seconds(proc.pid) < 4.0:
@@ -246,5 +254,6 @@ def test_ctrl_c_stops_play_of_an_oware_mcts_agent():
     assert proc.returncode == 130, (proc.returncode, err)
     assert took < 5.0, took
     assert "Traceback" not in err
-    obj = json.loads(out)
-    assert obj["interrupted"] is True
+    if command[0] == "play":
+        obj = json.loads(out)
+        assert obj["interrupted"] is True and obj["plies"] == len(obj["moves"])
