@@ -196,8 +196,11 @@ def test_oware_playouts_with_an_unset_stop_give_the_same_counts():
     assert all(np.array_equal(a[k], b[k]) for k in a)
 
 
-def test_the_watcher_sets_the_flag_and_does_not_outlive_the_search():
-    from jitsearch.kernels.stop import STOP_SLOT, watch
+def test_one_watcher_sets_the_flags_and_ends_after_the_searches():
+    from jitsearch.kernels.stop import IDLE_SECONDS, STOP_SLOT, watch
+
+    def watchers():
+        return [t for t in threading.enumerate() if t.name == "jitsearch-stop-watch"]
 
     flag = np.zeros(STOP_SLOT + 1, np.int64)
     stop = threading.Event()
@@ -208,11 +211,16 @@ def test_the_watcher_sets_the_flag_and_does_not_outlive_the_search():
             time.sleep(0.005)
     assert flag[STOP_SLOT] == 1
     flag[:] = 0
-    with watch(threading.Event(), flag):
-        pass
-    time.sleep(0.1)
-    assert not any(t.name == "jitsearch-stop-watch" for t in threading.enumerate())
-    assert flag[STOP_SLOT] == 0
+    flags = [np.zeros(STOP_SLOT + 1, np.int64) for _ in range(50)]
+    for f in flags:  # many short searches: one watcher
+        with watch(threading.Event(), f):
+            pass
+    assert len(watchers()) <= 1
+    deadline = time.monotonic() + IDLE_SECONDS + 5
+    while watchers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not watchers()
+    assert not any(f[STOP_SLOT] for f in flags)
 
 
 # -- Ctrl-C in the CLI ------------------------------------------------------------------------------------------

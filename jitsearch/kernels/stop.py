@@ -17,15 +17,18 @@ so :func:`watch` copies it into an int64 flag that the kernel reads:
   (:func:`jitsearch.mcts.multi.grow_in_chunks`) and the Event is read between
   chunks, so they need no flag.
 
-The flag is set by a watcher thread that polls the Event every
-:data:`POLL_SECONDS`; it ends at its first look after the search (the
-context manager), so none outlives a search by more than that. A search that was stopped raises ``KeyboardInterrupt``
+The flag is set by one watcher thread for the whole process, which looks at
+the Event of every search running every :data:`POLL_SECONDS` and ends
+:data:`IDLE_SECONDS` after the last search (so a test run or a command is
+left with no thread of it, and a game of many short searches starts no
+thread per search). A search that was stopped raises ``KeyboardInterrupt``
 (:func:`raise_if_stopped`), never returns a half result as if it were done.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from contextlib import contextmanager
 
 import numpy as np
@@ -60,32 +63,58 @@ def new_counters(size: int) -> np.ndarray:
     return np.zeros(max(size, STOP_SLOT + 1), np.int64)
 
 
+#: Seconds the watcher thread stays without a search to watch before it ends.
+IDLE_SECONDS = 0.5
+
+_lock = threading.Lock()
+_watched: dict = {}  # token -> (stop, flag, slot) of each search running
+_watcher: threading.Thread | None = None
+
+
+def _watch_loop() -> None:
+    """Copy each watched Event into its flag every POLL_SECONDS; end after IDLE_SECONDS with nothing to watch."""
+    global _watcher
+    idle_since = None
+    while True:
+        with _lock:
+            items = list(_watched.values())
+            if items:
+                idle_since = None
+            elif idle_since is None:
+                idle_since = time.monotonic()
+            elif time.monotonic() - idle_since >= IDLE_SECONDS:
+                _watcher = None  # under the lock: the next search starts a new watcher
+                return
+        for stop, flag, slot in items:
+            if stop.is_set():
+                flag[slot] = 1
+        time.sleep(POLL_SECONDS)
+
+
 @contextmanager
 def watch(stop, flag: np.ndarray, slot: int = STOP_SLOT):
     """While the block runs, set ``flag[slot] = 1`` within :data:`POLL_SECONDS`
     of ``stop`` being set (at once if it already is); nothing when ``stop`` is
-    None. The watcher thread ends when the block does."""
+    None. One watcher thread serves every search of the process; it ends
+    :data:`IDLE_SECONDS` after the last one."""
+    global _watcher
     check_stop(stop)
     if stop is None:
         yield
         return
     if stop.is_set():
         flag[slot] = 1
-        yield
-        return
-    finished = threading.Event()
-
-    def run():
-        while not finished.is_set():
-            if stop.wait(POLL_SECONDS):
-                flag[slot] = 1
-                return
-
-    threading.Thread(target=run, name="jitsearch-stop-watch", daemon=True).start()
+    token = object()
+    with _lock:
+        _watched[token] = (stop, flag, slot)
+        if _watcher is None:
+            _watcher = threading.Thread(target=_watch_loop, name="jitsearch-stop-watch", daemon=True)
+            _watcher.start()
     try:
         yield
     finally:
-        finished.set()  # the watcher ends at its next look (not joined: a search does not wait for it)
+        with _lock:
+            del _watched[token]
 
 
 def raise_if_stopped(stop) -> None:
