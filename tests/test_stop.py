@@ -59,6 +59,10 @@ def _stops(agent, state, delay: float = 0.3) -> float:
     return took
 
 
+def _id(case) -> str:
+    return case.values[0] if hasattr(case, "values") else case[0]
+
+
 #: (spec that cannot finish, warm-up spec with the same kernels, board)
 KALAH_CASES = [
     ("alphabeta:depth=40", "alphabeta:depth=2", (6, 4)),
@@ -69,7 +73,7 @@ KALAH_CASES = [
     ("perfect", "perfect", (4, 6)),
     ("mcts:time=3600", "mcts:iterations=20", (6, 4)),
     ("mcts:iterations=1000000", "mcts:iterations=20", (6, 4)),
-    ("hmcts:time=3600", "hmcts:iterations=20", (6, 4)),
+    pytest.param("hmcts:time=3600", "hmcts:iterations=20", (6, 4), marks=pytest.mark.slow),  # mcts's path
     ("mcts:iterations=1000000,workers=2", "mcts:iterations=20,workers=2", (6, 4)),
     ("mcts:time=3600,backend=cpu", "mcts:iterations=20,backend=cpu", (6, 4)),
     ("mcts:time=3600,backend=cpu,parallel=tree", "mcts:iterations=20,backend=cpu,parallel=tree", (6, 4)),
@@ -78,7 +82,7 @@ KALAH_CASES = [
 ]
 
 
-@pytest.mark.parametrize("spec,warm,board", KALAH_CASES, ids=[c[0] for c in KALAH_CASES])
+@pytest.mark.parametrize("spec,warm,board", KALAH_CASES, ids=[_id(c) for c in KALAH_CASES])
 def test_every_kalah_agent_kind_stops_within_about_a_second(spec, warm, board):
     state = KalahState.initial(*board)
     parse_agent(warm, seed=1).choose(KalahState.initial(3, 2) if warm == "perfect" else state)
@@ -90,16 +94,16 @@ OWARE_CASES = [
     ("alphabeta:depth=40", "alphabeta:depth=2"),
     ("alphabeta:time=3600", "alphabeta:depth=2"),
     ("fsss:depth=40", "fsss:depth=2"),
-    ("fsss:time=3600", "fsss:depth=2"),
+    pytest.param("fsss:time=3600", "fsss:depth=2", marks=pytest.mark.slow),  # alphabeta:time's path
     ("mc:playouts=1000000", "mc:playouts=64"),
-    ("mc:playouts=1000000,threads=2", "mc:playouts=64,threads=2"),
+    pytest.param("mc:playouts=1000000,threads=2", "mc:playouts=64,threads=2", marks=pytest.mark.slow),
     ("mcts:iterations=300000", "mcts:iterations=20"),
     ("mcts:time=3600", "mcts:iterations=20"),
     ("mcts:time=3600,parallel=tree", "mcts:iterations=20,parallel=tree"),
 ]
 
 
-@pytest.mark.parametrize("spec,warm", OWARE_CASES, ids=[c[0] for c in OWARE_CASES])
+@pytest.mark.parametrize("spec,warm", OWARE_CASES, ids=[_id(c) for c in OWARE_CASES])
 def test_every_oware_agent_kind_stops_within_about_a_second(spec, warm):
     state = OwareState.initial()
     parse_oware_agent(warm, 1).choose(state)
@@ -233,8 +237,8 @@ def _cpu_seconds(pid: int) -> float:
 
 CTRL_C_COMMANDS = [
     ("play", "--game", "oware", "--p0", "mcts:iterations=300000", "--p1", "random", "--seed", "1", "--json"),
-    ("tournament", "--game", "oware", "--a", "alphabeta:depth=7", "--b", "mcts:iterations=3000", "--pairs", "50",
-     "--json"),
+    pytest.param(("tournament", "--game", "oware", "--a", "alphabeta:depth=7", "--b", "mcts:iterations=3000",
+                  "--pairs", "50", "--json"), marks=pytest.mark.slow),  # the same agent, moves in the main thread
 ]
 
 
