@@ -43,12 +43,19 @@ Ctrl-C: called from the main thread, an agent runs its search on a helper
 thread (:func:`run_search`; every kernel it calls is ``nogil``) and waits
 for it in short slices, so a Ctrl-C raises ``KeyboardInterrupt`` within a
 fraction of a second even in the middle of a long kernel; the interrupted
-search is abandoned (an exact solve is told to stop and ends within about a
-second; a depth-limited alpha-beta or FSSS kernel runs on until it returns,
-on a daemon thread that does not keep the process alive). A search that
-reports it was interrupted raises ``KeyboardInterrupt`` too, never plays on.
-Called from any other thread (a Dask worker, a thread of the caller's), the
-search runs in that thread, with no hand-off.
+search is told to stop and ends soon after on its daemon thread. A search
+that reports it was interrupted raises ``KeyboardInterrupt`` too, never
+plays on. Called from any other thread (a Dask worker, a thread of the
+caller's), the search runs in that thread, with no hand-off.
+
+Stopping (:meth:`Agent.choose` with ``stop``, a ``threading.Event``, what a
+server's worker calls; also the Ctrl-C path above): every searching kind
+ends within about a second of ``stop`` being set and raises
+``KeyboardInterrupt``. Fixed-depth alpha-beta and FSSS kernels read a stop
+flag every 1,024 nodes (:mod:`jitsearch.kernels.stop`), the engine every
+time it looks at its clock, MCTS between chunks of a few hundredths of a
+second, ``mc`` between rounds (a round is at most 2**20 playouts, about 0.6
+s), ``perfect`` and ``mtdf`` between the solver's iterations.
 """
 
 from __future__ import annotations
@@ -66,6 +73,7 @@ from ..games.kalah import KalahState
 from ..games.kalah.alphabeta import iterative_deepening, search
 from ..games.kalah.fsss import fsss_search
 from ..games.kalah.solver import solve_exact
+from ..kernels.stop import check_stop, raise_if_stopped
 
 KINDS = ("random", "human", "alphabeta", "fsss", "mtdf", "perfect", "mcts", "hmcts", "mc")
 #: Value type of each MCTS option in a spec (``bool``: 0, 1, true or false).
@@ -413,9 +421,9 @@ class Agent:
 
     def choose(self, state: KalahState, stop: threading.Event | None = None) -> int:
         """The move in ``state``, searched in the calling thread (no hand-off, whatever the thread);
-        ``stop`` set from another thread ends the search early where the agent can (the engine at once,
-        an exact solve within about a second; MCTS and depth-limited searches end by their own budget)
-        and raises ``KeyboardInterrupt``. What a server's worker thread calls."""
+        ``stop`` set from another thread ends the search of every kind within about a second (module
+        docstring) and raises ``KeyboardInterrupt``: a stopped search never gives a move. What a server's
+        worker thread calls."""
         if not isinstance(state, KalahState):
             raise ValueError(f"an agent plays a KalahState, got {type(state).__name__}")
         if state.is_over:
@@ -424,8 +432,7 @@ class Agent:
             return self(state)
         if self.kind not in _SEARCHING:
             raise ValueError(f"agent {self.kind!r} cannot choose moves by itself")
-        if stop is not None and not callable(getattr(stop, "is_set", None)):
-            raise ValueError(f"stop must be a threading.Event or None, got {type(stop).__name__}")
+        check_stop(stop)
         return self._search(stop, state)
 
     @property
@@ -459,20 +466,26 @@ class Agent:
 
     def _search(self, stop, state: KalahState) -> int:
         """The move of a searching agent (:func:`run_search` calls it, on the
-        search thread when the caller is the main thread)."""
+        search thread when the caller is the main thread); ``KeyboardInterrupt``
+        once ``stop`` is set, whatever the search had found."""
+        move = self._search_move(stop, state)
+        raise_if_stopped(stop)
+        return move
+
+    def _search_move(self, stop, state: KalahState) -> int:
         if self.engine:
             self.last = self._engine_move(stop, state)
             return self.last["move"]
         if self.kind == "alphabeta":
             if self.time is not None:
                 r = iterative_deepening(state, time_limit=self.time, eval=self.eval,
-                                        max_depth=self.depth or 64)
+                                        max_depth=self.depth or 64, stop=stop)
             else:
-                r = search(state, self.depth, eval=self.eval)
+                r = search(state, self.depth, eval=self.eval, stop=stop)
             self.last = r
             return r["move"]
         if self.kind == "fsss":
-            self.last = fsss_search(state, self.depth, eval=self.eval)
+            self.last = fsss_search(state, self.depth, eval=self.eval, stop=stop)
             return self.last["move"]
         if self.kind == "perfect":  # solve the position exactly, play its best move
             check_perfect_board(state)
@@ -491,15 +504,17 @@ class Agent:
                 raise KeyboardInterrupt
             if r["complete"] and r["best_move"] >= 0:
                 return r["best_move"]
-            return iterative_deepening(state, time_limit=self.time or 1.0)["move"]
+            return iterative_deepening(state, time_limit=self.time or 1.0, stop=stop)["move"]
         from ..mcts.search import mcts_search, monte_carlo_search
 
         seed = self.next_search_seed()
         if self.kind == "mc":
             self.last = monte_carlo_search(state, playouts=self.options.get("playouts", 1000),
-                                           time_limit=self.options.get("time"), seed=seed)
+                                           time_limit=self.options.get("time"), seed=seed, stop=stop)
         else:
-            self.last = mcts_search(state, self._config, seed=seed)
+            self.last = mcts_search(state, self._config, seed=seed, stop=stop)
+        if self.last.get("interrupted"):  # Ctrl-C between chunks, or stop: no move from a half-grown tree
+            raise KeyboardInterrupt
         return self.last["move"]
 
     def game_engine(self, state: KalahState):

@@ -68,6 +68,7 @@ import functools
 import json
 import math
 import random
+import threading
 from dataclasses import asdict, dataclass
 from typing import ClassVar
 
@@ -81,6 +82,8 @@ from ..kernels.oware_playouts import evaluate_states
 from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
 from ..mcts.config import (MAX_BLOCKS, MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREE_ITERATIONS,
                            MAX_WEIGHT)
+from ..kernels.stop import check_stop, raise_if_stopped
+from .agents import run_search
 from .external_engine import TERMINATIONS, EngineSettings, Forfeit, close_engines
 from .records import BadRecord, ForeignRecord, config_id, dict_differences, get_field, verify_check
 
@@ -105,7 +108,18 @@ def endgame_database(houses: int, seeds: int, grand_slam_illegal: bool):
 
 
 class OwareAgent:
-    """A callable state -> house; ``last`` holds what its last search reported."""
+    """A callable state -> house; ``last`` holds what its last search reported.
+
+    Called from the main thread, the search runs on the agents' search thread
+    (:func:`jitsearch.arena.agents.run_search`), so a Ctrl-C raises
+    ``KeyboardInterrupt`` out of the move at once and tells the search to
+    stop. :meth:`choose` (``state``, ``stop``) searches in the calling thread
+    (a server's worker); ``stop``, a ``threading.Event``, ends every kind
+    within about a second (alpha-beta and FSSS: a flag read every 1,024
+    nodes; MCTS: between chunks of a few hundredths of a second; ``mc``: a
+    flag read every 64 playouts on the CPU, the CUDA twin ends its launch
+    first) and raises ``KeyboardInterrupt``: a stopped search never gives a move.
+    """
 
     def __init__(self, spec: str, kind: str, options: dict, seed: int):
         self.spec, self.kind, self.options, self.seed = spec, kind, options, seed
@@ -117,9 +131,33 @@ class OwareAgent:
         return self.spec
 
     def __call__(self, state: OwareState) -> int:
-        legal = state.legal_moves()
-        if not legal:
+        self._check_state(state)
+        if self.kind == "random":
+            return self._search(None, state)
+        return run_search(self._search, state)
+
+    def choose(self, state: OwareState, stop: threading.Event | None = None) -> int:
+        """The move in ``state``, searched in the calling thread; ``stop`` set from another thread ends the
+        search within about a second and raises ``KeyboardInterrupt`` (class docstring)."""
+        self._check_state(state)
+        check_stop(stop)
+        return self._search(stop, state)
+
+    @staticmethod
+    def _check_state(state) -> None:
+        if not isinstance(state, OwareState):
+            raise ValueError(f"an Oware agent plays an OwareState, got {type(state).__name__}")
+        if not state.legal_moves():
             raise ValueError("the game is over: no move to choose")
+
+    def _search(self, stop, state: OwareState) -> int:
+        """The move (``KeyboardInterrupt`` once ``stop`` is set, whatever the search had found)."""
+        move = self._search_move(stop, state)
+        raise_if_stopped(stop)
+        return move
+
+    def _search_move(self, stop, state: OwareState) -> int:
+        legal = state.legal_moves()
         rnd = random.Random(self.seed * 1_000_003 + self.moves_made)
         self.moves_made += 1
         if self.kind == "random":
@@ -130,7 +168,7 @@ class OwareAgent:
                                     max_depth=o.get("depth", MAX_DEPTH if "time" in o else 6),
                                     side_weight=o.get("w", DEFAULT_SIDE_WEIGHT),
                                     endgame=endgame_database(state.houses, o["db"], state.grand_slam_illegal)
-                                    if "db" in o else None)
+                                    if "db" in o else None, stop=stop)
             self.last = {"depth": r.depth, "value": r.value, "nodes": r.nodes}
             return r.move
         if self.kind == "fsss":
@@ -141,7 +179,7 @@ class OwareAgent:
                                max_depth=o.get("depth", MAX_DEPTH if "time" in o else 6),
                                side_weight=o.get("w", DEFAULT_SIDE_WEIGHT),
                                endgame=endgame_database(state.houses, o["db"], state.grand_slam_illegal)
-                               if "db" in o else None)
+                               if "db" in o else None, stop=stop)
             self.last = {"depth": r.depth, "value": r.value, "nodes": r.nodes, "evaluations": r.evaluations}
             return r.move
         if self.kind == "mcts":
@@ -150,16 +188,18 @@ class OwareAgent:
             o = self.options
             common = dict(iterations=o.get("iterations"), time=o.get("time"), seed=rnd.getrandbits(63),
                           playouts=o.get("playouts", 1), c=o.get("c", math.sqrt(2)), backend=self.backend,
-                          eval=o.get("eval"), eval_plies=o.get("eval_plies"), imm=o.get("imm", 0.0))
+                          eval=o.get("eval"), eval_plies=o.get("eval_plies"), imm=o.get("imm", 0.0), stop=stop)
             if o.get("parallel") == "tree":
                 from ..mcts.oware import tree_parallel_oware
 
                 if common["iterations"] is None and common["time"] is None:
                     common["iterations"] = 1000
                 out = tree_parallel_oware([state], blocks=o.get("blocks"), **common)
-                r = {**out["positions"][0], "iterations": out["iterations"]}
+                r = {**out["positions"][0], "iterations": out["iterations"], "interrupted": out["interrupted"]}
             else:
                 r = search_oware(state, leaves=o.get("leaves"), **common)
+            if r["interrupted"]:  # Ctrl-C between chunks, or stop: no move from a half-grown tree
+                raise KeyboardInterrupt
             self.last = {"value": r["value"], "iterations": r["iterations"], "nodes": r["nodes"]}
             return r["move"]
         # flat Monte Carlo
@@ -174,7 +214,7 @@ class OwareAgent:
                 out = evaluate_states_cuda(live, playouts, seed=rnd.getrandbits(63))
             else:
                 out = evaluate_states(live, playouts, seed=rnd.getrandbits(63),
-                                      threads=self.options.get("threads", 1))
+                                      threads=self.options.get("threads", 1), stop=stop)
             for i, c in enumerate(live):  # counts are for the child's player to move: the opponent
                 scores[id(c)] = (out["losses"][i] + 0.5 * out["draws"][i]) / playouts
         best, best_score = legal[0], -1.0

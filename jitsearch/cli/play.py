@@ -205,7 +205,10 @@ def _play_oware(p0, p1, houses, seeds, position, seed, as_json):
 
     agents = [human if a is None else a for a in agents]
 
+    played = []  # (house, position after it): what a Ctrl-C prints
+
     def on_move(before, house, after, agent):
+        played.append((int(house), after))
         if as_json:
             return
         letter = chr((ord("A") if before.player == 0 else ord("a")) + before.action_of(house))
@@ -218,7 +221,11 @@ def _play_oware(p0, p1, houses, seeds, position, seed, as_json):
     try:
         result = play_oware_game(state, agents, on_move=on_move)
     except KeyboardInterrupt:
-        stop_interrupted("the game was stopped")
+        if as_json:
+            final = played[-1][1] if played else state
+            emit_json({"moves": [h for h, _ in played], "final": final.to_text(), "scores": list(final.scores),
+                       "margin": final.margin, "result": final.result, "plies": len(played), "interrupted": True})
+        stop_interrupted(f"the game was stopped after {len(played)} plies")
     if as_json:
         emit_json(result)
         return

@@ -25,6 +25,7 @@ from ..games.oware.state import BOARD_DTYPE, OwareState
 from . import rng
 from .playouts import MAX_PLAYOUTS_PER_STATE, check_work
 from .sentinels import NO_PLY_CAP
+from .stop import STOP_EVERY_PLAYOUTS, watch
 
 
 def make_capped_playout(jit, rules, gen):
@@ -84,8 +85,10 @@ stream_key = CPU_RNG.stream_key
 
 @njit(cache=True, nogil=True)
 def evaluate_range(boards, players, plies_done, hists, rows, m, gsi, move_limit, playouts_per_state, seed,
-                   first, last, wins, draws, losses, margin_sum, plies_out):
-    """Playouts of states ``first..last-1``; ``hists[s, :rows[s]]`` is state s's record."""
+                   first, last, wins, draws, losses, margin_sum, plies_out, stop):
+    """Playouts of states ``first..last-1``; ``hists[s, :rows[s]]`` is state s's record.
+    ``stop`` (int64[1]): read every STOP_EVERY_PLAYOUTS playouts; once non-zero the
+    kernel returns with the results unfinished (:mod:`jitsearch.kernels.stop`)."""
     n = 2 * m + 2
     board = np.empty(n, dtype=boards.dtype)
     hist = np.empty((hists.shape[1] + move_limit, 2 * m + 1), dtype=hists.dtype)
@@ -98,6 +101,8 @@ def evaluate_range(boards, players, plies_done, hists, rows, m, gsi, move_limit,
         plies = 0
         mover = players[s]
         for p in range(playouts_per_state):
+            if (p & (STOP_EVERY_PLAYOUTS - 1)) == 0 and stop[0] != 0:
+                return
             for i in range(n):
                 board[i] = boards[s, i]
             for r in range(rows[s]):
@@ -123,7 +128,7 @@ def evaluate_range(boards, players, plies_done, hists, rows, m, gsi, move_limit,
 
 @njit(cache=True, nogil=True, parallel=True)
 def _evaluate_parallel(boards, players, plies_done, hists, rows, m, gsi, move_limit, playouts_per_state, seed,
-                       chunks, wins, draws, losses, margin_sum, plies_out):
+                       chunks, wins, draws, losses, margin_sum, plies_out, stop):
     k = boards.shape[0]
     step = (k + chunks - 1) // chunks
     for c in prange(chunks):
@@ -131,7 +136,7 @@ def _evaluate_parallel(boards, players, plies_done, hists, rows, m, gsi, move_li
         hi = min(k, lo + step)
         if lo < hi:
             evaluate_range(boards, players, plies_done, hists, rows, m, gsi, move_limit, playouts_per_state,
-                           seed, lo, hi, wins, draws, losses, margin_sum, plies_out)
+                           seed, lo, hi, wins, draws, losses, margin_sum, plies_out, stop)
 
 
 def pack_states(states) -> tuple:
@@ -162,11 +167,13 @@ def pack_states(states) -> tuple:
     return boards, players, plies, hists, rows, m, gsi, limit
 
 
-def evaluate_states(states, playouts_per_state: int, seed: int, *, threads: int = 1) -> dict:
+def evaluate_states(states, playouts_per_state: int, seed: int, *, threads: int = 1, stop=None) -> dict:
     """Random playouts of each state: per state (``wins``, ``draws``,
     ``losses``) for its player to move, ``margin_sum`` of player 0's final
     score differences and ``plies`` played, as int64 arrays. ``threads`` in
-    1..4 per core; results do not depend on it."""
+    1..4 per core; results do not depend on it. ``stop`` (a
+    ``threading.Event``) set from another thread ends the playouts within
+    STOP_EVERY_PLAYOUTS playouts a thread and raises ``KeyboardInterrupt``."""
     playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
     seed = check_seed("seed", seed)
     threads = check_int("threads", threads, 1, max_threads())
@@ -176,8 +183,12 @@ def evaluate_states(states, playouts_per_state: int, seed: int, *, threads: int 
     out = {name: np.zeros(k, dtype=np.int64) for name in ("wins", "draws", "losses", "margin_sum", "plies")}
     args = (boards, players, plies, hists, rows, m, bool(gsi), int(limit), int(playouts_per_state), np.uint64(seed))
     res = (out["wins"], out["draws"], out["losses"], out["margin_sum"], out["plies"])
-    if threads > 1 and k > 1:
-        _evaluate_parallel(*args, min(k, threads * 4), *res)
-    else:
-        evaluate_range(*args, 0, k, *res)
+    flag = np.zeros(1, np.int64)
+    with watch(stop, flag, 0):
+        if threads > 1 and k > 1:
+            _evaluate_parallel(*args, min(k, threads * 4), *res, flag)
+        else:
+            evaluate_range(*args, 0, k, *res, flag)
+    if flag[0]:
+        raise KeyboardInterrupt
     return out

@@ -24,7 +24,9 @@ Budgets: ``iterations`` per tree, or ``time`` in seconds (anytime): the host
 launches the kernel in chunks of iterations sized from the measured rate
 (about 20 ms each after a short first one) until the time is spent, so a
 time-limited search is also a pure function of the iterations it reached.
-Ctrl-C between chunks returns what the trees hold (``interrupted``).
+Ctrl-C between chunks returns what the trees hold (``interrupted``), and so
+does ``stop`` (a ``threading.Event`` set from another thread), read between
+chunks: a search stops within a chunk (a few hundredths of a second).
 """
 
 from __future__ import annotations
@@ -166,11 +168,11 @@ class _Grower:
                            reward, playouts, empty_capture, max_plies, alpha, self.leaves, self.done, steps)
         self.done += steps
 
-    def run(self, iterations: int | None, seconds: float | None) -> bool:
+    def run(self, iterations: int | None, seconds: float | None, stop=None) -> bool:
         """Grow until the budget (iterations per tree, rounded up to whole
-        steps, or seconds) is spent; True if Ctrl-C stopped it."""
+        steps, or seconds) is spent; True if Ctrl-C or ``stop`` stopped it."""
         steps = None if iterations is None else -(-iterations // self.leaves)
-        return grow_in_chunks(self.grow, lambda: self.done, steps, seconds, 1)
+        return grow_in_chunks(self.grow, lambda: self.done, steps, seconds, 1, stop)
 
     def results(self):
         """Copy the trees back (from the GPU) and return the TreeBatch."""
@@ -262,10 +264,12 @@ def _checked_states(states) -> list:
 
 def analyse_checked(states: list, opts: TreeOptions, resolved: str, *, seed: int = 0, tree_keys=None,
                     leaves: int | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
-                    memory_hint: str | None = None) -> dict:
+                    memory_hint: str | None = None, stop=None) -> dict:
     """:func:`analyse_positions` with its options already checked (``opts``;
     one tree per position, ``opts.trees`` unused) and the backend resolved
-    (``cpu`` or ``cuda``): what a search validated once upstream calls."""
+    (``cpu`` or ``cuda``): what a search validated once upstream calls.
+    ``stop`` (a ``threading.Event``): once set, the growth ends after the
+    chunk running, ``interrupted`` True."""
     m, ec = states[0].houses, states[0].empty_capture
     iterations, time, playouts, capacity = opts.iterations, opts.time, opts.playouts, opts.capacity
     leaves = default_leaves(resolved) if leaves is None else check_int("leaves", leaves, 1, MAX_LEAVES)
@@ -287,7 +291,7 @@ def analyse_checked(states: list, opts: TreeOptions, resolved: str, *, seed: int
     grower = _Grower(boards, players, tree_keys.astype(np.uint64), m, ec, capacity=capacity, opts=opts,
                      leaves=leaves, backend=resolved, max_bytes=max_bytes, memory_hint=memory_hint)
     start = _time.perf_counter()
-    interrupted = grower.run(iterations, time)
+    interrupted = grower.run(iterations, time, stop)
     batch = grower.results()
     seconds = _time.perf_counter() - start
     scale = playouts * REWARD_UNITS
@@ -339,17 +343,18 @@ def search_many(states, seeds, *, trees: int = 256, iterations: int | None = Non
 
 
 def search_many_checked(states: list, seeds: list, opts: TreeOptions, resolved: str, *, leaves: int | None = None,
-                        max_bytes: int = DEFAULT_MAX_BYTES) -> list[dict]:
+                        max_bytes: int = DEFAULT_MAX_BYTES, stop=None) -> list[dict]:
     """:func:`search_many` with its options already checked (``opts``) and the
     backend resolved: what :func:`jitsearch.mcts.search.mcts_search` calls
-    after validating its :class:`~jitsearch.mcts.config.MCTSConfig` once."""
+    after validating its :class:`~jitsearch.mcts.config.MCTSConfig` once.
+    ``stop`` as :func:`analyse_checked`."""
     trees, playouts = opts.trees, opts.playouts
     if trees * len(states) > MAX_TREES:
         raise ValueError(f"{len(states)} positions x {trees} trees is above the limit of {MAX_TREES:,} trees per "
                          f"launch: lower trees= or search fewer positions at once")
     keys = np.concatenate([tree_keys_for(x, trees) for x in seeds])
     r = analyse_checked([s for s in states for _ in range(trees)], opts, resolved, tree_keys=keys, leaves=leaves,
-                        max_bytes=max_bytes)
+                        max_bytes=max_bytes, stop=stop)
     out = []
     for g, state in enumerate(states):
         children, nodes = _sum_trees(state, r["positions"][g * trees:(g + 1) * trees])

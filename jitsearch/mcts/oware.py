@@ -42,6 +42,7 @@ from ..kernels.oware_playouts import pack_states
 from ..games.oware.alphabeta import DEFAULT_SIDE_WEIGHT
 from ..kernels.oware_mcts import SIDE_WEIGHT_DENOMINATOR
 from ..kernels.sentinels import FORMULAS, NO_NODE, NO_PLY_CAP
+from ..kernels.stop import check_stop
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from .config import DEFAULT_EVAL_PLIES, MAX_LEAVES, MAX_PLAYOUT_DEPTH, MAX_STEP_PLAYOUTS, MAX_TREES, check_tree_options
 from .multi import DEFAULT_TIME_NODES, MAX_NODES, default_leaves, grow_in_chunks, most_visited, tree_keys_for
@@ -243,8 +244,7 @@ def analyse_oware(states, *, iterations: int | None = 1000, time: float | None =
     states = _checked_states(states)
     opts = check_tree_options(iterations, time, c, formula, "win", playouts, 0, capacity, len(states))
     eval, eval_plies, imm, side_weight = check_oware_eval(eval, eval_plies, imm, side_weight)
-    if stop is not None and not callable(getattr(stop, "is_set", None)):
-        raise ValueError(f"stop must be a threading.Event or None, got {type(stop).__name__}")
+    check_stop(stop)
     if len({(s.houses, s.grand_slam_illegal, s.move_limit) for s in states}) > 1:
         raise ValueError("all positions need the same houses, move limit and grand-slam rule")
     from ..kernels.backend import resolve
@@ -385,8 +385,8 @@ class _SharedOwareGrower:
                                   self.threads)
         self.done += iterations
 
-    def run(self, iterations: int | None, seconds: float | None) -> bool:
-        return grow_in_chunks(self.grow, lambda: self.done, iterations, seconds, max(1, 2 * self.blocks))
+    def run(self, iterations: int | None, seconds: float | None, stop=None) -> bool:
+        return grow_in_chunks(self.grow, lambda: self.done, iterations, seconds, max(1, 2 * self.blocks), stop)
 
     def results(self):
         if self.device is not None:
@@ -424,19 +424,20 @@ def tree_parallel_oware(states, *, blocks: int | None = None, iterations: int | 
                         formula: str = "ucb1", playouts: int = DEFAULT_PLAYOUTS, capacity: int | None = None,
                         backend: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES, threads: int | None = None,
                         return_trees: bool = False, eval: str | None = None, eval_plies: int | None = None,
-                        imm: float = 0.0, side_weight: float | None = None):
+                        imm: float = 0.0, side_weight: float | None = None, stop=None):
     """Tree-parallel MCTS: one shared tree per position, grown by ``blocks``
     workers at once on the GPU (default: 8 per SM over all trees), by one
     worker per tree on the CPU (the twin: with ``blocks=1`` on the GPU the
     trees are bit-identical). ``iterations`` per tree (all workers
     together) or ``time``; other options and the result as
     :func:`analyse_oware` (``leaves`` is 1; ``blocks`` is added; ``eval``,
-    ``eval_plies``, ``side_weight`` and ``imm`` as there)."""
+    ``eval_plies``, ``side_weight``, ``imm`` and ``stop`` as there)."""
     from .config import MAX_BLOCKS
 
     states = _checked_states(states)
     opts = check_tree_options(iterations, time, c, formula, "win", playouts, 0, capacity, len(states))
     eval, eval_plies, imm, side_weight = check_oware_eval(eval, eval_plies, imm, side_weight)
+    check_stop(stop)
     if len({(s.houses, s.grand_slam_illegal, s.move_limit) for s in states}) > 1:
         raise ValueError("all positions need the same houses, move limit and grand-slam rule")
     from ..kernels.backend import resolve
@@ -473,7 +474,7 @@ def tree_parallel_oware(states, *, blocks: int | None = None, iterations: int | 
                                 formula=opts.formula, playouts=opts.playouts, backend=resolved, max_bytes=max_bytes,
                                 threads=threads, eval_plies=eval_plies, side_weight=side_weight, imm=imm)
     start = _time.perf_counter()
-    interrupted = grower.run(opts.iterations, opts.time)
+    interrupted = grower.run(opts.iterations, opts.time, stop)
     trees = grower.results()
     seconds = _time.perf_counter() - start
     scale = opts.playouts * REWARD_UNITS

@@ -19,6 +19,7 @@ import numpy as np
 from ..games.kalah import KalahState
 from .._checks import cap_to_physical_memory, check_choice, check_float, check_int, check_max_bytes, check_seed, max_threads
 from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE, evaluate_cpu
+from ..kernels.stop import check_stop
 from ..rng import mix64_py
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from .tree import DRAW, LOSS, UNKNOWN, WIN, MCTSTree, mcts_kernel
@@ -74,35 +75,38 @@ def tree_capacity(cfg: MCTSConfig, houses: int, iterations: int | None, max_byte
 
 
 def _grow(state: KalahState, cfg: MCTSConfig, seed: int, iterations: int | None, deadline: float | None,
-          capacity: int) -> tuple[MCTSTree, int]:
+          capacity: int, stop=None) -> tuple[MCTSTree, int]:
+    """One tree grown for ``iterations`` or until ``deadline``; with ``stop``
+    (or a deadline) in chunks of about 10-20 ms, ``stop`` read between them
+    (a tree grown in chunks is the tree grown in one call)."""
     m = state.houses
     tree = MCTSTree(capacity, m, max_bytes=None)
     tree.set_root(state.board, state.player)
     params = cfg.params(state.empty_capture)
     if cfg.backend is not None:
-        return _grow_batched(tree, state, cfg, params, seed, iterations, deadline)
+        return _grow_batched(tree, state, cfg, params, seed, iterations, deadline, stop)
     mcts_iterate = mcts_kernel(m, cfg.plays_to_the_end())
     args = (*tree.arrays(), m, params, np.uint64(seed))
     done = 0
-    if iterations is not None and deadline is None:
+    if iterations is not None and deadline is None and stop is None:
         done = int(mcts_iterate(*args, 0, iterations))
         return tree, done
     chunk = max(1, 32 // cfg.playouts)  # a first chunk of about 32 playouts; doubled while it is quick
     while True:
         todo = chunk if iterations is None else min(chunk, iterations - done)
-        if todo <= 0:
+        if todo <= 0 or (stop is not None and stop.is_set()):
             break
         t0 = time.perf_counter()
         got = int(mcts_iterate(*args, done, todo))
         done += got
-        if got < todo or time.perf_counter() >= deadline:
+        if got < todo or (deadline is not None and time.perf_counter() >= deadline):
             break
         if time.perf_counter() - t0 < 0.01:
             chunk *= 2
     return tree, done
 
 
-def _grow_batched(tree, state, cfg, params, seed, iterations, deadline):
+def _grow_batched(tree, state, cfg, params, seed, iterations, deadline, stop=None):
     """MCTS whose leaves are evaluated in batches: ``batch`` leaves chosen
     with virtual loss, ``playouts`` playouts each, one backend launch per
     step (:func:`jitsearch.kernels.backend.evaluate`); an iteration = a leaf."""
@@ -116,7 +120,8 @@ def _grow_batched(tree, state, cfg, params, seed, iterations, deadline):
     step = 0
     while True:
         want = cfg.batch if iterations is None else min(cfg.batch, iterations - done)
-        if want <= 0 or (deadline is not None and time.perf_counter() >= deadline):
+        if want <= 0 or (deadline is not None and time.perf_counter() >= deadline) or (
+                stop is not None and stop.is_set()):
             break
         count = int(select_batch(*tree.arrays(), m, params, want, float(cfg.virtual_loss), leaves))
         live = [int(x) for x in leaves[:count] if tree.to_move[x] >= 0]
@@ -135,7 +140,7 @@ def _grow_batched(tree, state, cfg, params, seed, iterations, deadline):
 
 
 def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: int = 0,
-                max_bytes: int = DEFAULT_MAX_BYTES, **options) -> dict:
+                max_bytes: int = DEFAULT_MAX_BYTES, stop=None, **options) -> dict:
     """Monte Carlo tree search from ``state`` for its player to move.
 
     Options (or an :class:`MCTSConfig`): ``iterations`` and/or ``time``
@@ -170,7 +175,15 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
 
     Returns ``move``, ``children`` (move, visits, value = mean reward of the
     root player, proven), ``iterations``, ``simulations``, ``nodes``,
-    ``seconds``, ``proven`` (the root's value if the solver proved it).
+    ``seconds``, ``proven`` (the root's value if the solver proved it),
+    ``interrupted``.
+
+    ``stop`` (a ``threading.Event``) set from another thread ends the search
+    within a few hundredths of a second: every kind of search grows its
+    trees in chunks (or batches) and reads ``stop`` between them; what the
+    trees hold then is returned with ``interrupted`` True (an agent raises
+    ``KeyboardInterrupt`` instead of playing it). A search not stopped grows
+    the same trees with or without ``stop``.
 
     Every option is checked (:meth:`MCTSConfig.validate`): integers where
     counts are asked for (NumPy integers too, no bool), finite numbers,
@@ -187,6 +200,7 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     if config is not None and not isinstance(config, MCTSConfig):
         raise ValueError(f"config must be an MCTSConfig, got {type(config).__name__}")
     seed = check_seed("seed", seed)
+    check_stop(stop)
     max_bytes = cap_to_physical_memory(check_max_bytes("max_bytes", max_bytes))
     cfg = config if config is not None else MCTSConfig.from_options(**options)
     cfg.validate()
@@ -195,7 +209,7 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     if cfg.backend is not None:
         backend = cfg.resolved_backend()  # a CUDA request without a GPU fails here, before any tree is allocated
         if cfg.batch is None:
-            return _search_many([state], [seed], cfg, backend, max_bytes)[0]
+            return _search_many([state], [seed], cfg, backend, max_bytes, stop)[0]
     w = cfg.workers
     if cfg.backend is None:
         mcts_kernel(state.houses, cfg.plays_to_the_end())  # compiled (or loaded) here, not by several workers at once
@@ -206,10 +220,10 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     start = time.perf_counter()
     deadline = None if cfg.time is None else start + cfg.time
     if w == 1:
-        results = [_grow(state, cfg, seed, per_worker, deadline, capacity)]
+        results = [_grow(state, cfg, seed, per_worker, deadline, capacity, stop)]
     else:
         with ThreadPoolExecutor(max_workers=w) as pool:
-            futures = [pool.submit(_grow, state, cfg, worker_seed(seed, i), per_worker, deadline, capacity)
+            futures = [pool.submit(_grow, state, cfg, worker_seed(seed, i), per_worker, deadline, capacity, stop)
                        for i in range(w)]
             results = [f.result() for f in futures]
     root_player = state.player
@@ -236,17 +250,19 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     move = choose_final_move(children, cfg.final)
     out = {"move": move, "children": children, "iterations": iterations,
            "simulations": iterations * cfg.playouts, "nodes": nodes, "seconds": time.perf_counter() - start,
-           "proven": PROVEN_NAMES[root_proven]}
+           "proven": PROVEN_NAMES[root_proven], "interrupted": stop is not None and stop.is_set()}
     if cfg.backend is not None:
         out["backend"] = cfg.resolved_backend()
     return out
 
 
-def _search_many(states, seeds, cfg: MCTSConfig, backend: str, max_bytes: int) -> list[dict]:
+def _search_many(states, seeds, cfg: MCTSConfig, backend: str, max_bytes: int, stop=None) -> list[dict]:
     """The backend search of ``cfg`` (validated once by the caller, nothing checked again)."""
     if cfg.mode() == "tree":
-        return search_shared_checked(states, seeds, cfg.tree_options(), cfg.blocks, backend, max_bytes=max_bytes)
-    return search_many_checked(states, seeds, cfg.tree_options(), backend, leaves=cfg.leaves, max_bytes=max_bytes)
+        return search_shared_checked(states, seeds, cfg.tree_options(), cfg.blocks, backend, max_bytes=max_bytes,
+                                     stop=stop)
+    return search_many_checked(states, seeds, cfg.tree_options(), backend, leaves=cfg.leaves, max_bytes=max_bytes,
+                               stop=stop)
 
 
 def mcts_search_many(states, seeds, *, max_bytes: int = DEFAULT_MAX_BYTES, **options) -> list[dict]:
@@ -285,11 +301,14 @@ def choose_final_move(children: list[dict], final: str = "visits") -> int:
 
 
 def monte_carlo_search(state: KalahState, *, playouts: int = 1000, time_limit: float | None = None,
-                       seed: int = 0, threads: int = 1) -> dict:
+                       seed: int = 0, threads: int = 1, stop=None) -> dict:
     """Pure Monte Carlo (the expected-outcome model, seed 004 section 3.5):
     no tree; ``playouts`` random playouts shared evenly among the root moves
     (rounds until ``time_limit`` if given), each move scored E = (W - L) / N
-    for the root player; the best E is played."""
+    for the root player; the best E is played. ``stop`` (a
+    ``threading.Event``) is read between rounds: a round is at most
+    MAX_PLAYOUTS_PER_STATE playouts (0.6 s at Kalah(6,4) on one core), and a
+    stopped search has ``interrupted`` True."""
     if not isinstance(state, KalahState):
         raise ValueError(f"state must be a KalahState, got {type(state).__name__}")
     playouts = check_int("playouts", playouts, 1, MAX_PLAYOUTS_PER_STATE)
@@ -297,6 +316,7 @@ def monte_carlo_search(state: KalahState, *, playouts: int = 1000, time_limit: f
         time_limit = check_float("time_limit", time_limit, 0.0, MAX_TIME, lo_open=True)
     seed = check_seed("seed", seed)
     threads = check_int("threads", threads, 1, max_threads())
+    check_stop(stop)
     if state.is_over:
         raise ValueError("the game is over: no move to search")
     start = time.perf_counter()
@@ -313,7 +333,7 @@ def monte_carlo_search(state: KalahState, *, playouts: int = 1000, time_limit: f
             wins[i], losses[i], count[i] = float(mine > 0), float(mine < 0), 1.0
     per_move = max(1, playouts // len(moves))
     rnd = 0
-    while live:
+    while live and not (stop is not None and stop.is_set()):
         boards = np.stack([kids[i].board for i in live])
         players = np.array([kids[i].player for i in live])
         r = evaluate_cpu(boards, players, per_move, mix64_py(seed + rnd), empty_capture=state.empty_capture,
@@ -326,8 +346,9 @@ def monte_carlo_search(state: KalahState, *, playouts: int = 1000, time_limit: f
         rnd += 1
         if time_limit is None or time.perf_counter() - start >= time_limit:
             break
-    expected = (wins - losses) / count
+    interrupted = stop is not None and stop.is_set()
+    expected = (wins - losses) / np.maximum(count, 1.0)
     best = int(np.argmax(expected))
     return {"move": moves[best], "children": [{"move": mv, "expected": float(e), "playouts": int(c)}
                                                for mv, e, c in zip(moves, expected, count)],
-            "simulations": int(count.sum()), "seconds": time.perf_counter() - start}
+            "simulations": int(count.sum()), "seconds": time.perf_counter() - start, "interrupted": interrupted}

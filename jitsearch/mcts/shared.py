@@ -18,8 +18,9 @@ identical, trees); with one block per tree it equals the CPU twin bit for bit.
 
 Budgets: ``iterations`` per tree, or ``time`` in seconds: the host launches
 the kernel in chunks of iterations sized from the measured rate (about 20 ms
-each after a short first one) until the time is spent; Ctrl-C between chunks
-returns what the trees hold (``interrupted``).
+each after a short first one) until the time is spent; Ctrl-C between chunks,
+or ``stop`` (a ``threading.Event`` set from another thread, read between
+chunks), returns what the trees hold (``interrupted``).
 """
 
 from __future__ import annotations
@@ -111,10 +112,10 @@ class _SharedGrower:
                             max_plies, alpha, self.done, iterations)
         self.done += iterations
 
-    def run(self, iterations: int | None, seconds: float | None) -> bool:
-        """Grow until ``iterations`` per tree or ``seconds`` are spent; True if Ctrl-C stopped it."""
+    def run(self, iterations: int | None, seconds: float | None, stop=None) -> bool:
+        """Grow until ``iterations`` per tree or ``seconds`` are spent; True if Ctrl-C or ``stop`` stopped it."""
         # the first chunk: a few iterations per block, to measure the rate
-        return grow_in_chunks(self.grow, lambda: self.done, iterations, seconds, max(1, 2 * self.blocks))
+        return grow_in_chunks(self.grow, lambda: self.done, iterations, seconds, max(1, 2 * self.blocks), stop)
 
     def root_children(self, g: int):
         if self.device is not None:
@@ -207,12 +208,13 @@ def search_many_shared(states, seeds, *, trees: int = 1, blocks: int | None = No
 
 
 def search_shared_checked(states: list, seeds: list, opts: TreeOptions, blocks: int | None, resolved: str, *,
-                          max_bytes: int = DEFAULT_MAX_BYTES) -> list[dict]:
+                          max_bytes: int = DEFAULT_MAX_BYTES, stop=None) -> list[dict]:
     """:func:`search_many_shared` with its options already checked (``opts``,
     ``blocks`` in 1..MAX_BLOCKS or None) and the backend resolved: what
     :func:`jitsearch.mcts.search.mcts_search` calls after validating its
     :class:`~jitsearch.mcts.config.MCTSConfig` once. The checks left depend
-    on the launch (positions x trees x blocks, the board's node limit)."""
+    on the launch (positions x trees x blocks, the board's node limit).
+    ``stop`` (a ``threading.Event``) ends the growth between chunks."""
     m, ec = states[0].houses, states[0].empty_capture
     iterations, time, playouts, capacity, trees = opts.iterations, opts.time, opts.playouts, opts.capacity, opts.trees
     if blocks is not None and resolved == "cpu" and blocks != 1:
@@ -239,7 +241,7 @@ def search_shared_checked(states: list, seeds: list, opts: TreeOptions, blocks: 
     grower = _SharedGrower(boards, players, keys, m, ec, capacity=capacity, blocks=blocks, opts=opts,
                            backend=resolved, max_bytes=max_bytes)
     start = _time.perf_counter()
-    interrupted = grower.run(iterations, time)
+    interrupted = grower.run(iterations, time, stop)
     seconds = _time.perf_counter() - start
     sizes = grower.sizes()
     scale = playouts * REWARD_UNITS

@@ -31,6 +31,7 @@ import time
 import numpy as np
 from numba import njit
 
+from ...kernels.stop import STOP_SLOT, new_counters, stop_requested, watch
 from ...rng import GOLDEN, mix64
 from ...trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from .state import KalahState, apply_move, heuristic_of, legal_moves, margin_of
@@ -104,12 +105,16 @@ def kalah_alphabeta(root_board, m, root_player, depth, eval_kind, empty_capture,
     """Depth-limited fail-soft alpha-beta from ``root_board`` (root player to move).
 
     ``tt_keys`` of size 0 disables the table. ``counters``: int64[2] gets
-    (nodes visited, frontier evaluations) added. ``trace`` (uint64[K], K > 0
+    (nodes visited, frontier evaluations) added; int64[5] also holds the stop
+    flag ``counters[STOP_SLOT]``, which another thread may set to abandon the
+    search as the node limit does (read every 1,024 nodes,
+    :mod:`jitsearch.kernels.stop`). ``trace`` (uint64[K], K > 0
     to record) receives the path hash (:func:`path_hash` of the moves from
     the root) of each frontier state evaluated. Returns (value, best move
     pit, or -1 when the root is decided by the table); (nan,
-    ``ABORTED_MOVE``) when ``counters[0]`` would pass ``node_limit`` (the
-    search is abandoned; the table keeps only sound entries).
+    ``ABORTED_MOVE``) when ``counters[0]`` would pass ``node_limit`` or the
+    stop flag is set (the search is abandoned; the table keeps only sound
+    entries).
     """
     n = 2 * m + 2
     cap = tt_keys.shape[0]
@@ -140,7 +145,7 @@ def kalah_alphabeta(root_board, m, root_player, depth, eval_kind, empty_capture,
     ret = 0.0
     while True:
         if entering:
-            if counters[0] >= node_limit:
+            if counters[0] >= node_limit or stop_requested(counters, counters[0]):
                 return math.nan, np.int64(ABORTED_MOVE)
             counters[0] += 1
             mover = movers[sp]
@@ -235,15 +240,21 @@ TABLE_SLOT_BYTES = 8 + 8 + 1 + 8 + 8
 
 
 def search(state: KalahState, depth: int, *, eval: str = "store", ordering: bool = True,
-           tt_capacity: int = 1 << 16, table=None, trace: bool = False) -> dict:
-    """Depth-limited alpha-beta from ``state``; returns value, move, nodes, PV."""
+           tt_capacity: int = 1 << 16, table=None, trace: bool = False, stop=None) -> dict:
+    """Depth-limited alpha-beta from ``state``; returns value, move, nodes, PV.
+    ``stop`` (a ``threading.Event``) set from another thread ends the search
+    within 1,024 nodes (:mod:`jitsearch.kernels.stop`) and raises
+    ``KeyboardInterrupt``."""
     check_depth(state, depth, eval)
     table = table if table is not None else new_table(tt_capacity)
-    counters = np.zeros(2, dtype=np.int64)
+    counters = new_counters(2)
     buf = np.zeros(trace_capacity(state, depth) if trace else 0, dtype=np.uint64)
-    value, move = kalah_alphabeta(state.board, state.houses, state.player, int(depth),
-                                  EVAL_STORE if eval == "store" else EVAL_HEURISTIC, state.empty_capture,
-                                  ordering, *table, counters, buf, NO_LIMIT)
+    with watch(stop, counters):
+        value, move = kalah_alphabeta(state.board, state.houses, state.player, int(depth),
+                                      EVAL_STORE if eval == "store" else EVAL_HEURISTIC, state.empty_capture,
+                                      ordering, *table, counters, buf, NO_LIMIT)
+    if counters[STOP_SLOT]:
+        raise KeyboardInterrupt
     move = int(move)
     out = {"value": float(value), "move": move, "nodes": int(counters[0]), "evaluations": int(counters[1]),
            "depth": int(depth), "pv": principal_variation(state, table, depth, first=move)}
@@ -289,13 +300,15 @@ def _hash(board, player):
 
 
 def iterative_deepening(state: KalahState, *, max_depth: int = 64, time_limit: float | None = None,
-                        eval: str = "store", tt_capacity: int = 1 << 18) -> dict:
+                        eval: str = "store", tt_capacity: int = 1 << 18, stop=None) -> dict:
     """Deepen one ply at a time, reusing the table, until ``max_depth`` or the
     time limit; returns the result of the deepest completed iteration.
 
-    A search cannot be interrupted, so the next iteration is started only if
-    its predicted time (the last one's times its growth factor) fits the
-    remaining time.
+    The time limit does not interrupt an iteration, so the next iteration is
+    started only if its predicted time (the last one's times its growth
+    factor) fits the remaining time. ``stop`` (a ``threading.Event``) does:
+    set from another thread, it ends the search within 1,024 nodes and
+    raises ``KeyboardInterrupt``.
     """
     if time_limit is not None and not time_limit > 0:
         raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
@@ -307,7 +320,7 @@ def iterative_deepening(state: KalahState, *, max_depth: int = 64, time_limit: f
     nodes = 0
     for d in range(1, max_depth + 1):
         t0 = time.perf_counter()
-        r = search(state, d, eval=eval, table=table)
+        r = search(state, d, eval=eval, table=table, stop=stop)
         dt = time.perf_counter() - t0
         nodes += r["nodes"]
         result = r

@@ -13,6 +13,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ...kernels.stop import STOP_SLOT, new_counters, stop_requested, watch
 from ...search.fsss_minimax import fsss_combine as combine
 from ...search.fsss_minimax import fsss_select_child as select_child
 from .alphabeta import EVAL_HEURISTIC, EVAL_STORE, check_depth, evaluate, order_moves, path_hash, trace_capacity
@@ -27,8 +28,10 @@ def kalah_fsss(root_board, m, root_player, depth, eval_kind, empty_capture, coun
     alpha-beta uses without a table (:func:`.alphabeta.order_moves`), with the move
     that leads to each. Boards are recomputed along the rollout path. Exact
     epsilon steps as in :mod:`jitsearch.search.fsss_minimax`. ``counters``:
-    (node visits, frontier expansions); ``trace`` receives frontier path
-    hashes. Returns (value, best move).
+    (node visits, frontier expansions), int64[2], or int64[5] with the stop
+    flag ``counters[STOP_SLOT]`` read every 1,024 visits
+    (:mod:`jitsearch.kernels.stop`); ``trace`` receives frontier path
+    hashes. Returns (value, best move); (nan, -2) once the stop flag is seen.
     """
     n = 2 * m + 2
     cap = 1024
@@ -66,6 +69,8 @@ def kalah_fsss(root_board, m, root_player, depth, eval_kind, empty_capture, coun
             e = path_entry[d]
             mover = movers[d]
             counters[0] += 1
+            if stop_requested(counters, counters[0]):
+                return math.nan, np.int64(-2)
             if mover < 0 or d == depth:
                 v = evaluate(boards[d], m, root_player, eval_kind, mover < 0)
                 bounds[e, 0] = v
@@ -137,13 +142,19 @@ def legal_count(board, m, player):
     return count
 
 
-def fsss_search(state: KalahState, depth: int, *, eval: str = "store", trace: bool = False) -> dict:
-    """Depth-limited FSSS on ``state``; same value as :func:`search` without a table."""
+def fsss_search(state: KalahState, depth: int, *, eval: str = "store", trace: bool = False, stop=None) -> dict:
+    """Depth-limited FSSS on ``state``; same value as :func:`search` without a table.
+    ``stop`` (a ``threading.Event``) set from another thread ends it within
+    1,024 node visits and raises ``KeyboardInterrupt``."""
     check_depth(state, depth, eval)
-    counters = np.zeros(2, dtype=np.int64)
+    counters = new_counters(2)
     buf = np.zeros(trace_capacity(state, depth) if trace else 0, dtype=np.uint64)
-    value, move = kalah_fsss(state.board, state.houses, state.player, int(depth),
-                             EVAL_STORE if eval == "store" else EVAL_HEURISTIC, state.empty_capture, counters, buf)
+    with watch(stop, counters):
+        value, move = kalah_fsss(state.board, state.houses, state.player, int(depth),
+                                 EVAL_STORE if eval == "store" else EVAL_HEURISTIC, state.empty_capture, counters,
+                                 buf)
+    if counters[STOP_SLOT]:
+        raise KeyboardInterrupt
     out = {"value": float(value), "move": int(move), "nodes": int(counters[0]), "evaluations": int(counters[1]),
            "depth": int(depth), "pv": [int(move)]}
     if trace:

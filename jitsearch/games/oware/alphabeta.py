@@ -35,6 +35,7 @@ import numpy as np
 from numba import njit
 
 from ..._checks import check_float, check_int
+from ...kernels.stop import STOP_SLOT, new_counters, stop_requested, watch
 from ...trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from ..kalah.alphabeta import path_hash
 from .rules import GAME_OVER
@@ -133,9 +134,6 @@ def order_moves(boards, k, m, player, gsi, moves, keys, root_first):
     return num
 
 
-#: ``counters[STOP_SLOT]``: the stop flag of a search given int64[5] counters.
-STOP_SLOT = 4
-
 
 @njit(cache=True, nogil=True)
 def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_rows, root_ply, move_limit, gsi,
@@ -144,7 +142,7 @@ def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_row
     plies, with explicit per-ply stacks (no recursion). ``counters``: int64[4] =
     (nodes, frontier evaluations, aborted flag, evaluations of unfinished games),
     or int64[5] whose ``counters[STOP_SLOT]`` another thread may set non-zero to
-    abort the search (read every 1,024 nodes), as the node limit does. Positions
+    abort the search (read every 1,024 nodes, :mod:`jitsearch.kernels.stop`), as the node limit does. Positions
     below the root with at most ``db_seeds`` seeds on the board (-1: none) are leaves valued by
     the database ``db_values``/``db_binom``. ``trace`` (uint64, length 0: none) receives the
     path hash (:func:`jitsearch.games.kalah.alphabeta.path_hash` of the houses from the root)
@@ -182,8 +180,7 @@ def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_row
             nxt, f2, c2 = apply_move(child, m, player[k], house, gsi, hist, first[k], count[k], root_ply + k,
                                      move_limit)
             counters[0] += 1
-            if counters[0] > node_limit or ((counters[0] & 1023) == 0 and counters.shape[0] > STOP_SLOT
-                                            and counters[STOP_SLOT] != 0):
+            if counters[0] > node_limit or stop_requested(counters, counters[0]):
                 counters[2] = 1
                 return 0.0, -1
             if record:
@@ -291,28 +288,34 @@ def database_arguments(endgame):
 
 def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_WEIGHT,
            first_move: int = -1, node_limit: int | None = None,
-           endgame: OwareEndgame | None = None, trace: bool = False) -> SearchResult | None:
+           endgame: OwareEndgame | None = None, trace: bool = False, stop=None) -> SearchResult | None:
     """Alpha-beta to ``depth`` plies (1..MAX_DEPTH) from ``state``; ``first_move``
     is tried first at the root; ``endgame`` a database probed at the leaves
     (module docstring); ``trace`` records the frontier's path hashes
-    (``frontier``). Returns None if ``node_limit`` stopped it."""
-    return run_search(negamax_kernel, state, depth, side_weight, first_move, node_limit, endgame, trace)
+    (``frontier``). Returns None if ``node_limit`` stopped it. ``stop`` (a
+    ``threading.Event``) set from another thread stops the kernel within
+    1,024 nodes (:mod:`jitsearch.kernels.stop`) and raises ``KeyboardInterrupt``."""
+    return run_search(negamax_kernel, state, depth, side_weight, first_move, node_limit, endgame, trace, stop)
 
 
-def run_search(kernel, state, depth, side_weight, first_move, node_limit, endgame, trace) -> SearchResult | None:
+def run_search(kernel, state, depth, side_weight, first_move, node_limit, endgame, trace,
+               stop=None) -> SearchResult | None:
     """Validate the arguments of a fixed-depth search, run ``kernel``
     (:func:`negamax_kernel` or FSSS's, same signature) and wrap its result;
-    None if ``node_limit`` stopped it."""
+    None if ``node_limit`` stopped it; ``KeyboardInterrupt`` if ``stop`` did."""
     side_weight = check_search_args(state, side_weight, endgame)
     depth = check_int("depth", depth, 1, MAX_DEPTH)
     limit = NO_LIMIT if node_limit is None else check_int("node_limit", node_limit, 1)
     buf = trace_buffer(state, depth, trace)
     boards, hist, moves, keys = search_buffers(state, depth)
-    counters = np.zeros(4, np.int64)
+    counters = new_counters(4)
     t0 = time.perf_counter()
-    value, move = kernel(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
-                         state.move_limit, state.grand_slam_illegal, side_weight, moves, keys, counters, limit,
-                         int(first_move), *database_arguments(endgame), buf)
+    with watch(stop, counters):
+        value, move = kernel(boards, state.houses, state.player, depth, hist, 0, len(state.history), state.ply,
+                             state.move_limit, state.grand_slam_illegal, side_weight, moves, keys, counters, limit,
+                             int(first_move), *database_arguments(endgame), buf)
+    if counters[STOP_SLOT]:
+        raise KeyboardInterrupt
     if counters[2]:
         return None
     return SearchResult(int(move), float(value), depth, int(counters[0]), int(counters[1]),
@@ -321,16 +324,18 @@ def run_search(kernel, state, depth, side_weight, first_move, node_limit, endgam
 
 def iterative_deepening(state: OwareState, *, time_limit: float | None = None, max_depth: int = MAX_DEPTH,
                         side_weight: float = DEFAULT_SIDE_WEIGHT,
-                        endgame: OwareEndgame | None = None) -> SearchResult:
+                        endgame: OwareEndgame | None = None, stop=None) -> SearchResult:
     """Depths 1, 2, ... until ``max_depth`` or ``time_limit`` seconds; each
     iteration searches the previous best move first. An iteration that the
     remaining time cannot finish (judged from the node rate so far) is
     stopped by a node limit; the deepest finished one is returned (depth 1
-    always finishes). ``endgame``: as in :func:`search`."""
-    return deepen(search, state, time_limit, max_depth, side_weight, endgame)
+    always finishes). ``endgame``: as in :func:`search`. ``stop`` (a
+    ``threading.Event``) ends the search within 1,024 nodes of being set and
+    raises ``KeyboardInterrupt``: no half-searched move is returned."""
+    return deepen(search, state, time_limit, max_depth, side_weight, endgame, stop)
 
 
-def deepen(search_fn, state, time_limit, max_depth, side_weight, endgame) -> SearchResult:
+def deepen(search_fn, state, time_limit, max_depth, side_weight, endgame, stop=None) -> SearchResult:
     """Iterative deepening over ``search_fn`` (:func:`search` or FSSS's), as
     :func:`iterative_deepening` describes; the node limit of an iteration is
     in ``search_fn``'s own node count."""
@@ -339,7 +344,7 @@ def deepen(search_fn, state, time_limit, max_depth, side_weight, endgame) -> Sea
     if time_limit is not None:
         time_limit = check_float("time_limit", time_limit, 0.0, 86_400.0, lo_open=True)
     t0 = time.perf_counter()
-    best = search_fn(state, 1, side_weight=side_weight, endgame=endgame)
+    best = search_fn(state, 1, side_weight=side_weight, endgame=endgame, stop=stop)
     nodes, evals = best.nodes, best.evaluations
     for depth in range(2, max_depth + 1):
         if abs(best.value) >= WIN:  # a forced result: deeper iterations cannot change who wins
@@ -352,7 +357,8 @@ def deepen(search_fn, state, time_limit, max_depth, side_weight, endgame) -> Sea
                 break
             rate = nodes / max(elapsed, 1e-6)
             limit = max(1, int(rate * left))
-        r = search_fn(state, depth, side_weight=side_weight, first_move=best.move, node_limit=limit, endgame=endgame)
+        r = search_fn(state, depth, side_weight=side_weight, first_move=best.move, node_limit=limit, endgame=endgame,
+                      stop=stop)
         if r is None:
             break
         nodes += r.nodes

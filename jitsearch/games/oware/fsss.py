@@ -41,6 +41,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ...kernels.stop import stop_requested
 from ...search.fsss_minimax import fsss_combine as combine
 from ...search.fsss_minimax import fsss_select_child as select_child
 from ..kalah.alphabeta import path_hash
@@ -68,7 +69,9 @@ def oware_fsss(boards, m, root_player, depth, hist, root_first_row, root_rows, r
     entered, in alpha-beta's order. Exact epsilon steps as in
     :mod:`jitsearch.search.fsss_minimax`. ``counters``: int64[4] = (node
     visits, frontier expansions, aborted flag, evaluations of unfinished
-    games); past ``node_limit`` visits the search stops with the flag set.
+    games), or int64[5] with the stop flag ``counters[STOP_SLOT]`` read every
+    1,024 visits (:mod:`jitsearch.kernels.stop`); past ``node_limit`` visits,
+    or once the stop flag is set, the search stops with the aborted flag set.
     ``trace`` receives frontier path hashes. Returns (value for the root
     player, best house: the lowest-ordered root move proven to attain it).
     """
@@ -106,7 +109,7 @@ def oware_fsss(boards, m, root_player, depth, hist, root_first_row, root_rows, r
             e = path_entry[d]
             p = movers[d]
             counters[0] += 1
-            if counters[0] > node_limit:
+            if counters[0] > node_limit or stop_requested(counters, counters[0]):
                 counters[2] = 1
                 return 0.0, -1
             c0 = first_child[e]
@@ -161,7 +164,7 @@ def oware_fsss(boards, m, root_player, depth, hist, root_first_row, root_rows, r
                 leaf = False
             if leaf:
                 counters[0] += 1
-                if counters[0] > node_limit:
+                if counters[0] > node_limit or stop_requested(counters, counters[0]):
                     counters[2] = 1
                     return 0.0, -1
                 if record and counters[1] < trace.shape[0]:
@@ -188,19 +191,20 @@ def oware_fsss(boards, m, root_player, depth, hist, root_first_row, root_rows, r
 
 
 def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_WEIGHT, first_move: int = -1,
-           node_limit: int | None = None, endgame: OwareEndgame | None = None, trace: bool = False
-           ) -> SearchResult | None:
+           node_limit: int | None = None, endgame: OwareEndgame | None = None, trace: bool = False,
+           stop=None) -> SearchResult | None:
     """FSSS to ``depth`` plies (1..MAX_DEPTH) from ``state``: the value of
     :func:`.alphabeta.search` with the same arguments (module docstring).
     ``nodes`` counts node visits, ``evaluations`` frontier expansions;
     ``trace`` records their path hashes (``frontier``). Returns None if
-    ``node_limit`` node visits stopped it."""
-    return run_search(oware_fsss, state, depth, side_weight, first_move, node_limit, endgame, trace)
+    ``node_limit`` node visits stopped it; ``stop`` as :func:`.alphabeta.search`."""
+    return run_search(oware_fsss, state, depth, side_weight, first_move, node_limit, endgame, trace, stop)
 
 
 def iterative_deepening(state: OwareState, *, time_limit: float | None = None, max_depth: int = MAX_DEPTH,
                         side_weight: float = DEFAULT_SIDE_WEIGHT,
-                        endgame: OwareEndgame | None = None) -> SearchResult:
+                        endgame: OwareEndgame | None = None, stop=None) -> SearchResult:
     """:func:`.alphabeta.iterative_deepening` with FSSS at each depth (the
-    previous best move first at the root; node limits in node visits)."""
-    return deepen(search, state, time_limit, max_depth, side_weight, endgame)
+    previous best move first at the root; node limits in node visits;
+    ``stop`` as there)."""
+    return deepen(search, state, time_limit, max_depth, side_weight, endgame, stop)
