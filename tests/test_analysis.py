@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 
 import pytest
 
@@ -112,6 +113,20 @@ def test_stop_ends_a_long_solve_within_seconds():
     threading.Timer(0.5, stop.set).start()
     r = analyse_position(KalahState.initial(6, 6), engine="alphabeta:time=60,db=0", solve_time=60, stop=stop)
     assert r["interrupted"] and r["solve_seconds"] < 5 and r["engine_seconds"] < 1
+
+
+def test_stop_ends_an_mcts_analysis_within_about_a_second():
+    """An MCTS engine's analysis stops with its stop Event (a server's Cancel or time cap) and says so."""
+    s = KalahState.initial(4, 3)
+    analyse_position(s, engine="mcts:iterations=50", solve_time=0, seed=1)  # compiled before the clock
+    stop = threading.Event()
+    timer = threading.Timer(0.3, stop.set)
+    timer.start()
+    t0 = time.perf_counter()
+    r = analyse_position(s, engine="mcts:time=60", solve_time=0, seed=1, stop=stop)
+    timer.cancel()
+    assert r["interrupted"] and time.perf_counter() - t0 < 3.0
+    assert sum(row["visits"] for row in r["moves"]) > 0  # the tree grown so far is shown
 
 
 def test_progress_reports():

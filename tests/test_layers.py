@@ -3,7 +3,7 @@ layers, no module takes another module's private name, no import circle
 (imports inside functions count too), no module over 800 lines.
 
 Layers, from the ground up (README, "Layout"): the ground floor (``_checks``,
-``_io``, ``rng``, ``_jit``, ``_version``: imports nothing of jitsearch),
+``_io``, ``rng``, ``stop``, ``_jit``, ``_version``: imports nothing of jitsearch),
 then trees -> search (and the plain-Python reference ``naive``) -> games ->
 kernels -> mcts -> arena -> interop -> benchmarks -> cli. A module may import
 from its own layer or any lower one; the package's ``__init__`` (the public
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "jitsearch"
-GROUND = {"_checks", "_io", "rng", "_jit", "_threads", "_version"}
+GROUND = {"_checks", "_io", "rng", "_jit", "_threads", "_version", "stop"}
 LAYERS = ["trees", "search", "games", "kernels", "mcts", "arena", "interop", "benchmarks", "cli"]
 #: Top-level modules that are not subpackages, and the layer each sits in.
 TOP_MODULES = {"naive": "search", "__main__": "cli"}

@@ -201,7 +201,7 @@ def test_oware_playouts_with_an_unset_stop_give_the_same_counts():
 
 
 def test_one_watcher_sets_the_flags_and_ends_after_the_searches():
-    from jitsearch.kernels.stop import IDLE_SECONDS, STOP_SLOT, watch
+    from jitsearch.stop import IDLE_SECONDS, STOP_SLOT, watch
 
     def watchers():
         return [t for t in threading.enumerate() if t.name == "jitsearch-stop-watch"]

@@ -52,7 +52,7 @@ Stopping (:meth:`Agent.choose` with ``stop``, a ``threading.Event``, what a
 server's worker calls; also the Ctrl-C path above): every searching kind
 ends within about a second of ``stop`` being set and raises
 ``KeyboardInterrupt``. Fixed-depth alpha-beta and FSSS kernels read a stop
-flag every 1,024 nodes (:mod:`jitsearch.kernels.stop`), the engine every
+flag every 1,024 nodes (:mod:`jitsearch.stop`), the engine every
 time it looks at its clock, MCTS between chunks of a few hundredths of a
 second, ``mc`` between rounds (a round is at most 2**20 playouts, about 0.6
 s), ``perfect`` and ``mtdf`` between the solver's iterations.
@@ -73,7 +73,7 @@ from ..games.kalah import KalahState
 from ..games.kalah.alphabeta import iterative_deepening, search
 from ..games.kalah.fsss import fsss_search
 from ..games.kalah.solver import solve_exact
-from ..kernels.stop import check_stop, raise_if_stopped
+from ..stop import check_stop, raise_if_stopped
 
 KINDS = ("random", "human", "alphabeta", "fsss", "mtdf", "perfect", "mcts", "hmcts", "mc")
 #: Value type of each MCTS option in a spec (``bool``: 0, 1, true or false).

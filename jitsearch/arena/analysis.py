@@ -112,7 +112,7 @@ def analyse_position(state: KalahState, *, engine: str = "alphabeta:time=1", sol
         if agent.kind == "alphabeta":
             interrupted = _engine_values(state, agent, open_moves, rows, pv_tail, stop, report)
         else:
-            _mcts_values(state, agent, rows, seed, report)
+            interrupted = _mcts_values(state, agent, rows, seed, report, stop)
     valued = [rows[mv] for mv in moves if rows[mv]["value"] is not None]
     best = _best(valued)
     pv = []
@@ -198,13 +198,14 @@ def _engine_values(state, agent, open_moves, rows, pv_tail, stop, report) -> boo
     return stop is not None and stop.is_set()
 
 
-def _mcts_values(state, agent, rows, seed, report) -> None:
-    """Visit shares and mean rewards of one MCTS search, for the moves not solved exactly."""
+def _mcts_values(state, agent, rows, seed, report, stop=None) -> bool:
+    """Visit shares and mean rewards of one MCTS search, for the moves not solved exactly; True when ``stop``
+    ended the search early (the tree grown so far is shown)."""
     from ..mcts.config import MCTSConfig
     from ..mcts.search import mcts_search
 
     report("engine", 0, 1)
-    r = mcts_search(state, MCTSConfig.from_options(**agent.options), seed=seed)
+    r = mcts_search(state, MCTSConfig.from_options(**agent.options), seed=seed, stop=stop)
     total = sum(ch["visits"] for ch in r["children"]) or 1.0
     for ch in r["children"]:
         row = rows[ch["move"]]
@@ -212,3 +213,4 @@ def _mcts_values(state, agent, rows, seed, report) -> None:
         if row["source"] is None:
             row.update(value=ch["value"], source="mcts")
     report("engine", 1, 1)
+    return bool(r.get("interrupted")) or (stop is not None and stop.is_set())

@@ -26,6 +26,7 @@ result without a word would misreport the match.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict
 from itertools import combinations
 
@@ -49,11 +50,12 @@ def game_rules(match):
     its (pair, seat) key, as :func:`jitsearch.arena.records.check_records` calls it)."""
     if isinstance(match, KalahMatch):
         return kalah_tournament
-    from . import oware_arena
-
-    if isinstance(match, oware_arena.OwareMatch):
-        return oware_arena
-    raise ValueError(f"match must be a KalahMatch or an OwareMatch, got {match!r}")
+    # another game's match class lives in the module of its rules (OwareMatch: jitsearch.arena.oware_arena),
+    # which this machinery does not import by name
+    rules = sys.modules.get(type(match).__module__)
+    if rules is None or not all(callable(getattr(rules, name, None)) for name in ("play_one", "GameRecords")):
+        raise ValueError(f"match must be a KalahMatch or an OwareMatch, got {match!r}")
+    return rules
 
 
 def _play_pair(task):

@@ -82,7 +82,7 @@ from ..kernels.oware_playouts import evaluate_states
 from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
 from ..mcts.config import (MAX_BLOCKS, MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREE_ITERATIONS,
                            MAX_WEIGHT)
-from ..kernels.stop import check_stop, raise_if_stopped
+from ..stop import check_stop, raise_if_stopped
 from .agents import run_search
 from .external_engine import TERMINATIONS, EngineSettings, Forfeit, close_engines
 from .records import BadRecord, ForeignRecord, config_id, dict_differences, get_field, verify_check

@@ -31,7 +31,7 @@ def _build(endgame_seeds, houses, max_bytes, cache_dir):
     from ..games.kalah.endgame_files import discard_temporaries
     from ..games.oware.endgame import build_database, cache_path, estimate_build
     from ..trees.memory import check_bytes
-    from .solve import announce_endgame_build, endgame_progress_printer
+    from ._endgame_notice import announce_endgame_build, endgame_progress_printer
 
     try:
         est = estimate_build(houses, endgame_seeds)

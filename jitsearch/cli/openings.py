@@ -55,7 +55,7 @@ def _announce_endgame(houses, endgame_seeds, empty_capture, cache_dir):
     from ..games.kalah.endgame import estimate_endgame_build
     from ..games.kalah.endgame_files import cache_path
     from ..trees.memory import format_bytes
-    from .solve import announce_endgame_build, endgame_progress_printer
+    from ._endgame_notice import announce_endgame_build, endgame_progress_printer
 
     try:
         est = estimate_endgame_build(houses, endgame_seeds)

@@ -25,7 +25,7 @@ from ..games.oware.state import BOARD_DTYPE, OwareState
 from . import rng
 from .playouts import MAX_PLAYOUTS_PER_STATE, check_work
 from .sentinels import NO_PLY_CAP
-from .stop import STOP_EVERY_PLAYOUTS, watch
+from ..stop import STOP_EVERY_PLAYOUTS, watch
 
 
 def make_capped_playout(jit, rules, gen):
@@ -88,7 +88,7 @@ def evaluate_range(boards, players, plies_done, hists, rows, m, gsi, move_limit,
                    first, last, wins, draws, losses, margin_sum, plies_out, stop):
     """Playouts of states ``first..last-1``; ``hists[s, :rows[s]]`` is state s's record.
     ``stop`` (int64[1]): read every STOP_EVERY_PLAYOUTS playouts; once non-zero the
-    kernel returns with the results unfinished (:mod:`jitsearch.kernels.stop`)."""
+    kernel returns with the results unfinished (:mod:`jitsearch.stop`)."""
     n = 2 * m + 2
     board = np.empty(n, dtype=boards.dtype)
     hist = np.empty((hists.shape[1] + move_limit, 2 * m + 1), dtype=hists.dtype)

@@ -42,7 +42,7 @@ from ..kernels.oware_playouts import pack_states
 from ..games.oware.alphabeta import DEFAULT_SIDE_WEIGHT
 from ..kernels.oware_mcts import SIDE_WEIGHT_DENOMINATOR
 from ..kernels.sentinels import FORMULAS, NO_NODE, NO_PLY_CAP
-from ..kernels.stop import check_stop
+from ..stop import check_stop
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from .config import DEFAULT_EVAL_PLIES, MAX_LEAVES, MAX_PLAYOUT_DEPTH, MAX_STEP_PLAYOUTS, MAX_TREES, check_tree_options
 from .multi import DEFAULT_TIME_NODES, MAX_NODES, default_leaves, grow_in_chunks, most_visited, tree_keys_for

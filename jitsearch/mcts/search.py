@@ -19,7 +19,7 @@ import numpy as np
 from ..games.kalah import KalahState
 from .._checks import cap_to_physical_memory, check_choice, check_float, check_int, check_max_bytes, check_seed, max_threads
 from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE, evaluate_cpu
-from ..kernels.stop import check_stop
+from ..stop import check_stop
 from ..rng import mix64_py
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from .tree import DRAW, LOSS, UNKNOWN, WIN, MCTSTree, mcts_kernel

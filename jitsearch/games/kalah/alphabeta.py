@@ -31,7 +31,7 @@ import time
 import numpy as np
 from numba import njit
 
-from ...kernels.stop import STOP_SLOT, new_counters, stop_requested, watch
+from ...stop import STOP_SLOT, new_counters, stop_requested, watch
 from ...rng import GOLDEN, mix64
 from ...trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from .state import KalahState, apply_move, heuristic_of, legal_moves, margin_of
@@ -108,7 +108,7 @@ def kalah_alphabeta(root_board, m, root_player, depth, eval_kind, empty_capture,
     (nodes visited, frontier evaluations) added; int64[5] also holds the stop
     flag ``counters[STOP_SLOT]``, which another thread may set to abandon the
     search as the node limit does (read every 1,024 nodes,
-    :mod:`jitsearch.kernels.stop`). ``trace`` (uint64[K], K > 0
+    :mod:`jitsearch.stop`). ``trace`` (uint64[K], K > 0
     to record) receives the path hash (:func:`path_hash` of the moves from
     the root) of each frontier state evaluated. Returns (value, best move
     pit, or -1 when the root is decided by the table); (nan,
@@ -243,7 +243,7 @@ def search(state: KalahState, depth: int, *, eval: str = "store", ordering: bool
            tt_capacity: int = 1 << 16, table=None, trace: bool = False, stop=None) -> dict:
     """Depth-limited alpha-beta from ``state``; returns value, move, nodes, PV.
     ``stop`` (a ``threading.Event``) set from another thread ends the search
-    within 1,024 nodes (:mod:`jitsearch.kernels.stop`) and raises
+    within 1,024 nodes (:mod:`jitsearch.stop`) and raises
     ``KeyboardInterrupt``."""
     check_depth(state, depth, eval)
     table = table if table is not None else new_table(tt_capacity)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ...kernels.stop import STOP_SLOT, new_counters, stop_requested, watch
+from ...stop import STOP_SLOT, new_counters, stop_requested, watch
 from ...search.fsss_minimax import fsss_combine as combine
 from ...search.fsss_minimax import fsss_select_child as select_child
 from .alphabeta import EVAL_HEURISTIC, EVAL_STORE, check_depth, evaluate, order_moves, path_hash, trace_capacity
@@ -30,7 +30,7 @@ def kalah_fsss(root_board, m, root_player, depth, eval_kind, empty_capture, coun
     epsilon steps as in :mod:`jitsearch.search.fsss_minimax`. ``counters``:
     (node visits, frontier expansions), int64[2], or int64[5] with the stop
     flag ``counters[STOP_SLOT]`` read every 1,024 visits
-    (:mod:`jitsearch.kernels.stop`); ``trace`` receives frontier path
+    (:mod:`jitsearch.stop`); ``trace`` receives frontier path
     hashes. Returns (value, best move); (nan, -2) once the stop flag is seen.
     """
     n = 2 * m + 2

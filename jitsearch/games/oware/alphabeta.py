@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from ..._checks import check_float, check_int
-from ...kernels.stop import STOP_SLOT, new_counters, stop_requested, watch
+from ...stop import STOP_SLOT, new_counters, stop_requested, watch
 from ...trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from ..kalah.alphabeta import path_hash
 from .rules import GAME_OVER
@@ -142,7 +142,7 @@ def negamax_kernel(boards, m, root_player, depth, hist, root_first_row, root_row
     plies, with explicit per-ply stacks (no recursion). ``counters``: int64[4] =
     (nodes, frontier evaluations, aborted flag, evaluations of unfinished games),
     or int64[5] whose ``counters[STOP_SLOT]`` another thread may set non-zero to
-    abort the search (read every 1,024 nodes, :mod:`jitsearch.kernels.stop`), as the node limit does. Positions
+    abort the search (read every 1,024 nodes, :mod:`jitsearch.stop`), as the node limit does. Positions
     below the root with at most ``db_seeds`` seeds on the board (-1: none) are leaves valued by
     the database ``db_values``/``db_binom``. ``trace`` (uint64, length 0: none) receives the
     path hash (:func:`jitsearch.games.kalah.alphabeta.path_hash` of the houses from the root)
@@ -294,7 +294,7 @@ def search(state: OwareState, depth: int, *, side_weight: float = DEFAULT_SIDE_W
     (module docstring); ``trace`` records the frontier's path hashes
     (``frontier``). Returns None if ``node_limit`` stopped it. ``stop`` (a
     ``threading.Event``) set from another thread stops the kernel within
-    1,024 nodes (:mod:`jitsearch.kernels.stop`) and raises ``KeyboardInterrupt``."""
+    1,024 nodes (:mod:`jitsearch.stop`) and raises ``KeyboardInterrupt``."""
     return run_search(negamax_kernel, state, depth, side_weight, first_move, node_limit, endgame, trace, stop)
 
 

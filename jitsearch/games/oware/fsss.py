@@ -41,7 +41,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ...kernels.stop import stop_requested
+from ...stop import stop_requested
 from ...search.fsss_minimax import fsss_combine as combine
 from ...search.fsss_minimax import fsss_select_child as select_child
 from ..kalah.alphabeta import path_hash
@@ -70,7 +70,7 @@ def oware_fsss(boards, m, root_player, depth, hist, root_first_row, root_rows, r
     :mod:`jitsearch.search.fsss_minimax`. ``counters``: int64[4] = (node
     visits, frontier expansions, aborted flag, evaluations of unfinished
     games), or int64[5] with the stop flag ``counters[STOP_SLOT]`` read every
-    1,024 visits (:mod:`jitsearch.kernels.stop`); past ``node_limit`` visits,
+    1,024 visits (:mod:`jitsearch.stop`); past ``node_limit`` visits,
     or once the stop flag is set, the search stops with the aborted flag set.
     ``trace`` receives frontier path hashes. Returns (value for the root
     player, best house: the lowest-ordered root move proven to attain it).
