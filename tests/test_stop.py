@@ -269,3 +269,17 @@ def test_ctrl_c_stops_oware_mcts_agents_in_the_cli(command):
     if command[0] == "play":
         obj = json.loads(out)
         assert obj["interrupted"] is True and obj["plies"] == len(obj["moves"])
+
+
+def test_an_exact_solve_with_its_stop_set_ends_interrupted():
+    """``solve_exact(stop=)`` looks at the Event before every kernel call: set, it returns at once, interrupted,
+    without a value."""
+    from jitsearch.games.kalah import solve_exact
+
+    stop = threading.Event()
+    stop.set()
+    t0 = time.monotonic()
+    r = solve_exact(KalahState.initial(4, 6), stop=stop)
+    assert r["interrupted"] and not r["complete"] and time.monotonic() - t0 < STOP_SECONDS
+    with pytest.raises(ValueError, match="stop must be a threading.Event"):
+        solve_exact(KalahState.initial(3, 2), stop="soon")

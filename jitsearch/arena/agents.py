@@ -200,19 +200,6 @@ def run_search(fn, *args):
     return job.result
 
 
-def _stop_check(stop):
-    """A ``solve_exact`` progress callback that stops the solve (as a Ctrl-C
-    would) once ``stop`` is set; None without ``stop``."""
-    if stop is None:
-        return None
-
-    def progress(*_):
-        if stop.is_set():
-            raise KeyboardInterrupt
-
-    return progress
-
-
 def _seeds_in_houses(state: KalahState) -> int:
     m = state.houses
     return int(state.board.sum()) - int(state.board[0]) - int(state.board[m + 1])
@@ -489,7 +476,7 @@ class Agent:
             return self.last["move"]
         if self.kind == "perfect":  # solve the position exactly, play its best move
             check_perfect_board(state)
-            r = solve_exact(state, progress=_stop_check(stop), memory_hint=_AGENT_MEMORY_HINT)
+            r = solve_exact(state, memory_hint=_AGENT_MEMORY_HINT, stop=stop)
             self.last = r
             if r["interrupted"]:
                 raise KeyboardInterrupt
@@ -498,7 +485,7 @@ class Agent:
                                  f"({r['stop_reason'] or 'unfinished'}): use mtdf:time=SECONDS or alphabeta instead")
             return r["best_move"]
         if self.kind == "mtdf":
-            r = solve_exact(state, time_limit=self.time, progress=_stop_check(stop), memory_hint=_AGENT_MEMORY_HINT)
+            r = solve_exact(state, time_limit=self.time, memory_hint=_AGENT_MEMORY_HINT, stop=stop)
             self.last = r
             if r["interrupted"]:
                 raise KeyboardInterrupt

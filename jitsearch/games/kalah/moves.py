@@ -178,7 +178,7 @@ def move_values(state: KalahState, *, checkpoint=None, resume: bool = False, tim
                     with JitWatch(notify=False) as jit:
                         r = solve_exact(child, tt_capacity=tt_capacity, time_limit=left, max_bytes=max_bytes,
                                         endgame_seeds=endgame_seeds if db is not None else 0, endgame_db=db,
-                                        progress=_stopper(stop), table=table)
+                                        progress=_stopper(stop), table=table, stop=stop)
                     compile_seconds += jit.seconds
                     t0 += jit.seconds  # a move's time is its search, not the kernels' compilation
             seconds = time.perf_counter() - t0

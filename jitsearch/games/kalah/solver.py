@@ -19,6 +19,7 @@ import numpy as np
 
 from ..._checks import check_int
 from ..._jit import CompileBeside, JitWatch
+from ...stop import check_stop
 from ...trees.memory import check_bytes, format_bytes
 from .alphabeta import ABORTED_MOVE, EVAL_STORE, kalah_alphabeta, new_table
 from .checkpoint import check_checkpoint_dir, checkpoint_exists, load_solve_state, save_solve_state
@@ -197,7 +198,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                 endgame_cache_dir=None, chunk_nodes: int | None = None, endgame_progress=None,
                 db_etc_window: int = DB_ETC_WINDOW, checkpoint=None, resume: bool = False,
                 checkpoint_seconds: float = 600.0, prefetch: bool | None = None,
-                memory_hint: str | None = None, table: np.ndarray | None = None) -> dict:
+                memory_hint: str | None = None, table: np.ndarray | None = None, stop=None) -> dict:
     """Game-theoretic value (player 0's final margin under perfect play) and
     the best move, by MTD(f) with a transposition table.
 
@@ -224,6 +225,10 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
         seconds)`` during a database build, about every second.
     chunk_nodes : nodes per kernel call; None sizes the calls from the
         measured node rate to last about 0.35 s. Results never depend on it.
+    stop : a ``threading.Event`` (or None) set from another thread to stop
+        the solve as a Ctrl-C would (``interrupted`` in the result); it is
+        looked at before every kernel call, so the solve ends within one
+        call (about 0.35 s of kernel time) of it being set.
     etc_min_seeds : enhanced transposition cutoffs (every child's table
         entry looked up before the first is searched) at nodes with at least
         this many seeds in the houses: near the root only.
@@ -273,6 +278,8 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
     _check_solve_args(state, tt_capacity, time_limit, first_guess, progress, max_bytes, etc_min_seeds,
                       endgame_seeds, endgame_db, chunk_nodes, endgame_progress)
     check_int("db_etc_window", db_etc_window, -1, 127)
+    check_stop(stop)
+    stop_event = stop
     if prefetch is not None and not isinstance(prefetch, (bool, np.bool_)):
         raise ValueError(f"prefetch must be True, False or None (automatic), got {prefetch!r}")
     if checkpoint is not None:
@@ -340,6 +347,8 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
         return None if deadline is None else deadline + jit.seconds
 
     def past_deadline() -> bool:
+        if stop_event is not None and stop_event.is_set():
+            raise KeyboardInterrupt  # caught below: the result says "interrupted"
         return deadline is not None and time.perf_counter() >= deadline + jit.seconds
 
     seeds_in_houses = int(state.board.sum()) - int(state.board[0]) - int(state.board[m + 1])
