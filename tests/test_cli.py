@@ -347,3 +347,10 @@ def test_ctrl_c_of_a_kalah_solve_says_what_is_kept(capsys, monkeypatch, tmp_path
     assert code == 130 and "run again" not in last
     assert "the endgame database was not finished and nothing of it was written" in last
     assert "nothing of the search is kept (--checkpoint DIR keeps it)" in last
+
+
+def test_errors_keep_no_advice_meant_for_api_callers(capsys):
+    """A library message's "(API: or raise max_bytes)" names no option of the command: the CLI drops it."""
+    code, out, err = run(capsys, "engine", "--agent", "mcts:iterations=100000000")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("error: cannot serve") and "API:" not in err and "max_bytes" not in err

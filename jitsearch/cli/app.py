@@ -16,6 +16,7 @@ and :mod:`._support` (JIT accounting, option checks, output files).
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Annotated, List, Optional
 
@@ -173,6 +174,10 @@ def _run(argv: Optional[List[str]]) -> int:
     return 0
 
 
+#: A library message's advice to API callers ("(API: or raise max_bytes)"): no option of a command.
+_API_ADVICE = re.compile(r" \(API: [^)]*\)")
+
+
 def _error(message: str) -> None:
-    line = " ".join(str(message).split())
+    line = _API_ADVICE.sub("", " ".join(str(message).split()))
     sys.stderr.write(f"error: {line}\n")
