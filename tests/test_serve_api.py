@@ -615,5 +615,5 @@ def test_ctrl_c_stops_the_server_while_a_client_holds_a_request_open():
             proc.kill()
             proc.communicate()
     assert proc.returncode == 130, (proc.returncode, err)
-    assert took < 3, took
+    assert took < 5, took  # 1.3 s on an idle 2-core box (1 s of it the graceful shutdown); 3.1 s seen at load 6
     assert "Traceback" not in err and err.count("\n") <= 2, err
