@@ -356,11 +356,13 @@ def check_kalah_memory(agent, state: KalahState) -> None:
     elif getattr(agent, "engine", False):
         from ..games.kalah.engine import SOLVER_TABLE_SHARE
 
-        need = int(agent.options.get("tt", 64)) * 2**20
+        table = int(agent.options.get("tt", 64)) * 2**20
+        what = f"the engine's table of {table >> 20:,} MiB (tt=)"
+        need = table
         if agent.options.get("exact", True) and agent.time is not None:
-            need = int(need * (1 + SOLVER_TABLE_SHARE))  # the solver's table of exact mode
-        check_bytes(need, need, f"the engine's tables of {need >> 20:,} MiB (tt= and half as much again for "
-                    f"exact mode's solver)", "lower tt=")
+            need = int(table * (1 + SOLVER_TABLE_SHARE))
+            what += f" and exact mode's solver table, {(need - table) >> 20:,} MiB"
+        check_bytes(need, need, what, "lower tt=")
 
 
 def check_oware_memory(agent, houses: int) -> None:
