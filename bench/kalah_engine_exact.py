@@ -12,7 +12,7 @@ positions only), the mean ply of A's first proof (counted from the suite
 position), the proven results thrown away (a proven margin the final one fell
 below), A's score. Written to ``<out>/exact.json`` and ``exact.md``.
 
-    python bench/kalah_engine_exact.py --pairs 16 --config 0.1:0.5 --config 0.1:0.25 --config 0.5:0.5
+    python bench/kalah_engine_exact.py --config 0.1:0.25:24 --config 0.1:0.5:24 --config 0.5:0.25:8 --config 0.5:0.5:8
 """
 
 from __future__ import annotations
@@ -55,20 +55,22 @@ def shares(records: list[dict]) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--pairs", type=int, default=16)
-    p.add_argument("--config", action="append", default=None, help="TIME:SHARE (seconds a move, exact_share)")
+    p.add_argument("--config", action="append", default=None,
+                   help="TIME:SHARE[:PAIRS] (seconds a move, exact_share, pairs: default --pairs)")
     p.add_argument("--out", type=Path, default=OUT)
     args = p.parse_args()
-    configs = args.config or ["0.1:0.5", "0.1:0.25", "0.5:0.5"]
+    configs = args.config or ["0.1:0.25:24", "0.1:0.5:24", "0.5:0.25:8", "0.5:0.5:8"]
     suite = tuple(o.position for o in shipped_suite(6, 4, False))
     match = KalahMatch(houses=6, seeds=4, suite=suite)
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for cfg in configs:
-        t, share = cfg.split(":")
+        t, share, *rest = cfg.split(":")
+        pairs = int(rest[0]) if rest else args.pairs
         a = f"alphabeta:time={t},exact_share={share}"
         b = f"alphabeta:time={t},exact=0"
         path = args.out / f"exact_{t}_{share}.jsonl"
-        res = run_kalah_tournament(a, b, match, args.pairs, out=path, resume=path.exists())
+        res = run_kalah_tournament(a, b, match, pairs, out=path, resume=path.exists())
         sh = shares(read_records(path))
         rows.append({"a": a, "b": b, "games": res["games"], "a_score": res["a_score"],
                      "elo": res["statistics"].get("elo"), "elo_interval": res["statistics"].get("elo_interval"),

@@ -52,7 +52,8 @@ def move_value(s: KalahState, move: int) -> int:
     return margin if s.player == 0 else -margin
 
 
-@pytest.mark.parametrize("houses,max_seeds", [(4, 24), (5, 22), (6, 20)])
+@pytest.mark.parametrize("houses,max_seeds", [(4, 24), pytest.param(5, 22, marks=pytest.mark.slow),
+                                               pytest.param(6, 20, marks=pytest.mark.slow)])
 def test_exact_value_is_the_solvers_and_the_move_an_optimal_one(houses, max_seeds):
     """No database (the proof itself is tested): every position within reach is proven, its value is
     solve_exact's margin from the mover's side and its move keeps that margin, for both rule sets and both
@@ -63,9 +64,10 @@ def test_exact_value_is_the_solvers_and_the_move_an_optimal_one(houses, max_seed
         e = engines.setdefault(s.empty_capture, KalahEngine(houses, table_mb=2, exact_reach=max_seeds))
         r = e.search(s, time_limit=20.0)
         want = mover_margin(s)
-        assert r["exact"] and r["proof"]["complete"], s.to_text()
-        assert r["margin"] == want and r["value"] == SCALE * want, s.to_text()
-        assert move_value(s, r["move"]) == want, s.to_text()
+        why = f"{s.to_text()} empty_capture={s.empty_capture}: {r}"
+        assert r["exact"] and r["proof"]["complete"], why
+        assert r["margin"] == want and r["value"] == SCALE * want, why
+        assert move_value(s, r["move"]) == want, why
         assert r["depth"] >= 0 and r["move"] in s.legal_moves()
         found.add((s.empty_capture, s.player))
     assert found == {(False, 0), (False, 1), (True, 0), (True, 1)}
@@ -126,7 +128,7 @@ def test_a_root_in_the_database_stops_after_one_ply():
 def _fake_solve(result, calls):
     def solve(state, **kwargs):
         calls.append(kwargs)
-        base = {"nodes": 100, "seconds": 0.001, "complete": False, "margin": None}
+        base = {"nodes": 100, "seconds": 0.001, "complete": False, "margin": None, "iterations": 1}
         return {**base, **result(state)}
     return solve
 
@@ -170,6 +172,25 @@ def test_a_proven_margin_is_the_next_proofs_first_test(monkeypatch):
         assert calls[1]["first_guess"] == (w if player == 0 else -w + 1)
         # the first proof has what the heuristic search left (at least the share); the guard has GUARD_SHARE
         assert 0.2 <= calls[0]["time_limit"] <= 1.0 and calls[1]["time_limit"] > 0.8
+
+
+def test_a_guard_proof_that_finished_no_test_is_tried_again(monkeypatch):
+    """A proof keeping an earlier result that lost its budget before finishing one test (a loaded machine) is
+    tried once more rather than leaving the move to a heuristic search with a tenth of the time."""
+    s = [x for x in positions(5, 3, 40, seed=8, max_seeds=24) if x.player == 0][0]
+    move = s.legal_moves()[-1]
+    answers = [{"complete": True, "margin": 4, "lower": 4, "upper": 4, "best_move": move,
+                "best_move_source": "exact"},
+               {"lower": -30, "upper": 30, "best_move": -1, "best_move_source": "table", "iterations": 0, "nodes": 0},
+               {"complete": True, "margin": 4, "lower": 4, "upper": 4, "best_move": move,
+                "best_move_source": "exact"}]
+    calls = []
+    monkeypatch.setattr(solver_module, "solve_exact", _fake_solve(lambda st: answers[len(calls) - 1], calls))
+    e = KalahEngine(5, table_mb=1)
+    assert e.search(s, time_limit=0.2)["exact"]
+    r = e.search(s, time_limit=0.2)
+    assert len(calls) == 3 and r["exact"] and r["move"] == move and r["margin"] == 4
+    assert calls[2]["first_guess"] == 4 and calls[2]["time_limit"] >= 0.02
 
 
 def test_engine_agent_options_and_its_last():
