@@ -9,7 +9,7 @@ none; default :func:`~jitsearch.games.kalah.engine.default_db_seeds`),
 ``eval=fitted|store``, ``exact=0|1`` (exact mode, on by default: once the
 endgame is within the solver's reach the engine proves the game and plays
 the proven-best move, see the engine's docstring), ``exact_share=`` (share
-of the move's time a proof may take, default 0.25); an engine option without
+of the move's time a proof may take, default 0.5); an engine option without
 ``time=`` gives a fixed-depth engine search, ``depth=5`` unless given;
 ``plain=1``: the plain iterative deepening of seeds 002/004 that shipped
 before the engine),

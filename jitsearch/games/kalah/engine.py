@@ -51,9 +51,9 @@ The pieces, each measured in ``bench/kalah_engine.py``:
   W, the next proof's first null-window test asks "does a move keep W?",
   and a move that an unfinished proof showed to secure at least a draw is
   played instead of the heuristic's. Measured on Kalah(6,4) with a 16-seed
-  database from the balanced suite (``bench/kalah_engine_exact.py``): about
-  70% of the moves proven at 0.1 s a move, the first about 8 plies after
-  the suite position. The solver is Irving, Donkers and Uiterwijk's (2000,
+  database from the balanced suite (``bench/kalah_engine_exact.py``): 71%
+  of the moves proven at 0.1 s a move (the first 11 plies after the suite
+  position, on average), 80% at 0.5 s (8 plies), none thrown away. The solver is Irving, Donkers and Uiterwijk's (2000,
   "Solving Kalah": MTD(f), endgame databases), put to work inside the
   move's budget.
 """
@@ -98,9 +98,10 @@ SLOT_BYTES = 16
 #: only costs the heuristic search its time).
 EXACT_REACH = 24
 #: Default share of a move's time kept for the proof before one has finished (the heuristic search runs first and
-#: may leave more). Measured (``bench/kalah_engine_exact.py``, Kalah(6,4), 0.1 and 0.5 s a move): 0.25 and 0.5
-#: prove the same share of the moves (72% / 77-79%); 0.25 leaves the search more time where no proof finishes.
-EXACT_SHARE = 0.25
+#: may leave more). Measured (``bench/kalah_engine_exact.py``, Kalah(6,4), balanced suite, against ``exact=0``):
+#: 0.5 proves 71% of the moves at 0.1 s a move and 80% at 0.5 s, 0.25 69% and 76% (its first proof a ply later),
+#: at the same score (0.51 and 0.50 over 48 games at 0.1 s).
+EXACT_SHARE = 0.5
 #: Share of the move's time for a proof whose first test keeps a result proven at an earlier move.
 GUARD_SHARE = 0.9
 #: Least time of the second try of a proof that keeps a proven result when the first finished no test (seconds).
@@ -567,7 +568,7 @@ class KalahEngine:
         self.threads = check_int("threads", threads, 1, 256)
         self.table_mb = check_float("table_mb", table_mb, 0.0, 65_536.0, lo_open=True)
         self.table = new_engine_table(self.table_mb)
-        self.solver_table = None  # exact mode's (int64[slots, 4]), made at the first proof attempt
+        self.solver_table = _new_solver_table(self.table_mb) if self.exact else None  # exact mode's
         self._solver_rules = None  # (houses, empty_capture) of the positions the solver table holds
         self._solver_rate = float(SOLVER_RATE_GUESS)  # measured solver nodes a second
         self._proven: dict = {}  # player -> (margin proven for that player, seeds in the houses then)
@@ -659,11 +660,10 @@ class KalahEngine:
         from .solver import solve_exact
 
         rules = (state.houses, bool(state.empty_capture))
-        if self.solver_table is None or self._solver_rules != rules:
-            slots = max(1 << 10, 1 << max(0, int(self.table_mb * SOLVER_TABLE_SHARE * 2**20 // 32).bit_length() - 1))
-            self.solver_table = np.zeros((slots, 4), np.int64)
-            self._solver_rules = rules
+        if self.solver_table is None or self._solver_rules not in (None, rules):  # (another rule set: start afresh)
+            self.solver_table = _new_solver_table(self.table_mb)
             self._proven.clear()
+        self._solver_rules = rules
         sign = 1 if state.player == 0 else -1
         if kept is not None:
             # player 0 tests "margin >= W" first, player 1 "margin >= -W + 1" (a fail low proves margin <= -W)
@@ -768,6 +768,16 @@ class KalahEngine:
             pv.append(mv)
             s = s.play(mv)
         return pv
+
+
+def _new_solver_table(table_mb: float) -> np.ndarray:
+    """Exact mode's solver table: int64[slots, 4] (32 bytes a slot), the largest power of two within
+    ``SOLVER_TABLE_SHARE * table_mb`` MiB (at least 1,024 slots), written now so that its pages are mapped before
+    a clock runs (as :func:`new_engine_table`)."""
+    slots = max(1 << 10, 1 << max(0, int(table_mb * SOLVER_TABLE_SHARE * 2**20 // 32).bit_length() - 1))
+    table = np.empty((slots, 4), np.int64)
+    table.fill(0)
+    return table
 
 
 def _seeds_in_houses(state: KalahState) -> int:
