@@ -194,6 +194,23 @@ def test_a_guard_proof_that_finished_no_test_is_tried_again(monkeypatch):
     assert calls[2]["first_guess"] == 4 and calls[2]["time_limit"] >= 0.02
 
 
+def test_a_long_proof_stops_within_about_a_second_of_the_stop_event():
+    """A proof with an hour to go (here the first test keeping a result: the proof runs first) ends soon after
+    the stop event, whatever its budget: its kernel calls are short."""
+    import threading
+    import time
+
+    s = KalahState.initial(6, 3)  # 36 seeds, no database: seconds to prove
+    e = KalahEngine(6, table_mb=8, exact_reach=40)
+    e._proven[0], e._solver_rules = (0, 100), (6, False)  # as if a proof of margin 0 came before
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    t0 = time.perf_counter()
+    r = e.search(s, time_limit=3600.0, stop_event=stop)
+    assert time.perf_counter() - t0 < 2.0 and r["proof"] is not None and not r["proof"]["complete"]
+    assert r["move"] in s.legal_moves()
+
+
 def test_engine_agent_options_and_its_last():
     a = parse_agent("alphabeta:time=0.05,exact=0")
     assert a.engine and a.options["exact"] is False

@@ -104,6 +104,8 @@ EXACT_REACH = 24
 EXACT_SHARE = 0.5
 #: Share of the move's time for a proof whose first test keeps a result proven at an earlier move.
 GUARD_SHARE = 0.9
+#: Longest kernel call of a proof, in seconds (see :meth:`KalahEngine._chunk`).
+SOLVER_CHUNK_SECONDS = 0.05
 #: Least time of the second try of a proof that keeps a proven result when the first finished no test (seconds).
 GUARD_RETRY_SECONDS = 0.02
 #: The solver's table gets this share of the engine's table budget (``table_mb``) on top of it (32 bytes a slot).
@@ -671,7 +673,7 @@ class KalahEngine:
         else:
             first_guess = sign * int(guess or 0)
         budget = max(until - time.perf_counter(), 1e-3)
-        chunk = max(1_000, int(self._solver_rate * budget / 4))
+        chunk = self._chunk(budget)
         db = None
         if self.probe.seeds > 0:
             db = {"houses": state.houses, "empty_capture": bool(state.empty_capture), "values": self.probe.values,
@@ -691,8 +693,7 @@ class KalahEngine:
             # search with a tenth of the time may throw the proven result away; one more try, with a floor
             retry = max(until - time.perf_counter(), budget / 2, GUARD_RETRY_SECONDS)
             r = solve_exact(state, time_limit=retry, table=self.solver_table, first_guess=int(first_guess),
-                            endgame_db=db, chunk_nodes=max(1_000, int(self._solver_rate * retry / 4)),
-                            progress=progress)
+                            endgame_db=db, chunk_nodes=self._chunk(retry), progress=progress)
         if r["seconds"] > 0.01 and r["nodes"] > 10_000:
             self._solver_rate = max(1e5, 0.5 * self._solver_rate + 0.5 * r["nodes"] / r["seconds"])
         lower, upper = (r["lower"], r["upper"]) if sign > 0 else (-r["upper"], -r["lower"])
@@ -700,6 +701,12 @@ class KalahEngine:
         return {"complete": complete, "lower": int(lower), "upper": int(upper), "move": int(r["best_move"]),
                 "nodes": int(r["nodes"]), "seconds": float(r["seconds"]),
                 "kept": (not complete and r["best_move_source"] == "bound" and lower >= 0)}
+
+    def _chunk(self, budget: float) -> int:
+        """Solver nodes a kernel call: an eighth of the budget, at most :data:`SOLVER_CHUNK_SECONDS`, at the
+        measured rate. The solver looks at its clock and at ``progress`` (the stop event) only between calls,
+        so this bounds both the overrun of the budget and the stop's latency."""
+        return max(1_000, int(self._solver_rate * min(budget / 8, SOLVER_CHUNK_SECONDS)))
 
     def _heuristic(self, state: KalahState, deadline: float | None, max_depth: int, stop_event) -> dict:
         """The heuristic search (iterative deepening PVS, Lazy SMP) until ``deadline`` or ``max_depth``."""
