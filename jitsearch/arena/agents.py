@@ -5,7 +5,11 @@ Specs (command line and API): ``random``, ``alphabeta:depth=8``,
 PVS, a table kept for the game, endgame-database probes, a fitted
 evaluation; options ``threads=`` (Lazy SMP), ``db=`` (database seeds, 0:
 none; default :func:`~jitsearch.games.kalah.engine.default_db_seeds`),
-``tt=`` (table MiB), ``eval=fitted|store``; an engine option without
+``tt=`` (table MiB; exact mode's solver table takes half as much again),
+``eval=fitted|store``, ``exact=0|1`` (exact mode, on by default: once the
+endgame is within the solver's reach the engine proves the game and plays
+the proven-best move, see the engine's docstring), ``exact_share=`` (share
+of the move's time a proof may take, default 0.5); an engine option without
 ``time=`` gives a fixed-depth engine search, ``depth=5`` unless given;
 ``plain=1``: the plain iterative deepening of seeds 002/004 that shipped
 before the engine),
@@ -83,7 +87,9 @@ MCTS_OPTIONS = {"iterations": int, "time": float, "c": float, "formula": str, "p
                 "leaves": int, "parallel": str, "blocks": int}
 #: Options of each agent kind and their value types.
 #: The engine's options of an ``alphabeta`` agent (kept in ``Agent.options``).
-ENGINE_OPTIONS = {"threads": int, "db": int, "tt": int, "plain": bool}
+ENGINE_OPTIONS = {"threads": int, "db": int, "tt": int, "plain": bool, "exact": bool, "exact_share": float}
+#: The engine options that make an ``alphabeta`` agent the engine (without ``time=``: a fixed-depth engine search).
+_ENGINE_ONLY = ("threads", "db", "tt", "exact", "exact_share")
 AGENT_OPTIONS = {"random": {}, "human": {}, "alphabeta": {"depth": int, "time": float, "eval": str, **ENGINE_OPTIONS},
                  "fsss": {"depth": int, "eval": str}, "mtdf": {"time": float}, "perfect": {},
                  "mcts": MCTS_OPTIONS, "hmcts": {k: v for k, v in MCTS_OPTIONS.items() if k != "reward"},
@@ -310,7 +316,7 @@ class Agent:
         time limit or an engine option, and not ``plain=1``."""
         o = self.options
         return self.kind == "alphabeta" and not o.get("plain", False) and (
-            self.time is not None or any(k in o for k in ("threads", "db", "tt")))
+            self.time is not None or any(k in o for k in _ENGINE_ONLY))
 
     def _check_engine(self) -> None:
         if not isinstance(self.options, dict):
@@ -322,14 +328,21 @@ class Agent:
                              f"{', '.join(ENGINE_OPTIONS)}")
         if "plain" in o:
             o["plain"] = check_bool("plain", o["plain"])
-            if o["plain"] and any(k in o for k in ("threads", "db", "tt")):
-                raise ValueError("threads=, db= and tt= are the engine's: drop them or plain=1")
+            if o["plain"] and any(k in o for k in _ENGINE_ONLY):
+                raise ValueError("threads=, db=, tt=, exact= and exact_share= are the engine's: drop them or "
+                                 "plain=1")
         if "threads" in o:
             o["threads"] = check_int("threads", o["threads"], 1, MAX_THREADS)
         if "db" in o:
             o["db"] = check_int("db", o["db"], 0, 127)
         if "tt" in o:
             o["tt"] = check_int("tt (MiB)", o["tt"], 1, MAX_TABLE_MB)
+        if "exact" in o:
+            o["exact"] = check_bool("exact", o["exact"])
+        if "exact_share" in o:
+            o["exact_share"] = check_float("exact_share", o["exact_share"], 0.0, 1.0, lo_open=True)
+            if not o.get("exact", True):
+                raise ValueError("exact_share= is exact mode's share of the move's time: drop it or exact=0")
         if self.engine:
             if self.eval == "heuristic":
                 raise ValueError("the engine evaluates with eval=fitted (default) or eval=store; seed 003's "
@@ -354,7 +367,11 @@ class Agent:
         if seeds and notice is not None and not database_cached(state.houses, seeds, state.empty_capture):
             notice(f"building the Kalah({state.houses}) endgame database of {seeds} seeds for {self} "
                    f"(first use only: it is cached)")
-        load_probe(state.houses, seeds, state.empty_capture)
+        probe = load_probe(state.houses, seeds, state.empty_capture)
+        if self.options.get("exact", True) and self.time is not None:
+            from ..games.kalah.engine import warm_solver
+
+            warm_solver(state.houses, probe, state.empty_capture)
 
     def next_search_seed(self) -> int:
         """The seed of this agent's next Monte Carlo search: a function of
@@ -510,14 +527,16 @@ class Agent:
         ``go``); None for an agent that is not an engine."""
         if not self.engine:
             return None
-        from ..games.kalah.engine import KalahEngine, load_probe
+        from ..games.kalah.engine import EXACT_SHARE, KalahEngine, load_probe
 
         engine = self._engine
         if engine is None or engine.houses != state.houses:
             o = self.options
             probe = load_probe(state.houses, self.engine_db_seeds(state), state.empty_capture)
             engine = self._engine = KalahEngine(state.houses, eval=self.eval, probe=probe,
-                                                table_mb=o.get("tt", 64), threads=o.get("threads", 1))
+                                                table_mb=o.get("tt", 64), threads=o.get("threads", 1),
+                                                exact=o.get("exact", True),
+                                                exact_share=o.get("exact_share", EXACT_SHARE))
         return engine
 
     def _engine_move(self, stop, state: KalahState) -> dict:

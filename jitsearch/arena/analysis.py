@@ -9,7 +9,8 @@ agent spec (:mod:`jitsearch.arena.agents`):
   searches the position after each unsolved move (``time=`` shared among
   them, or ``depth=``); a value is in seeds for the player to move, and
   ``source`` is ``"database"`` when every position after that move is in
-  the engine's endgame database (then it is the exact final margin).
+  the engine's endgame database, ``"exact"`` when the engine's exact mode
+  proved it (either way it is then the exact final margin).
 * ``mcts:...`` / ``hmcts:...``: one search of the position; a move's
   ``share`` is its fraction of the root visits and ``value`` the mover's mean
   reward (win 1, draw 1/2, loss 0).
@@ -190,7 +191,9 @@ def _engine_values(state, agent, open_moves, rows, pv_tail, stop, report) -> boo
         r = engine.search(child, time_limit=per_move, depth=depth, stop_event=stop)
         same = child.player == state.player  # an extra turn: the child's mover is the root's
         value = (r["value"] if same else -r["value"]) / SCALE
-        row.update(value=value, source="database" if r["exact"] else "engine", depth=r["depth"])
+        proven = r["exact"] and r.get("proof") is not None  # the engine's exact mode proved it
+        row.update(value=value, source="exact" if proven else ("database" if r["exact"] else "engine"),
+                   depth=r["depth"])
         if r["exact"]:
             row["margin"] = int(round(value)) * (1 if state.player == 0 else -1)
         pv_tail[mv] = list(r["pv"])

@@ -354,8 +354,15 @@ def check_kalah_memory(agent, state: KalahState) -> None:
         per_worker = None if cfg.iterations is None else -(-cfg.iterations // w)
         tree_capacity(cfg, state.houses, per_worker, cap_to_physical_memory(DEFAULT_MAX_BYTES) // w)
     elif getattr(agent, "engine", False):
-        need = int(agent.options.get("tt", 64)) * 2**20
-        check_bytes(need, need, f"the engine's table of {need >> 20:,} MiB (tt=)", "lower tt=")
+        from ..games.kalah.engine import SOLVER_TABLE_SHARE
+
+        table = int(agent.options.get("tt", 64)) * 2**20
+        what = f"the engine's table of {table >> 20:,} MiB (tt=)"
+        need = table
+        if agent.options.get("exact", True) and agent.time is not None:
+            need = int(table * (1 + SOLVER_TABLE_SHARE))
+            what += f" and exact mode's solver table, {(need - table) >> 20:,} MiB"
+        check_bytes(need, need, what, "lower tt=")
 
 
 def check_oware_memory(agent, houses: int) -> None:
@@ -405,6 +412,10 @@ def _info_lines(last) -> list[str]:
     keys = ("depth", "value", "nodes", "iterations", "playouts", "seconds", "time")
     words = [f"{k} {last[k]:.4g}" if isinstance(last[k], float) else f"{k} {last[k]}"
              for k in keys if k in last and isinstance(last[k], (int, float)) and not isinstance(last[k], bool)]
+    if isinstance(last.get("exact"), bool):  # the engine: 1 when value is the proven final margin
+        words.append(f"exact {int(last['exact'])}")
+        if last["exact"] and isinstance(last.get("margin"), int):
+            words.append(f"margin {last['margin']}")
     return ["info " + " ".join(words)] if words else []
 
 

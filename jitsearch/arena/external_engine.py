@@ -618,6 +618,7 @@ class ExternalAgent:
             eng.kill()  # late, garbled or gone: its next answers cannot be trusted; the next game restarts it
             raise Forfeit(exc.termination, exc.detail) from None
         self.last = {"info": infos[-1] if infos else "", "seconds": seconds}
+        self.last.update(_exact_words(self.last["info"]))
         try:
             pit = int(text, 10)
         except ValueError:
@@ -647,3 +648,17 @@ def bind_engines(agents, settings: EngineSettings | None) -> None:
         ext[1].slot = 1
 
 
+def _exact_words(info: str) -> dict:
+    """``exact`` (and ``margin`` when exact) of an ``info`` line that has them (the protocol's documented
+    fields): ``{"exact": True, "margin": 4}``; ``{}`` when absent or garbled."""
+    words = info.split()
+    pairs = dict(zip(words[0::2], words[1::2]))
+    if pairs.get("exact") not in ("0", "1"):
+        return {}
+    out = {"exact": pairs["exact"] == "1"}
+    if out["exact"]:
+        try:
+            out["margin"] = int(pairs.get("margin", ""), 10)
+        except ValueError:
+            return {}
+    return out

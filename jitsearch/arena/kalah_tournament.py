@@ -155,9 +155,22 @@ def _setup(a: str, b: str, match: KalahMatch, pair: int, seat: int, engine_setti
     return start, s, ([agent_a, agent_b] if seat == 0 else [agent_b, agent_a])
 
 
-def _record(pair, seat, start, moves, state, match: KalahMatch, forfeit: Forfeit | None = None) -> dict:
+def _exact_entry(agent, a_agent, ply: int):
+    """``[ply, side, margin]`` when ``agent``'s last move was proven (its ``last`` says ``exact`` with the
+    mover's final ``margin``: the engine's exact mode, or a ``cmd:`` engine's ``info ... exact 1 margin M``);
+    else None. ``side`` is ``"a"`` or ``"b"``."""
+    last = getattr(agent, "last", None)
+    if not isinstance(last, dict) or last.get("exact") is not True or not isinstance(last.get("margin"), int):
+        return None
+    return [ply, "a" if agent is a_agent else "b", int(last["margin"])]
+
+
+def _record(pair, seat, start, moves, state, match: KalahMatch, forfeit: Forfeit | None = None,
+            exact_moves=None) -> dict:
     """A game's record; with ``forfeit``, the player to move in ``state`` lost it by ``forfeit.termination``
-    (``capped`` false, ``a_result`` from who forfeited, the margin that of ``state``)."""
+    (``capped`` false, ``a_result`` from who forfeited, the margin that of ``state``). ``exact_moves``: the
+    moves an agent reported proven, ``[ply, side, margin]`` (ply: index into ``moves``; margin: the mover's
+    proven final margin), kept as ``"exact_moves"`` when there are any."""
     a_player = 0 if seat == 0 else 1
     result = _a_result(state.margin, a_player)
     if forfeit is not None:
@@ -168,6 +181,8 @@ def _record(pair, seat, start, moves, state, match: KalahMatch, forfeit: Forfeit
     if forfeit is not None:
         rec["termination"] = forfeit.termination
         rec["detail"] = forfeit.detail
+    if exact_moves:
+        rec["exact_moves"] = [list(e) for e in exact_moves]
     if match.suite:
         rec["start"] = match.suite[pair % len(match.suite)]
     return rec
@@ -179,18 +194,26 @@ def play_one(a: str, b: str, match: KalahMatch, pair: int, seat: int, engine_set
     ``termination``; ``engine_settings``: theirs."""
     start, s, agents = _setup(a, b, match, pair, seat, engine_settings)
     moves = []
+    exact_moves = []
+    a_agent = agents[seat]  # A is player `seat`
+
+    def on_move(before, pit, after, agent):
+        entry = _exact_entry(agent, a_agent, len(moves))
+        if entry is not None:
+            exact_moves.append(entry)
+        moves.append(pit)
+
     try:
-        g = play_game(s, agents, max_plies=max(0, match.max_plies - len(start)),
-                      on_move=lambda before, pit, after, agent: moves.append(pit))
+        g = play_game(s, agents, max_plies=max(0, match.max_plies - len(start)), on_move=on_move)
     except Forfeit as forfeit:
         final = s
         for mv in moves:
             final = final.play(mv)
-        return _record(pair, seat, start, moves, final, match, forfeit)
+        return _record(pair, seat, start, moves, final, match, forfeit, exact_moves)
     final = s
     for mv in g["moves"]:
         final = final.play(mv)
-    return _record(pair, seat, start, g["moves"], final, match)
+    return _record(pair, seat, start, g["moves"], final, match, exact_moves=exact_moves)
 
 
 def play_lockstep(a: str, b: str, match: KalahMatch, games, engine_settings=None):
@@ -210,7 +233,7 @@ def play_lockstep(a: str, b: str, match: KalahMatch, games, engine_settings=None
     for pair, seat in games:
         start, s, agents = _setup(a, b, match, pair, seat, engine_settings)
         live.append({"pair": pair, "seat": seat, "start": start, "state": s, "agents": agents, "moves": [],
-                     "cap": max(0, match.max_plies - len(start))})
+                     "cap": max(0, match.max_plies - len(start)), "exact": []})
     while live:
         groups: dict[str, list[dict]] = {}
         for g in live:
@@ -232,16 +255,20 @@ def play_lockstep(a: str, b: str, match: KalahMatch, games, engine_settings=None
         still = []
         for g in live:
             if "forfeit" in g:
-                yield _record(g["pair"], g["seat"], g["start"], g["moves"], g["state"], match, g["forfeit"])
+                yield _record(g["pair"], g["seat"], g["start"], g["moves"], g["state"], match, g["forfeit"],
+                              g["exact"])
                 continue
             pit = g.pop("pit")
             if pit not in g["state"].legal_moves():
                 raise RuntimeError(f"agent chose an illegal move {pit} in {g['state'].to_text()}")
+            entry = _exact_entry(g["agents"][g["state"].player], g["agents"][g["seat"]], len(g["moves"]))
+            if entry is not None:
+                g["exact"].append(entry)
             g["state"] = g["state"].play(pit)
             g["moves"].append(pit)
             inform_move(g["agents"], pit)
             if g["state"].is_over or len(g["moves"]) >= g["cap"]:
-                yield _record(g["pair"], g["seat"], g["start"], g["moves"], g["state"], match)
+                yield _record(g["pair"], g["seat"], g["start"], g["moves"], g["state"], match, exact_moves=g["exact"])
             else:
                 still.append(g)
         live = still
@@ -287,6 +314,11 @@ class GameRecords:
         termination = get_field(rec, "termination", "str", choices=TERMINATIONS) if "termination" in rec else None
         if "detail" in rec:
             get_field(rec, "detail", "str")
+        exact_moves = rec.get("exact_moves", [])
+        if not isinstance(exact_moves, list) or not all(
+                isinstance(e, list) and len(e) == 3 and is_int(e[0]) and 0 <= e[0] < len(moves)
+                and e[1] in ("a", "b") and is_int(e[2]) for e in exact_moves):
+            raise BadRecord("exact_moves must be a list of [ply, 'a' or 'b', margin], ply an index into moves")
         if "match" in rec:
             get_field(rec, "match", "dict")
         if "check" in rec:
@@ -369,6 +401,22 @@ def game_key_text(key) -> str:
     return f"(pair {key[0]}, seat {key[1]})"
 
 
+def exact_summary(records: list[dict]) -> dict:
+    """Per side (``"a"``, ``"b"``): ``moves`` reported proven (``exact_moves``) and ``thrown``, those of a
+    finished game (not capped, no forfeit) whose final margin, from the side's view, is below the margin it
+    had proven: a proven result thrown away (perfect play never throws one)."""
+    out = {side: {"moves": 0, "thrown": 0} for side in ("a", "b")}
+    for r in records:
+        finished = not r.get("capped") and not r.get("termination")
+        for _, side, margin in r.get("exact_moves", ()):
+            out[side]["moves"] += 1
+            a_is_0 = r["a_player"] == 0
+            final = r["margin"] if (side == "a") == a_is_0 else -r["margin"]
+            if finished and final < margin:
+                out[side]["thrown"] += 1
+    return out
+
+
 def summarize(records: list[dict]) -> dict:
     """Win/draw/loss counts and rates of A (95% Wilson intervals), A's score
     (wins + draws/2 over games) with a 95% Wilson interval (draws counted as
@@ -386,6 +434,8 @@ def summarize(records: list[dict]) -> dict:
     draws = sum(r["a_result"] == "draw" for r in records)
     losses = n - wins - draws
     out = {"games": n, "a_wins": wins, "draws": draws, "b_wins": losses}
+    if any(r.get("exact_moves") for r in records):
+        out["exact"] = exact_summary(records)
     forfeits = [r for r in records if r.get("termination")]
     if forfeits:  # games an external engine lost by a time forfeit, an illegal move or a crash
         out["terminations"] = {t: {"a": sum(r["termination"] == t and r["a_result"] == "loss" for r in forfeits),

@@ -137,8 +137,10 @@ def play(
         if as_json:
             return
         number = pit if before.player == 0 else pit - before.houses - 1
-        extra = f" ({agent.last.get('depth', '')} plies, value {agent.last.get('value')})" \
-            if getattr(agent, "last", None) and "value" in agent.last else ""
+        info = getattr(agent, "last", None) or {}
+        extra = f" ({info.get('depth', '')} plies, value {info.get('value')})" if "value" in info else ""
+        if info.get("exact") is True and isinstance(info.get("margin"), int):  # the engine proved the game
+            extra = f" (proven: final margin {info['margin']:+d} for the mover)"
         stdout.print(f"player {before.player} sows house {number} (pit {pit}){extra}")
         if not any(getattr(x, "kind", "human") == "human" for x in agents) or after.is_over:
             stdout.print(kalah_board(after, pit))

@@ -471,7 +471,8 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
             if job.stop.is_set():
                 raise KeyboardInterrupt
             after = state.play(pit)
-            last = {k: v for k, v in (agent.last or {}).items() if k in ("value", "depth", "nodes", "pv", "exact")}
+            shown = ("value", "depth", "nodes", "pv", "exact", "margin")
+            last = {k: v for k, v in (agent.last or {}).items() if k in shown}
             return {"move": pit, "player": state.player, "state": kalah_json(after),
                     "extra_turn": after.player == state.player, "info": last}
 
