@@ -121,7 +121,8 @@ def cmd_match(a) -> dict:
     print(file=sys.stderr)
     return {"kind": "match", "a": a.a, "b": a.b, "houses": a.houses, "seeds": a.seeds,
             "empty_capture": a.empty_capture, "workers": a.workers, "openings": len(suite),
-            "statistics": r["statistics"], "name": name}
+            "statistics": r["statistics"], "name": name, "exact": r.get("exact"),
+            "terminations": r.get("terminations"), "interrupted": bool(r.get("interrupted"))}
 
 
 def main(argv=None) -> int:
