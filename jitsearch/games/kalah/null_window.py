@@ -21,27 +21,36 @@ from .state import KalahState, apply_move, legal_moves, margin_of
 
 
 @njit(cache=True, inline="always")
-def _order_moves_cheap(board, m, player, moves, count, keys, tt_move, empty_capture):
-    """Solver ordering without trying the moves: the table's move, then moves
-    whose last seed reaches the store (an extra turn, found arithmetically;
-    the one nearest the store first, so it leaves the others' extra turns
-    standing), then captures (biggest first), then the rest from the house
-    nearest the store."""
-    cycle = 2 * m + 1  # pits a sowing visits: all but the opponent's store
+def _order_moves_gain(board, m, player, moves, count, keys, tt_move, empty_capture, child):
+    """Solver ordering by trying the moves: the table's move, then extra
+    turns (the one nearest the store first), then by the seeds the move
+    adds to the mover's store net of the opponent's (captures, laps past the
+    store, the end-of-game sweep), ties from the house nearest the store.
+
+    The key CMancala (Kurtz, v12.2, ``solver_template.h``) sorts on.
+    Measured against the arithmetic ordering it replaces (table move, extra
+    turns, captures by the seeds opposite, then the house nearest the store,
+    without trying the moves): 4.9x fewer nodes on the Kalah(6,4) suite's
+    positions 2 and 4 with a 16-seed database (1,774,496 -> 365,137 and
+    23,554,771 -> 4,704,354; bench/kalah_solver_variants.py). The arithmetic key ranked a
+    move that passes the store no higher than one that stops short and did
+    not see the end-of-game sweep; which of these matters most was not
+    measured. The table's move first changes under 0.2% of the nodes but is
+    kept, as it is free.
+    """
     n = 2 * m + 2
     for j in range(count):
         pit = moves[j]
+        for i in range(n):
+            child[i] = board[i]
+        cm = apply_move(child, m, player, pit, empty_capture)
+        gain = (child[m + 1] - child[0]) - (board[m + 1] - board[0])
+        if player == 1:
+            gain = -gain
         dist = (m + 1 - pit) if player == 0 else (2 * m + 2 - pit)
-        seeds = board[pit]
-        key = np.float64(-dist)
-        if seeds % cycle == dist % cycle:
-            key += 1e3
-        elif seeds < dist:
-            land = pit + seeds  # an own house, reached without a lap
-            if board[land] == 0 and (empty_capture or board[n - land] > 0):
-                key += 100.0 + board[n - land]
-        elif seeds == cycle:
-            key += 100.0 + board[n - pit] + 1  # a full lap ends in the emptied start house
+        key = np.float64(gain) * 16.0 - dist
+        if cm == player:
+            key += 1e4
         if pit == tt_move:
             key += 1e6
         keys[j] = key
@@ -358,7 +367,7 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                 sp -= 1
                 entering = False
                 continue
-            _order_moves_cheap(board, m, mover, moves[sp], count, keys, tt_best, empty_capture)
+            _order_moves_gain(board, m, mover, moves[sp], count, keys, tt_best, empty_capture, child)
             nmoves[sp] = count
             kidx[sp] = 0
             value[sp] = known
