@@ -52,6 +52,7 @@ VARIANTS = {
 # name: solve_exact keywords, plus "estimate_nodes": the first guess's node budget (None: the solver's own)
 SUITE_VARIANTS = {
     "default": {},
+    "kept table": {"table": "kept"},  # one 2**24-slot table across all the positions of the run
     "etc 24": {"etc_min_seeds": 24},
     "etc 20": {"etc_min_seeds": 20},
     "table 2**22": {"tt_capacity": 1 << 22},
@@ -89,7 +90,9 @@ class _CMancala:
     def __init__(self, binary: str, endgame_seeds: int):
         import subprocess
 
-        self.proc = subprocess.Popen([binary, "--api", "--egdb", str(endgame_seeds)], stdin=subprocess.PIPE,
+        # it writes its database files (EGDB/) into its working directory: its own folder
+        self.proc = subprocess.Popen([binary, "--api", "--egdb", str(endgame_seeds)], cwd=Path(binary).parent,
+                                     stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.solve_line(KalahState.initial(6, 1))  # waits for its database build
 
@@ -114,12 +117,19 @@ def suite_main(args) -> int:
     names = list(SUITE_VARIANTS) if not args.variants else args.variants.split(",")
     cm = _CMancala(args.cmancala, args.endgame_seeds) if args.cmancala else None
     rows = []
+    kept = None
+    if any(SUITE_VARIANTS[name].get("table") == "kept" for name in names):
+        import numpy as np
+
+        kept = np.zeros((1 << 24, 4), dtype=np.int64)
     for index, text in suite_positions(args.suite, args.positions):
         state = KalahState.from_text(text, empty_capture=False)
         for _ in range(args.repeats):
             for name in names:
                 kw = dict(SUITE_VARIANTS[name])
                 budget = kw.pop("estimate_nodes", None)
+                if kw.get("table") == "kept":
+                    kw["table"] = kept
                 t = time.perf_counter()
                 extra = 0
                 if budget is not None:

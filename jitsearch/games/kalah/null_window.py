@@ -154,14 +154,19 @@ _POLY = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime
 
 @njit(cache=True, inline="always")
 def houses_hash(board, m, player):
-    """64-bit key of (the houses, the player to move), stores left out: the
-    rest of the game depends on nothing else. A polynomial over the houses
-    (one multiply per house) finished by one SplitMix64 round."""
-    h = np.uint64(player + 1) * GOLDEN  # high bits: never confused with a house count
-    for i in range(1, m + 1):
-        h = (h ^ np.uint64(board[i])) * _POLY
-    for i in range(m + 2, 2 * m + 2):
-        h = (h ^ np.uint64(board[i])) * _POLY
+    """64-bit key of the houses seen from the player to move (the mover's
+    houses, then the opponent's), stores left out: the rest of the game
+    depends on nothing else, and a position and its mirror image with the
+    other player to move share one key (as CMancala's table and Irving's
+    do). A polynomial over the houses (one multiply per house) finished by
+    one SplitMix64 round."""
+    h = GOLDEN
+    a = 1 if player == 0 else m + 2
+    b = m + 2 if player == 0 else 1
+    for i in range(m):
+        h = (h ^ np.uint64(board[a + i])) * _POLY
+    for i in range(m):
+        h = (h ^ np.uint64(board[b + i])) * _POLY
     return mix64(h)
 
 
@@ -216,9 +221,13 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
     ``prefetch`` hints the buckets and database entries of all its other
     children at once and the misses overlap.
 
-    ``table`` is int64[cap, 4], one row per slot: the 64-bit key, the lower
-    and the upper bound on the rest (float64 bit patterns, read through a
-    float view) and ``best move + 256 * seeds left in the houses``. Slots
+    ``table`` is int64[cap, 4], one row per slot: the 64-bit key
+    (:func:`houses_hash`: the houses seen from the player to move), the
+    lower and the upper bound on the rest of the game for the player to
+    move (its store gain less the opponent's; float64 bit patterns, read
+    through a float view) and ``best move + 256 * seeds left in the
+    houses``, the move counted from the mover's first house. A position and
+    its mirror image with the other player to move share the entry. Slots
     pair into buckets (two-tier replacement): the even slot keeps the entry
     with the most seeds left (the biggest subtree), the odd one the most
     recent other entry; a new entry that beats the even slot's demotes it.
@@ -245,6 +254,7 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
     etc_left = np.empty(m, dtype=np.int64)
     etc_kind = np.empty(m, dtype=np.int64)
     etc_key = np.empty(m, dtype=np.uint64)
+    child_mover = np.empty(m, dtype=np.int64)
     # the children of every expanded ply, by pit (scratch: rebuilt below when a paused test goes on)
     kid_boards = np.empty((boards.shape[0], m, n), dtype=boards.dtype)
     kid_movers = np.empty((boards.shape[0], m), dtype=np.int64)
@@ -302,14 +312,20 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                     if np.uint64(table[slot, 0]) != h:
                         slot ^= 1
                     if np.uint64(table[slot, 0]) == h:
-                        tt_best = table[slot, 3] & 255
+                        tt_best = (table[slot, 3] & 255) + (1 if mover == 0 else m + 2)
+                        if mover == 0:
+                            t_lo = tt_f[slot, 1] + d
+                            t_up = tt_f[slot, 2] + d
+                        else:  # the entry is the mover's: player 0's rest is its negation
+                            t_lo = d - tt_f[slot, 2]
+                            t_up = d - tt_f[slot, 1]
                         if sp == 0:
                             pass  # the root is always searched, so that it names its best move
-                        elif tt_f[slot, 1] + d >= gamma:
-                            ret = tt_f[slot, 1] + d
+                        elif t_lo >= gamma:
+                            ret = t_lo
                             done = True
-                        elif tt_f[slot, 2] + d < gamma:
-                            ret = tt_f[slot, 2] + d
+                        elif t_up < gamma:
+                            ret = t_up
                             done = True
             count = 0
             known = math.inf if mover == 1 else -math.inf  # the best exact child value taken out of the search
@@ -342,6 +358,7 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                         elif probe_table:
                             etc_kind[j] = 3  # the table may bound it
                             etc_key[j] = houses_hash(child, m, cm)
+                            child_mover[j] = cm
                     kept = 0
                     for j in range(count):
                         cd = etc_diff[j]
@@ -365,8 +382,12 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                                 if np.uint64(table[cs, 0]) != ch:
                                     cs ^= 1
                                 if np.uint64(table[cs, 0]) == ch:
-                                    c_lo = max(c_lo, tt_f[cs, 1] + cd)
-                                    c_up = min(c_up, tt_f[cs, 2] + cd)
+                                    if child_mover[j] == 0:
+                                        c_lo = max(c_lo, tt_f[cs, 1] + cd)
+                                        c_up = min(c_up, tt_f[cs, 2] + cd)
+                                    else:
+                                        c_lo = max(c_lo, cd - tt_f[cs, 2])
+                                        c_up = min(c_up, cd - tt_f[cs, 1])
                         if mover == 0 and c_lo >= gamma:
                             ret = c_lo
                             done = True
@@ -461,15 +482,22 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                 table[slot, 0] = np.int64(h)
                 tt_f[slot, 1] = -math.inf
                 tt_f[slot, 2] = math.inf
-        rest = g - diffs[sp]
-        if g >= gamma:
-            tt_f[slot, 1] = max(tt_f[slot, 1], rest)
+        rest = g - diffs[sp]  # player 0's; the entry keeps the mover's
+        if movers[sp] == 0:
+            if g >= gamma:
+                tt_f[slot, 1] = max(tt_f[slot, 1], rest)
+            else:
+                tt_f[slot, 2] = min(tt_f[slot, 2], rest)
         else:
-            tt_f[slot, 2] = min(tt_f[slot, 2], rest)
-        # the move is kept from a fail-high (the move that proved the
-        # lower bound); a fail-low only names one for a fresh entry
+            if g >= gamma:
+                tt_f[slot, 2] = min(tt_f[slot, 2], -rest)
+            else:
+                tt_f[slot, 1] = max(tt_f[slot, 1], -rest)
+        # the move (counted from the mover's first house) is kept from a
+        # fail-high (the move that proved the lower bound); a fail-low only
+        # names one for a fresh entry
         if fresh or g >= gamma:
-            table[slot, 3] = best[sp] + 256 * work
+            table[slot, 3] = best[sp] - (1 if movers[sp] == 0 else m + 2) + 256 * work
         ret = g
         if sp == 0:
             regs[0] = 0

@@ -99,6 +99,9 @@ MAX_TIME_LIMIT = 1e7  # seconds (about 116 days)
 MIN_TABLE_SLOTS = 1 << 10
 MAX_DEFAULT_TABLE_SLOTS = 1 << 24
 TABLE_ROW_BYTES = 32
+# what a table entry means (checkpoints of another are refused): 2 = keyed on the houses seen from the
+# mover, bounds on the mover's rest of the game (mirror images share an entry); 1 (none) = player 0's
+TABLE_KEY = 2
 _CHUNK_SECONDS = 0.35  # target length of one kernel call
 _FIRST_CHUNK_NODES = 200_000
 _PROGRESS_SECONDS = 1.0  # the longest gap between two progress calls (plus one chunk)
@@ -217,7 +220,7 @@ def _root_table_move(state: KalahState, table) -> int:
     h = int(root_houses_hash(state.board, state.houses, state.player))
     for slot in ((h & (cap - 2)), (h & (cap - 2)) + 1):
         if int(table[slot, 0]) & ((1 << 64) - 1) == h:
-            return int(table[slot, 3] & 255)
+            return int(table[slot, 3] & 255) + (1 if state.player == 0 else state.houses + 2)
     return -1
 
 
@@ -358,7 +361,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
     check_bytes(cap * TABLE_ROW_BYTES, max_bytes, f"a transposition table of {cap} slots", fix)
     identity = {"position": state.to_text(), "player": int(state.player), "empty_capture": bool(state.empty_capture),
                 "table_slots": int(cap), "endgame_seeds": int(db_wanted), "etc_min_seeds": int(etc_min_seeds),
-                "db_etc_window": int(db_etc_window)}
+                "db_etc_window": int(db_etc_window), "table_key": TABLE_KEY}
     saved = None
     if checkpoint is not None:
         check_checkpoint_dir(checkpoint, cap * TABLE_ROW_BYTES)
