@@ -45,7 +45,7 @@ def test_every_option_gives_the_brute_force_value(m, n, empty_capture):
     kept = np.zeros((1 << 12, 4), dtype=np.int64)  # one table across every solve below
     for pos in _positions(m, n, empty_capture, 6, seed=100 * m + 10 * n + empty_capture):
         want = brute_force_margin(pos)
-        for kw in ({}, {"table": kept}, {"tt_capacity": 64, "first_guess": -30},
+        for kw in ({}, {"table": kept}, {"tt_capacity": 64, "first_guess": -30}, {"etc_min_seeds": 1 << 30},
                    {"etc_min_seeds": 0, "prefetch": True}, {"endgame_db": db, "db_etc_window": 4},
                    {"endgame_db": db, "prefetch": True, "chunk_nodes": 7, "table": kept},
                    {"chunk_nodes": 3, "tt_capacity": 256, "first_guess": 30}):

@@ -131,7 +131,8 @@ def _check_solve_args(state, tt_capacity, time_limit, first_guess, progress, max
         if fn is not None and not callable(fn):
             raise ValueError(f"{name} must be callable or None, got {fn!r}")
     check_int("max_bytes", max_bytes, 1)
-    check_int("etc_min_seeds", etc_min_seeds, 0)
+    if etc_min_seeds is not None:
+        check_int("etc_min_seeds", etc_min_seeds, 0)
     check_int("endgame_seeds", endgame_seeds, 0, 127)
     if chunk_nodes is not None:
         check_int("chunk_nodes", chunk_nodes, 1)
@@ -239,7 +240,7 @@ def _null_window_helper_main() -> None:
 
 def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit: float | None = None,
                 first_guess: int | None = None, progress=None, max_bytes: int = 4 * 1024**3,
-                etc_min_seeds: int = 1 << 30, endgame_seeds: int = 0, endgame_db: dict | None = None,
+                etc_min_seeds: int | None = None, endgame_seeds: int = 0, endgame_db: dict | None = None,
                 endgame_cache_dir=None, chunk_nodes: int | None = None, endgame_progress=None,
                 db_etc_window: int = DB_ETC_WINDOW, checkpoint=None, resume: bool = False,
                 checkpoint_seconds: float = 600.0, prefetch: bool | None = None,
@@ -273,7 +274,10 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
         measured node rate to last about 0.35 s. Results never depend on it.
     etc_min_seeds : enhanced transposition cutoffs (every child's table
         entry looked up before the first is searched) at nodes with at least
-        this many seeds in the houses: near the root only.
+        this many seeds in the houses: near the root only. None (default):
+        5/12 of the seeds in the root's houses (20 in a Kalah(6,4) opening:
+        7-8% fewer nodes and 8% less CPU time than none on the standard
+        suite's positions 1, 4 and 5 with a 16-seed database).
     db_etc_window : at nodes with at most ``endgame seeds + db_etc_window``
         seeds in the houses, every child the endgame database answers is
         looked up first, and one that decides the test cuts at once (-1:
@@ -343,6 +347,8 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                 "lower": state.margin, "upper": state.margin, "endgame_seeds": 0, "endgame_seconds": 0.0,
                 "table_slots": 0, "first_guess": None, "estimate_nodes": 0}
     m = state.houses
+    if etc_min_seeds is None:
+        etc_min_seeds = max(1, 5 * (int(state.board.sum()) - int(state.board[0]) - int(state.board[m + 1])) // 12)
     db_wanted = endgame_db["max_seeds"] if endgame_db is not None else endgame_seeds
     if table is not None:
         if checkpoint is not None:
