@@ -32,10 +32,10 @@ def _order_moves_gain(board, m, player, moves, count, keys, tt_move, empty_captu
     turns, captures by the seeds opposite, then the house nearest the store,
     without trying the moves): 4.9x fewer nodes on the Kalah(6,4) suite's
     positions 2 and 4 with a 16-seed database (1,774,496 -> 365,137 and
-    23,554,771 -> 4,704,354; bench/kalah_solver_variants.py). The arithmetic key ranked a
-    move that passes the store no higher than one that stops short and did
-    not see the end-of-game sweep; which of these matters most was not
-    measured. The table's move first changes under 0.2% of the nodes but is
+    23,554,771 -> 4,704,354; bench/kalah_solver_variants.py). The
+    arithmetic key ranked a move that passes the store no higher than one
+    that stops short and did not see the end-of-game sweep; which of these
+    matters most was not measured. The table's move first changes under 0.2% of the nodes but is
     kept, as it is free.
 
     Each child is left in ``kids[pit - first house]`` and its mover in
@@ -55,11 +55,11 @@ def _order_moves_gain(board, m, player, moves, count, keys, tt_move, empty_captu
         if player == 1:
             gain = -gain
         dist = (m + 1 - pit) if player == 0 else (2 * m + 2 - pit)
-        key = np.float64(gain) * 16.0 - dist
+        key = np.float64(gain) * 1024.0 - dist  # dist <= m < 1024; |gain| <= the seeds, far below 1e8 / 1024
         if cm == player:
-            key += 1e4
+            key += 1e8
         if pit == tt_move:
-            key += 1e6
+            key += 1e10
         keys[j] = key
     sort_by_key(moves, keys, count)
 
@@ -195,14 +195,17 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
     the houses, so ``|v| <= r`` and ``v = r`` mod 2); ``g`` is then its
     flat index in ``db_values``.
 
-    Two things make it fast (both from the literature on solving Kalah):
+    What makes it fast (all from the literature on solving Kalah):
 
     * seed-count bounds: with stores s0, s1 and r seeds left in the houses the
       final margin lies in [s0 - s1 - r, s0 - s1 + r], so a node whose whole
       range is on one side of gamma is answered without a move;
-    * the table is keyed on the houses and the player to move only, and keeps
-      bounds on the *rest* of the game (final margin minus s0 - s1), so
-      positions that differ only in how the stores split share one entry.
+    * the table is keyed on the houses seen from the player to move only,
+      and keeps bounds on the *rest* of the game for that player, so
+      positions that differ only in how the stores split, or that mirror
+      each other with the other player to move, share one entry;
+    * the children are ordered by trying them (:func:`_order_moves_gain`):
+      extra turns, then the seeds won.
 
     With an endgame database (``db_seeds`` >= 0, see
     :mod:`jitsearch.games.kalah.endgame`) a node with at most ``db_seeds``
