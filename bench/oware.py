@@ -89,8 +89,9 @@ def main() -> int:
     t0 = time.perf_counter()
     match = run_oware_match(a, b, args.pairs, openings=2, seed=1)
     strength = {"a": a, "b": b, "pairs": args.pairs, "wall_s": time.perf_counter() - t0,
-                **{k: match[k] for k in ("games", "wins", "draws", "losses", "score", "elo", "elo_interval",
-                                         "pentanomial")}}
+                "games": match["games"], "wins": match["a_wins"], "draws": match["draws"],
+                "losses": match["b_wins"], "score": match["a_score"],
+                **{k: match["statistics"][k] for k in ("elo", "elo_interval", "pentanomial")}}
     print(json.dumps(strength, indent=1))
     result = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load_start": load_start,
                           "load_end": os.getloadavg()},

@@ -156,7 +156,7 @@ def test_tournament_against_openspiel_mcts(tmp_path):
 
     out = tmp_path / "g.jsonl"
     r = run_oware_match("alphabeta:depth=2", "openspiel:mcts,simulations=100", 2, openings=2, seed=3, out=out)
-    assert r["games"] == 4 and sum(r["pentanomial"]) == 2
+    assert r["games"] == 4 and sum(r["statistics"]["pentanomial"]) == 2
     recs = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(recs) == 4 and all(x["b"] == "openspiel:mcts,simulations=100" for x in recs)
     for rec in recs:  # every game replays under our rules from its opening
