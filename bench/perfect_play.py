@@ -219,7 +219,7 @@ def cmd_positions(a) -> int:
     data = read_positions(a.file)
     deadline = None if a.budget is None else time.monotonic() + a.budget
     tables = {}
-    TMP.mkdir(parents=True, exist_ok=True)
+    a.work.mkdir(parents=True, exist_ok=True)
     for i in range(a.count):
         for name in a.sets:
             houses, seeds, ec, suite = SETS[name]
@@ -227,7 +227,7 @@ def cmd_positions(a) -> int:
                 "houses": houses, "seeds": seeds, "empty_capture": ec,
                 "start": suite or "the start position",
                 "plies": list(SUITE_PLIES if suite else PLIES[None]), "seed": a.seed,
-                "endgame_seeds": ENDGAME_SEEDS, "positions": []})
+                "endgame_seeds": a.endgame_seeds, "positions": []})
             if entry["seed"] != a.seed:
                 raise ValueError(f"{a.file} holds set {name} drawn with seed {entry['seed']}, not {a.seed}")
             if any(p["index"] == i for p in entry["positions"]):
@@ -238,12 +238,13 @@ def cmd_positions(a) -> int:
             state, start, moves = draw_position(name, i, a.seed)
             if name not in tables:
                 tables[name] = np.zeros((a.table_slots, 4), dtype=np.int64)
-            ck = TMP / f"perfect_play_{name}_{a.seed}_{i}.jsonl"
+            ck = a.work / f"perfect_play_{name}_{a.seed}_{i}.jsonl"
             left = None if deadline is None else max(1.0, deadline - time.monotonic())
             note(f"{name} #{i}: {state.to_text()} ({len(moves)} plies after {start}); load {load()}")
             t0 = time.perf_counter()
-            r = move_values(state, endgame_seeds=min(ENDGAME_SEEDS, state.seeds_total), table=tables[name],
-                            endgame_cache_dir=endgame_cache(), checkpoint=ck, resume=True, time_limit=left,
+            db = min(a.endgame_seeds, state.seeds_total)
+            r = move_values(state, endgame_seeds=db, table=tables[name],
+                            endgame_cache_dir=endgame_cache() if db else None, checkpoint=ck, resume=True, time_limit=left,
                             max_bytes=8 * 1024**3,
                             progress=lambda mv, row, d, t: note(
                                 f"  move {mv}: margin {row['margin']} ({row['seconds']:.1f} s, {row['nodes']:,} nodes)"
@@ -321,8 +322,7 @@ def cmd_measure(a) -> int:
     rows = choose_moves(a.agent, positions, progress=lambda d, t, r: note(
         f"{d}/{t} {r['set']} #{r['index']}: move {r['move']}, lost {r['lost']} (depth {r['depth']}, "
         f"{r['seconds']:.2f} s)"))
-    out = {"kind": "measure", "agent": a.agent, "positions_file": str(a.file.relative_to(ROOT))
-           if a.file.is_relative_to(ROOT) else str(a.file),
+    out = {"kind": "measure", "agent": a.agent, "positions_file": a.file.name,
            "all": summarise(r["lost"] for r in rows),
            "sets": {name: summarise(r["lost"] for r in rows if r["set"] == name) for name in a.sets},
            "losses": [[r["set"], r["index"], r["move"], r["lost"]] for r in rows],
@@ -332,7 +332,7 @@ def cmd_measure(a) -> int:
            "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "seconds": round(time.perf_counter() - t0, 1),
            "command": "python bench/perfect_play.py " + " ".join(a.argv)}
-    update_summary(a.out, f"measure {a.agent}", out)
+    update_summary(a.out, a.name or f"measure {a.agent}", out)
     print(json.dumps({k: out[k] for k in ("agent", "all", "sets", "load_before", "load_after")}, indent=1))
     return 0
 
@@ -341,6 +341,40 @@ def update_summary(path: Path, key: str, row: dict) -> None:
     data = json.loads(path.read_text()) if path.exists() else {}
     data[key] = row
     write_json(path, data)
+    plot_summary(data, path.with_suffix(".png"))
+
+
+def plot_summary(data: dict, path: Path) -> None:
+    """Share of optimal moves (Wilson 95%) and seeds lost per move (bootstrap 95%) of each measured agent,
+    per set, as a PNG (skipped without matplotlib)."""
+    from jitsearch.benchmarks._plot import pyplot
+
+    plt = pyplot()
+    rows = [(k, r) for k, r in data.items() if r.get("kind") == "measure"]
+    if plt is None or not rows:
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    sets = sorted({s for _, r in rows for s in r["sets"]})
+    width = 0.8 / max(1, len(rows))
+    for j, (_, r) in enumerate(rows):
+        xs = [i + (j - (len(rows) - 1) / 2) * width for i in range(len(sets))]
+        for ax, key, interval in ((axes[0], "optimal_share", "optimal_interval"),
+                                  (axes[1], "seeds_lost_per_move", "seeds_lost_interval")):
+            ys = [r["sets"].get(s, {}).get(key) or 0.0 for s in sets]
+            err = [[y - (r["sets"].get(s, {}).get(interval) or [y, y])[0] for s, y in zip(sets, ys)],
+                   [(r["sets"].get(s, {}).get(interval) or [y, y])[1] - y for s, y in zip(sets, ys)]]
+            ax.bar(xs, ys, width, yerr=err, capsize=3, label=f"{r['agent']} (load {r['load_before'][0]:g})")
+    for ax, title in ((axes[0], "share of optimal moves"), (axes[1], "seeds lost per move")):
+        ax.set_xticks(range(len(sets)))
+        ax.set_xticklabels([s.replace("kalah-", "") for s in sets], fontsize=8)
+        ax.set_title(title, fontsize=10)
+    axes[0].axhline(0.95, color="grey", lw=0.8, ls="--")
+    axes[0].set_ylim(0, 1.05)
+    axes[1].legend(fontsize=7)
+    fig.suptitle("Kalah engine against perfect play (fixed solved positions, 95% intervals)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 # -- the solve cache and tournament records ----------------------------------------------------
@@ -517,15 +551,16 @@ def cmd_book(a) -> int:
     cache = SolveCache(a.cache)
     ec = a.empty_capture
     solved = {t: v for (t, e), v in cache.values.items() if e == ec}
+    db = min(a.endgame_seeds, 2 * a.houses * a.seeds)
     t0 = time.perf_counter()
-    book = build_book(a.houses, a.seeds, ec, a.plies, endgame_seeds=min(a.endgame_seeds, 2 * a.houses * a.seeds),
-                      table_slots=a.table_slots, solved=solved,
+    book = build_book(a.houses, a.seeds, ec, a.plies, endgame_seeds=db,
+                      endgame_cache_dir=endgame_cache() if db else None, table_slots=a.table_slots, solved=solved,
                       on_solved=lambda text, values: cache.put(text, ec, values),
                       progress=lambda d, t, text, sec: note(f"{d}/{t} {text} ({sec:.1f} s; load {load()})"))
     out = a.out or BOOKS_DIR / book_file_name(a.houses, a.seeds, ec)
     seconds = round(time.perf_counter() - t0, 1)
     write_book(out, book, command="python bench/perfect_play.py " + " ".join(a.argv),
-               endgame_seeds=a.endgame_seeds, seconds=seconds, made=time.strftime("%Y-%m-%d"))
+               endgame_seeds=db, seconds=seconds, made=time.strftime("%Y-%m-%d"))
     note(f"{len(book)} positions in {out} ({seconds} s)")
     return 0
 
@@ -543,11 +578,14 @@ def main(argv=None) -> int:
     pp.add_argument("--seed", type=int, default=0)
     pp.add_argument("--budget", type=float, default=None, help="seconds; stop (between moves) once spent")
     pp.add_argument("--table-slots", type=int, default=TABLE_SLOTS)
+    pp.add_argument("--endgame-seeds", type=int, default=ENDGAME_SEEDS)
+    pp.add_argument("--work", type=Path, default=TMP, help="folder of the per-position checkpoints")
     mp = sub.add_parser("measure", help="seeds an agent loses per move on the fixed positions")
     mp.add_argument("--agent", required=True, help="agent spec, e.g. alphabeta:time=0.1")
     mp.add_argument("--sets", nargs="+", choices=sorted(SETS), default=default_sets)
     mp.add_argument("--limit", type=int, default=0, help="only the first N positions (0: all)")
     mp.add_argument("--out", type=Path, default=SUMMARY)
+    mp.add_argument("--name", default=None, help="the summary's key (default: 'measure AGENT')")
     rp = sub.add_parser("records", help="seeds given away per side in tournament record files")
     rp.add_argument("files", type=Path, nargs="+")
     rp.add_argument("--max-games", type=int, default=0)

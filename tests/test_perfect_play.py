@@ -192,3 +192,40 @@ def test_records_refuses_an_edited_record_in_one_line(pp, tiny_tournament, tmp_p
     assert pp.main(["records", str(bad), "--endgame-seeds", "0", "--cache", str(tmp_path / "c.jsonl")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and ":2:" in err[0]
+
+
+# -- positions and measure end to end, on a small board ----------------------------------------
+
+def test_positions_then_measure_on_kalah33(pp, tmp_path, monkeypatch, capsys):
+    """The positions step on a Kalah(3,3) set (resumable: a rerun adds only the new ones), its values
+    against naive minimax, then measure: a depth-1 search loses what naive minimax says it loses."""
+    monkeypatch.setitem(pp.SETS, "kalah-3-3-test", (3, 3, False, None))
+    monkeypatch.setitem(pp.PLIES, None, (2, 5))
+    file = tmp_path / "positions.json"
+    base = ["positions", "--sets", "kalah-3-3-test", "--endgame-seeds", "0", "--table-slots", "4096",
+            "--file", str(file), "--work", str(tmp_path / "work")]
+    assert pp.main(base + ["--count", "3"]) == 0
+    first = json.loads(file.read_text())["sets"]["kalah-3-3-test"]["positions"]
+    assert [p["index"] for p in first] == [0, 1, 2]
+    assert pp.main(base + ["--count", "5"]) == 0
+    data = json.loads(file.read_text())
+    positions = data["sets"]["kalah-3-3-test"]["positions"]
+    assert [p["index"] for p in positions] == [0, 1, 2, 3, 4] and positions[:3] == first
+    for p in positions:
+        state = KalahState.from_text(p["position"])
+        assert {int(k): v for k, v in p["values"].items()} == {
+            mv: naive_margin(state.play(mv).to_text(), False) for mv in state.legal_moves()}
+    capsys.readouterr()
+    out = tmp_path / "summary.json"
+    assert pp.main(["measure", "--agent", "alphabeta:depth=1", "--sets", "kalah-3-3-test", "--file", str(file),
+                    "--out", str(out)]) == 0
+    summary = json.loads(out.read_text())["measure alphabeta:depth=1"]
+    assert summary["all"]["moves"] == 5
+    from jitsearch.games.kalah import search
+
+    for (name, index, move, lost), p in zip(summary["losses"], positions):
+        state = KalahState.from_text(p["position"])
+        assert move == search(state, 1)["move"]
+        assert lost == naive_loss(state, move)
+    assert summary["all"]["optimal"] == sum(1 for row in summary["losses"] if row[3] == 0)
+    assert {"load_before", "load_after", "machine", "command", "median_move_seconds"} <= set(summary)
