@@ -503,12 +503,13 @@ def game_positions(rec: dict):
 
 def record_losses(records, solver: Solver, *, progress=None) -> dict:
     """{player spec: [seeds lost at each move it chose with more than one legal move]} over ``records``,
-    and the count of forced moves left out, as (losses, forced)."""
+    and the count of forced moves left out, as (losses, forced). A player against itself is two
+    players, ``SPEC (A)`` and ``SPEC (B)``."""
     losses: dict = {}
     forced: dict = {}
     for k, rec in enumerate(records):
         for state, mv, side in game_positions(rec):
-            name = rec[side]
+            name = rec[side] if rec["a"] != rec["b"] else f"{rec[side]} ({side.upper()})"
             losses.setdefault(name, [])
             forced.setdefault(name, 0)
             if len(state.legal_moves()) == 1:

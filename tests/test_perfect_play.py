@@ -229,3 +229,14 @@ def test_positions_then_measure_on_kalah33(pp, tmp_path, monkeypatch, capsys):
         assert lost == naive_loss(state, move)
     assert summary["all"]["optimal"] == sum(1 for row in summary["losses"] if row[3] == 0)
     assert {"load_before", "load_after", "machine", "command", "median_move_seconds"} <= set(summary)
+
+
+def test_records_a_player_against_itself_is_two_players(pp, tiny_tournament, tmp_path):
+    from jitsearch.arena.records import seal
+
+    records = pp.read_tournament_records(tiny_tournament)
+    same = [seal(dict(rec, b=rec["a"])) for rec in records]
+    path = tmp_path / "self.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in same))
+    losses, _ = pp.record_losses(pp.read_tournament_records(path), pp.Solver(pp.SolveCache(None), endgame_seeds=0))
+    assert set(losses) == {"random (A)", "random (B)"}
