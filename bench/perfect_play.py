@@ -232,6 +232,9 @@ def cmd_positions(a) -> int:
                 raise ValueError(f"{a.file} holds set {name} drawn with seed {entry['seed']}, not {a.seed}")
             if any(p["index"] == i for p in entry["positions"]):
                 continue
+            skipped = entry.setdefault("skipped", [])
+            if any(p["index"] == i for p in skipped) and not a.retry_skipped:
+                continue
             if deadline is not None and time.monotonic() > deadline:
                 note(f"budget of {a.budget:g} s spent: stopping (rerun to continue)")
                 return 0
@@ -240,18 +243,34 @@ def cmd_positions(a) -> int:
                 tables[name] = np.zeros((a.table_slots, 4), dtype=np.int64)
             ck = a.work / f"perfect_play_{name}_{a.seed}_{i}.jsonl"
             left = None if deadline is None else max(1.0, deadline - time.monotonic())
+            if a.position_limit is not None:
+                left = a.position_limit if left is None else min(left, a.position_limit)
             note(f"{name} #{i}: {state.to_text()} ({len(moves)} plies after {start}); load {load()}")
             t0 = time.perf_counter()
             db = min(a.endgame_seeds, state.seeds_total)
+
+            def progress(mv, row, done, total):
+                note(f"  move {mv}: margin {row['margin']} ({row['seconds']:.1f} s, {row['nodes']:,} nodes)"
+                     + (" [checkpoint]" if row["from_checkpoint"] else ""))
+
             r = move_values(state, endgame_seeds=db, table=tables[name],
-                            endgame_cache_dir=endgame_cache() if db else None, checkpoint=ck, resume=True, time_limit=left,
-                            max_bytes=8 * 1024**3,
-                            progress=lambda mv, row, d, t: note(
-                                f"  move {mv}: margin {row['margin']} ({row['seconds']:.1f} s, {row['nodes']:,} nodes)"
-                                + (" [checkpoint]" if row["from_checkpoint"] else "")))
+                            endgame_cache_dir=endgame_cache() if db else None, checkpoint=ck, resume=True,
+                            time_limit=left, max_bytes=8 * 1024**3, progress=progress)
+            if r["interrupted"]:
+                note(f"{name} #{i}: interrupted; its solved moves are kept in {ck} (rerun to continue)")
+                return 130
             if not r["complete"]:
-                note(f"{name} #{i}: unfinished at the budget; its solved moves are kept in {ck}")
-                return 0
+                if deadline is not None and time.monotonic() >= deadline - 1:
+                    note(f"{name} #{i}: unfinished at the budget; its solved moves are kept in {ck}")
+                    return 0
+                skipped[:] = [p for p in skipped if p["index"] != i] + [
+                    {"index": i, "position": state.to_text(), "limit_seconds": a.position_limit, "load": load()}]
+                skipped.sort(key=lambda p: p["index"])
+                write_json(a.file, data)
+                note(f"{name} #{i}: not solved in {a.position_limit:g} s: skipped (--retry-skipped tries again; "
+                     f"its solved moves are kept in {ck})")
+                continue
+            skipped[:] = [p for p in skipped if p["index"] != i]
             entry["positions"].append({
                 "index": i, "position": state.to_text(), "player": state.player, "start": start,
                 "moves": moves, "values": {str(row["move"]): row["margin"] for row in r["moves"]},
@@ -580,6 +599,9 @@ def main(argv=None) -> int:
     pp.add_argument("--budget", type=float, default=None, help="seconds; stop (between moves) once spent")
     pp.add_argument("--table-slots", type=int, default=TABLE_SLOTS)
     pp.add_argument("--endgame-seeds", type=int, default=ENDGAME_SEEDS)
+    pp.add_argument("--position-limit", type=float, default=None,
+                    help="seconds; a position not solved in them is skipped (listed in the file)")
+    pp.add_argument("--retry-skipped", action="store_true", help="try the skipped positions again")
     pp.add_argument("--work", type=Path, default=TMP, help="folder of the per-position checkpoints")
     mp = sub.add_parser("measure", help="seeds an agent loses per move on the fixed positions")
     mp.add_argument("--agent", required=True, help="agent spec, e.g. alphabeta:time=0.1")

@@ -240,3 +240,20 @@ def test_records_a_player_against_itself_is_two_players(pp, tiny_tournament, tmp
     path.write_text("".join(json.dumps(r) + "\n" for r in same))
     losses, _ = pp.record_losses(pp.read_tournament_records(path), pp.Solver(pp.SolveCache(None), endgame_seeds=0))
     assert set(losses) == {"random (A)", "random (B)"}
+
+
+def test_positions_over_the_limit_are_skipped_then_retried(pp, tmp_path, monkeypatch):
+    monkeypatch.setitem(pp.SETS, "kalah-3-3-test", (3, 3, False, None))
+    monkeypatch.setitem(pp.PLIES, None, (2, 3))
+    file = tmp_path / "positions.json"
+    base = ["positions", "--sets", "kalah-3-3-test", "--endgame-seeds", "0", "--table-slots", "4096",
+            "--file", str(file), "--work", str(tmp_path / "work"), "--count", "4"]
+    assert pp.main(base + ["--position-limit", "1e-9"]) == 0
+    entry = json.loads(file.read_text())["sets"]["kalah-3-3-test"]
+    solved, skipped = [p["index"] for p in entry["positions"]], [p["index"] for p in entry["skipped"]]
+    assert sorted(solved + skipped) == [0, 1, 2, 3] and skipped
+    assert pp.main(base) == 0  # skipped ones stay skipped without --retry-skipped
+    assert json.loads(file.read_text())["sets"]["kalah-3-3-test"]["skipped"] == entry["skipped"]
+    assert pp.main(base + ["--retry-skipped"]) == 0
+    entry = json.loads(file.read_text())["sets"]["kalah-3-3-test"]
+    assert [p["index"] for p in entry["positions"]] == [0, 1, 2, 3] and entry["skipped"] == []
