@@ -446,8 +446,10 @@ class Solver:
     """Exact move values of positions, through a :class:`SolveCache`, one
     shared transposition table per board and rule set."""
 
-    def __init__(self, cache: SolveCache, endgame_seeds: int = ENDGAME_SEEDS, table_slots: int | None = None):
+    def __init__(self, cache: SolveCache, endgame_seeds: int = ENDGAME_SEEDS, table_slots: int | None = None,
+                 verbose: bool = False):
         self.cache, self.endgame_seeds, self.table_slots = cache, endgame_seeds, table_slots
+        self.verbose = verbose
         self.tables: dict = {}
         self.solved = 0
 
@@ -463,8 +465,11 @@ class Solver:
         if key not in self.tables:
             slots = self.table_slots or table_slots_for(state, db)
             self.tables[key] = np.zeros((slots, 4), dtype=np.int64)
+        t0 = time.perf_counter()
         r = move_values(state, endgame_seeds=db, table=self.tables[key], max_bytes=8 * 1024**3,
                         endgame_cache_dir=endgame_cache() if db else None)
+        if self.verbose:
+            note(f"  {text}: solved in {time.perf_counter() - t0:.1f} s")
         if not r["complete"]:
             raise RuntimeError(f"{text}: the solve did not finish")
         values = {row["move"]: int(row["margin"]) for row in r["moves"]}
@@ -548,7 +553,7 @@ def cmd_records(a) -> int:
         return 1
     if a.max_games:
         records = records[:a.max_games]
-    solver = Solver(SolveCache(a.cache), a.endgame_seeds)
+    solver = Solver(SolveCache(a.cache), a.endgame_seeds, verbose=True)
     t0 = time.perf_counter()
     losses, forced = record_losses(records, solver, progress=lambda d, t: note(
         f"{d}/{t} games, {solver.solved} positions solved, {time.perf_counter() - t0:.0f} s"))
