@@ -1,16 +1,45 @@
 """The Kalah engine (jitsearch.games.kalah.engine): PVS + lock-free table + endgame database + Lazy SMP."""
 
+import math
 import random
 
 import numpy as np
 import pytest
 
 from jitsearch.arena.agents import parse_agent, play_game
-from jitsearch.games.kalah import KalahState
+from jitsearch.games.kalah import KalahState, apply_move
 from jitsearch.games.kalah.endgame import build_endgame_database
 from jitsearch.games.kalah.engine import (FEATURES, FITTED_WEIGHTS, SCALE, STORE_WEIGHTS, KalahEngine, Probe,
-                                          _pack, _unpack, evaluate, features_into, negamax_reference)
+                                          _pack, _unpack, evaluate, features_into)
 from jitsearch.games.kalah.solver import solve_exact
+
+
+def negamax_reference(state: KalahState, depth: int, weights=STORE_WEIGHTS) -> int:
+    """Plain depth-limited negamax (no pruning, no table): the mover's value in centiseeds."""
+    m = state.houses
+    w = np.asarray(weights, np.int64)
+
+    def rec(board, player, d):
+        if d == 0:
+            return int(evaluate(board, m, player, w))
+        best = -math.inf
+        first = 1 if player == 0 else m + 2
+        for pit in range(first, first + m):
+            if board[pit] == 0:
+                continue
+            child = board.copy()
+            nxt = int(apply_move(child, m, player, pit, state.empty_capture))
+            if nxt < 0:
+                margin = int(child[m + 1] - child[0])
+                v = SCALE * (margin if player == 0 else -margin)
+            elif nxt == player:
+                v = rec(child, player, d - 1)
+            else:
+                v = -rec(child, nxt, d - 1)
+            best = max(best, v)
+        return best
+
+    return rec(state.board.copy(), state.player, depth)
 
 
 def random_positions(houses, seeds, count, seed, max_plies=14):

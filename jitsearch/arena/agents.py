@@ -4,7 +4,7 @@ Specs (command line and API): ``random``, ``alphabeta:depth=8``,
 ``alphabeta:time=1.5`` (the engine of :mod:`jitsearch.games.kalah.engine`:
 PVS, a table kept for the game, endgame-database probes, a fitted
 evaluation; options ``threads=`` (Lazy SMP), ``db=`` (database seeds, 0:
-none; default :func:`~jitsearch.games.kalah.engine.default_db_seeds`),
+none; default :func:`~jitsearch.games.kalah.engine_db.default_db_seeds`),
 ``tt=`` (table MiB; exact mode's solver table takes half as much again),
 ``eval=fitted|store``, ``exact=0|1`` (exact mode, on by default: once the
 endgame is within the solver's reach the engine proves the game and plays
@@ -351,7 +351,7 @@ class Agent:
 
     def engine_db_seeds(self, state: KalahState) -> int:
         """The endgame database (seeds in the houses) this engine agent probes on ``state``'s board."""
-        from ..games.kalah.engine import default_db_seeds
+        from ..games.kalah.engine_db import default_db_seeds
 
         db = self.options.get("db")
         return default_db_seeds(state.houses, state.seeds_total) if db is None else db
@@ -361,7 +361,7 @@ class Agent:
         ``state``: the engine's endgame database. ``notice(text)`` is told before a build."""
         if not self.engine:
             return
-        from ..games.kalah.engine import database_cached, load_probe
+        from ..games.kalah.engine_db import database_cached, load_probe
 
         seeds = self.engine_db_seeds(state)
         if seeds and notice is not None and not database_cached(state.houses, seeds, state.empty_capture):
@@ -369,7 +369,7 @@ class Agent:
                    f"(first use only: it is cached)")
         probe = load_probe(state.houses, seeds, state.empty_capture)
         if self.options.get("exact", True) and self.time is not None:
-            from ..games.kalah.engine import warm_solver
+            from ..games.kalah.engine_db import warm_solver
 
             warm_solver(state.houses, probe, state.empty_capture)
 
@@ -527,7 +527,8 @@ class Agent:
         ``go``); None for an agent that is not an engine."""
         if not self.engine:
             return None
-        from ..games.kalah.engine import EXACT_SHARE, KalahEngine, load_probe
+        from ..games.kalah.engine import EXACT_SHARE, KalahEngine
+        from ..games.kalah.engine_db import load_probe
 
         engine = self._engine
         if engine is None or engine.houses != state.houses:

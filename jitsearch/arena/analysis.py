@@ -168,7 +168,8 @@ def _exact_line(state: KalahState, move: int, table: np.ndarray | None, plies: i
 
 def _engine_values(state, agent, open_moves, rows, pv_tail, stop, report) -> bool:
     """Value ``open_moves`` by the engine (a search of each resulting position); True when stopped."""
-    from ..games.kalah.engine import SCALE, KalahEngine, load_probe
+    from ..games.kalah.engine import SCALE, KalahEngine
+    from ..games.kalah.engine_db import load_probe
 
     probe = None
     if agent.engine:

@@ -60,7 +60,6 @@ The pieces, each measured in ``bench/kalah_engine.py``:
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from typing import NamedTuple
@@ -72,6 +71,7 @@ from ..._checks import check_bool, check_float, check_int
 from ..._threads import thread_pool
 from .alphabeta import board_hash
 from .endgame import rank_houses
+from .engine_db import NO_PROBE, Probe
 from .state import KalahState, apply_move
 
 #: Evaluation units per seed.
@@ -189,15 +189,6 @@ class EngineTable(NamedTuple):
 
     keys: np.ndarray
     data: np.ndarray
-
-
-class Probe(NamedTuple):
-    """The endgame database as the kernel reads it: ``values`` (int8[2, size]: player 0's rest of the game,
-    by player to move and house ranking), ``binom``, ``seeds`` (0: no database)."""
-
-    values: np.ndarray
-    binom: np.ndarray
-    seeds: int
 
 
 #: Option bits of the kernel: table cutoffs only from entries of exactly the depth needed (a fixed-depth
@@ -496,7 +487,6 @@ def new_thread_state(m: int) -> ThreadState:
                        np.zeros(4, np.int64), np.zeros(4, np.int64))
 
 
-_NO_DB = Probe(np.zeros((2, 1), np.int8), np.zeros((1, 1), np.int64), 0)
 #: Half-width of the aspiration window around the last iteration's value (centiseeds).
 ASPIRATION = 150
 
@@ -566,7 +556,7 @@ class KalahEngine:
                 raise ValueError(f"weights must be {len(FEATURES)} integers (centiseeds) of |w| <= 100000, one per "
                                  f"feature {FEATURES}")
             self.weights = w.astype(np.int64)
-        self.probe = probe if probe is not None else _NO_DB
+        self.probe = probe if probe is not None else NO_PROBE
         self.threads = check_int("threads", threads, 1, 256)
         self.table_mb = check_float("table_mb", table_mb, 0.0, 65_536.0, lo_open=True)
         self.table = new_engine_table(self.table_mb)
@@ -784,90 +774,3 @@ def _new_solver_table(table_mb: float) -> np.ndarray:
 def _seeds_in_houses(state: KalahState) -> int:
     m = state.houses
     return int(state.board.sum()) - int(state.board[0]) - int(state.board[m + 1])
-
-
-def negamax_reference(state: KalahState, depth: int, weights=STORE_WEIGHTS) -> int:
-    """Plain depth-limited negamax (no pruning, no table), for tests: the mover's value in centiseeds."""
-    m = state.houses
-    w = np.asarray(weights, np.int64)
-
-    def rec(board, player, d):
-        if d == 0:
-            return int(evaluate(board, m, player, w))
-        best = -math.inf
-        first = 1 if player == 0 else m + 2
-        for pit in range(first, first + m):
-            if board[pit] == 0:
-                continue
-            child = board.copy()
-            nxt = int(apply_move(child, m, player, pit, state.empty_capture))
-            if nxt < 0:
-                margin = int(child[m + 1] - child[0])
-                v = SCALE * (margin if player == 0 else -margin)
-            elif nxt == player:
-                v = rec(child, player, d - 1)
-            else:
-                v = -rec(child, nxt, d - 1)
-            best = max(best, v)
-        return best
-
-    return rec(state.board.copy(), state.player, depth)
-
-
-#: Positions per player of the default endgame database (int8 each, two players): 64 MiB.
-DEFAULT_DB_POSITIONS = 1 << 25
-_PROBES: dict = {}
-_PROBES_LOCK = threading.Lock()
-
-
-def default_db_seeds(houses: int, seeds_total: int) -> int:
-    """The database size the engine uses by default: the most seeds in the houses whose database holds at most
-    :data:`DEFAULT_DB_POSITIONS` positions a player (Kalah(6, n): 16 seeds, 58 MiB, about 10 s to build once),
-    and never more than the board's seeds."""
-    from .endgame import database_size
-
-    s = 0
-    while s < min(seeds_total, 127) and database_size(houses, s + 1) <= DEFAULT_DB_POSITIONS:
-        s += 1
-    return s
-
-
-def database_cached(houses: int, db_seeds: int, empty_capture: bool) -> bool:
-    """Whether the database is already in the default cache (a build would not be needed)."""
-    from .endgame_files import cache_path, default_cache_dir
-
-    return (houses, db_seeds, bool(empty_capture)) in _PROBES or cache_path(
-        default_cache_dir(), houses, db_seeds, empty_capture).exists()
-
-
-def warm_solver(houses: int, probe: Probe, empty_capture: bool) -> None:
-    """Compile (or load from Numba's cache) exact mode's solver kernels for this database, with a proof of a
-    one-seed board, so that the first proof of a game is not spent on it."""
-    from .solver import solve_exact
-
-    db = None
-    if probe.seeds > 0:
-        db = {"houses": houses, "empty_capture": bool(empty_capture), "values": probe.values, "binom": probe.binom,
-              "max_seeds": int(probe.seeds)}
-    state = KalahState.initial(houses, 1, empty_capture=empty_capture)
-    solve_exact(state, first_guess=0, endgame_db=db, table=np.zeros((1 << 10, 4), np.int64), chunk_nodes=10_000)
-    if probe.seeds > 0:  # map the database's pages in now (a first proof faulted them in: 50 ms on Kalah(6,4))
-        int(probe.values[:, ::4096].sum())
-
-
-def load_probe(houses: int, db_seeds: int, empty_capture: bool) -> Probe:
-    """The endgame database of ``db_seeds`` seeds as a :class:`Probe` (0: none), built once into the default
-    cache directory (:func:`jitsearch.games.kalah.endgame_files.default_cache_dir`) and loaded once a process."""
-    if db_seeds <= 0:
-        return _NO_DB
-    key = (houses, db_seeds, bool(empty_capture))
-    with _PROBES_LOCK:
-        probe = _PROBES.get(key)
-        if probe is None:
-            from .endgame import build_endgame_database
-            from .endgame_files import default_cache_dir
-
-            db = build_endgame_database(houses, db_seeds, empty_capture, cache_dir=default_cache_dir(),
-                                        max_bytes=8 << 30)
-            probe = _PROBES[key] = Probe(db["values"], db["binom"], int(db_seeds))
-        return probe
