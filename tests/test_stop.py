@@ -180,15 +180,17 @@ def test_fixed_depth_searches_count_the_same_nodes_with_an_unset_stop():
             assert (a.nodes, a.evaluations, a.value, a.move) == (b.nodes, b.evaluations, b.value, b.move)
 
 
-def test_kalah_mcts_grown_in_chunks_for_a_stop_is_the_tree_grown_in_one_call():
+@pytest.mark.parametrize("options", [{}, pytest.param({"solver": True}, marks=pytest.mark.slow),
+                                     pytest.param({"eval": "store", "imm": 0.3}, marks=pytest.mark.slow)],
+                         ids=["plain", "solver", "eval"])  # (the slow two compile kernels of their own)
+def test_kalah_mcts_grown_in_chunks_for_a_stop_is_the_tree_grown_in_one_call(options):
     from jitsearch.mcts.search import mcts_search
 
     state = KalahState.initial(6, 4)
-    for options in ({}, {"solver": True}, {"eval": "store", "imm": 0.3}):
-        a = mcts_search(state, iterations=3000, seed=5, **options)
-        b = mcts_search(state, iterations=3000, seed=5, stop=threading.Event(), **options)
-        assert a["children"] == b["children"] and a["iterations"] == b["iterations"] and a["nodes"] == b["nodes"]
-        assert b["interrupted"] is False
+    a = mcts_search(state, iterations=3000, seed=5, **options)
+    b = mcts_search(state, iterations=3000, seed=5, stop=threading.Event(), **options)
+    assert a["children"] == b["children"] and a["iterations"] == b["iterations"] and a["nodes"] == b["nodes"]
+    assert b["interrupted"] is False
 
 
 def test_oware_playouts_with_an_unset_stop_give_the_same_counts():
