@@ -51,10 +51,12 @@ def ensure_writable_dir(directory) -> None:
     os.unlink(probe)
 
 
-def write_json_atomic(path, obj) -> None:
-    """Write ``obj`` as JSON to ``path`` atomically (temporary file, fsync, rename)."""
+def write_json_atomic(path, obj, prefix: str | None = None) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically (temporary file, fsync, rename); ``prefix``: the
+    temporary's name prefix (default ``path``'s stem and a dot)."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".json.tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + "." if prefix is None else prefix,
+                               suffix=".json.tmp")
     try:
         with os.fdopen(fd, "w") as fh:
             json.dump(obj, fh)

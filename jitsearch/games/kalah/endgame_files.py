@@ -73,7 +73,7 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = None
 
-from ..._io import ensure_writable_dir
+from ..._io import ensure_writable_dir, write_json_atomic
 from ...trees.memory import format_bytes
 
 def default_cache_dir(game: str = "kalah"):
@@ -478,18 +478,7 @@ def remove_stale_temporaries(values_path) -> list:
 def write_record(path, obj) -> None:
     """Write a JSON record atomically (temporary file named by
     :func:`temp_prefix`, fsync, rename over ``path``)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path), suffix=".json.tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(obj, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_json_atomic(path, obj, prefix=temp_prefix(Path(path)))
 
 
 def new_values_file(path: Path, size: int, shape=None, dtype=np.int8):
