@@ -63,21 +63,25 @@ def _id(case) -> str:
     return case.values[0] if hasattr(case, "values") else case[0]
 
 
-#: (spec that cannot finish, warm-up spec with the same kernels, board)
+#: (spec that cannot finish, warm-up spec with the same kernels, board); the slow-marked ones compile kernels of
+#: their own (5-8 s each on a cold cache) for a path another case already stops the same way
 KALAH_CASES = [
     ("alphabeta:depth=40", "alphabeta:depth=2", (6, 4)),
     ("alphabeta:time=3600,plain=1", "alphabeta:depth=2", (6, 4)),
     ("alphabeta:time=3600,db=0", "alphabeta:depth=2,db=0", (6, 4)),
     ("fsss:depth=40", "fsss:depth=2", (6, 4)),
-    ("mtdf:time=3600", "perfect", (6, 4)),  # warmed on Kalah(3,2): the exact solver's kernels
+    # (warmed on Kalah(3,2): the exact solver's kernels)
+    pytest.param("mtdf:time=3600", "perfect", (6, 4), marks=pytest.mark.slow),
     ("perfect", "perfect", (4, 6)),
     ("mcts:time=3600", "mcts:iterations=20", (6, 4)),
     ("mcts:iterations=1000000", "mcts:iterations=20", (6, 4)),
     pytest.param("hmcts:time=3600", "hmcts:iterations=20", (6, 4), marks=pytest.mark.slow),  # mcts's path
     ("mcts:iterations=1000000,workers=2", "mcts:iterations=20,workers=2", (6, 4)),
-    ("mcts:time=3600,backend=cpu", "mcts:iterations=20,backend=cpu", (6, 4)),
-    ("mcts:time=3600,backend=cpu,parallel=tree", "mcts:iterations=20,backend=cpu,parallel=tree", (6, 4)),
-    ("mcts:time=3600,backend=cpu,batch=8", "mcts:iterations=20,backend=cpu,batch=8", (6, 4)),
+    pytest.param("mcts:time=3600,backend=cpu", "mcts:iterations=20,backend=cpu", (6, 4), marks=pytest.mark.slow),
+    pytest.param("mcts:time=3600,backend=cpu,parallel=tree", "mcts:iterations=20,backend=cpu,parallel=tree", (6, 4),
+                 marks=pytest.mark.slow),
+    pytest.param("mcts:time=3600,backend=cpu,batch=8", "mcts:iterations=20,backend=cpu,batch=8", (6, 4),
+                 marks=pytest.mark.slow),
     ("mc:time=3600", "mc:playouts=60", (6, 4)),
 ]
 
@@ -99,7 +103,7 @@ OWARE_CASES = [
     pytest.param("mc:playouts=1000000,threads=2", "mc:playouts=64,threads=2", marks=pytest.mark.slow),
     ("mcts:iterations=300000", "mcts:iterations=20"),
     ("mcts:time=3600", "mcts:iterations=20"),
-    ("mcts:time=3600,parallel=tree", "mcts:iterations=20,parallel=tree"),
+    pytest.param("mcts:time=3600,parallel=tree", "mcts:iterations=20,parallel=tree", marks=pytest.mark.slow),
 ]
 
 
