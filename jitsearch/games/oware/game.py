@@ -1,0 +1,100 @@
+"""Oware behind the game protocol (:mod:`jitsearch.games.protocol`): the adapter of
+:mod:`.rules` to the one compiled signature, and the :data:`GAME` record.
+
+``cfg = (m, grand_slam_illegal, move_limit)``; the repetition record is the rule module's
+``hist`` (rows of 2m houses and the player to move), threaded with ``cur = (first, count,
+ply)``; a game from a state with ``r`` record rows writes at most ``move_limit - ply`` rows
+more. ``margin`` is player 0's captured seeds minus player 1's; ``evaluate`` the same on a live
+board.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..protocol import GAME_OVER, Game, Option, Packed, Rules, Sizes, check_states
+from . import rules
+from .rules import OPENSPIEL_MOVE_LIMIT
+from .state import BOARD_DTYPE, MAX_HOUSES, MAX_MOVE_LIMIT, OwareState
+
+__all__ = ["GAME", "build"]
+
+
+def build(jit) -> Rules:
+    """Compile Oware's rules with ``jit`` behind the protocol's signature (inline adapters)."""
+    base = rules.build(jit)
+    apply_move, legal_moves, margin_ = base.apply_move, base.legal_moves, base.margin
+
+    def legal(board, cfg, player, moves, hist, cur):
+        return legal_moves(board, cfg[0], player, cfg[1], moves)
+
+    def apply(board, cfg, player, move, hist, cur):
+        nxt, first, count = apply_move(board, cfg[0], player, move, cfg[1], hist, cur[0], cur[1], cur[2], cfg[2])
+        return nxt, (first, count, cur[2] + 1)
+
+    def margin(board, cfg):
+        return margin_(board, cfg[0])
+
+    def evaluate(board, cfg, player):
+        return float(margin_(board, cfg[0]))
+
+    return Rules(legal=jit(legal), apply=jit(apply), margin=jit(margin), evaluate=jit(evaluate))
+
+
+def cfg(state: OwareState) -> tuple:
+    return (int(state.houses), bool(state.grand_slam_illegal), int(state.move_limit))
+
+
+def sizes(cfg: tuple) -> Sizes:
+    m, _, limit = cfg
+    return Sizes(cells=2 * m + 2, moves=m, plies=int(limit), record=(int(limit), 2 * m + 1))
+
+
+def pack(states) -> Packed:
+    states = check_states(states, OwareState, "oware")
+    c = cfg(states[0])
+    if any(cfg(s) != c for s in states):
+        raise ValueError("all states of a batch need the same houses, move limit and grand-slam rule")
+    m = c[0]
+    k = len(states)
+    rows = np.array([len(s.history) for s in states], np.int64)
+    hists = np.zeros((k, int(rows.max()), 2 * m + 1), BOARD_DTYPE)
+    for i, s in enumerate(states):
+        hists[i, :rows[i]] = s.history
+    boards = np.stack([np.array(s.board, BOARD_DTYPE) for s in states])
+    players = np.array([s.player for s in states], np.int64)
+    plies = np.array([s.ply for s in states], np.int64)
+    return Packed(boards, players, hists, rows, plies, c)
+
+
+def initial(houses: int = 6, seeds: int = 4, move_limit: int = OPENSPIEL_MOVE_LIMIT,
+            grand_slam_illegal: bool = False) -> OwareState:
+    return OwareState.initial(houses, seeds, move_limit=move_limit, grand_slam_illegal=grand_slam_illegal)
+
+
+def from_text(text: str, *, houses: int = 6, seeds: int = 4, move_limit: int = OPENSPIEL_MOVE_LIMIT,
+              grand_slam_illegal: bool = False) -> OwareState:
+    """Parse Oware's text form; ``houses`` and ``seeds`` are read from the text (ignored here)."""
+    return OwareState.from_text(text, move_limit=move_limit, grand_slam_illegal=grand_slam_illegal)
+
+
+GAME = Game(
+    name="oware",
+    State=OwareState,
+    variant={"houses": Option(int, 6, "houses a side"),
+             "seeds": Option(int, 4, "seeds a house at the start"),
+             "move_limit": Option(int, OPENSPIEL_MOVE_LIMIT, "the game ends after this many plies"),
+             "grand_slam_illegal": Option(bool, False, "a grand slam is illegal (OpenSpiel: it captures nothing)")},
+    initial=initial,
+    from_text=from_text,
+    cfg=cfg,
+    build=build,
+    pack=pack,
+    sizes=sizes,
+    max_cells=2 * MAX_HOUSES + 2,
+    max_moves=MAX_HOUSES,
+    max_plies=MAX_MOVE_LIMIT,
+    board_dtype=np.dtype(BOARD_DTYPE),
+)
+
+assert GAME_OVER == rules.GAME_OVER

@@ -1,0 +1,139 @@
+"""Uniformly random playouts written once over the game protocol (:mod:`.protocol`), for
+every game and both targets.
+
+A playout plays, from a live position, draw ``i`` of its stream picking the ``i``-th ply's
+move among the legal ones in the rules' order (``legal``'s); the outcome is player 0's final
+margin (:func:`make_evaluate` counts win / draw / loss for each state's player to move).
+With the same stream (the RNG ``gen`` of :mod:`jitsearch.kernels.rng`, passed in: the kernels
+own it) the moves, the boards and the outcome are those of Kalah's
+:func:`jitsearch.kernels.playouts.make_playout` and Oware's
+:func:`jitsearch.kernels.oware_playouts.make_capped_playout`.
+
+``make_playout`` is plain Python for Numba's nopython subset: compile it with
+``numba.njit`` (rules built with ``njit(inline='always')``, as the project's CPU kernels
+do) or ``numba.cuda.jit(device=True)`` (rules built for the device; the board, ``moves`` and
+``hist`` are then the thread's local arrays).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .._checks import check_int, check_seed
+from .._jit import stable_ids
+from .protocol import Game
+
+#: Plies to play when there is no cap.
+NO_CAP = np.iinfo(np.int64).max
+
+
+def _tagged(fn, tag):
+    """``fn`` named for ``tag`` (a game): closures of one source over different rules get
+    different names, hence different fixed ids (:func:`jitsearch._jit.stable_ids`) and cache files."""
+    if tag:
+        fn.__qualname__ = f"{fn.__qualname__}_{tag}"
+        fn.__name__ = f"{fn.__name__}_{tag}"
+    return fn
+
+
+def make_playout(jit, rules, gen, tag=""):
+    """Compile ``playout(board, cfg, player, moves, hist, cur, key, max_plies) -> (plies,
+    player, cur)`` with ``jit``: at most ``max_plies`` random plies in place on ``board`` from
+    a live ``player`` (int64) and cursor ``cur`` (three int64); ``player`` is GAME_OVER (-1)
+    at the end when the game ended. ``moves`` holds at least the game's most legal moves,
+    ``hist`` the state's record and room for the plies played."""
+    legal, apply = rules.legal, rules.apply
+    draw, below = gen.draw, gen.below
+
+    def playout(board, cfg, player, moves, hist, cur, key, max_plies):
+        plies = 0
+        while player >= 0 and plies < max_plies:
+            n = legal(board, cfg, player, moves, hist, cur)
+            move = moves[below(draw(key, plies), n)]
+            player, cur = apply(board, cfg, player, move, hist, cur)
+            plies += 1
+        return plies, player, cur
+
+    return jit(_tagged(playout, tag))
+
+
+def make_evaluate(jit, rules, gen, tag=""):
+    """Compile the CPU batch ``evaluate_range(boards, players, hists, rows, plies_done, cfg,
+    num_moves, extra_rows, playouts_per_state, seed, first, last, wins, draws, losses,
+    margin_sum, plies_out)``: ``playouts_per_state`` playouts of states ``first..last-1`` (a
+    :class:`.protocol.Packed`), stream ``gen.stream_key(seed, state, playout)``, counts for
+    each state's player to move, player 0's margins summed."""
+    playout = make_playout(jit, rules, gen, tag)
+    margin = rules.margin
+    stream_key = gen.stream_key
+
+    def evaluate_range(boards, players, hists, rows, plies_done, cfg, num_moves, extra_rows, playouts_per_state,
+                       seed, first, last, wins, draws, losses, margin_sum, plies_out):
+        cells = boards.shape[1]
+        cols = hists.shape[2]
+        board = np.empty(cells, dtype=boards.dtype)
+        hist = np.empty((hists.shape[1] + extra_rows, cols), dtype=hists.dtype)
+        moves = np.empty(num_moves, dtype=np.int64)
+        for s in range(first, last):
+            w = 0
+            d = 0
+            lo = 0
+            total = 0
+            plies = 0
+            mover = players[s]
+            for p in range(playouts_per_state):
+                for i in range(cells):
+                    board[i] = boards[s, i]
+                for r in range(rows[s]):
+                    for i in range(cols):
+                        hist[r, i] = hists[s, r, i]
+                key = stream_key(seed, s, p)
+                cur = (np.int64(0), np.int64(rows[s]), np.int64(plies_done[s]))
+                k, _, _ = playout(board, cfg, np.int64(mover), moves, hist, cur, key, NO_CAP)
+                plies += k
+                mg = margin(board, cfg)
+                total += mg
+                mine = mg if mover == 0 else -mg
+                if mine > 0:
+                    w += 1
+                elif mine < 0:
+                    lo += 1
+                else:
+                    d += 1
+            wins[s] = w
+            draws[s] = d
+            losses[s] = lo
+            margin_sum[s] = total
+            plies_out[s] = plies
+
+    return jit(_tagged(evaluate_range, tag))
+
+
+_COMPILED: dict = {}
+
+
+def cpu_evaluate(game: Game, gen):
+    """The compiled CPU ``evaluate_range`` of ``game`` (rules inlined), one per game and RNG;
+    cached on disk when ``gen``'s functions have fixed ids (:func:`jitsearch._jit.stable_ids`)."""
+    key = (game, id(gen))
+    if key not in _COMPILED:
+        rules = game.build(stable_ids(njit(inline="always")))
+        _COMPILED[key] = (make_evaluate(stable_ids(njit(cache=True, nogil=True)), rules, gen, game.name), gen)
+    return _COMPILED[key][0]
+
+
+def evaluate(game: Game, states, playouts_per_state: int, seed: int, *, gen) -> dict:
+    """Random playouts of each live state (one variant): per state ``wins``, ``draws``,
+    ``losses`` for its player to move, ``margin_sum`` (player 0's) and ``plies``, int64 arrays.
+    ``gen`` is the compiled CPU RNG (``jitsearch.kernels.playouts.CPU_RNG``)."""
+    playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, 1 << 30)
+    seed = check_seed("seed", seed)
+    packed = game.pack(states)
+    size = game.sizes(packed.cfg)
+    k = packed.boards.shape[0]
+    out = {name: np.zeros(k, dtype=np.int64) for name in ("wins", "draws", "losses", "margin_sum", "plies")}
+    cpu_evaluate(game, gen)(packed.boards, packed.players, packed.hists, packed.rows, packed.plies, packed.cfg,
+                            size.moves, size.record[0], playouts_per_state, np.uint64(seed), 0, k, out["wins"],
+                            out["draws"], out["losses"], out["margin_sum"], out["plies"])
+    return out

@@ -1,0 +1,228 @@
+"""The game protocol: what a game gives the search, and the conventions every game keeps.
+
+A game is a :class:`Game` record: a name, a Python state class with text forms, the variant
+options, and a factory :attr:`Game.build` that compiles the rules with any Numba decorator
+(``numba.njit``, ``numba.njit(inline="always")``, ``numba.cuda.jit(device=True)``) into a
+:class:`Rules` record of functions with **one signature for every game**. Kernels and algorithms
+receive a ``Game`` (or its compiled :class:`Rules`) and close over the functions in a factory:
+CUDA has no first-class functions, so closures are the form that works on both targets
+(research note "game-protocol", section 2.6).
+
+Conventions (the one statement of them; the games' docstrings refer here)
+-------------------------------------------------------------------------
+* **Players.** Two players, 0 and 1. Player 0 moves first from a game's initial position
+  (Kalah: the south side; Oware: houses A..F; Connect Four: the first player, ``x``). A player
+  may move twice in a row (Kalah's extra turn): the player to move is always returned by
+  ``apply``, never derived from the ply's parity.
+* **Values are from player 0's view.** ``margin`` (the outcome of a finished game) and
+  ``evaluate`` (a static estimate of it) are player 0's: positive is good for player 0. A
+  search that wants the mover's view negates for player 1. The margin's units are the game's:
+  Kalah the store difference, Oware the captured-seed difference, Connect Four +1 / 0 / -1
+  (exact solvers may use finer scores of their own, e.g. Pons's for Connect Four, and say so).
+  Win / draw / loss is the margin's sign.
+* **Moves.** A move is a non-negative int the game defines, the same number in the rules, the
+  state class (``state.play(move)``, ``state.legal_moves()``) and the kernels: Kalah a pit index
+  (1..m for player 0, m+2..2m+1 for player 1), Oware a house index (0..2m-1), Connect Four a
+  column 0..width-1 (Pons's text form writes it 1-based). ``legal`` lists the legal moves in a
+  fixed order (increasing); the playout of :mod:`jitsearch.games.playout` plays the k-th of them.
+* **The end of the game** is signalled by ``apply`` only: it returns ``GAME_OVER`` (-1) as the
+  next player, and the board is then final (Kalah's sweep and Oware's collection done), so
+  ``margin(board, cfg)`` is the result. A state given to a kernel is live (:attr:`Game.pack`
+  refuses finished ones); the state class's ``is_over`` (``player == -1``) is the Python side.
+* **The record** (positions a rule needs to look back at: Oware's repetition) is a caller-owned
+  ``hist`` array threaded with a cursor ``cur = (first, count, ply)`` **as a value**: ``apply``
+  returns the new cursor, so a depth-first search returns to a parent by keeping the parent's
+  cursor, and nothing is written behind the caller's back except row ``first + count``. ``ply``
+  counts the moves played in the game (the move limit reads it; ``apply`` adds one). Games
+  without a record (Kalah, Connect Four) take a dummy ``hist`` (:func:`no_record`) and return
+  ``first`` and ``count`` unchanged. The prototype kept the cursor in an array and lost 20-25 %
+  of Oware's playout speed; as a value and inlined it costs nothing.
+
+The compiled signature (``Rules``)
+----------------------------------
+``legal(board, cfg, player, moves, hist, cur) -> n``
+    writes the ``n`` legal moves of ``player`` into ``moves[:n]`` (increasing).
+``apply(board, cfg, player, move, hist, cur) -> (next_player or GAME_OVER, cur)``
+    plays a legal move in place on ``board``.
+``margin(board, cfg) -> int``
+    player 0's result on a final board (on a live board: the same formula, the game says what
+    it means there).
+``evaluate(board, cfg, player) -> float``
+    a static estimate of player 0's final margin, ``player`` to move.
+
+``board`` is a 1-D array of :attr:`Game.board_dtype` (Kalah and Oware int32 pits, Connect Four
+two int64 bitboards), ``cfg`` a tuple of scalars fixed by the variant (Kalah ``(m,
+empty_capture)``, Oware ``(m, grand_slam_illegal, move_limit)``, Connect Four ``(width,
+height)``: one compilation per game, since the tuple types differ), ``player`` and the move
+int64, ``cur`` a tuple of three int64. Names follow the issue's prototype and the research
+note, shortened from the rule modules' ``legal_moves``/``apply_move`` because the arguments
+differ from theirs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+GAME_OVER = -1
+#: The cursor of a game without a record, or of a record that starts empty at ply 0.
+START_CUR = (0, 0, 0)
+
+
+class Option(NamedTuple):
+    """A variant option: its type, default and one line of help (CLI and API)."""
+
+    type: type
+    default: Any
+    help: str
+
+
+class Rules(NamedTuple):
+    """The compiled rule functions of a game (signatures in the module docstring)."""
+
+    legal: Callable
+    apply: Callable
+    margin: Callable
+    evaluate: Callable
+
+
+class Sizes(NamedTuple):
+    """Array sizes of one variant: ``cells`` the board's length, ``moves`` the most legal moves
+    at once, ``plies`` the longest game (-1: no bound known, the caller caps), ``record`` the
+    ``(extra rows a game from the state may write, columns)`` of ``hist`` ((0, 1): no record)."""
+
+    cells: int
+    moves: int
+    plies: int
+    record: tuple
+
+
+class Packed(NamedTuple):
+    """Live states of one variant as kernel inputs: ``boards[K, cells]``, ``players[K]``,
+    ``hists[K, R, C]`` (state k's record is ``hists[k, :rows[k]]``), ``rows[K]``, ``plies[K]``
+    (moves played), ``cfg`` (the variant's tuple). State k's cursor is ``(0, rows[k], plies[k])``."""
+
+    boards: np.ndarray
+    players: np.ndarray
+    hists: np.ndarray
+    rows: np.ndarray
+    plies: np.ndarray
+    cfg: tuple
+
+    def cur(self, k: int) -> tuple:
+        return 0, int(self.rows[k]), int(self.plies[k])
+
+
+@dataclass(frozen=True, eq=False)
+class Game:
+    """A game as a value.
+
+    Attributes
+    ----------
+    name : str
+        Registry key (``jitsearch.games.get(name)``) and ``--game`` value.
+    State : type
+        The state class: ``from_text``/``to_text``, ``play(move)``, ``legal_moves()``,
+        ``player`` (-1 once over), ``is_over``, ``margin`` (player 0's), ``result``.
+    variant : dict[str, Option]
+        The variant options with types, defaults and help.
+    initial : callable
+        ``initial(**variant) -> State``: the start position.
+    from_text : callable
+        ``from_text(text, **variant) -> State``; options the text fixes (sizes) are read from
+        the text and the given ones ignored. A bad text raises one-line ``ValueError``.
+    cfg : callable
+        ``cfg(state) -> tuple``: the variant tuple the compiled rules take.
+    build : callable
+        ``build(jit) -> Rules``; call it with the decorator of the target.
+    pack : callable
+        ``pack(states) -> Packed``; states of one variant, live; ``ValueError`` otherwise.
+    sizes : callable
+        ``sizes(cfg) -> Sizes`` for one variant.
+    max_cells, max_moves : int
+        Bounds over every variant the state class accepts (CUDA local arrays need constants).
+    max_plies : int
+        The longest game of any variant, -1 when no bound is known (Kalah).
+    board_dtype : numpy dtype
+    engines : dict
+        Optional: game-specific agent kinds, name -> factory.
+    solver : callable or None
+        Optional: ``solver(state) -> exact value`` (the game's docstring gives the units).
+    database, openspiel, fast_playouts : optional hooks, None where the game has none.
+    """
+
+    name: str
+    State: type
+    variant: dict
+    initial: Callable
+    from_text: Callable
+    cfg: Callable
+    build: Callable
+    pack: Callable
+    sizes: Callable
+    max_cells: int
+    max_moves: int
+    max_plies: int
+    board_dtype: Any
+    engines: dict = field(default_factory=dict)
+    solver: Callable | None = None
+    database: Callable | None = None
+    openspiel: Any = None
+    fast_playouts: Callable | None = None
+
+    def defaults(self) -> dict:
+        """The variant options' defaults."""
+        return {k: o.default for k, o in self.variant.items()}
+
+    def check_variant(self, **variant) -> dict:
+        """The full variant (defaults filled in); an unknown option raises a one-line ValueError."""
+        unknown = sorted(set(variant) - set(self.variant))
+        if unknown:
+            raise ValueError(f"{self.name} has no option {unknown[0]!r}; its options: {', '.join(self.variant)}")
+        return {**self.defaults(), **variant}
+
+    def __repr__(self) -> str:
+        return f"Game({self.name!r})"
+
+
+def no_record(k: int = 1) -> np.ndarray:
+    """The dummy ``hist`` of games without a record: int32[k, 1, 1] (``[0]`` for one state)."""
+    return np.zeros((k, 1, 1), np.int32)
+
+
+def check_states(states, state_class, name: str) -> list:
+    """A non-empty list of live ``state_class`` states (a single state is wrapped); else ValueError."""
+    if isinstance(states, state_class):
+        states = [states]
+    if not isinstance(states, (list, tuple)) or not states:
+        raise ValueError(f"states must be a non-empty list of {state_class.__name__}")
+    for s in states:
+        if not isinstance(s, state_class):
+            raise ValueError(f"{name} states must be {state_class.__name__}, got {type(s).__name__}")
+        if s.is_over:
+            raise ValueError("a state's game is over: nothing to pack")
+    return list(states)
+
+
+REQUIRED = ("initial", "from_text", "cfg", "build", "pack", "sizes")
+
+
+def check_game(game) -> Game:
+    """``game`` if it is a usable :class:`Game`, else one-line ``ValueError`` (the registry calls it)."""
+    if not isinstance(game, Game):
+        raise ValueError(f"a game must be a jitsearch.games.protocol.Game, got {type(game).__name__}")
+    if not isinstance(game.name, str) or not game.name.isidentifier() or game.name != game.name.lower():
+        raise ValueError(f"a game's name must be a lower-case identifier, got {game.name!r}")
+    for attr in REQUIRED:
+        if not callable(getattr(game, attr)):
+            raise ValueError(f"game {game.name!r}: {attr} must be callable")
+    for key, opt in game.variant.items():
+        if not isinstance(opt, Option) or not isinstance(opt.default, opt.type):
+            raise ValueError(f"game {game.name!r}: option {key!r} must be an Option whose default is a "
+                             f"{getattr(opt, 'type', '?')}")
+    for attr in ("max_cells", "max_moves"):
+        if not isinstance(getattr(game, attr), int) or getattr(game, attr) < 1:
+            raise ValueError(f"game {game.name!r}: {attr} must be a positive int")
+    return game
