@@ -1,0 +1,89 @@
+"""Connect Four behind the game protocol (:mod:`jitsearch.games.protocol`) and its
+:data:`GAME` record. ``cfg = (width, height)``; no record; ``margin`` +1 / 0 / -1 for player
+0; ``evaluate`` player 0's empty winning cells minus player 1's."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..protocol import Game, Option, Packed, Rules, Sizes, check_states, no_record
+from . import rules
+from .rules import MAX_HEIGHT, MAX_WIDTH
+from .state import Connect4State
+
+__all__ = ["GAME", "build"]
+
+BOARD_DTYPE = np.dtype(np.int64)
+
+
+def build(jit) -> Rules:
+    """Compile Connect Four's rules with ``jit`` behind the protocol's signature."""
+    base = rules.build(jit)
+    apply_move, legal_moves, margin_, threats = base.apply_move, base.legal_moves, base.margin, base.threats
+
+    def legal(board, cfg, player, moves, hist, cur):
+        return legal_moves(board, cfg[0], cfg[1], moves)
+
+    def apply(board, cfg, player, move, hist, cur):
+        nxt = apply_move(board, cfg[0], cfg[1], player, move)
+        return nxt, (cur[0], cur[1], cur[2] + 1)
+
+    def margin(board, cfg):
+        return margin_(board, cfg[1])
+
+    def evaluate(board, cfg, player):
+        return float(threats(board, cfg[0], cfg[1]))
+
+    return Rules(legal=jit(legal), apply=jit(apply), margin=jit(margin), evaluate=jit(evaluate))
+
+
+def cfg(state: Connect4State) -> tuple:
+    return (int(state.width), int(state.height))
+
+
+def sizes(cfg: tuple) -> Sizes:
+    w, h = cfg
+    return Sizes(cells=2, moves=int(w), plies=int(w * h), record=(0, 1))
+
+
+def pack(states) -> Packed:
+    states = check_states(states, Connect4State, "connect4")
+    c = cfg(states[0])
+    if any(cfg(s) != c for s in states):
+        raise ValueError("all states of a batch need the same width and height")
+    k = len(states)
+    boards = np.array([s.stones for s in states], BOARD_DTYPE).reshape(k, 2)
+    players = np.array([s.player for s in states], np.int64)
+    plies = np.array([s.ply for s in states], np.int64)
+    return Packed(boards, players, no_record(k), np.zeros(k, np.int64), plies, c)
+
+
+def initial(width: int = 7, height: int = 6) -> Connect4State:
+    return Connect4State.initial(width, height)
+
+
+def from_text(text: str, *, width: int = 7, height: int = 6) -> Connect4State:
+    return Connect4State.from_text(text, width=width, height=height)
+
+
+def _solver(state):
+    from .solver import solve  # compiled on first use
+    return solve(state)
+
+
+GAME = Game(
+    name="connect4",
+    State=Connect4State,
+    variant={"width": Option(int, 7, "columns (4..9)"), "height": Option(int, 6, "rows (4..8)")},
+    initial=initial,
+    from_text=from_text,
+    cfg=cfg,
+    build=build,
+    pack=pack,
+    sizes=sizes,
+    max_cells=2,
+    max_moves=MAX_WIDTH,
+    max_plies=max(w * h for w in range(4, MAX_WIDTH + 1) for h in range(4, MAX_HEIGHT + 1) if w * (h + 1) <= 64),
+    board_dtype=BOARD_DTYPE,
+    solver=_solver,
+)
