@@ -1,0 +1,227 @@
+"""The game protocol's conformance suite, parametrised over every registered game
+(jitsearch.games.GAMES): the compiled rules behind the protocol against each game's own state
+class (its existing rule API), text round trips, one-line errors, the generic playout against
+the existing playout kernels, the registry."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from numba import njit
+
+import jitsearch.games as games
+from jitsearch._jit import stable_ids
+from jitsearch.games.protocol import GAME_OVER, Game, Option, check_game
+from jitsearch.kernels import rng
+
+NAMES = sorted(games.GAMES)
+#: Variants played per game: the default and a smaller or differently ruled one.
+VARIANTS = {
+    "kalah": [{}, {"houses": 4, "seeds": 3, "empty_capture": True}],
+    "oware": [{}, {"houses": 4, "seeds": 3, "grand_slam_illegal": True, "move_limit": 60}],
+    "connect4": [{}, {"width": 5, "height": 4}],
+}
+GEN = rng.build(stable_ids(njit(cache=True)))
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    """Each game's rules behind the protocol, compiled once for the CPU."""
+    return {name: games.get(name).build(stable_ids(njit(cache=True))) for name in NAMES}
+
+
+def _board(state):
+    return np.array(state.stones if hasattr(state, "stones") else state.board)
+
+
+def test_every_builtin_game_is_registered_and_checks():
+    assert {"kalah", "oware", "connect4"} <= set(games.GAMES)
+    for name in NAMES:
+        assert check_game(games.get(name)) is games.GAMES[name]
+        assert set(VARIANTS[name][1]) <= set(games.get(name).variant)
+
+
+def test_unknown_game_is_one_line_listing_the_names():
+    with pytest.raises(ValueError) as e:
+        games.get("chess")
+    msg = str(e.value)
+    assert "\n" not in msg and "chess" in msg and all(n in msg for n in NAMES)
+
+
+def test_register_from_outside_and_its_errors():
+    base = games.get("connect4")
+    small = Game(**{**{f: getattr(base, f) for f in base.__dataclass_fields__}, "name": "connect4_test"})
+    try:
+        assert games.register(small) is small and games.get("connect4_test") is small
+        with pytest.raises(ValueError, match="already registered"):
+            games.register(Game(**{f: getattr(small, f) for f in small.__dataclass_fields__}))
+    finally:
+        games.GAMES.pop("connect4_test", None)
+    with pytest.raises(ValueError, match="must be a jitsearch.games.protocol.Game"):
+        games.register("kalah")
+    with pytest.raises(ValueError, match="lower-case identifier"):
+        check_game(Game(**{**{f: getattr(base, f) for f in base.__dataclass_fields__}, "name": "Bad Name"}))
+    with pytest.raises(ValueError, match="option 'width'"):
+        check_game(Game(**{**{f: getattr(base, f) for f in base.__dataclass_fields__},
+                           "variant": {"width": Option(int, "7", "")}}))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_variant_options_and_unknown_option(name):
+    game = games.get(name)
+    assert game.check_variant() == game.defaults()
+    for opt in game.variant.values():
+        assert isinstance(opt.default, opt.type) and opt.help
+    with pytest.raises(ValueError) as e:
+        game.check_variant(colour="red")
+    assert "\n" not in str(e.value) and "colour" in str(e.value)
+
+
+def _random_games(game, variant, count, seed):
+    """(state sequence, move sequence) of ``count`` random games of the state class."""
+    rnd = random.Random(seed)
+    for _ in range(count):
+        s = game.initial(**variant)
+        states, moves = [s], []
+        while not s.is_over:
+            mv = rnd.choice(s.legal_moves())
+            s = s.play(mv)
+            states.append(s)
+            moves.append(mv)
+        yield states, moves
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("which", [0, 1])
+def test_protocol_rules_replay_the_state_class(name, which, compiled):
+    """200 random games: every legal list, board, player and the outcome of the compiled
+    protocol rules equal the game's own rule API (its state class)."""
+    game, rules = games.get(name), compiled[name]
+    variant = VARIANTS[name][which]
+    count = 200 if which == 0 else 60
+    for states, moves in _random_games(game, variant, count, seed=which * 1000 + len(name)):
+        p = game.pack(states[0])
+        size = game.sizes(p.cfg)
+        board = p.boards[0].copy()
+        hist = np.zeros((p.hists.shape[1] + size.record[0] + 1, p.hists.shape[2]), p.hists.dtype)
+        hist[:p.rows[0]] = p.hists[0, :p.rows[0]]
+        buf = np.empty(size.moves, np.int64)
+        player, cur = np.int64(p.players[0]), (np.int64(0), np.int64(p.rows[0]), np.int64(p.plies[0]))
+        for s, nxt_state, mv in zip(states, states[1:], moves):
+            n = rules.legal(board, p.cfg, player, buf, hist, cur)
+            assert [int(x) for x in buf[:n]] == s.legal_moves()
+            player, cur = rules.apply(board, p.cfg, player, np.int64(mv), hist, cur)
+            assert int(player) == nxt_state.player
+            np.testing.assert_array_equal(board, _board(nxt_state))
+            if name == "oware" and player != GAME_OVER:
+                np.testing.assert_array_equal(hist[cur[0]:cur[0] + cur[1]], nxt_state.history)
+        assert player == GAME_OVER and cur[2] == p.plies[0] + len(moves)
+        assert int(rules.margin(board, p.cfg)) == states[-1].margin
+        assert isinstance(rules.evaluate(board, p.cfg, np.int64(0)), float)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_text_round_trip(name):
+    game = games.get(name)
+    for variant in VARIANTS[name]:
+        for states, _ in _random_games(game, variant, 10, seed=3):
+            for s in states:
+                t = s.to_text()
+                back = game.from_text(t, **variant)
+                assert back.to_text() == t and back.player == s.player
+                np.testing.assert_array_equal(_board(back), _board(s))
+
+
+BAD_TEXTS = ["", "nonsense", "1,2/3 p0", "4,4,4/0/4,4,4/0 p2", "x" * 5000, "......./.......x p0"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bad_positions_are_one_line_errors(name):
+    game = games.get(name)
+    bad = [t for t in BAD_TEXTS if not (name == "connect4" and t == "")] + [7, None]
+    for text in bad:
+        with pytest.raises(ValueError) as e:
+            game.from_text(text)
+        assert "\n" not in str(e.value), (text, str(e.value))
+    for s in (game.initial(),):
+        with pytest.raises(ValueError) as e:
+            s.play(-1)
+        assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pack_refuses_finished_and_mixed_states(name):
+    game = games.get(name)
+    (states, _), = _random_games(game, {}, 1, seed=5)
+    with pytest.raises(ValueError, match="over"):
+        game.pack(states[-1])
+    with pytest.raises(ValueError, match="non-empty"):
+        game.pack([])
+    other = game.initial(**VARIANTS[name][1])
+    with pytest.raises(ValueError, match="same"):
+        game.pack([states[0], other])
+    p = game.pack(states[:3])
+    assert p.boards.shape == (3, game.sizes(p.cfg).cells) and p.boards.dtype == game.board_dtype
+    assert p.boards.shape[1] <= game.max_cells and game.sizes(p.cfg).moves <= game.max_moves
+
+
+def _positions(game, variant, count, seed):
+    rnd = random.Random(seed)
+    out = []
+    for states, _ in _random_games(game, variant, count, seed):
+        live = [s for s in states if not s.is_over]
+        out.append(live[rnd.randrange(len(live))])
+    return out
+
+
+def test_generic_playouts_equal_kalahs_kernels():
+    """The protocol's one playout gives Kalah's playout kernels' exact counts, margins and plies
+    (same streams), on the generic rules and on the fastest kernel (SIMD or packed)."""
+    from jitsearch.games.playout import evaluate
+    from jitsearch.kernels import playouts as kp
+    game = games.get("kalah")
+    for variant in VARIANTS["kalah"]:
+        states = _positions(game, variant, 6, seed=11) + [game.initial(**variant)]
+        ours = evaluate(game, states, 64, 99, gen=GEN)
+        p = game.pack(states)
+        for kernel in (None, "generic"):
+            theirs = kp.evaluate_cpu(p.boards, p.players, 64, 99, empty_capture=p.cfg[1], kernel=kernel)
+            for key in ("wins", "draws", "losses", "margin_sum", "plies"):
+                np.testing.assert_array_equal(ours[key], theirs[key], err_msg=f"{variant} {kernel} {key}")
+
+
+def test_generic_playouts_equal_owares_kernel():
+    from jitsearch.games.playout import evaluate
+    from jitsearch.kernels import oware_playouts as op
+    game = games.get("oware")
+    for variant in VARIANTS["oware"]:
+        states = _positions(game, variant, 6, seed=12) + [game.initial(**variant)]
+        ours = evaluate(game, states, 64, 98, gen=GEN)
+        theirs = op.evaluate_states(states, 64, 98)
+        for key in ("wins", "draws", "losses", "margin_sum", "plies"):
+            np.testing.assert_array_equal(ours[key], theirs[key], err_msg=f"{variant} {key}")
+
+
+def test_generic_playouts_of_connect4_follow_the_streams():
+    """Connect Four has no playout kernel of its own: the generic one is replayed in plain
+    Python (the state class, the RNG's Python twin)."""
+    from jitsearch.games.playout import evaluate
+    game = games.get("connect4")
+    states = _positions(game, {}, 4, seed=13) + [game.initial()]
+    ours = evaluate(game, states, 16, 97, gen=GEN)
+    for k, s0 in enumerate(states):
+        margins, plies = [], 0
+        for p in range(16):
+            key, s, i = rng.stream_key_py(97, k, p), s0, 0
+            while not s.is_over:
+                legal = s.legal_moves()
+                s = s.play(legal[rng.below_py(rng.draw_py(key, i), len(legal))])
+                i += 1
+            margins.append(s.margin)
+            plies += i
+        mine = [m if s0.player == 0 else -m for m in margins]
+        assert (ours["wins"][k], ours["draws"][k], ours["losses"][k]) == \
+            (sum(m > 0 for m in mine), sum(m == 0 for m in mine), sum(m < 0 for m in mine))
+        assert ours["margin_sum"][k] == sum(margins) and ours["plies"][k] == plies
