@@ -225,3 +225,65 @@ def test_generic_playouts_of_connect4_follow_the_streams():
         assert (ours["wins"][k], ours["draws"][k], ours["losses"][k]) == \
             (sum(m > 0 for m in mine), sum(m == 0 for m in mine), sum(m < 0 for m in mine))
         assert ours["margin_sum"][k] == sum(margins) and ours["plies"][k] == plies
+
+
+CUDASIM_SCRIPT = r"""
+import sys
+import numpy as np
+from numba import cuda, njit
+import jitsearch.games as games
+from jitsearch.games.playout import NO_CAP, make_playout
+from jitsearch.kernels import rng
+
+game = games.get(sys.argv[1])
+threads = 4
+dev = cuda.jit(device=True)
+rules, gen = game.build(dev), rng.build(dev)
+play = make_playout(dev, rules, gen)
+margin, stream_key = rules.margin, gen.stream_key
+
+@cuda.jit
+def kernel(boards, players, hists, rows, plies, cfg, moves, seed, out):
+    t = cuda.grid(1)
+    if t < boards.shape[0]:
+        cur = (np.int64(0), rows[t], plies[t])
+        k, _, _ = play(boards[t], cfg, players[t], moves[t], hists[t], cur, stream_key(seed, 0, t), NO_CAP)
+        out[t, 0] = margin(boards[t], cfg)
+        out[t, 1] = k
+
+p = game.pack([game.initial()] * threads)
+size = game.sizes(p.cfg)
+hists = np.zeros((threads, p.hists.shape[1] + size.record[0], p.hists.shape[2]), p.hists.dtype)
+hists[:, :p.hists.shape[1]] = p.hists
+moves = np.zeros((threads, size.moves), np.int64)
+out = np.zeros((threads, 2), np.int64)
+boards = p.boards.copy()
+kernel[1, threads](boards, p.players, hists, p.rows, p.plies, p.cfg, moves, np.uint64(5), out)
+
+cpu_gen = rng.build(njit)
+cpu_play = make_playout(njit, game.build(njit(inline="always")), cpu_gen)
+cpu_margin = game.build(njit).margin
+for t in range(threads):
+    b = p.boards[t].copy()
+    h = hists[t].copy(); h[:] = 0; h[:p.hists.shape[1]] = p.hists[t]
+    k, _, _ = cpu_play(b, p.cfg, np.int64(p.players[t]), np.zeros(size.moves, np.int64), h,
+                       (np.int64(0), np.int64(p.rows[t]), np.int64(p.plies[t])), np.uint64(cpu_gen.stream_key(np.uint64(5), 0, t)),
+                       NO_CAP)
+    assert (out[t, 0], out[t, 1]) == (cpu_margin(b, p.cfg), k), (t, out[t], k)
+    assert np.array_equal(b, boards[t])
+print("ok", out.tolist())
+"""
+
+
+@pytest.mark.parametrize("name", [n if n == "connect4" else pytest.param(n, marks=pytest.mark.slow) for n in NAMES])
+def test_cuda_simulator_playout_equals_the_cpu(name):
+    """The same playout source compiled as CUDA device functions (run by Numba's CUDA simulator,
+    NUMBA_ENABLE_CUDASIM=1) plays the CPU's games: the protocol needs no Python object in a kernel.
+    Kalah and Oware (5-10 s each, compiles) run in the slow step."""
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    r = subprocess.run([sys.executable, "-c", CUDASIM_SCRIPT, name], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and r.stdout.startswith("ok"), r.stdout + r.stderr

@@ -89,6 +89,9 @@ class Connect4State:
             if not moves.isdigit() and moves != "":
                 raise ValueError(f"moves must be column digits 1..{state.width}, got {moves!r}")
             moves = [int(ch) - 1 for ch in moves]
+            for i, c in enumerate(moves):
+                if not 0 <= c < state.width:
+                    raise ValueError(f"move {i + 1}: column {c + 1} is not on a {state.width}-column board")
         for i, c in enumerate(moves):
             try:
                 state = state.play(c)
