@@ -1,0 +1,259 @@
+"""The exact Connect Four solver: Pascal Pons's negamax, compiled.
+
+After Pons, "Solving Connect 4: how to build a perfect AI" (blog.gamesolver.org, parts 3-10):
+negamax with alpha-beta on two bitboards (the stones of the player to move and the mask of all
+stones), a transposition table of upper and lower bounds keyed by ``position + mask``, moves in centre-
+first order re-sorted by the number of winning cells they create, losing moves pruned before
+the search (a move under an opponent's winning cell, or any move when the opponent has two
+immediate wins), and the root solved by a sequence of null-window searches that halve the
+score interval (iterative null window).
+
+**Score convention (Pons's):** from the view of the player to move, both players perfect, the
+winner winning as early as possible: ``score > 0`` wins with its ``k``-th stone, ``score =
+cells / 2 + 1 - k`` (7x6: ``22 - k``); ``0`` a draw; ``score < 0`` loses against the
+opponent's ``k``-th stone, ``score = k - (cells / 2 + 1)``. So an immediate win with ``n``
+stones on the board scores ``(cells + 1 - n) // 2``. This is finer than the protocol's margin
+(+1 / 0 / -1, player 0's view): ``sign(score)`` is the mover's outcome.
+
+The table keeps bounds, which stay true whatever the root, so one table serves many
+positions (:class:`Connect4Solver` reuses it; a generation stamp empties it in O(1) between
+positions when ``fresh``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ..._checks import check_bool, check_int
+from .rules import check_size
+from .state import Connect4State
+
+DEFAULT_TABLE_BITS = 22
+
+
+@njit(cache=True, inline="always")
+def _div2(x):
+    """``x / 2`` rounded toward zero (C++'s, as in Pons's bounds)."""
+    return x // 2 if x >= 0 else -((-x) // 2)
+
+
+@njit(cache=True, inline="always")
+def _popcount(x):
+    n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def _winning_cells(pos, mask, h, full):
+    r = (pos << 1) & (pos << 2) & (pos << 3)
+    for s in (h, h + 1, h + 2):
+        p = (pos << s) & (pos << (2 * s))
+        r |= p & (pos << (3 * s))
+        r |= p & (pos >> s)
+        p = (pos >> s) & (pos >> (2 * s))
+        r |= p & (pos << s)
+        r |= p & (pos >> (3 * s))
+    return r & (full ^ mask)
+
+
+@njit(cache=True)
+def _negamax(cur, mask, ply, alpha, beta, w, h, bottom, full, order, keys, vals, gens, gen, sort_moves,
+             sort_scores, nodes):
+    """The score of the position (``cur`` the mover's stones) if it lies in (alpha, beta);
+    else a bound on the side of the window it falls. Pons's ``negamax`` (his final version:
+    the table holds upper bounds, stored as ``v - MIN + 1``, and lower bounds, stored as
+    ``v + MAX - 2 MIN + 2``, both in one int8)."""
+    nodes[0] += 1
+    cells = w * h
+    possible = (mask + bottom) & full
+    opp_win = _winning_cells(cur ^ mask, mask, h, full)
+    forced = possible & opp_win
+    if forced:
+        if forced & (forced - 1):
+            return -_div2(cells - ply)  # two threats: the opponent wins next move
+        possible = forced
+    nxt = possible & ~(opp_win >> 1)
+    if nxt == 0:
+        return -_div2(cells - ply)
+    if ply >= cells - 2:
+        return 0  # neither side can win: no immediate win, and the opponent cannot either
+    lo = -_div2(cells - 2 - ply)
+    if alpha < lo:
+        alpha = lo
+        if alpha >= beta:
+            return alpha
+    hi = _div2(cells - 1 - ply)
+    min_score = -_div2(cells) + 3
+    max_score = _div2(cells + 1) - 3
+    size = keys.shape[0]
+    key = cur + mask
+    slot = np.int64(np.uint64(key) % np.uint64(size))
+    if gens[slot] == gen and keys[slot] == key:
+        val = np.int64(vals[slot])
+        if val > max_score - min_score + 1:  # a lower bound
+            low = val + 2 * min_score - max_score - 2
+            if alpha < low:
+                alpha = low
+                if alpha >= beta:
+                    return alpha
+        else:  # an upper bound
+            hi = val + min_score - 1
+    if beta > hi:
+        beta = hi
+        if alpha >= beta:
+            return beta
+    n = 0
+    col_bits = (np.int64(1) << h) - 1
+    for i in range(w - 1, -1, -1):
+        mv = nxt & (col_bits << (order[i] * (h + 1)))
+        if mv:
+            score = _popcount(_winning_cells(cur | mv, mask, h, full))
+            k = n
+            while k > 0 and sort_scores[ply, k - 1] > score:
+                sort_moves[ply, k] = sort_moves[ply, k - 1]
+                sort_scores[ply, k] = sort_scores[ply, k - 1]
+                k -= 1
+            sort_moves[ply, k] = mv
+            sort_scores[ply, k] = score
+            n += 1
+    for k in range(n - 1, -1, -1):
+        mv = sort_moves[ply, k]
+        score = -_negamax(cur ^ mask, mask | mv, ply + 1, -beta, -alpha, w, h, bottom, full, order, keys, vals,
+                          gens, gen, sort_moves, sort_scores, nodes)
+        if score >= beta:
+            keys[slot] = key  # a lower bound
+            vals[slot] = score + max_score - 2 * min_score + 2
+            gens[slot] = gen
+            return score
+        if score > alpha:
+            alpha = score
+    keys[slot] = key  # an upper bound
+    vals[slot] = alpha - min_score + 1
+    gens[slot] = gen
+    return alpha
+
+
+@njit(cache=True)
+def _solve(cur, mask, ply, w, h, weak, order, keys, vals, gens, gen, sort_moves, sort_scores, nodes):
+    """Pons's ``solve``: the exact score by null-window searches (``weak``: only its sign, -1/0/1)."""
+    cells = w * h
+    bottom = np.int64(0)
+    for c in range(w):
+        bottom |= np.int64(1) << (c * (h + 1))
+    full = bottom * ((np.int64(1) << h) - 1)
+    if _winning_cells(cur, mask, h, full) & (mask + bottom) & full:
+        return _div2(cells + 1 - ply)
+    lo = -_div2(cells - ply)
+    hi = _div2(cells + 1 - ply)
+    if weak:
+        lo = -1
+        hi = 1
+    while lo < hi:
+        med = lo + (hi - lo) // 2
+        if med <= 0 and _div2(lo) < med:
+            med = _div2(lo)
+        elif med >= 0 and _div2(hi) > med:
+            med = _div2(hi)
+        r = _negamax(cur, mask, ply, med, med + 1, w, h, bottom, full, order, keys, vals, gens, gen, sort_moves,
+                     sort_scores, nodes)
+        if r <= med:
+            hi = r
+        else:
+            lo = r
+    return lo
+
+
+class Solved(NamedTuple):
+    """A solved position: ``score`` (Pons's convention, the mover's view), ``nodes`` searched
+    (negamax calls), ``seconds``."""
+
+    score: int
+    nodes: int
+    seconds: float
+
+
+class Connect4Solver:
+    """Solve Connect Four positions of one size exactly.
+
+    Parameters
+    ----------
+    width, height : int
+        The board (4..9 by 4..8, ``width * (height + 1) <= 64``).
+    table_bits : int
+        The transposition table holds 2**table_bits entries (13 bytes each; 22: 54 MB).
+    """
+
+    def __init__(self, width: int = 7, height: int = 6, *, table_bits: int = DEFAULT_TABLE_BITS):
+        self.width, self.height = check_size(width, height)
+        bits = check_int("table_bits", table_bits, 10, 28)
+        self.keys = np.zeros(1 << bits, np.int64)
+        self.vals = np.zeros(1 << bits, np.int8)
+        self.gens = np.zeros(1 << bits, np.int32)
+        self.gen = 1
+        w = self.width
+        self.order = np.array([w // 2 + (1 - 2 * (i % 2)) * (i + 1) // 2 for i in range(w)], np.int64)
+        self.sort_moves = np.zeros((w * self.height + 1, w), np.int64)
+        self.sort_scores = np.zeros((w * self.height + 1, w), np.int64)
+
+    def clear(self) -> None:
+        """Forget every table entry (O(1): a new generation)."""
+        self.gen += 1
+        if self.gen >= np.iinfo(np.int32).max:
+            self.gens[:] = 0
+            self.gen = 1
+
+    def solve(self, position, *, weak: bool = False, fresh: bool = False) -> Solved:
+        """The exact score of ``position`` (a live :class:`Connect4State` of this size, or its text in
+        either form) for the player to move; ``weak``: only win / draw / loss as 1 / 0 / -1;
+        ``fresh``: with an empty table (node counts independent of earlier positions)."""
+        state = position if isinstance(position, Connect4State) else \
+            Connect4State.from_text(position, width=self.width, height=self.height)
+        if (state.width, state.height) != (self.width, self.height):
+            raise ValueError(f"this solver is for {self.width}x{self.height}, got a {state.width}x{state.height} board")
+        if state.is_over:
+            raise ValueError("the game is over: nothing to solve")
+        weak = check_bool("weak", weak)
+        if fresh:
+            self.clear()
+        cur = state.stones[state.player]
+        mask = state.stones[0] | state.stones[1]
+        nodes = np.zeros(1, np.int64)
+        t0 = time.perf_counter()
+        score = _solve(np.int64(cur), np.int64(mask), np.int64(state.ply), np.int64(self.width),
+                       np.int64(self.height), weak, self.order, self.keys, self.vals, self.gens, np.int32(self.gen),
+                       self.sort_moves, self.sort_scores, nodes)
+        score = int(score)
+        if weak:
+            score = (score > 0) - (score < 0)  # an immediate win is scored exactly before the weak search
+        return Solved(score, int(nodes[0]), time.perf_counter() - t0)
+
+    def move_scores(self, position) -> dict[int, int]:
+        """Each legal move's exact score for the player to move (column, 0-based -> score)."""
+        state = position if isinstance(position, Connect4State) else \
+            Connect4State.from_text(position, width=self.width, height=self.height)
+        cells = self.width * self.height
+        out = {}
+        for c in state.legal_moves():
+            child = state.play(c)
+            out[c] = (cells + 1 - state.ply) // 2 if child.is_over and child.margin != 0 else \
+                0 if child.is_over else -self.solve(child).score
+        return out
+
+
+_SOLVERS: dict = {}
+
+
+def solve(position, *, weak: bool = False) -> int:
+    """The exact score (Pons's convention) of a live position; one solver per size, kept."""
+    state = position if isinstance(position, Connect4State) else Connect4State.from_text(position)
+    size = (state.width, state.height)
+    if size not in _SOLVERS:
+        _SOLVERS[size] = Connect4Solver(*size)
+    return _SOLVERS[size].solve(state, weak=weak).score
