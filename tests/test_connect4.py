@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from numba import njit
 
+from jitsearch._jit import stable_ids
 from jitsearch.games import get
 from jitsearch.games.connect4.state import Connect4State
 from jitsearch.games.protocol import GAME_OVER
@@ -88,7 +89,7 @@ def test_state_class_replays_the_golden_games():
 
 def test_compiled_rules_replay_the_golden_games():
     game = get("connect4")
-    rules = game.build(njit)
+    rules = game.build(stable_ids(njit(cache=True)))
     hist = np.zeros((1, 1), np.int32)
     moves_buf = np.empty(9, np.int64)
     for line in _golden_lines():

@@ -267,7 +267,8 @@ for t in range(threads):
     b = p.boards[t].copy()
     h = hists[t].copy(); h[:] = 0; h[:p.hists.shape[1]] = p.hists[t]
     k, _, _ = cpu_play(b, p.cfg, np.int64(p.players[t]), np.zeros(size.moves, np.int64), h,
-                       (np.int64(0), np.int64(p.rows[t]), np.int64(p.plies[t])), np.uint64(cpu_gen.stream_key(np.uint64(5), 0, t)),
+                       (np.int64(0), np.int64(p.rows[t]), np.int64(p.plies[t])),
+                       np.uint64(cpu_gen.stream_key(np.uint64(5), 0, t)),
                        NO_CAP)
     assert (out[t, 0], out[t, 1]) == (cpu_margin(b, p.cfg), k), (t, out[t], k)
     assert np.array_equal(b, boards[t])
