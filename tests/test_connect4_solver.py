@@ -87,7 +87,8 @@ def _check_brute_force(positions):
 
 def test_blog_examples_move_scores_and_the_game_hook():
     assert solve("4455") == 18 and solve("44455554221") == -15
-    assert get("connect4").solver(Connect4State.from_text("44455554221")) == -15
+    assert get("connect4").solver(Connect4State.from_text("44455554221")) == 15  # player 0's view
+    assert get("connect4").solver(Connect4State.from_text("4455")) == 18
     solver = Connect4Solver(5, 4, table_bits=16)
     state = Connect4State.from_text("3344", width=5, height=4)
     scores = solver.move_scores(state)

@@ -93,33 +93,90 @@ def _random_games(game, variant, count, seed):
         yield states, moves
 
 
+def _protocol_replay(game, rules, first_state, moves, states=None):
+    """Play ``moves`` from ``first_state`` through the compiled protocol rules; compare with the
+    state class's positions ``states`` where given. Returns (final board, player, cursor)."""
+    p = game.pack(first_state)
+    size = game.sizes(p.cfg)
+    board = p.boards[0].copy()
+    hist = np.zeros((p.hists.shape[1] + size.record[0] + 1, p.hists.shape[2]), p.hists.dtype)
+    hist[:p.rows[0]] = p.hists[0, :p.rows[0]]
+    buf = np.empty(size.moves, np.int64)
+    player, cur = np.int64(p.players[0]), (np.int64(0), np.int64(p.rows[0]), np.int64(p.plies[0]))
+    for i, mv in enumerate(moves):
+        n = rules.legal(board, p.cfg, player, buf, hist, cur)
+        if states is not None:
+            assert [int(x) for x in buf[:n]] == states[i].legal_moves()
+        player, cur = rules.apply(board, p.cfg, player, np.int64(mv), hist, cur)
+        if states is not None:
+            assert int(player) == states[i + 1].player
+            np.testing.assert_array_equal(board, _board(states[i + 1]))
+            if game.name == "oware" and player != GAME_OVER:
+                np.testing.assert_array_equal(hist[cur[0]:cur[0] + cur[1]], states[i + 1].history)
+    return board, player, cur, p
+
+
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("which", [0, 1])
 def test_protocol_rules_replay_the_state_class(name, which, compiled):
-    """200 random games: every legal list, board, player and the outcome of the compiled
-    protocol rules equal the game's own rule API (its state class)."""
+    """Random games: every legal list, board, player, record and the outcome of the compiled
+    protocol rules equal the game's state class (Connect Four's only rule API: 200 games)."""
     game, rules = games.get(name), compiled[name]
     variant = VARIANTS[name][which]
-    count = 200 if which == 0 else 60
+    count = 200 if name == "connect4" and which == 0 else 20
     for states, moves in _random_games(game, variant, count, seed=which * 1000 + len(name)):
-        p = game.pack(states[0])
-        size = game.sizes(p.cfg)
-        board = p.boards[0].copy()
-        hist = np.zeros((p.hists.shape[1] + size.record[0] + 1, p.hists.shape[2]), p.hists.dtype)
-        hist[:p.rows[0]] = p.hists[0, :p.rows[0]]
-        buf = np.empty(size.moves, np.int64)
-        player, cur = np.int64(p.players[0]), (np.int64(0), np.int64(p.rows[0]), np.int64(p.plies[0]))
-        for s, nxt_state, mv in zip(states, states[1:], moves):
-            n = rules.legal(board, p.cfg, player, buf, hist, cur)
-            assert [int(x) for x in buf[:n]] == s.legal_moves()
-            player, cur = rules.apply(board, p.cfg, player, np.int64(mv), hist, cur)
-            assert int(player) == nxt_state.player
-            np.testing.assert_array_equal(board, _board(nxt_state))
-            if name == "oware" and player != GAME_OVER:
-                np.testing.assert_array_equal(hist[cur[0]:cur[0] + cur[1]], nxt_state.history)
+        board, player, cur, p = _protocol_replay(game, rules, states[0], moves, states)
         assert player == GAME_OVER and cur[2] == p.plies[0] + len(moves)
         assert int(rules.margin(board, p.cfg)) == states[-1].margin
         assert isinstance(rules.evaluate(board, p.cfg, np.int64(0)), float)
+
+
+@pytest.mark.parametrize("name", ["kalah", "oware"])
+@pytest.mark.parametrize("which", [0, 1])
+def test_protocol_rules_replay_the_old_rule_api(name, which, compiled):
+    """200 random games through the rule modules' own compiled API (Kalah's ``apply_move(board, m,
+    player, pit, empty_capture)``, Oware's ``apply_move(board, m, player, house, gsi, hist, first,
+    count, ply, move_limit)``) and through the protocol: every board, player, record and the
+    outcome are equal."""
+    from jitsearch.games.kalah import state as kalah_state
+    from jitsearch.games.oware import state as oware_state
+    game, rules = games.get(name), compiled[name]
+    rnd = random.Random(which + 40)
+    start = game.initial(**VARIANTS[name][which])
+    for _ in range(200):
+        p = game.pack(start)
+        m = p.cfg[0]
+        old = p.boards[0].copy()
+        new = p.boards[0].copy()
+        size = game.sizes(p.cfg)
+        old_hist = np.zeros((1 + size.record[0], p.hists.shape[2]), np.int32)
+        old_hist[:1] = p.hists[0, :1]
+        new_hist = old_hist.copy()
+        out = np.empty(m, np.int64)
+        buf = np.empty(m, np.int64)
+        player = new_player = np.int64(0)
+        first, count, ply = 0, int(p.rows[0]), 0
+        cur = (np.int64(0), np.int64(count), np.int64(0))
+        while player != GAME_OVER:
+            if name == "kalah":
+                k = kalah_state.legal_moves(old, m, player, out)
+            else:
+                k = oware_state.legal_moves(old, m, player, p.cfg[1], out)
+            assert rules.legal(new, p.cfg, new_player, buf, new_hist, cur) == k
+            assert np.array_equal(buf[:k], out[:k])
+            mv = int(out[rnd.randrange(k)])
+            if name == "kalah":
+                player = kalah_state.apply_move(old, m, player, mv, p.cfg[1])
+            else:
+                player, first, count = oware_state.apply_move(old, m, player, mv, p.cfg[1], old_hist, first, count,
+                                                              ply, p.cfg[2])
+            ply += 1
+            new_player, cur = rules.apply(new, p.cfg, new_player, np.int64(mv), new_hist, cur)
+            assert new_player == player and cur == (first, count, ply)
+            np.testing.assert_array_equal(new, old)
+            np.testing.assert_array_equal(new_hist, old_hist)
+        assert rules.margin(new, p.cfg) == (kalah_state.margin_of(old, m) if name == "kalah"
+                                            else oware_state.margin_of(old, m))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -288,3 +345,40 @@ def test_cuda_simulator_playout_equals_the_cpu(name):
     r = subprocess.run([sys.executable, "-c", CUDASIM_SCRIPT, name], env=env, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and r.stdout.startswith("ok"), r.stdout + r.stderr
+
+
+#: Small variants whose whole game a plain minimax over the state class solves in a second.
+SMALL = {"kalah": {"houses": 3, "seeds": 2}, "oware": {"houses": 2, "seeds": 2, "move_limit": 14},
+         "connect4": {"width": 4, "height": 4}}
+
+
+def _minimax(state, memo):
+    """Player 0's final margin under perfect play, by the state class alone (Connect Four: its
+    result is the margin's sign, and so is the sign of Pons's score the hook returns)."""
+    if state.is_over:
+        return state.margin
+    if state not in memo:
+        values = [_minimax(state.play(m), memo) for m in state.legal_moves()]
+        memo[state] = max(values) if state.player == 0 else min(values)
+    return memo[state]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solver_hook_gives_player_zeros_exact_value(name):
+    game = games.get(name)
+    assert game.solver is not None
+    rnd = random.Random(8)
+    memo = {}
+    for k in range(4):
+        s = game.initial(**SMALL[name])
+        if name == "connect4":  # the 4x4 game from a few random moves
+            for _ in range(4 + k):
+                s = s.play(rnd.choice(s.legal_moves()))
+        value = game.solver(s)
+        exact = _minimax(s, memo)
+        if name == "connect4":
+            assert (value > 0) - (value < 0) == exact, s.to_text()
+        else:
+            assert value == exact, s.to_text()
+        if name != "connect4":
+            break

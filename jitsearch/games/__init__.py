@@ -13,18 +13,31 @@ from __future__ import annotations
 
 from .protocol import Game, check_game
 
-#: The registry: name -> :class:`~jitsearch.games.protocol.Game` (the built-in games, then
-#: those given to :func:`register`).
-GAMES: dict[str, Game] = {}
+#: name -> Game; the built-in games are added on first use of the registry (so that importing
+#: one game's module, as the kernels do, does not import the others).
+_GAMES: dict[str, Game] = {}
+_LOADED = []
+
+
+def _registry() -> dict:
+    if not _LOADED:
+        _LOADED.append(True)
+        from .connect4.game import GAME as connect4
+        from .kalah.game import GAME as kalah
+        from .oware.game import GAME as oware
+        for game in (kalah, oware, connect4):
+            _GAMES.setdefault(game.name, check_game(game))
+    return _GAMES
 
 
 def register(game: Game, *, replace: bool = False) -> Game:
     """Add ``game`` to :data:`GAMES` under ``game.name``; a name already taken raises
     ``ValueError`` unless ``replace``. Returns the game."""
     check_game(game)
-    if game.name in GAMES and not replace and GAMES[game.name] is not game:
+    games = _registry()
+    if game.name in games and not replace and games[game.name] is not game:
         raise ValueError(f"a game named {game.name!r} is already registered (pass replace=True)")
-    GAMES[game.name] = game
+    games[game.name] = game
     return game
 
 
@@ -32,20 +45,17 @@ def get(name: str) -> Game:
     """The registered game called ``name``; an unknown name raises one-line ``ValueError``."""
     if isinstance(name, Game):
         return name
+    games = _registry()
     try:
-        return GAMES[name]
+        return games[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown game {name!r}; known games: {', '.join(sorted(GAMES))}") from None
+        raise ValueError(f"unknown game {name!r}; known games: {', '.join(sorted(games))}") from None
 
 
-def _register_builtin() -> None:
-    from .connect4.game import GAME as connect4
-    from .kalah.game import GAME as kalah
-    from .oware.game import GAME as oware
-    for game in (kalah, oware, connect4):
-        register(game)
+def __getattr__(name: str):
+    if name == "GAMES":  # the registry (name -> Game), built-in games loaded on first use
+        return _registry()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-
-_register_builtin()
 
 __all__ = ["GAMES", "Game", "get", "register"]

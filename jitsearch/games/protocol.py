@@ -149,7 +149,9 @@ class Game:
     engines : dict
         Optional: game-specific agent kinds, name -> factory.
     solver : callable or None
-        Optional: ``solver(state) -> exact value`` (the game's docstring gives the units).
+        Optional: ``solver(state) -> int``, the exact value of a live state under perfect play,
+        from player 0's view, in the game's units (Kalah and Oware the final margin; Connect
+        Four Pons's score, turned to player 0's view).
     database, openspiel, fast_playouts : optional hooks, None where the game has none.
     """
 

@@ -66,9 +66,11 @@ def from_text(text: str, *, width: int = 7, height: int = 6) -> Connect4State:
     return Connect4State.from_text(text, width=width, height=height)
 
 
-def _solver(state):
+def _solver(state: Connect4State) -> int:
+    """Pons's score of the position for player 0 (his scores are the mover's)."""
     from .solver import solve  # compiled on first use
-    return solve(state)
+    score = solve(state)
+    return score if state.player == 0 else -score
 
 
 GAME = Game(

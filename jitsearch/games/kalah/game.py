@@ -69,6 +69,12 @@ def from_text(text: str, *, houses: int = 6, seeds: int = 4, empty_capture: bool
     return KalahState.from_text(text, empty_capture=empty_capture)
 
 
+def solver(state: KalahState) -> int:
+    """Player 0's final margin under perfect play (:func:`.solver.solve_exact`)."""
+    from .solver import solve_exact
+    return int(solve_exact(state)["margin"])
+
+
 GAME = Game(
     name="kalah",
     State=KalahState,
@@ -86,6 +92,7 @@ GAME = Game(
     max_moves=MAX_HOUSES,
     max_plies=-1,
     board_dtype=np.dtype(BOARD_DTYPE),
+    solver=solver,
 )
 
 assert GAME_OVER == rules.GAME_OVER

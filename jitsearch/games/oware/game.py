@@ -78,6 +78,13 @@ def from_text(text: str, *, houses: int = 6, seeds: int = 4, move_limit: int = O
     return OwareState.from_text(text, move_limit=move_limit, grand_slam_illegal=grand_slam_illegal)
 
 
+def solver(state: OwareState) -> int:
+    """Player 0's final margin under perfect play (:func:`.solver.solve`, small variants)."""
+    from .solver import solve
+    margin = solve(state).margin
+    return int(margin if state.player == 0 else -margin)
+
+
 GAME = Game(
     name="oware",
     State=OwareState,
@@ -95,6 +102,7 @@ GAME = Game(
     max_moves=MAX_HOUSES,
     max_plies=MAX_MOVE_LIMIT,
     board_dtype=np.dtype(BOARD_DTYPE),
+    solver=solver,
 )
 
 assert GAME_OVER == rules.GAME_OVER
