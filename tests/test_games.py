@@ -382,3 +382,61 @@ def test_solver_hook_gives_player_zeros_exact_value(name):
             assert value == exact, s.to_text()
         if name != "connect4":
             break
+
+
+def _ptx_kernel(game):
+    """One generic playout kernel for ``game``: the board and the move list in local arrays of the
+    game's compile-time bounds, ``cfg`` a tuple kernel argument, the record a global array."""
+    from numba import cuda
+
+    from jitsearch.games.playout import NO_CAP, make_playout
+    dev = cuda.jit(device=True)
+    rules, gen = game.build(dev), rng.build(dev)
+    play = make_playout(dev, rules, gen, game.name)
+    margin, stream_key = rules.margin, gen.stream_key
+    cells, max_moves, dtype = game.max_cells, game.max_moves, game.board_dtype.type
+
+    def kernel(boards, players, hists, rows, plies, cfg, seed, out):
+        t = cuda.grid(1)
+        if t < boards.shape[0]:
+            board = cuda.local.array(cells, dtype)
+            moves = cuda.local.array(max_moves, np.int64)
+            for i in range(boards.shape[1]):
+                board[i] = boards[t, i]
+            cur = (np.int64(0), rows[t], plies[t])
+            k, _, _ = play(board, cfg, players[t], moves, hists[t], cur, stream_key(seed, 0, t), NO_CAP)
+            out[t, 0] = margin(board, cfg)
+            out[t, 1] = k
+
+    return kernel
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_generic_playout_compiles_to_ptx_for_sm90(name):
+    """The one playout source compiles to PTX for sm_90 for every game (NVVM only, no device; the
+    gpu extra). Skipped without numba-cuda or under the simulator, like tests/test_gpu.py's check."""
+    import importlib.util
+    import os
+    import types as pytypes
+    from unittest import mock
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        pytest.skip("the simulator has no compiler")
+    if importlib.util.find_spec("numba_cuda") is None:
+        pytest.skip("numba-cuda (the gpu extra) is not installed")
+    from numba import cuda, types
+    from numba.cuda import dispatcher
+    from numba.np.numpy_support import from_dtype
+    game = games.get(name)
+    p = game.pack(game.initial())
+    cfg = types.Tuple(tuple(types.boolean if isinstance(v, bool) else types.int64 for v in p.cfg))
+    sig = (types.Array(from_dtype(game.board_dtype), 2, "C"), types.int64[:], types.int32[:, :, :], types.int64[:],
+           types.int64[:], cfg, types.uint64, types.int64[:, :])
+    fake = pytypes.SimpleNamespace(compute_capability=(9, 0))
+    try:
+        with mock.patch.object(dispatcher, "get_current_device", lambda: fake):
+            ptx, _ = cuda.compile_ptx(_ptx_kernel(game), sig, cc=(9, 0))
+    except Exception as exc:  # a missing NVVM is a skip; anything else fails
+        if type(exc).__name__ not in ("NvvmSupportError", "NvrtcSupportError", "CudaSupportError"):
+            raise
+        pytest.skip(f"no CUDA compiler toolchain ({type(exc).__name__})")
+    assert ".target sm_90" in ptx
