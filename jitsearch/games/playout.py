@@ -126,7 +126,8 @@ def cpu_evaluate(game: Game, gen):
 def evaluate(game: Game, states, playouts_per_state: int, seed: int, *, gen) -> dict:
     """Random playouts of each live state (one variant): per state ``wins``, ``draws``,
     ``losses`` for its player to move, ``margin_sum`` (player 0's) and ``plies``, int64 arrays.
-    ``gen`` is the compiled CPU RNG (``jitsearch.kernels.playouts.CPU_RNG``)."""
+    ``gen`` is the CPU RNG, ``jitsearch.kernels.rng.build(stable_ids(njit(cache=True)))`` (fixed
+    ids: the compiled batch is then loaded from Numba's cache in later processes)."""
     playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, 1 << 30)
     seed = check_seed("seed", seed)
     packed = game.pack(states)

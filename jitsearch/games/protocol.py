@@ -67,8 +67,6 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 GAME_OVER = -1
-#: The cursor of a game without a record, or of a record that starts empty at ply 0.
-START_CUR = (0, 0, 0)
 
 
 class Option(NamedTuple):
