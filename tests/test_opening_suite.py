@@ -103,6 +103,7 @@ def _fewest_seeds_first(openings):
 
 
 @pytest.mark.parametrize("empty_capture", [False, True])
+@pytest.mark.slow
 def test_a_shipped_kalah64_value_resolves(empty_capture):
     """Re-solve one shipped Kalah(6,4) opening on its own (no shared table, a 12-seed endgame database
     built here): the one with the fewest seeds left in the houses (about 2 s, + 2 s for the database)."""

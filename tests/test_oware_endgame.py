@@ -90,6 +90,7 @@ def reference(m, max_seeds, slam=False):
 
 # -- counts and ranking ----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_layer_counts():
     for m in range(1, 7):
         for s in range(0, 7 if m < 5 else 4):
@@ -279,6 +280,7 @@ def test_cli_solve_oware_errors(capsys, args, words):
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_an_oware_database_build(tmp_path):
     """Ctrl-C in the middle of a cached build: exit 130, one line that says
     nothing was written, and nothing left in the cache directory (the build
