@@ -119,7 +119,7 @@ def test_stop_ends_a_long_solve_within_seconds():
 
 def test_stop_ends_an_mcts_analysis_within_about_a_second():
     """An MCTS engine's analysis stops with its stop Event (a server's Cancel or time cap) and says so."""
-    s = KalahState.initial(4, 3)
+    s = KalahState.initial(6, 4)  # the MCTS kernel test_mcts.py and test_stop.py compile (Kalah(4,3)'s: here only)
     analyse_position(s, engine="mcts:iterations=50", solve_time=0, seed=1)  # compiled before the clock
     stop = threading.Event()
     timer = threading.Timer(0.3, stop.set)

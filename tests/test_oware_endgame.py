@@ -461,7 +461,8 @@ def test_alphabeta_agent_db_option():
         parse_oware_agent("alphabeta:db=40")
 
 
-@pytest.mark.parametrize("slam", [False, True])
+# the same kernel for both rules: the second rule in the slow step
+@pytest.mark.parametrize("slam", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_unmoves_invert_the_non_capturing_moves(slam):
     # Oware(6) with 14 seeds, some positions with a house of 11+ seeds (a sowing that laps the board)
     import random
