@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pathlib
 import signal
 
 import numpy as np
@@ -94,17 +93,11 @@ def pytest_configure(config):
                                        "(.ci/run runs them as its second step: pytest --runslow -m slow)")
 
 
-def _listed_slow() -> set:
-    """Node ids in tests/slow_tests.txt (measured: see its header)."""
-    path = pathlib.Path(__file__).with_name("slow_tests.txt")
-    return {line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")}
-
-
 def pytest_collection_modifyitems(config, items):
-    listed = _listed_slow()
-    for item in items:
-        if item.nodeid in listed:
-            item.add_marker(pytest.mark.slow)
+    # The mark sits on each slow test (@pytest.mark.slow, pytest.param(..., marks=pytest.mark.slow), or a module's
+    # pytestmark). Chosen by measurement on an empty Numba cache: tests of several seconds each, and the variants
+    # (other board sizes, tree shapes, value types) whose only cost is compiling kernels of their own, where another
+    # default test already runs the same path; the default run keeps at least one test of every kernel and command.
     if config.getoption("--runslow"):
         return
     skip = pytest.mark.skip(reason="slow: give --runslow to run it")

@@ -54,7 +54,8 @@ def test_depth_caps_a_timed_oware_search(spec):
 
 
 def test_kalah_mc_playouts_with_time_plays_rounds_until_the_time():
-    parse_agent("mc:playouts=40", seed=1)(KalahState.initial(4, 3))  # compiled here, not in the timed search
+    # Kalah(6,4): the SIMD playout kernel other default tests compile too (Kalah(4,3)'s: for this test only)
+    parse_agent("mc:playouts=40", seed=1)(KalahState.initial(6, 4))  # compiled here, not in the timed search
     agent = parse_agent("mc:playouts=40,time=0.3", seed=1)
-    agent(KalahState.initial(4, 3))
+    agent(KalahState.initial(6, 4))
     assert agent.last["simulations"] > 40 and agent.last["seconds"] >= 0.3

@@ -26,7 +26,7 @@ def random_positions(houses, seeds, count, seed, empty_capture=False):
     return out
 
 
-@pytest.mark.parametrize("empty_capture", [False, True])
+@pytest.mark.parametrize("empty_capture", [pytest.param(False, marks=pytest.mark.slow), True])
 def test_exact_values_equal_the_solver(empty_capture):
     for s in random_positions(3, 3, 6, 11, empty_capture):
         r = analyse_position(s, solve_time=60)
@@ -52,6 +52,7 @@ def _optimal(state):
     return {row["move"] for row in ref["moves"] if row["value"] == ref["value"]}
 
 
+@pytest.mark.slow
 def test_engine_values_from_the_database_are_exact():
     # Kalah(3,3): 18 seeds, inside the engine's default database, so the engine's values are exact
     s = KalahState.initial(3, 3)
@@ -80,6 +81,7 @@ def _pv_states(state, pv):
     return out
 
 
+@pytest.mark.slow
 def test_mcts_visit_shares():
     s = KalahState.initial(4, 3)
     r = analyse_position(s, engine="mcts:iterations=400", solve_time=0, seed=3)
@@ -117,7 +119,7 @@ def test_stop_ends_a_long_solve_within_seconds():
 
 def test_stop_ends_an_mcts_analysis_within_about_a_second():
     """An MCTS engine's analysis stops with its stop Event (a server's Cancel or time cap) and says so."""
-    s = KalahState.initial(4, 3)
+    s = KalahState.initial(6, 4)  # the MCTS kernel test_mcts.py and test_stop.py compile (Kalah(4,3)'s: here only)
     analyse_position(s, engine="mcts:iterations=50", solve_time=0, seed=1)  # compiled before the clock
     stop = threading.Event()
     timer = threading.Timer(0.3, stop.set)

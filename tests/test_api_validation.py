@@ -155,6 +155,7 @@ def test_bad_arguments_raise_one_value_error_line(fn, words):
     _raises_one_line_value_error(fn, words)
 
 
+@pytest.mark.slow
 def test_good_arguments_of_every_accepted_type_still_work():
     # NumPy integers and floats are accepted where ints / numbers are asked for
     r = mcts_search(S, iterations=np.int64(40), c=np.float32(1.5), seed=np.uint64(2**64 - 1), workers=np.int32(1),
@@ -174,6 +175,7 @@ def test_good_arguments_of_every_accepted_type_still_work():
 
 # -- the board is read-only ----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_board_is_read_only_and_owned_by_the_state():
     raw = np.array([0, 2, 2, 0, 2, 2], dtype=np.int32)
     s = KalahState.from_board(raw, 0)
@@ -212,6 +214,7 @@ def test_kernel_arrays_are_writable_contiguous_copies_only_where_needed():
     assert wide.dtype == np.int64 and wide.shape == (3, 8) and wide.flags.writeable and wide.flags.c_contiguous
 
 
+@pytest.mark.slow
 def test_the_exact_search_reads_a_read_only_board():
     from jitsearch.games.kalah.alphabeta import search
     from jitsearch.games.kalah.solver import solve_exact
@@ -336,6 +339,7 @@ def test_bad_agent_specs_are_refused_with_the_spec_named(spec, words):
     assert spec in message, message
 
 
+@pytest.mark.slow
 def test_good_agent_specs_parse_to_typed_options():
     a = parse_agent("mcts:iterations=30,solver=true,c=1,final=value", seed=4)
     assert a.options == {"iterations": 30, "solver": True, "c": 1.0, "final": "value"}

@@ -49,6 +49,7 @@ def test_sprt_stops_the_match_and_resume_respects_the_decision(tmp_path):
     assert again["games"] == r["games"] and len(_lines(out)) == r["games"]  # decided: nothing more played
 
 
+@pytest.mark.slow
 def test_dask_cluster_plays_the_same_games_as_this_process(tmp_path):
     match = KalahMatch(3, 3, False, 300, 2, seed=7)
     here = run_match("alphabeta:depth=2", WEAK, match, 4, out=tmp_path / "a.jsonl")

@@ -34,7 +34,8 @@ def random_boards(rng: np.random.Generator, m: int, k: int, max_house: int) -> t
     return boards.astype(np.int32), rng.integers(0, 2, size=k)
 
 
-@pytest.mark.parametrize("m, max_house", [(6, 15), (3, 9), (7, 30)])
+@pytest.mark.parametrize("m, max_house", [(6, 15), pytest.param(3, 9, marks=pytest.mark.slow),
+                                          pytest.param(7, 30, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("empty_capture", [False, True])
 def test_playouts_equal_evaluate_cpu(m, max_house, empty_capture):
     rng = np.random.default_rng(1000 * m + empty_capture)

@@ -129,6 +129,7 @@ def test_bench_throughput_json_small(capsys, tmp_path):
     assert json.loads(out_file.read_text()) == obj
 
 
+@pytest.mark.slow
 def test_solve_fsss_and_mtd(capsys):
     base = ["solve", "--random", "uniform", "--height", "10", "--seed", "3", "--json"]
     values = set()
@@ -165,6 +166,7 @@ def test_fsss_option_errors(capsys, args, words):
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_bench_fsss_paper_small(capsys, tmp_path):
     code, out, err = run(capsys, "bench", "fsss-paper", "--out", str(tmp_path), "--heights", "4-6:1",
                          "--trees", "4", "--exp2-heights", "4-5:1", "--exp2-trees", "4", "--no-cost",
@@ -182,6 +184,7 @@ def test_bench_fsss_paper_small(capsys, tmp_path):
     assert code == 0 and json.loads(out2)["experiment1"] == obj["experiment1"]
 
 
+@pytest.mark.slow
 def test_solve_incremental_fe(capsys, tmp_path):
     base = ["solve", "--random", "incremental", "--branching", "4", "--depth", "6", "--seed", "2", "--json"]
     code, out, err = run(capsys, *base, "--algorithm", "alphabeta")

@@ -42,6 +42,7 @@ def file33(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_analyse_json_keys_legal_moves_and_visits(capsys, file33):
     obj = analyse_json(capsys, file33, "--iterations", "24", "--playouts", "2")
     assert JSON_KEYS <= set(obj)
@@ -60,6 +61,7 @@ def test_analyse_json_keys_legal_moves_and_visits(capsys, file33):
         assert all(ch["value"] is None or 0.0 <= ch["value"] <= 1.0 for ch in pos["children"])
 
 
+@pytest.mark.slow
 def test_analyse_leaves_round_up_and_visits_follow(capsys, file33):
     """With 3 leaves a step, 10 iterations become 4 whole steps = 12, and the root visits say so."""
     obj = analyse_json(capsys, file33, "--iterations", "10", "--playouts", "2", "--leaves", "3")
@@ -68,6 +70,7 @@ def test_analyse_leaves_round_up_and_visits_follow(capsys, file33):
         assert sum(ch["visits"] for ch in pos["children"]) == 12
 
 
+@pytest.mark.slow
 def test_analyse_is_deterministic_and_matches_the_library(capsys, file33, tmp_path):
     args = ("--iterations", "30", "--playouts", "3", "--seed", "7", "--c", "0.9", "--formula", "sqrt")
     first = analyse_json(capsys, file33, *args, "--out", tmp_path / "a.json")
@@ -167,6 +170,7 @@ def test_analyse_ctrl_c_prints_what_it_has_and_exits_130(capsys, file33, monkeyp
     assert err.strip().splitlines()[-1].startswith("interrupted: ")
 
 
+@pytest.mark.slow
 def test_bench_gpu_mcts_small_runs_and_writes_json(capsys, tmp_path):
     out_dir = tmp_path / "gm"
     code, out, err = run(capsys, "bench", "gpu-mcts", "--backend", "cpu", "--rates", "2x4,2x2x2", "--rate-seconds",

@@ -126,6 +126,7 @@ def test_unwritable_outputs_refused_before_work(capsys, tmp_path):
         assert code == 2 and "cannot write" in one_error_line(err)
 
 
+@pytest.mark.slow
 def test_fsss_paper_single_height_and_rerun_check(capsys, tmp_path):
     out_dir = tmp_path / "fp"
     args = ["bench", "fsss-paper", "--heights", "5", "--trees", "3", "--exp2-heights", "5", "--exp2-trees", "3",
@@ -198,6 +199,7 @@ def _interrupt_after(proc, ready: str | None, seconds: float, timeout: float = 6
     return proc.returncode, out, err + rest, time.monotonic() - t0
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_tree_solve_quickly():
     code, out, err, took = _interrupt_after(
         _cli("solve", "--random", "uniform", "--branching", "2", "--height", "60", "--algorithm", "minimax"),
@@ -207,6 +209,7 @@ def test_ctrl_c_stops_a_tree_solve_quickly():
     assert took < 5.0  # well under 1 s alone; a loaded machine takes longer to print and exit
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_kalah_solve_with_bounds():
     code, out, err, took = _interrupt_after(
         _cli("solve", "--game", "kalah", "--houses", "6", "--seeds", "5", "--json"), "margin in", 1.0,
@@ -246,6 +249,7 @@ def _sigint(proc, timeout: float = 60.0):
     return out, err, time.monotonic() - t0
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_tournament_and_resume_continues(tmp_path):
     # 400 games: far more than a run plays before its Ctrl-C, even on a fast machine
     games = tmp_path / "games.jsonl"
@@ -282,6 +286,7 @@ def test_cli_import_does_not_load_numba():
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr
 
 
+@pytest.mark.slow
 def test_compiling_notice_only_when_compiling(tmp_path):
     env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     args = ["solve", "--random", "uniform", "--branching", "2", "--height", "4", "--json"]
@@ -304,6 +309,7 @@ def _readme_blocks(lang):
     return re.findall(rf"```{lang}\n(.*?)```", text, re.S)
 
 
+@pytest.mark.slow
 def test_readme_python_blocks_run_as_written(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
@@ -339,6 +345,7 @@ def _runnable_cli_lines():
     return lines
 
 
+@pytest.mark.slow
 def test_readme_cli_lines_run_as_written(tmp_path, monkeypatch, capsys):
     import shlex
 

@@ -193,7 +193,15 @@ def _all_blocks() -> list[Block]:
 EXAMPLE_PAGES = [p for p in PAGES if any(b.lang in ("python", "bash", "console") for b in _blocks(p))]
 
 
-@pytest.mark.parametrize("page", EXAMPLE_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+#: pages whose examples run in the slow step only (each compiles kernels of its own, or runs for many seconds)
+SLOW_EXAMPLE_PAGES = {"README.md", "docs/arena.md", "docs/benchmarks.md", "docs/cli.md", "docs/gpu.md",
+                      "docs/index.md", "docs/kalah.md", "docs/mcts.md", "docs/openspiel.md", "docs/oware.md",
+                      "docs/serve.md", "docs/solvers.md", "docs/trees.md"}
+
+
+@pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.slow)
+                                  if str(p.relative_to(ROOT)) in SLOW_EXAMPLE_PAGES else p for p in EXAMPLE_PAGES],
+                         ids=lambda p: str(p.relative_to(ROOT)))
 def test_page_examples_run(page, tmp_path, tmp_path_factory):
     steps = _steps(_blocks(page))
     if not steps:

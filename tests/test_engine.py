@@ -90,6 +90,7 @@ def test_persistent_table_and_default_mode_play_legal_moves():
         s = s.play(r["move"])
 
 
+@pytest.mark.slow
 def test_database_probes_give_the_solvers_exact_values():
     """Every position after the root is in the database: the engine's value is the exact margin (the
     solver's, from the mover's side) and its move is an optimal one."""

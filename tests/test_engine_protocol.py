@@ -120,6 +120,7 @@ def test_server_refuses_specs(spec):
         EngineServer(spec)
 
 
+@pytest.mark.slow
 def test_server_refuses_boards_its_agent_cannot_play():
     s = EngineServer("perfect")
     answer = s.handle("game 6 4 standard")[0][0]
@@ -155,6 +156,7 @@ def test_served_game_equals_in_process_game(spec):
     assert through_server(12) != reference
 
 
+@pytest.mark.slow
 def test_go_caps_a_timed_agent():
     s = EngineServer("alphabeta:time=30")
     s.handle("game 6 4 standard")
@@ -289,7 +291,8 @@ def test_only_the_reader_thread_closes_an_engines_output(tmp_path, monkeypatch):
     assert _tagged(str(tmp_path)) == []
 
 
-@pytest.mark.parametrize("mode, termination", [("timeout", "time forfeit"), ("garbage", "illegal move"),
+@pytest.mark.parametrize("mode, termination", [pytest.param("timeout", "time forfeit", marks=pytest.mark.slow),
+                                               ("garbage", "illegal move"),
                                                ("illegal", "illegal move"), ("crash", "crash"),
                                                ("vanish", "crash")])
 def test_misbehaving_engine_loses_its_games_and_nothing_else(tmp_path, mode, termination):
@@ -368,6 +371,7 @@ def test_engine_that_cannot_start_or_play_the_board_is_refused_before_any_game(t
     assert running_pids() == []
 
 
+@pytest.mark.slow
 def test_dask_workers_run_their_own_engines(tmp_path):
     settings = EngineSettings(5000, 1000, str(tmp_path / "logs"))
     match = KalahMatch(houses=4, seeds=3, seed=2)
@@ -389,6 +393,7 @@ def test_dask_workers_run_their_own_engines(tmp_path):
     assert _tagged(str(tmp_path)) == []
 
 
+@pytest.mark.slow
 def test_cli_tournament_with_cmd_engines(tmp_path):
     out = tmp_path / "games"
     argv = [sys.executable, "-m", "jitsearch", "tournament", "--game", "kalah", "--houses", "4", "--seeds", "3",

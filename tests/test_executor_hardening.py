@@ -136,6 +136,7 @@ def test_the_cli_says_so_in_one_line_and_exits_2_for_a_silent_port(capsys, monke
     assert lines[-1] == errors[0]  # nothing after it (a status line before it says where it runs)
 
 
+@pytest.mark.slow
 def test_the_cli_process_says_so_in_one_line_and_exits_2_for_an_http_server():
     srv = FakeServer("http")
     try:
@@ -160,6 +161,7 @@ def slow_square(x):
     return x * x, os.getpid()
 
 
+@pytest.mark.slow
 def test_chunks_deliver_every_result_once_and_grow_from_the_measured_time(monkeypatch):
     sizes = []
     real_take = executor._Chunker.take
@@ -218,6 +220,7 @@ def test_local_workers_ignore_sigint_and_do_not_touch_this_environment(monkeypat
     assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
 
 
+@pytest.mark.slow
 def test_starting_workers_never_sets_numba_threads_in_this_process(monkeypatch):
     """The nanny sets its pre-spawn environment in the parent while it spawns: a Numba compile here in that
     window would read NUMBA_NUM_THREADS and every later compile would fail (its thread pool cannot change size)."""
@@ -246,6 +249,7 @@ def _worker_state():
 # -- Ctrl-C on a bench running on a local cluster ------------------------------------------------
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_fsss_paper_with_workers_is_clean(tmp_path):
     """SIGINT to the whole process group (as a terminal's Ctrl-C) while the
     workers run: exit 130 within seconds, the finished rows kept, no

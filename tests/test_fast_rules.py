@@ -95,8 +95,10 @@ def plain_playout(board, m, player, empty_capture, key):
     return board, plies
 
 
-@pytest.mark.parametrize("m, houses, empty_capture", [(1, 30, False), (3, 30, True), (4, 30, False), (6, 4, False),
-                                                       (6, 30, True), (7, 30, True), (MAX_HOUSES, 30, False)])
+@pytest.mark.parametrize("m, houses, empty_capture", [
+    pytest.param(1, 30, False, marks=pytest.mark.slow), pytest.param(3, 30, True, marks=pytest.mark.slow),
+    pytest.param(4, 30, False, marks=pytest.mark.slow), (6, 4, False), (6, 30, True),
+    pytest.param(7, 30, True, marks=pytest.mark.slow), (MAX_HOUSES, 30, False)])
 def test_playouts_match_a_plain_playout_with_laps(m, houses, empty_capture):
     start = [0] + [houses] * m + [0] + [houses] * m
     boards = np.array([start, start], dtype=np.int32)
@@ -136,6 +138,7 @@ def random_live_positions(r, m, houses, count, empty_capture):
 
 
 @pytest.mark.parametrize("m", range(1, kalah_rules.MAX_PACKED_HOUSES + 1))
+@pytest.mark.slow
 def test_packed_playouts_equal_the_generic_ones(m):
     """Packed boards (every m they take, used from MIN_PACKED_HOUSES on): the
     same per-state outcomes as the generic kernel, laps and both rules included."""

@@ -16,6 +16,7 @@ def _trees(count, b=3, d=5, seed0=0):
         yield IncrementalTree(b, d, seed=seed0 + s, random_branching=bool(s % 2))
 
 
+@pytest.mark.slow
 def test_tree_matches_its_pure_python_twin():
     for tree in _trees(20, b=3, d=4):
         e = tree.to_explicit()

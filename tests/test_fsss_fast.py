@@ -58,6 +58,7 @@ TREES = [
 
 
 @pytest.mark.parametrize("restart_deepest,stop_when_proven", list(itertools.product([False, True], repeat=2)))
+@pytest.mark.slow
 def test_fast_path_equals_general_path(restart_deepest, stop_when_proven):
     for tree in TREES:
         assert _takes_fast_path(tree) == (tree.height >= 2)
@@ -66,6 +67,7 @@ def test_fast_path_equals_general_path(restart_deepest, stop_when_proven):
             _same(_run(tree, True, **kw), _run(tree, False, **kw))
 
 
+@pytest.mark.slow
 def test_fast_path_on_the_benchmark_shape():
     # the shape of the per-leaf benchmark (b=2), tall enough that the pool grows
     for seed, h in ((0, 16), (1, 17), (2, 18)):
@@ -94,6 +96,7 @@ def test_value_ranges():
     assert fsss(u, value_range=(-5.5, 5.5)).value == v
 
 
+@pytest.mark.slow
 def test_chunked_search_equals_one_chunk(monkeypatch):
     # tiny chunks: BUDGET returns every few leaves, NEED_ROOM returns mid-descent
     u = UniformTree(2, 14, seed=7)

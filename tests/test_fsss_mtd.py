@@ -35,7 +35,7 @@ def _optimal_move(tree, move, value):
     return move >= 0 and tree.node_values()[tree.first_child[0] + move] == value
 
 
-@pytest.mark.parametrize("solver", [fsss, mtd_inf, mtdf])
+@pytest.mark.parametrize("solver", [fsss, pytest.param(mtd_inf, marks=pytest.mark.slow), mtdf])
 def test_exact_on_random_and_tiny_gap_trees(solver):
     trees = list(_trees(300)) + list(_tiny_gap_trees(30))
     for tree in trees:
@@ -52,7 +52,8 @@ def test_mtdf_any_first_guess(guess):
         assert mtdf(tree, first_guess=guess).value == naive.minimax(tree)[0]
 
 
-@pytest.mark.parametrize("values", ["int", "binary", "float"])
+@pytest.mark.parametrize("values", [pytest.param("int", marks=pytest.mark.slow),
+                                    pytest.param("binary", marks=pytest.mark.slow), "float"])
 def test_uniform_trees_all_storages(values):
     for seed in range(6):
         u = UniformTree(2, 9, seed=seed, values=values, root="min" if seed % 2 else "max")
@@ -68,6 +69,7 @@ def test_uniform_trees_all_storages(values):
             assert m.value == v and m.extra["storage"] == storage
 
 
+@pytest.mark.slow
 def test_hash_tables_grow():
     # a tree big enough that the hash tables start small and double many times
     u = UniformTree(2, 14, seed=3)
@@ -101,6 +103,7 @@ nested = st.recursive(leaf_values, lambda kids: st.lists(kids, min_size=1, max_s
 
 @settings(max_examples=400, deadline=None)
 @given(nested, st.sampled_from(["max", "min"]))
+@pytest.mark.slow
 def test_dominance_property(obj, root):
     tree = ExplicitTree.from_nested(obj, root=root)
     value = naive.minimax(tree)[0]
@@ -175,6 +178,7 @@ def test_value_range_counterexample():
     assert alphabeta(tree).leaves_expanded == 3
 
 
+@pytest.mark.slow
 def test_value_range_must_be_admissible():
     tree = ExplicitTree.from_nested([[1, 5], [2, 3]])
     with pytest.raises(ValueError, match="not admissible"):

@@ -53,6 +53,7 @@ def _batch(m, n, count, seed, near_end=False, empty_capture=False):
 
 # -- backend selection (no GPU needed) ------------------------------------------------
 
+@pytest.mark.slow
 def test_backend_names_and_auto_fallback():
     with pytest.raises(BackendError, match="backend must be one of"):
         resolve("gpu")
@@ -67,6 +68,7 @@ def test_backend_names_and_auto_fallback():
 
 
 @pytest.mark.skipif(CUDA_OK, reason="a CUDA device (or the simulator) is present")
+@pytest.mark.slow
 def test_cuda_without_a_device_is_one_clear_error(capsys):
     from jitsearch.cli.app import main
 

@@ -85,6 +85,7 @@ def _ctrl_c(proc, settle: float = 1.0):
 # -- item 2: Ctrl-C stops a search in the main process -------------------------------------------
 
 @pytest.mark.parametrize("engine", ["alphabeta:depth=30", "mtdf", "fsss:depth=30", "alphabeta:time=600,threads=2,db=0"])
+@pytest.mark.slow
 def test_ctrl_c_stops_play_in_the_middle_of_a_search(engine):
     # random moves first (its line shows the game is on), then the engine searches Kalah(6,4) for minutes
     proc = _cli("play", "--p0", "random", "--p1", engine, "--seed", "1")
@@ -96,6 +97,7 @@ def test_ctrl_c_stops_play_in_the_middle_of_a_search(engine):
     assert "interrupted: the game was stopped after 1 plies" in err
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_play_json_prints_the_partial_game():
     proc = _cli("play", "--p0", "random", "--p1", "alphabeta:depth=30", "--seed", "1", "--json")
     time.sleep(0.5)
@@ -116,6 +118,7 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_tournament_in_this_process_and_keeps_the_records(tmp_path):
     # pair 0 starts near the end (quick), pair 1 from the start of Kalah(6,4): alphabeta:depth=30 never ends there
     suite = tmp_path / "suite.txt"
@@ -209,6 +212,7 @@ def test_the_thread_hand_off_costs_little():
     assert best < 2e-3, best  # measured 22-33 us on a loaded 2-core machine
 
 
+@pytest.mark.slow
 def test_agents_play_the_same_moves_through_the_search_thread():
     s = KalahState.initial(4, 3)
     for spec in ("alphabeta:depth=4", "fsss:depth=3", "mcts:iterations=200", "mc:playouts=100", "mtdf",

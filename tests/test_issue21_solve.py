@@ -33,6 +33,7 @@ def _one_error_line(out, *words):
         assert w in lines[-1], (w, lines[-1])
 
 
+@pytest.mark.slow
 def test_an_unwritable_checkpoint_is_refused_before_the_solve(tmp_path):
     a_file = tmp_path / "a-file"
     a_file.write_text("x")
@@ -47,6 +48,7 @@ def test_an_unwritable_checkpoint_is_refused_before_the_solve(tmp_path):
         solve_exact(KalahState.initial(3, 3), checkpoint=a_file / "ck")
 
 
+@pytest.mark.slow
 def test_a_resume_with_nothing_saved_says_it_starts_afresh(tmp_path):
     out = _cli("solve", "--game", "kalah", "--houses", "3", "--seeds", "3", "--checkpoint", tmp_path / "nosuch",
                "--resume", "--json")
@@ -58,6 +60,7 @@ def test_a_resume_with_nothing_saved_says_it_starts_afresh(tmp_path):
     assert out.returncode == 0 and "nothing to resume in" in out.stderr, out.stderr
 
 
+@pytest.mark.slow
 def test_a_damaged_database_is_one_warning_and_the_right_answer(tmp_path):
     """Through the CLI, with --endgame-cache-dir: each run is a new process,
     so each verifies the database before trusting it."""
@@ -90,7 +93,7 @@ def test_endgame_cache_dir_conflicts_are_refused(tmp_path):
 
 
 @pytest.mark.parametrize("args", [
-    ["solve", "--game", "kalah", "--houses", "3", "--seeds", "3", "--json"],
+    pytest.param(["solve", "--game", "kalah", "--houses", "3", "--seeds", "3", "--json"], marks=pytest.mark.slow),
     ["solve", "--random", "uniform", "--height", "4", "--json"],
     ["solve", "--random", "uniform", "--height", "4"],
 ])
@@ -103,6 +106,7 @@ def test_a_closed_stdout_is_no_failure(args):
     assert "Traceback" not in err and "error" not in err.lower(), err
 
 
+@pytest.mark.slow
 def test_a_cold_start_says_it_is_compiling_and_moves_leave_it_out(tmp_path):
     """With an empty Numba cache, ``--all-moves`` prints the compile notice
     at once, and no move's time includes the compilation."""

@@ -43,7 +43,8 @@ def test_every_entry_equals_brute_force(m, seeds, ec):
     assert ranks == set(range(database_size(m, seeds)))  # the ranking is a bijection
 
 
-@pytest.mark.parametrize("ec", [False, True])
+# the same kernels for both rules: the second rule in the slow step
+@pytest.mark.parametrize("ec", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_solver_with_a_database_agrees_with_brute_force(ec):
     db = build_endgame_database(3, 8, ec)
     for pos in _random_positions(12, m=3, n=3, seed=21 + ec, empty_capture=ec):

@@ -73,6 +73,7 @@ def test_checkpoint_resume_equals_one_run_and_refuses_foreign_or_edited_files(tm
         read_checkpoint(f, s)
 
 
+@pytest.mark.slow
 def test_a_killed_checkpointed_solve_resumes_to_the_same_result(tmp_path):
     f = tmp_path / "k.jsonl"
     cmd = [sys.executable, "-m", "jitsearch", "solve", "--game", "kalah", "--houses", "4", "--seeds", "4",

@@ -125,7 +125,8 @@ def brute_force_margin(state):
     return rec(tuple(h0), s0, tuple(h1), s1, state.player)
 
 
-@pytest.mark.parametrize("m, n", [(1, 1), (1, 4), (2, 2), (2, 3), (3, 2), (3, 3), (4, 2)])
+@pytest.mark.parametrize("m, n", [(1, 1), (1, 4), (2, 2), (2, 3), (3, 2), (3, 3),
+                                  pytest.param(4, 2, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("empty_capture", [False, True])
 def test_exact_solve_equals_brute_force(m, n, empty_capture):
     s = KalahState.initial(m, n, empty_capture=empty_capture)
@@ -138,7 +139,7 @@ def test_exact_solve_equals_brute_force(m, n, empty_capture):
         assert solve_exact(pos, tt_capacity=1 << 8, first_guess=3)["margin"] == brute_force_margin(pos)
 
 
-@pytest.mark.parametrize("empty_capture", [False, True])
+@pytest.mark.parametrize("empty_capture", [pytest.param(False, marks=pytest.mark.slow), True])
 def test_solver_options_agree_with_brute_force(empty_capture):
     """Enhanced transposition cutoffs, a tiny table (constant replacement in
     the two-slot buckets) and any first guess change the work, never the
@@ -176,6 +177,7 @@ def test_solver_time_limit_reports_bounds():
 
 
 @pytest.mark.parametrize("evaluation", ["store", "heuristic"])
+@pytest.mark.slow
 def test_fsss_on_kalah_matches_alphabeta_and_expands_a_subset(evaluation):
     from jitsearch.games.kalah.fsss import fsss_search
 

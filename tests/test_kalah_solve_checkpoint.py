@@ -51,7 +51,7 @@ def _run_in_pieces(state, path, chunks, monkeypatch, **kw):
     return r, runs
 
 
-@pytest.mark.parametrize("empty_capture", [False, True])
+@pytest.mark.parametrize("empty_capture", [pytest.param(False, marks=pytest.mark.slow), True])
 def test_a_solve_resumed_many_times_equals_one_run_node_for_node(tmp_path, monkeypatch, empty_capture):
     state = KalahState.initial(4, 4, empty_capture=empty_capture)
     kw = dict(chunk_nodes=3000, first_guess=-6, tt_capacity=1 << 14)
@@ -65,6 +65,7 @@ def test_a_solve_resumed_many_times_equals_one_run_node_for_node(tmp_path, monke
     assert {k: again[k] for k in _SAME} == {k: whole[k] for k in _SAME}
 
 
+@pytest.mark.slow
 def test_a_checkpointed_solve_with_an_endgame_database_resumes_exactly(tmp_path, monkeypatch):
     state = KalahState.initial(3, 4, empty_capture=False)
     db = build_endgame_database(3, 4, False)
@@ -138,6 +139,7 @@ def test_an_edited_or_torn_state_file_is_refused(tmp_path):
         solve_exact(state, checkpoint=ck, resume=True, tt_capacity=1 << 12)
 
 
+@pytest.mark.slow
 def test_a_killed_cli_solve_resumes_to_the_same_nodes_and_margin(tmp_path):
     ck = tmp_path / "ck"
     cmd = [sys.executable, "-m", "jitsearch", "solve", "--game", "kalah", "--houses", "4", "--seeds", "5",
@@ -154,6 +156,7 @@ def test_a_killed_cli_solve_resumes_to_the_same_nodes_and_margin(tmp_path):
 
 
 @pytest.mark.parametrize("empty_capture", [False, True])
+@pytest.mark.slow
 def test_database_cutoffs_change_the_work_never_the_margin(empty_capture):
     db = build_endgame_database(3, 5, empty_capture)
     positions = _random_positions(10, m=3, n=3, seed=11 + empty_capture, empty_capture=empty_capture)

@@ -230,6 +230,7 @@ def test_the_table_is_sized_from_the_problem():
     assert solve_exact(small, max_bytes=1 << 16)["table_slots"] == 1 << 11  # halved to fit 64 KiB
 
 
+@pytest.mark.slow
 def test_a_cold_compile_does_not_eat_the_time_limit(tmp_path):
     """On an empty Numba cache the solver's kernels compile for seconds; a
     one-second time limit is the search's, so the small solve still finishes."""

@@ -121,6 +121,7 @@ def test_imports_only_go_down_the_layers():
     assert not bad, "\n".join(bad)
 
 
+@pytest.mark.slow
 def test_no_module_takes_another_modules_private_name():
     bad = []
     for name, path in MODULES.items():
@@ -195,6 +196,7 @@ def test_no_module_over_800_lines(name):
 
 # -- one path for options ------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_an_mcts_search_validates_its_options_once(monkeypatch):
     """MCTSConfig.validate runs once per search and the backend searches
     check nothing again (they get the validated config's tree options)."""
@@ -222,6 +224,7 @@ def test_an_mcts_search_validates_its_options_once(monkeypatch):
         assert calls == {"validate": 1, "tree": 0}, (options, calls)
 
 
+@pytest.mark.slow
 def test_a_tournament_parses_each_spec_once(monkeypatch):
     from jitsearch.arena import kalah_tournament
     from jitsearch.arena.kalah_arena import run_kalah_tournament

@@ -47,7 +47,8 @@ def _python_playout(state: KalahState, seed: int, index: int, p: int) -> int:
     return state.margin
 
 
-@pytest.mark.parametrize("m, n, ec", [(6, 4, False), (3, 3, True), (8, 5, False), (1, 2, False)])
+@pytest.mark.parametrize("m, n, ec", [(6, 4, False), pytest.param(3, 3, True, marks=pytest.mark.slow), (8, 5, False),
+                                      pytest.param(1, 2, False, marks=pytest.mark.slow)])
 def test_playouts_follow_the_documented_streams(m, n, ec):
     rnd = random.Random(m * n)
     states = []
@@ -210,6 +211,7 @@ def _sign_for_mover(state, margin):
     return (mine > 0) - (mine < 0)
 
 
+@pytest.mark.slow
 def test_mcts_solver_proves_small_endgames():
     proved = 0
     for s in _positions(25, 3, 2, seed=3, min_plies=3, max_plies=12):
@@ -223,6 +225,7 @@ def test_mcts_solver_proves_small_endgames():
     assert proved == 25
 
 
+@pytest.mark.slow
 def test_uct_finds_the_winning_move_on_small_boards():
     checked = 0
     for s in _positions(60, 3, 3, seed=11, min_plies=2, max_plies=10):
@@ -236,6 +239,7 @@ def test_uct_finds_the_winning_move_on_small_boards():
     assert checked >= 5
 
 
+@pytest.mark.slow
 def test_same_seed_same_search_and_workers_merge_their_roots():
     s = KalahState.initial(6, 4)
     a = mcts_search(s, iterations=3000, seed=9, c=2.0, pb=0.5, reward="heuristic", playouts=2)
@@ -250,6 +254,7 @@ def test_same_seed_same_search_and_workers_merge_their_roots():
     assert sum(ch["visits"] for ch in w["children"]) == 2000
 
 
+@pytest.mark.slow
 def test_batched_leaf_evaluation_on_the_cpu_backend():
     """Virtual losses are all taken back: every visit is a real playout, and
     the search is a pure function of its seed."""
@@ -302,6 +307,7 @@ def test_mcts_agents_replay_a_game_exactly():
     assert game()["moves"] == game()["moves"]
 
 
+@pytest.mark.slow
 def test_kalah_tournament_is_reproducible_resumable_and_parallel(tmp_path):
     match = KalahMatch(houses=4, seeds=3, openings=2, seed=3)
     a, b = "alphabeta:depth=2", "mcts:iterations=60"
@@ -345,6 +351,7 @@ def _cli(capsys, *args):
     return code, out, err
 
 
+@pytest.mark.slow
 def test_cli_kalah_tournament_json_and_errors(capsys, tmp_path):
     code, out, _ = _cli(capsys, "tournament", "--game", "kalah", "--houses", "4", "--seeds", "3", "--a",
                         "alphabeta:depth=2", "--b", "mcts:iterations=50", "--pairs", "2", "--openings", "1",
@@ -362,6 +369,7 @@ def test_cli_kalah_tournament_json_and_errors(capsys, tmp_path):
         assert code == 2 and err.startswith("error:") and len(err.strip().splitlines()) == 1, (bad, err)
 
 
+@pytest.mark.slow
 def test_cli_play_with_mcts_agents(capsys):
     code, out, _ = _cli(capsys, "play", "--houses", "3", "--seeds", "2", "--p0", "mcts:iterations=40,solver=1",
                         "--p1", "mc:playouts=30", "--seed", "3", "--json")
@@ -383,9 +391,10 @@ def _grown(kernel, state, seed, iterations=1500, **options):
     return t, done
 
 
-@pytest.mark.parametrize("m, kind", [(4, "packed"), (6, "packed"), (7, "packed"), (3, "simd"), (6, "simd"),
-                                     (7, "simd")])
-@pytest.mark.parametrize("empty_capture", [False, True])
+@pytest.mark.parametrize("empty_capture, m, kind", [  # one case in the default run, the others in the slow step
+    pytest.param(ec, m, kind, marks=() if (ec, m, kind) == (True, 6, "simd") else pytest.mark.slow)
+    for ec in (False, True)
+    for m, kind in [(4, "packed"), (6, "packed"), (7, "packed"), (3, "simd"), (6, "simd"), (7, "simd")]])
 def test_packed_mcts_kernel_grows_the_generic_kernels_tree(m, kind, empty_capture, monkeypatch):
     """Random playouts to the end on packed boards or board vectors: the
     same trees (every array, node for node) as the generic kernel, for a
@@ -452,6 +461,7 @@ def test_generic_kernel_outside_the_packed_range_and_other_options(monkeypatch):
 
 
 @pytest.mark.parametrize("pb", [0.0, 0.5])
+@pytest.mark.slow
 def test_lazily_expanded_children_are_built_from_their_parents(pb):
     """Every built child holds its parent's position played with its move
     (eager with progressive bias, lazy without: unvisited children UNBUILT)."""

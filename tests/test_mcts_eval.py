@@ -221,6 +221,7 @@ def test_multi_tree_imm_is_the_minimax_of_the_stored_evaluations():
         assert all(b.imm[tt, x] == UNEVALUATED for x in range(b.size[tt]) if b.visits[tt, x] == 0)
 
 
+@pytest.mark.slow
 def test_shared_tree_imm_is_the_minimax_of_the_stored_evaluations():
     """The shared tree stores no boards: the reference replays the moves."""
     s = KalahState.initial(4, 3)
@@ -253,6 +254,7 @@ def test_shared_tree_imm_is_the_minimax_of_the_stored_evaluations():
 
 # -- the CUDA kernels against their CPU twins, under the simulator ----------------------
 
+@pytest.mark.slow
 def test_cuda_twins_with_evaluations_and_imm_under_the_simulator():
     """test_gpu.py's evaluation and implicit-minimax twin tests, in a child
     process with NUMBA_ENABLE_CUDASIM=1 (where this one has no CUDA; with a

@@ -103,6 +103,7 @@ def _fewest_seeds_first(openings):
 
 
 @pytest.mark.parametrize("empty_capture", [False, True])
+@pytest.mark.slow
 def test_a_shipped_kalah64_value_resolves(empty_capture):
     """Re-solve one shipped Kalah(6,4) opening on its own (no shared table, a 12-seed endgame database
     built here): the one with the fewest seeds left in the houses (about 2 s, + 2 s for the database)."""
@@ -128,7 +129,9 @@ def test_more_shipped_kalah64_values_resolve(empty_capture):
 
 # -- generated suites, checked on small boards ------------------------------------------------------------
 
-@pytest.mark.parametrize("houses,seeds,empty_capture", [(3, 3, False), (3, 3, True), (4, 3, False)])
+# a second board size in the slow step
+@pytest.mark.parametrize("houses,seeds,empty_capture", [(3, 3, False), (3, 3, True),
+                                                          pytest.param(4, 3, False, marks=pytest.mark.slow)])
 def test_exact_suite_matches_the_solver_and_naive_minimax(houses, seeds, empty_capture):
     r = suites.balanced_suite(houses, seeds, empty_capture, plies=(2, 6), within=2, count=12, seed=3,
                               endgame_seeds=0)

@@ -90,6 +90,7 @@ def reference(m, max_seeds, slam=False):
 
 # -- counts and ranking ----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_layer_counts():
     for m in range(1, 7):
         for s in range(0, 7 if m < 5 else 4):
@@ -279,6 +280,7 @@ def test_cli_solve_oware_errors(capsys, args, words):
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_an_oware_database_build(tmp_path):
     """Ctrl-C in the middle of a cached build: exit 130, one line that says
     nothing was written, and nothing left in the cache directory (the build
@@ -459,7 +461,8 @@ def test_alphabeta_agent_db_option():
         parse_oware_agent("alphabeta:db=40")
 
 
-@pytest.mark.parametrize("slam", [False, True])
+# the same kernel for both rules: the second rule in the slow step
+@pytest.mark.parametrize("slam", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_unmoves_invert_the_non_capturing_moves(slam):
     # Oware(6) with 14 seeds, some positions with a house of 11+ seeds (a sowing that laps the board)
     import random

@@ -66,6 +66,7 @@ def test_parser_accepts_cmd_specs_and_refuses_bad_ones():
         assert "\n" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_served_engine_plays_the_in_process_games(tmp_path):
     """A served agent plays the games the in-process agent plays, seed for seed, from random openings (the
     engine gets the start and every move, so its repetition record and move count are the game's)."""
@@ -77,6 +78,7 @@ def test_served_engine_plays_the_in_process_games(tmp_path):
         assert a["statistics"]["pentanomial"] == b["statistics"]["pentanomial"]
 
 
+@pytest.mark.slow
 def test_cli_tournament_with_a_served_engine(tmp_path):
     """The brief's command: a cmd: engine against random, the same games as the in-process agent."""
     runs = {}

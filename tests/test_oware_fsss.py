@@ -74,6 +74,7 @@ def _agree(s, depth, w=ab.DEFAULT_SIDE_WEIGHT, endgame=None, first_move=-1):
     return a, f
 
 
+@pytest.mark.slow
 def test_fsss_equals_alphabeta_on_oware_6_4_game_positions():
     for s in _positions(1, 12, 6, 4):
         for depth in range(1, 7):
@@ -83,7 +84,8 @@ def test_fsss_equals_alphabeta_on_oware_6_4_game_positions():
             _agree(s, 5, w)
 
 
-@pytest.mark.parametrize("m, n, depth, kw", [(2, 2, 6, {}), (3, 2, 6, {}), (2, 3, 6, {}), (3, 3, 5, {}),
+@pytest.mark.parametrize("m, n, depth, kw", [pytest.param(2, 2, 6, {}, marks=pytest.mark.slow), (3, 2, 6, {}),
+                                             (2, 3, 6, {}), (3, 3, 5, {}),
                                              (4, 2, 5, {"move_limit": 30}), (3, 2, 6, {"grand_slam_illegal": True})])
 def test_fsss_equals_alphabeta_on_small_boards(m, n, depth, kw):
     for s in _positions(m * 10 + n, 20, m, n, **kw):

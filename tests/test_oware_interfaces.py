@@ -125,6 +125,7 @@ def test_go_caps_a_timed_oware_agent():
     assert s.agent.options["time"] == pytest.approx((200 * 0.9 - 20) / 1000)
 
 
+@pytest.mark.slow
 def test_cli_engine_oware_session():
     requests = "hello\ngame 4 3 standard\nseed 3\nposition 3,3,3,3/3,3,3,3/0,0 p0 moves 3\ngo 2000\nquit\n"
     proc = subprocess.run([sys.executable, "-m", "jitsearch", "engine", "--game", "oware", "--agent",

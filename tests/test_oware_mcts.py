@@ -53,6 +53,7 @@ REPLAY_RULES = [{"houses": 3, "seeds": 2, "move_limit": 40}, {"houses": 2, "seed
                 {"houses": 4, "seeds": 2, "grand_slam_illegal": True}]
 
 
+@pytest.mark.slow
 def test_every_node_equals_the_rules_replayed_along_its_path():
     repeated = 0
     for kw in REPLAY_RULES:
@@ -86,6 +87,7 @@ def _check_replay(kw) -> int:
     return repeated
 
 
+@pytest.mark.slow
 def test_a_repeated_position_is_terminal_with_the_rules_result():
     # player 0 to move on 1,0,1 / 0,0,1 with scores 6,3, legal houses 0 and 2. Sowing house 2 gives
     # 1,0,0 / 1,0,1 with player 1 to move, a position of the record: the game ends, each side collects its
@@ -129,12 +131,14 @@ def _solved_positions(count):
     return found
 
 
+@pytest.mark.slow
 def test_finds_the_solvers_unique_winning_move():
     for s, best in _solved_positions(3):
         r = search_oware(s, iterations=3000, playouts=4, seed=1, backend="cpu")
         assert r["move"] == best, (s.to_text(), r["children"])
 
 
+@pytest.mark.slow
 def test_determinism_threads_batches_and_leaves():
     states = _states(5, 5)
     a = analyse_oware(states, iterations=64, playouts=2, seed=9, backend="cpu", threads=1)
@@ -226,6 +230,7 @@ print("twins agree")
 """
 
 
+@pytest.mark.slow
 def test_cuda_kernel_equals_the_cpu_twin_under_the_simulator():
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(root))
@@ -237,6 +242,7 @@ def test_cuda_kernel_equals_the_cpu_twin_under_the_simulator():
 
 # -- tree parallelism: one shared tree per position ----------------------------------------
 
+@pytest.mark.slow
 def test_shared_tree_children_are_the_rules_legal_moves_along_every_path():
     """No boards are stored in a shared tree: replay every expanded node's path and check its children are the
     legal moves of that position (with the game's record), and that no finished game was expanded."""
@@ -259,6 +265,7 @@ def test_shared_tree_children_are_the_rules_legal_moves_along_every_path():
                 todo.extend((f + j, s.play(h)) for j, h in enumerate(kids))
 
 
+@pytest.mark.slow
 def test_shared_tree_finds_the_solvers_winning_move_and_refuses_bad_options():
     for s, best in _solved_positions(2):
         r = tree_parallel_oware([s], iterations=3000, playouts=4, seed=1, backend="cpu")
@@ -310,6 +317,7 @@ print("twins agree")
 """
 
 
+@pytest.mark.slow
 def test_shared_tree_cuda_kernel_equals_the_cpu_twin_under_the_simulator():
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(root))

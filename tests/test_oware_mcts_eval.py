@@ -50,6 +50,7 @@ def _for_mover(units0, mover):
     return units0 if mover == 0 else REWARD_UNITS - units0
 
 
+@pytest.mark.slow
 def test_the_evaluation_equals_the_reference_on_random_boards():
     rnd = random.Random(3)
     for _ in range(300):
@@ -138,6 +139,7 @@ def test_imm_is_the_minimax_of_the_stored_evaluations(kw, plies):
         assert all(b.imm[t, x] == UNEVALUATED for x in range(b.size[t]) if b.visits[t, x] == 0)
 
 
+@pytest.mark.slow
 def test_shared_tree_imm_is_the_minimax_of_the_stored_evaluations():
     """The shared tree stores no boards: the reference replays the moves
     (with the games' records: OwareState.play)."""
@@ -165,6 +167,7 @@ def test_shared_tree_imm_is_the_minimax_of_the_stored_evaluations():
         assert any(pos[x].is_over for x in ref)
 
 
+@pytest.mark.slow
 def test_shared_tree_uncapped_eval_equals_random_playouts():
     states = _states(5, 2, houses=3, seeds=2, move_limit=60)
     _, tp = tree_parallel_oware(states, iterations=150, playouts=2, seed=1, backend="cpu", return_trees=True)
@@ -251,6 +254,7 @@ print("twins agree")
 """
 
 
+@pytest.mark.slow
 def test_cuda_kernels_with_eval_and_imm_equal_the_cpu_twins_under_the_simulator():
     """The multi-tree kernel, and the shared-tree kernel with one block a tree."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))

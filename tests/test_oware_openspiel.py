@@ -30,7 +30,8 @@ def test_the_game_parameters_we_mirror():
 
 
 @pytest.mark.parametrize("m, n, games, every_child", [
-    (6, 4, 1000, 100), (2, 2, 600, 100), (3, 3, 600, 100), (1, 3, 200, 50), (5, 1, 400, 100), (4, 5, 300, 50),
+    pytest.param(6, 4, 1000, 100, marks=pytest.mark.slow), (2, 2, 600, 100), (3, 3, 600, 100), (1, 3, 200, 50),
+    (5, 1, 400, 100), (4, 5, 300, 50),
     (6, 6, 100, 20),
 ])
 def test_random_games_in_lockstep(m, n, games, every_child):

@@ -56,6 +56,7 @@ def test_playouts_equal_replays_on_the_state(kw):
             (wins, draws, losses, margin, plies), s.to_text()
 
 
+@pytest.mark.slow
 def test_threads_do_not_change_results():
     states = _states(3, 40)
     one = evaluate_states(states, 20, seed=5)

@@ -60,7 +60,8 @@ def test_solver_equals_brute_force_from_the_start(m, n):
     assert got == want
 
 
-@pytest.mark.parametrize("m, n", [(3, 2), (2, 3), (3, 3)])
+@pytest.mark.parametrize("m, n", [pytest.param(3, 2, marks=pytest.mark.slow), (2, 3),
+                                  pytest.param(3, 3, marks=pytest.mark.slow)])
 def test_solver_equals_brute_force_on_positions(m, n):
     """Positions of random games once few seeds are left on the board, those whose
     tree brute force finishes within 20,000 positions (non-capturing shuffles of a

@@ -258,6 +258,7 @@ def _cli(*args):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_cli_round_robin_ratings(tmp_path):
     engines = "random alphabeta:depth=1 alphabeta:depth=3"
     p = _cli("--houses", "3", "--seeds", "2", "--engines", engines, "--format", "round-robin", "--pairs", "4",

@@ -29,8 +29,9 @@ def _positions(m, count, seed):
     return np.array(boards), rnd.integers(0, 2, size=count)
 
 
-@pytest.mark.parametrize("m", [pytest.param(1, marks=pytest.mark.slow), 2, 6, pytest.param(9, marks=pytest.mark.slow),
-                               pytest.param(16, marks=pytest.mark.slow)])
+# m=6 in the default run (each m compiles kernels of its own, about 2 s); the other sizes in the slow step
+@pytest.mark.parametrize("m", [pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow), 6,
+                               pytest.param(9, marks=pytest.mark.slow), pytest.param(16, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("empty_capture", [False, True])
 def test_register_playout_equals_the_generic_playout(m, empty_capture):
     boards, players = _positions(m, 30, seed=m)

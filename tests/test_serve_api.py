@@ -81,6 +81,7 @@ def error(r, status=400) -> str:
 
 # -- the page -------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_page_and_static_files(client):
     r = client.get("/")
     assert r.status_code == 200 and "<svg" not in r.text and 'id="board"' in r.text

@@ -151,6 +151,7 @@ def error_line(driver) -> str:
     return driver.find_element(By.ID, "error").text
 
 
+@pytest.mark.slow
 def test_play_a_full_game_against_random_by_clicking(page):
     new_game(page, 4, 3, p1="random")
     state = KalahState.initial(4, 3)
@@ -201,6 +202,7 @@ def history(driver) -> list:
         "return Array.from(document.querySelectorAll('#history li'), li => [li.dataset.pit, li.dataset.position]);")
 
 
+@pytest.mark.slow
 def test_two_agents_play_each_other(page):
     new_game(page, 3, 3, p0="random", p1="alphabeta:depth=2")
     until(page, lambda d: shown_state(d).is_over)
@@ -213,6 +215,7 @@ def test_two_agents_play_each_other(page):
     assert page.find_element(By.ID, "status").text.startswith("game over")
 
 
+@pytest.mark.slow
 def test_new_game_while_the_engines_play(page):
     # db=0: no endgame database to build first (a build cannot be stopped, and would hold the search slot)
     new_game(page, 6, 4, p0="alphabeta:time=0.5,db=0", p1="alphabeta:time=0.5,db=0")
@@ -327,6 +330,7 @@ def test_analysis_can_be_cancelled(page):
     assert "stopped early" in page.find_element(By.ID, "pv").text
 
 
+@pytest.mark.slow
 def test_open_a_record_file(page, server, capsys):
     path = server["records"] / "games.jsonl"
     assert main(["tournament", "--game", "kalah", "--houses", "3", "--seeds", "3", "--a", "random", "--b",
@@ -459,6 +463,7 @@ def test_oware_analysis_rows_appear(page):
         [(r["move"], ("+" if r["db_margin"] > 0 else "") + f"{r['db_margin']:g}") for r in ref["moves"]]
 
 
+@pytest.mark.slow
 def test_replay_an_oware_record_file(page, server, capsys):
     path = server["records"] / "oware.jsonl"
     assert main(["tournament", "--game", "oware", "--houses", "3", "--seeds", "2", "--a", "random", "--b",

@@ -76,6 +76,7 @@ def test_info_and_new_game(client):
         create_app(game="chess")
 
 
+@pytest.mark.slow
 def test_random_games_replay_as_the_rules_play_them(client):
     """Random lines sent move by move: every answer is the library's state after the same moves (so the
     repetition record travels with the moves), and every ending gives the rules' reason."""
@@ -139,7 +140,8 @@ def test_illegal_moves(client, move, words):
     assert "house 0 is empty" in error(r)
 
 
-@pytest.mark.parametrize("spec", ["random", "alphabeta:depth=3", "mc:playouts=20"])
+@pytest.mark.parametrize("spec", ["random", "alphabeta:depth=3",
+                                  pytest.param("mc:playouts=20", marks=pytest.mark.slow)])
 def test_agent_move_is_the_agents_move(client, spec):
     """The engine's reply is the move the same agent (same spec and seed) chooses in the replayed position."""
     moves = [5, 9, 3]

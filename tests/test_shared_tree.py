@@ -88,6 +88,7 @@ def test_chunks_do_not_change_the_tree():
         assert np.array_equal(x, y)
 
 
+@pytest.mark.slow
 def test_picks_the_unique_winning_move():
     for s, winner in _unique_winning_positions(6):
         r = tree_parallel_search(s, iterations=600, playouts=4, backend="cpu", seed=1)

@@ -34,6 +34,7 @@ def _run(range_fn, boards, players, m, empty_capture, per_state, seed):
 
 @needs_simd
 @pytest.mark.parametrize("m", range(1, simd_rules.MAX_SIMD_HOUSES + 1))
+@pytest.mark.slow
 def test_simd_playouts_equal_the_generic_ones(m):
     """Every m the vectors take, both rule sets, small and lapping houses,
     several playouts per state (an odd count, so the two games in lock step
@@ -49,6 +50,7 @@ def test_simd_playouts_equal_the_generic_ones(m):
 
 
 @needs_simd
+@pytest.mark.slow
 def test_simd_range_and_single_state():
     """A sub-range of the states (others untouched), and one state with one playout."""
     m = 6
@@ -65,7 +67,7 @@ def test_simd_range_and_single_state():
 
 
 @needs_simd
-@pytest.mark.parametrize("m", [2, 6, 7])
+@pytest.mark.parametrize("m", [pytest.param(2, marks=pytest.mark.slow), 6, pytest.param(7, marks=pytest.mark.slow)])
 def test_simd_margin_equals_a_plain_playout(m):
     """The single-game playout MCTS uses: the plain-Python playout's margin and plies."""
     words, margin = playouts.make_simd_margin(playouts.njit, m, playouts.INLINE_RNG)
@@ -146,6 +148,7 @@ def test_default_kind_and_mcts_kernel(monkeypatch):
 @pytest.mark.skipif(c_reference.unavailable_reason() is not None, reason=str(c_reference.unavailable_reason()))
 @pytest.mark.parametrize("m, houses", [(2, 5), (4, 4), (5, 12)])
 @pytest.mark.parametrize("empty_capture", [False, True])
+@pytest.mark.slow
 def test_simd_equals_the_c_reference(m, houses, empty_capture):
     """SIMD == scalar == both C variants (the tuned C is the design the vector kernel follows)."""
     boards, players = random_live_positions(np.random.default_rng(100 * m + houses), m, houses, 12, empty_capture)
@@ -165,6 +168,7 @@ def test_simd_is_not_used_past_the_lanes():
     assert out["plies"][0] > 0
 
 
+@pytest.mark.slow
 def test_kernel_argument(monkeypatch):
     """``evaluate_cpu(kernel=...)``: every available kernel gives the same results; others are refused."""
     boards, players = random_live_positions(np.random.default_rng(4), 5, 6, 5, False)
@@ -196,6 +200,7 @@ def test_playouts_bench_times_the_scalar_kernel_too(monkeypatch):
 
 
 @needs_simd
+@pytest.mark.slow
 def test_simd_on_threads_equals_one_thread():
     boards, players = random_live_positions(np.random.default_rng(6), 7, 5, 13, True)
     one = evaluate_cpu(boards, players, 7, 21, empty_capture=True)
@@ -237,7 +242,7 @@ def test_vector_intrinsics_against_numpy():
 
 
 @needs_simd
-@pytest.mark.parametrize("m", [1, 4, 6, 7])
+@pytest.mark.parametrize("m", [1, pytest.param(4, marks=pytest.mark.slow), 6, pytest.param(7, marks=pytest.mark.slow)])
 def test_simd_cut_playout_leaves_the_generic_board(m):
     """``make_simd_playout``: the generic playout's plies, end player and board
     (swept at the end of the game, as it stands when the ply cap cuts it)."""
@@ -255,6 +260,7 @@ def test_simd_cut_playout_leaves_the_generic_board(m):
 
 
 @needs_simd
+@pytest.mark.slow
 def test_simd_mcts_kernel_with_evaluations_grows_the_generic_tree(monkeypatch):
     """Cut playouts scored by the store evaluation, HMCTS: the same trees as the generic kernel."""
     from jitsearch.mcts import tree as T

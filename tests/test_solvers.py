@@ -36,8 +36,14 @@ def test_exact_solvers_equal_brute_force_on_ragged_trees(algorithm):
             assert tree.node_values()[child] == value
 
 
-@pytest.mark.parametrize("values", ["int", "binary", "float"])
-@pytest.mark.parametrize("b, h", [(1, 0), (1, 3), (2, 0), (2, 1), (2, 7), (3, 5), (5, 3)])
+#: (b, h, values) of test_exact_solvers_on_uniform_trees that run in the slow step only
+SLOW_UNIFORM = {(1, 0, "binary"), (1, 0, "float"), (1, 0, "int"), (1, 3, "float"), (1, 3, "int"), (2, 0, "binary"),
+                (2, 0, "float"), (2, 1, "float"), (2, 7, "float"), (3, 5, "int")}
+
+
+@pytest.mark.parametrize("b, h, values", [
+    pytest.param(b, h, values, marks=pytest.mark.slow if (b, h, values) in SLOW_UNIFORM else ())
+    for b, h in [(1, 0), (1, 3), (2, 0), (2, 1), (2, 7), (3, 5), (5, 3)] for values in ["int", "binary", "float"]])
 def test_exact_solvers_on_uniform_trees(values, b, h):
     for seed in range(8):
         u = UniformTree(b, h, seed=seed, values=values, root="min" if seed % 2 else "max")

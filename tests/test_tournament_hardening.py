@@ -123,7 +123,7 @@ def _swap_a_player(rec):
 
 
 TYPE_ERRORS = [  # (edit of a sealed record, words): caught before the check value
-    (lambda rec: 5, "must be a JSON object"),
+    pytest.param(lambda rec: 5, "must be a JSON object", marks=pytest.mark.slow),
     (lambda rec: None, "must be a JSON object"),
     (lambda rec: [rec], "must be a JSON object"),
     (_drop("pair"), "missing key 'pair'"),
@@ -344,7 +344,7 @@ class _StopAfter:
             raise KeyboardInterrupt
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_interrupted_kalah_tournament_returns_partial_and_resumes(kalah_full, tmp_path, workers):
     full, _ = kalah_full
     path = tmp_path / "g.jsonl"
@@ -452,6 +452,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.slow
 def test_workers_exit_when_the_parent_is_killed():
     child = subprocess.Popen([sys.executable, "-c", _CHILD], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

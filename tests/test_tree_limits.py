@@ -299,6 +299,7 @@ def test_solvers_reject_wrong_types_with_value_error(run, words):
         run()
 
 
+@pytest.mark.slow
 def test_numpy_scalars_are_accepted_by_solvers():
     r = fsss(U, max_leaves=np.int64(5), max_bytes=np.int64(2**30), max_seconds=np.float64(10.0))
     assert r.leaves_expanded == 5
@@ -319,7 +320,7 @@ def _tiny_chunks(monkeypatch):
     monkeypatch.setattr("jitsearch.search.mtd.ChunkClock", Tiny)
 
 
-@pytest.mark.parametrize("storage", ["pool", "hash"])
+@pytest.mark.parametrize("storage", ["pool", pytest.param("hash", marks=pytest.mark.slow)])
 def test_fsss_in_one_leaf_chunks_is_the_same_search(monkeypatch, storage):
     tree = UniformTree(3, 6, seed=11)
     whole = [fsss(tree, storage=storage, trace=True, restart_deepest=rd) for rd in (False, True)]
@@ -331,6 +332,7 @@ def test_fsss_in_one_leaf_chunks_is_the_same_search(monkeypatch, storage):
             (ref.value, ref.best_move, ref.nodes_visited, ref.extra["rollouts"])
 
 
+@pytest.mark.slow
 def test_mtd_in_one_node_chunks_is_the_same_search(monkeypatch):
     tree = UniformTree(3, 7, seed=5)  # 2187 leaves: the hash table grows mid-test
     whole = [mtd_inf(tree, storage="hash", trace=True), mtdf(tree, storage="hash", trace=True)]
@@ -343,6 +345,7 @@ def test_mtd_in_one_node_chunks_is_the_same_search(monkeypatch):
         assert r.value == minimax(tree).value
 
 
+@pytest.mark.slow
 def test_cancel_event_stops_with_valid_bounds():
     tree = UniformTree(2, 40, seed=1)  # far too big to finish
     stop = threading.Event()
@@ -356,6 +359,7 @@ def test_cancel_event_stops_with_valid_bounds():
     assert r.extra["lower"] <= v <= r.extra["upper"]
 
 
+@pytest.mark.slow
 def test_keyboard_interrupt_between_chunks_returns_bounds(monkeypatch):
     tree = UniformTree(2, 12, seed=9)
     v = minimax(tree).value
@@ -380,6 +384,7 @@ def test_keyboard_interrupt_between_chunks_returns_bounds(monkeypatch):
     assert r.extra["interrupted"] and r.extra["lower"] <= v <= r.extra["upper"]
 
 
+@pytest.mark.slow
 def test_partial_fsss_bounds_are_valid_at_every_budget():
     for seed in range(5):
         tree = UniformTree(3, 5, seed=seed, values="float")

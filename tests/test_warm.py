@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from jitsearch.arena.agents import parse_agent
 from jitsearch.arena.warm import warm_agents
 from jitsearch.games.kalah import KalahState
@@ -14,6 +16,7 @@ _CODE = ("import json; from jitsearch.arena.warm import warm_agents; from jitsea
          "'mcts:iterations=10'], KalahState.initial(3, 2))))")
 
 
+@pytest.mark.slow
 def test_a_cold_cache_starts_one_helper_per_other_agent_and_a_warm_one_none(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     runs = [subprocess.run([sys.executable, "-c", _CODE], env=env, capture_output=True, text=True, timeout=600)
@@ -67,6 +70,7 @@ print(json.dumps({"compiled": compiled, "legal": [k.legal_moves(), o.legal_moves
 """
 
 
+@pytest.mark.slow
 def test_the_rules_called_from_python_load_from_the_cache_in_a_new_process(tmp_path):
     """The rules' closures (Oware's build factory, Kalah's int64 shims) close
     over other compiled functions; with random dispatcher ids Numba's cache
