@@ -171,7 +171,7 @@ def make_units(jit, rules):
 def make_backups(jit):
     """``(backup, add_virtual_visit)`` compiled with ``jit``: the backup of a
     step's leaf and its virtual visits, shared by every multi-tree kernel
-    (Kalah's here, Oware's in :mod:`jitsearch.kernels.oware_mcts`)."""
+    (Kalah's here, every game's in :mod:`jitsearch.kernels.game_mcts`)."""
 
     def backup(parent, mover_in, visits, value, t, node, units0, units_all):
         """One visit and the summed reward (player 0's ``units0`` out of
@@ -202,8 +202,8 @@ def make_backups(jit):
 def make_imm_backup(jit):
     """``imm_backup(parent, first_child, num_children, to_move, mover_in,
     imm, t, leaf, leaf_units0)`` compiled with ``jit``: the implicit minimax
-    backup of every multi-tree kernel (Kalah's here, Oware's in
-    :mod:`jitsearch.kernels.oware_mcts`; conventions in
+    backup of every multi-tree kernel (Kalah's here, every game's in
+    :mod:`jitsearch.kernels.game_mcts`; conventions in
     :mod:`jitsearch.kernels.evaluation`)."""
 
     def imm_backup(parent, first_child, num_children, to_move, mover_in, imm, t, leaf, leaf_units0):
