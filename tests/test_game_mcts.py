@@ -1,19 +1,28 @@
 """The multi-tree MCTS written once over the game protocol (kernels.game_mcts, kernels.cuda_game_mcts,
 mcts.game): Oware's searches return what the former Oware-only kernels returned (values recorded from
 kernels/oware_mcts.py at commit 25d35f4 of branch protocol, before it was deleted: root visits, moves and a
-digest of every tree array)."""
+digest of every tree array), Connect Four found by name in the registry finds a unique winning move for
+either player, and the CUDA kernel equals its CPU twin under the simulator."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from jitsearch.games import get
 from jitsearch.games.oware import OwareState
+from jitsearch.mcts.game import analyse_game, search_game
 from jitsearch.mcts.multi import tree_keys_for
 from jitsearch.mcts.oware import analyse_oware
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _oware_states(seed, m, seeds, limit, k):
@@ -66,3 +75,75 @@ def test_oware_search_returns_what_the_former_oware_kernels_returned(spec, kw, v
     assert [[c["visits"] for c in p["children"]] for p in r["positions"]] == visits
     assert [p["move"] for p in r["positions"]] == moves
     assert _digest(trees) == digest
+
+
+#: Connect Four positions (Pons's move text) with one winning move for the player to move, found by the
+#: solver: (text, player to move, the move).
+UNIQUE_WINS = [("111651462461527445", 0, 2), ("2743147561266731636654572", 1, 1)]
+
+
+@pytest.mark.parametrize("text, player, win", UNIQUE_WINS)
+def test_connect_four_mcts_finds_the_unique_winning_move(text, player, win):
+    game = get("connect4")
+    state = game.from_text(text)
+    assert state.player == player
+    wins = [c for c in state.legal_moves() if state.play(c).is_over and state.play(c).margin == (1 - 2 * player)]
+    assert wins == [win]
+    r = search_game("connect4", state, iterations=3000, playouts=2, seed=3, backend="cpu")
+    assert r["move"] == win, r["children"]
+    best = max(r["children"], key=lambda ch: ch["visits"])
+    assert best["value"] > 0.9
+    assert sum(ch["visits"] for ch in r["children"]) == r["iterations"]
+
+
+def test_connect_four_search_is_deterministic_and_independent_of_threads():
+    game = get("connect4")
+    states = [game.from_text(t) for t in ("", "4455", "33", "111651462461527445")]
+    a = analyse_game("connect4", states, iterations=200, seed=5, backend="cpu", threads=1)
+    b = analyse_game(game, states, iterations=200, seed=5, backend="cpu", threads=2)
+    assert a["positions"] == b["positions"]
+    assert a["game"] == "connect4" and a["iterations"] == 200
+
+
+def test_game_search_errors_are_one_line():
+    game = get("connect4")
+    over = game.from_text("1212121")
+    assert over.is_over
+    for call, words in ((lambda: analyse_game("chess", []), "unknown game"),
+                        (lambda: analyse_game("connect4", []), "non-empty"),
+                        (lambda: search_game("connect4", OwareState.initial()), "Connect4State"),
+                        (lambda: analyse_game("connect4", [over]), "over"),
+                        (lambda: analyse_game("connect4", [game.initial()], playouts=0), "playouts")):
+        with pytest.raises(ValueError) as exc:
+            call()
+        assert words in str(exc.value) and "\n" not in str(exc.value)
+
+
+_SIM_SCRIPT = r"""
+import numpy as np
+from jitsearch.games import get
+from jitsearch.kernels import cuda_game_mcts
+from jitsearch.mcts.game import analyse_game
+from jitsearch.mcts.multi import tree_keys_for
+
+cuda_game_mcts.threads_for = lambda jobs, trees, per_thread: 3  # few threads a block: the simulator is slow
+game = get("connect4")
+states = [game.from_text(t, width=5, height=4) for t in ("", "3", "1122", "2211")]
+keys = tree_keys_for(9, len(states))
+for kw in ({"iterations": 10, "playouts": 2, "leaves": 2}, {"iterations": 6, "playouts": 1, "leaves": 3, "capacity": 9}):
+    cpu, tc = analyse_game(game, states, tree_keys=keys, backend="cpu", return_trees=True, **kw)
+    gpu, tg = analyse_game(game, states, tree_keys=keys, backend="cuda", return_trees=True, **kw)
+    assert gpu["backend"] == "cuda"
+    for name in tc.FIELDS:
+        assert np.array_equal(getattr(tc, name), getattr(tg, name)), name
+    assert cpu["positions"] == gpu["positions"]
+print("twins agree")
+"""
+
+
+def test_connect_four_cuda_kernel_equals_the_cpu_twin_under_the_simulator():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", _SIM_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "twins agree" in proc.stdout
