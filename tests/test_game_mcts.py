@@ -1,8 +1,9 @@
 """The multi-tree MCTS written once over the game protocol (kernels.game_mcts, kernels.cuda_game_mcts,
 mcts.game): Oware's searches return what the former Oware-only kernels returned (values recorded from
 kernels/oware_mcts.py at commit 25d35f4 of branch protocol, before it was deleted: root visits, moves and a
-digest of every tree array), Connect Four found by name in the registry finds a unique winning move for
-either player, and the CUDA kernel equals its CPU twin under the simulator."""
+digest of every tree array), Kalah's multi-tree search what its former kernel returned (multi_mcts.py at
+25d35f4), Connect Four found by name in the registry finds a unique winning move for either player, and the
+CUDA kernel equals its CPU twin under the simulator."""
 
 from __future__ import annotations
 
@@ -147,3 +148,49 @@ def test_connect_four_cuda_kernel_equals_the_cpu_twin_under_the_simulator():
                           timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "twins agree" in proc.stdout
+
+
+def _kalah_states(seed, m, seeds, k, empty_capture=False):
+    from jitsearch.games.kalah import KalahState
+
+    rnd = random.Random(seed)
+    out = []
+    s = KalahState.initial(m, seeds, empty_capture=empty_capture)
+    while len(out) < k:
+        nxt = s.play(rnd.choice(s.legal_moves()))
+        if nxt.is_over:
+            s = KalahState.initial(m, seeds, empty_capture=empty_capture)
+            continue
+        s = nxt
+        out.append(s)
+    return out
+
+
+#: (states: seed, houses, seeds, count, empty capture), options, then Kalah's former kernel's (multi_mcts.py at
+#: 25d35f4) root visits, moves and node counts.
+KALAH_GOLDEN = [
+    ((1, 6, 4, 3, False), dict(iterations=300, playouts=2),
+     [[55, 39, 66, 54, 41, 45], [52, 51, 44, 55, 52, 46], [62, 57, 50, 70, 61]], [10, 4, 11], [1493, 1473, 1494]),
+    ((2, 4, 3, 3, True), dict(iterations=200, playouts=1, leaves=3, formula="sqrt"),
+     [[39, 60, 46, 56], [58, 77, 66], [65, 43, 50, 43]], [7, 3, 6], [664, 673, 620]),
+    ((3, 6, 4, 2, False), dict(iterations=200, playouts=2, reward="heuristic", playout_depth=6),
+     [[33, 33, 34, 33, 33, 34], [32, 33, 34, 34, 34, 33]], [13, 3], [1011, 1006]),
+    ((4, 5, 4, 2, False), dict(iterations=200, playouts=2, eval="store", eval_plies=3, imm=0.4),
+     [[35, 53, 54, 58], [54, 33, 36, 35, 42]], [5, 7], [808, 806]),
+    ((5, 6, 4, 2, False), dict(iterations=150, playouts=1, eval="heuristic", eval_plies=2, imm=1.0, formula="sqrtlog",
+                               leaves=2),
+     [[22, 26, 27, 25, 25, 25], [26, 32, 30, 31, 31]], [10, 9], [747, 735]),
+    ((6, 3, 2, 3, False), dict(iterations=300, playouts=2, capacity=20),
+     [[74, 210, 16], [32, 268], [60, 240]], [6, 7, 2], [20, 20, 20]),
+]
+
+
+@pytest.mark.parametrize("spec, kw, visits, moves, nodes", KALAH_GOLDEN)
+def test_kalah_multi_tree_search_returns_what_its_former_kernel_returned(spec, kw, visits, moves, nodes):
+    from jitsearch.mcts.multi import analyse_positions
+
+    seed, m, seeds, k, ec = spec
+    r = analyse_positions(_kalah_states(seed, m, seeds, k, ec), tree_keys=tree_keys_for(seed, k), backend="cpu", **kw)
+    assert [[c["visits"] for c in p["children"]] for p in r["positions"]] == visits
+    assert [p["move"] for p in r["positions"]] == moves
+    assert [p["nodes"] for p in r["positions"]] == nodes

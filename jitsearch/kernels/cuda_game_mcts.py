@@ -25,13 +25,23 @@ import numpy as np
 from numba import cuda, from_dtype, int32, int64
 
 from . import rng
-from .cuda_mcts import MAX_JOBS, MAX_LEAVES, MAX_THREADS, free_bytes  # noqa: F401  (free_bytes: for the wrappers)
 from .game_mcts import make_step
-from .multi_mcts import REWARD_UNITS
+from .tree_step import REWARD_UNITS
 from .sentinels import TERMINAL
 
 #: The most global memory the record scratch may take.
 MAX_SCRATCH_BYTES = 1 << 31
+#: Threads per block at most.
+MAX_THREADS = 256
+#: Leaves per step at most, and leaves x playouts per step at most (shared memory: 8 bytes a playout).
+MAX_LEAVES = 64
+MAX_JOBS = 1024
+
+
+def free_bytes() -> int:
+    """Free memory on the current device, in bytes."""
+    free, _total = cuda.current_context().get_memory_info()
+    return int(free) if np.isfinite(free) else 1 << 62  # the simulator reports infinity
 
 
 def make_kernel(game, device, units=None):
@@ -154,10 +164,11 @@ class DeviceGameTrees:
         self.stream.synchronize()
 
 
-def compile_ptx(game, cc=(9, 0), units=None, node_dtype=None) -> str:
+def compile_ptx(game, cc=(9, 0), units=None, node_dtype=None, param=1.0) -> str:
     """PTX of ``game``'s multi-tree MCTS kernel for compute capability ``cc`` without a device
     (needs NVVM only), as :func:`jitsearch.kernels.cuda_mcts.compile_ptx`; the argument types
-    are those of a search of the game's initial position."""
+    are those of a search of the game's initial position (``param``: the units' parameter,
+    its type as the searches pass it)."""
     import types
     from unittest import mock
 
@@ -170,7 +181,7 @@ def compile_ptx(game, cc=(9, 0), units=None, node_dtype=None) -> str:
     packed = game.pack([state])
     trees = GameTrees(1, 2, packed.boards.shape[1], node_dtype or game.board_dtype)
     args = (*trees.arrays(), np.zeros(1, np.uint64), packed.hists.astype(packed.hists.dtype),
-            np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(4), packed.cfg, 1.0, 0, 1, 1, 1.0, 0.0, 1, 0, 1,
+            np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(4), packed.cfg, 1.0, 0, 1, 1, param, 0.0, 1, 0, 1,
             np.zeros((1, 1, packed.hists.shape[2]), packed.hists.dtype))
     sig = tuple(typeof(a) for a in args)
     fake = types.SimpleNamespace(compute_capability=tuple(cc))

@@ -60,7 +60,7 @@ from .._threads import split_trees
 from ..games.playout import make_playout
 from . import rng
 from .evaluation import store_value
-from .multi_mcts import IMM_BYTES, REWARD_UNITS, imm_scales, make_backups, make_imm_backup, make_score, margin_units
+from .tree_step import IMM_BYTES, REWARD_UNITS, imm_scales, make_backups, make_imm_backup, make_score, margin_units
 from .sentinels import NO_NODE, TERMINAL, UNEVALUATED
 
 #: Bytes of a node without its board: six int32 and two int64 fields.
@@ -119,7 +119,9 @@ def make_step(jit, game, gen, *, inline=None, units=None, tag=""):
     jit)``: ``descend``, ``playout_units``, ``terminal_units``, ``static_units``, ``backup``,
     ``imm_backup``, ``add_virtual_visit``, ``record``, ``eval_units``, ``stream_key``.
     ``gen``: the RNG compiled for the target; ``units``: ``units(jit, rules) -> (outcome_units,
-    eval_units)`` (default :func:`default_units`).
+    eval_units[, ended_units])`` (default :func:`default_units`; ``ended_units(board, cfg, param)``,
+    how a playout that ended the game scores, defaults to the outcome: Kalah's heuristic reward
+    scores its evaluation there too).
 
     Device code cannot allocate, so every function takes its scratch from the caller:
     ``work``, ``child`` (the game's board dtype, at least its cells), ``moves`` (int64, at least
@@ -132,7 +134,16 @@ def make_step(jit, game, gen, *, inline=None, units=None, tag=""):
     imm_backup = make_imm_backup(jit)
     scales = jit(imm_scales)
     playout = make_playout(jit, rules, gen, tag)
-    outcome_units, eval_units = (units or default_units)(jit, rules)
+    fns = (units or default_units)(jit, rules)
+    outcome_units, eval_units = fns[0], fns[1]
+    if len(fns) > 2:
+        ended_units = fns[2]
+    else:
+        def ended(board, cfg, param):
+            """A playout that ended the game scores its outcome."""
+            return outcome_units(board, cfg)
+
+        ended_units = named(jit, ended, tag)
 
     if game.node_record is not None:
         record = game.node_record(jit)
@@ -229,7 +240,7 @@ def make_step(jit, game, gen, *, inline=None, units=None, tag=""):
         cur = (np.int64(0), np.int64(count), np.int64(root_ply[t] + depth))
         _, end, _cur = playout(work, cfg, np.int64(to_move[t, leaf]), moves, hist, cur, key, np.int64(max_plies))
         if end < 0:
-            return outcome_units(work, cfg)
+            return ended_units(work, cfg, param)
         return eval_units(work, cfg, param)
 
     playout_units = named(jit, playout_units, tag)

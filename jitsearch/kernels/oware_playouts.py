@@ -215,7 +215,7 @@ def make_units(jit, frontier=None):
 
     from ..games.oware.alphabeta import evaluate as alphabeta_evaluate
     from .evaluation import store_value
-    from .multi_mcts import REWARD_UNITS
+    from .tree_step import REWARD_UNITS
 
     squash = jit(store_value)
     if frontier is None:

@@ -26,7 +26,7 @@ from .._checks import check_bool, check_int, kernel_array
 from .._threads import cpu_threads
 from ..games import get as get_game
 from ..kernels.game_mcts import GameTrees, cpu_step, grow_trees_cpu, node_bytes, scratch_bytes, scratch_rows
-from ..kernels.multi_mcts import REWARD_UNITS, log_table_for
+from ..kernels.tree_step import REWARD_UNITS, log_table_for
 from ..kernels.sentinels import FORMULAS, NO_NODE, NO_PLY_CAP
 from ..stop import check_stop
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes

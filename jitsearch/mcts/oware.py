@@ -41,7 +41,7 @@ from ..games.oware import OwareState
 from ..games.oware.alphabeta import DEFAULT_SIDE_WEIGHT
 from ..games.oware.game import GAME as OWARE
 from ..kernels.game_mcts import node_bytes as game_node_bytes
-from ..kernels.multi_mcts import REWARD_UNITS, log_table_for
+from ..kernels.tree_step import REWARD_UNITS, log_table_for
 from ..kernels.oware_playouts import SIDE_WEIGHT_DENOMINATOR, game_units, pack_states
 from ..kernels.sentinels import FORMULAS, NO_PLY_CAP
 from ..stop import check_stop
@@ -215,7 +215,7 @@ class _SharedOwareGrower:
 
     def __init__(self, states, tree_keys, *, capacity, blocks, c, formula, playouts, backend, max_bytes, threads,
                  eval_plies=None, side_weight=DEFAULT_SIDE_WEIGHT, imm=0.0):
-        from ..kernels.multi_mcts import IMM_BYTES
+        from ..kernels.tree_step import IMM_BYTES
         from ..kernels.oware_shared_tree import NODE_BYTES, OwareSharedTrees
 
         boards, players, plies, hists, rows, m, gsi, limit = pack_states(states)
