@@ -204,7 +204,7 @@ import random, warnings
 import numpy as np
 warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
 from jitsearch.games.oware import OwareState
-from jitsearch.kernels import cuda_oware_mcts
+from jitsearch.kernels import cuda_game_mcts as cuda_oware_mcts
 from jitsearch.mcts.oware import analyse_oware
 from jitsearch.mcts.multi import tree_keys_for
 

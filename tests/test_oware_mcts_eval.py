@@ -21,7 +21,7 @@ import pytest
 from jitsearch.arena.oware_arena import parse_oware_agent
 from jitsearch.games.oware import OwareState
 from jitsearch.kernels.multi_mcts import REWARD_UNITS
-from jitsearch.kernels.oware_mcts import CPU_STEP
+from jitsearch.kernels.oware_playouts import CPU_UNITS as CPU_STEP
 from jitsearch.kernels.sentinels import TERMINAL, UNEVALUATED
 from jitsearch.mcts.oware import analyse_oware, search_oware, tree_parallel_oware
 
@@ -214,7 +214,7 @@ import random, warnings
 import numpy as np
 warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
 from jitsearch.games.oware import OwareState
-from jitsearch.kernels import cuda_oware_mcts, cuda_oware_shared_tree
+from jitsearch.kernels import cuda_game_mcts as cuda_oware_mcts, cuda_oware_shared_tree
 from jitsearch.mcts.oware import analyse_oware, tree_parallel_oware
 from jitsearch.mcts.multi import tree_keys_for
 

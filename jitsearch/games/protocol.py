@@ -150,6 +150,14 @@ class Game:
         Optional: ``solver(state) -> int``, the exact value of a live state under perfect play,
         from player 0's view, in the game's units (Kalah and Oware the final margin; Connect
         Four Pons's score, turned to player 0's view).
+    node_record : callable or None
+        Optional, for games with a record (Oware's repetition): ``node_record(jit) -> record``
+        compiled with ``jit``, ``record(parent, boards, to_move, t, node, root_hist, root_rows, cfg,
+        hist) -> (count, depth)`` rebuilds the record of node ``node`` of tree ``t`` of a multi-tree
+        search (:mod:`jitsearch.kernels.game_mcts`: ``parent[T, N]``, node boards ``boards[T, N,
+        cells]``, ``to_move[T, N]``, the roots' records ``root_hist[T, R, C]`` of ``root_rows[T]``
+        rows) into ``hist[:count]`` and returns its depth below the root (the node's ply is the
+        root's plus ``depth``). ``None``: no record (the search walks the path for the depth).
     database, openspiel, fast_playouts : optional hooks, None where the game has none.
     """
 
@@ -171,6 +179,7 @@ class Game:
     database: Callable | None = None
     openspiel: Any = None
     fast_playouts: Callable | None = None
+    node_record: Callable | None = None
 
     def defaults(self) -> dict:
         """The variant options' defaults."""

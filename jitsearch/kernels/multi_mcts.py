@@ -1,6 +1,9 @@
-"""Many MCTS trees at once: one description of the per-tree step, compiled
-for the CPU here (trees split over the shared thread pool) and for CUDA in
-:mod:`jitsearch.kernels.cuda_mcts` (one thread block per tree).
+"""Many Kalah MCTS trees at once: the per-tree step written once over the
+game protocol (:mod:`jitsearch.kernels.game_mcts`) with Kalah's reward units
+(:func:`game_units`), run on the CPU here (trees split over the shared
+thread pool) and on CUDA through :mod:`jitsearch.kernels.cuda_mcts` (one
+thread block per tree); this module keeps Kalah's tree batch, units and the
+pieces every MCTS kernel shares (selection score, backups, ln table).
 
 Layout: T independent trees of N preallocated nodes each, struct of arrays
 with the tree as the leading axis (``[T, N]``, boards ``[T, N, 2m+2]``)::
@@ -56,81 +59,24 @@ serial pass over each tree's nodes per iteration on the device); use
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
-from numba import njit
 
-from .._threads import split_trees
-
-from ..games.kalah.state import RULES
+from ..games.kalah import rules as kalah_rules
+from ..games.kalah.game import GAME as KALAH
 from ..games.kalah.rules import W1, W2, W3, W4, W5
-from . import rng
-from .playouts import make_playout
 from .evaluation import store_value
-from .sentinels import FORMULA_SQRT, FORMULA_UCB1, NO_NODE, REWARD_HEURISTIC, REWARD_STORE, TERMINAL, UNEVALUATED
+from .game_mcts import cpu_step, grow_trees_cpu as grow_game_trees
+from .sentinels import NO_NODE, REWARD_HEURISTIC, REWARD_STORE, UNEVALUATED
+from .tree_step import (IMM_BYTES, REWARD_UNITS, imm_scales, log_table_for, make_backups,  # noqa: F401  (re-exported)
+                        make_imm_backup, make_score, margin_units)
 
-REWARD_UNITS = 1 << 16
 #: Bytes of one node: eight int32/int64 fields and an int16 board of 2m+2 pits.
 NODE_FIXED_BYTES = 4 * 6 + 8 * 2
-#: Bytes of a node's implicit minimax value (allocated only with imm=).
-IMM_BYTES = 8
 
 
 def node_bytes(houses: int, imm: bool = False) -> int:
     return NODE_FIXED_BYTES + 2 * (2 * houses + 2) + (IMM_BYTES if imm else 0)
-
-
-def imm_scales(units_per_visit, alpha):
-    """(mean_scale, imm_scale) of :func:`make_score` for the weight ``alpha``
-    (imm_scale 0: no mixing): the mean's units per visit divided by 1 -
-    alpha (infinite at alpha = 1), and REWARD_UNITS / alpha."""
-    if alpha <= 0.0:
-        return units_per_visit, 0.0
-    mean_scale = units_per_visit / (1.0 - alpha) if alpha < 1.0 else math.inf
-    return mean_scale, REWARD_UNITS / alpha
-
-
-def make_score(jit):
-    """``score(n, w, v, log_parent, parent_visits, c, formula,
-    units_per_visit, mean_scale, imm_scale)``: the UCT selection score of a
-    child with ``n`` > 0 visits, ``w`` reward units and implicit minimax
-    value ``v`` (units, or UNEVALUATED), compiled with ``jit``.
-
-    w/n + exploration; with ``imm_scale`` > 0 (:func:`imm_scales`) and v
-    evaluated, (1 - alpha) w/n + alpha v written as w / (n mean_scale) + v /
-    imm_scale. Every term added is a quotient or a square root, never a
-    product, so no compiler can fuse a multiply into the add (CUDA's NVVM
-    contracts a*b + c into one fma by default, which rounds differently from
-    the CPU): the twins compute the same bits."""
-
-    def score(n_visits, units, imm_units, log_parent, parent_visits, c, formula, units_per_visit, mean_scale,
-              imm_scale):
-        n = np.float64(n_visits)
-        if imm_scale > 0.0 and imm_units >= 0:
-            q = np.float64(units) / (n * mean_scale) + np.float64(imm_units) / imm_scale
-        else:
-            q = np.float64(units) / (n * units_per_visit)
-        if formula == FORMULA_UCB1:  # c * sqrt(ln N / n), as sqrt(c^2 ln N / n)
-            u = math.sqrt((c * c) * log_parent / n)
-        elif formula == FORMULA_SQRT:  # c * sqrt(N) / n
-            u = (c * math.sqrt(parent_visits)) / n
-        else:  # c * sqrt(ln N) / sqrt(n)
-            u = (c * math.sqrt(log_parent)) / math.sqrt(n)
-        return q + u
-
-    return jit(score)
-
-
-def margin_units(d):
-    """Player 0's reward units of a finished game whose final store
-    difference (player 0's minus player 1's) is ``d``: a win, a draw or a
-    loss. Plain Python for any target."""
-    if d > 0:
-        return np.int64(REWARD_UNITS)
-    if d < 0:
-        return np.int64(0)
-    return np.int64(REWARD_UNITS // 2)
 
 
 def make_units(jit, rules):
@@ -168,270 +114,61 @@ def make_units(jit, rules):
     return jit(outcome_units), jit(eval_units)
 
 
-def make_backups(jit):
-    """``(backup, add_virtual_visit)`` compiled with ``jit``: the backup of a
-    step's leaf and its virtual visits, shared by every multi-tree kernel
-    (Kalah's here, Oware's in :mod:`jitsearch.kernels.oware_mcts`)."""
+def game_units(jit, rules=None):
+    """Kalah's units in the form of :func:`jitsearch.kernels.game_mcts.make_step`'s ``units``:
+    ``(outcome_units(board, cfg), eval_units(board, cfg, reward_kind), ended_units(board, cfg,
+    reward_kind))`` over :func:`make_units` (``rules``, the protocol's, unused: the heuristic is
+    the rule module's), the total the board's seeds (Kalah keeps them all on the board): a
+    playout that ended the game scores its outcome, the heuristic reward (HMCTS) its heuristic."""
+    outcome, evaluation = make_units(jit, kalah_rules.build(jit))
 
-    def backup(parent, mover_in, visits, value, t, node, units0, units_all):
-        """One visit and the summed reward (player 0's ``units0`` out of
-        ``units_all``) to ``node`` and its ancestors, credited to mover_in."""
-        while node != NO_NODE:
-            visits[t, node] += 1
-            if mover_in[t, node] == 0:
-                value[t, node] += units0
-            else:
-                value[t, node] += units_all - units0
-            node = parent[t, node]
+    def outcome_units(board, cfg):
+        return outcome(board, cfg[0])
 
-    backup = jit(backup)
+    def eval_units(board, cfg, reward_kind):
+        m = cfg[0]
+        total = np.int64(0)
+        for i in range(2 * m + 2):
+            total += board[i]
+        return evaluation(board, m, reward_kind, total)
 
-    def add_virtual_visit(parent, visits, t, node, delta):
-        """``delta`` visits without reward on ``node`` and its ancestors: a
-        virtual loss for every player credited there (taken back before the
-        real backup)."""
-        while node != NO_NODE:
-            visits[t, node] += delta
-            node = parent[t, node]
+    eval_units = jit(eval_units)
 
-    add_virtual_visit = jit(add_virtual_visit)
+    def ended_units(board, cfg, reward_kind):
+        if reward_kind == REWARD_HEURISTIC:
+            return eval_units(board, cfg, reward_kind)
+        return outcome(board, cfg[0])
 
-    return backup, add_virtual_visit
+    return jit(outcome_units), eval_units, jit(ended_units)
 
 
-def make_imm_backup(jit):
-    """``imm_backup(parent, first_child, num_children, to_move, mover_in,
-    imm, t, leaf, leaf_units0)`` compiled with ``jit``: the implicit minimax
-    backup of every multi-tree kernel (Kalah's here, Oware's in
-    :mod:`jitsearch.kernels.oware_mcts`; conventions in
-    :mod:`jitsearch.kernels.evaluation`)."""
-
-    def imm_backup(parent, first_child, num_children, to_move, mover_in, imm, t, leaf, leaf_units0):
-        """Implicit minimax backup from ``leaf`` (its static evaluation
-        ``leaf_units0`` from player 0's view) to the root of tree ``t``: a
-        node with evaluated children gets the best of them for its player to
-        move, else (the leaf) its own evaluation; stored for its mover_in."""
-        node = leaf
-        while node != NO_NODE:
-            best = np.int64(-1)
-            f = first_child[t, node]
-            if f != NO_NODE:
-                for ch in range(f, f + num_children[t, node]):
-                    best = max(best, imm[t, ch])
-            if best >= 0:
-                imm[t, node] = best if mover_in[t, node] == to_move[t, node] else REWARD_UNITS - best
-            elif node == leaf:
-                imm[t, node] = leaf_units0 if mover_in[t, node] == 0 else REWARD_UNITS - leaf_units0
-            node = parent[t, node]
-
-    return jit(imm_backup)
-
-
-def make_step(jit, rules, gen, playout):
-    """Compile the per-tree functions with ``jit``; returns a namespace with
-    ``descend``, ``playout_units``, ``terminal_units``, ``static_units``,
-    ``backup``, ``imm_backup`` and ``add_virtual_visit``.
-
-    Device code cannot allocate, so every function takes its scratch
-    (``work``, ``child``: int32[2m+2]; ``moves``: int64[m]) from the caller.
-    """
-    apply_move = rules.apply_move
-    legal_moves = rules.legal_moves
-    stream_key = gen.stream_key
-
-    score = make_score(jit)
-    scales = jit(imm_scales)
-
-    def expand(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size, t, node,
-               m, empty_capture, work, child, moves, alpha):
-        """All children of ``node`` (not over); returns how many (0: pool full)."""
-        n = 2 * m + 2
-        player = to_move[t, node]
-        for i in range(n):
-            work[i] = boards[t, node, i]
-        count = legal_moves(work, m, player, moves)
-        start = size[t]
-        if start + count > parent.shape[1]:
-            return 0
-        for j in range(count):
-            ch = start + j
-            for i in range(n):
-                child[i] = work[i]
-            nxt = apply_move(child, m, player, moves[j], empty_capture)
-            for i in range(n):
-                boards[t, ch, i] = child[i]
-            to_move[t, ch] = nxt
-            parent[t, ch] = node
-            first_child[t, ch] = NO_NODE
-            num_children[t, ch] = 0
-            move[t, ch] = moves[j]
-            mover_in[t, ch] = player
-            visits[t, ch] = 0
-            value[t, ch] = 0
-            if alpha > 0.0:
-                imm[t, ch] = UNEVALUATED
-        first_child[t, node] = start
-        num_children[t, node] = count
-        size[t] = start + count
-        return count
-
-    expand = jit(expand)
-
-    def descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size, t,
-                log_table, m, c, formula, units_per_visit, empty_capture, work, child, moves, alpha):
-        """Selection from the root of tree ``t`` to a leaf, then expansion."""
-        mean_scale, imm_scale = scales(units_per_visit, alpha)
-        node = 0
-        while first_child[t, node] != NO_NODE and to_move[t, node] != TERMINAL:
-            f = first_child[t, node]
-            parent_visits = np.float64(max(visits[t, node], 1))
-            log_parent = log_table[max(visits[t, node], 1)]
-            best = NO_NODE
-            best_score = -math.inf
-            for ch in range(f, f + num_children[t, node]):
-                if visits[t, ch] == 0:
-                    best = ch
-                    break
-                v = imm[t, ch] if imm_scale > 0.0 else np.int64(UNEVALUATED)
-                s = score(visits[t, ch], value[t, ch], v, log_parent, parent_visits, c, formula, units_per_visit,
-                          mean_scale, imm_scale)
-                if s > best_score:
-                    best_score = s
-                    best = ch
-            node = best
-        if to_move[t, node] != TERMINAL and first_child[t, node] == NO_NODE:
-            if expand(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size, t,
-                      node, m, empty_capture, work, child, moves, alpha) > 0:
-                node = first_child[t, node]
-        return node
-
-    descend = jit(descend)
-
-    outcome_units, eval_units = make_units(jit, rules)
-
-    def playout_units(boards, to_move, t, leaf, m, empty_capture, key, max_plies, reward_kind, total, work, moves):
-        """One playout from ``leaf`` of tree ``t``: player 0's reward units."""
-        n = 2 * m + 2
-        for i in range(n):
-            work[i] = boards[t, leaf, i]
-        _, end_player = playout(work, m, np.int64(to_move[t, leaf]), empty_capture, key, np.int64(max_plies),
-                                 moves)
-        if reward_kind != REWARD_HEURISTIC and end_player == TERMINAL:
-            return outcome_units(work, m)
-        return eval_units(work, m, reward_kind, total)
-
-    playout_units = jit(playout_units)
-
-    def terminal_units(boards, t, leaf, m, work):
-        n = 2 * m + 2
-        for i in range(n):
-            work[i] = boards[t, leaf, i]
-        return outcome_units(work, m)
-
-    terminal_units = jit(terminal_units)
-
-    def static_units(boards, to_move, t, leaf, m, reward_kind, total, work):
-        """Player 0's units of the leaf's own position: its outcome if the
-        game is over, else its evaluation (the implicit minimax values' v0)."""
-        n = 2 * m + 2
-        for i in range(n):
-            work[i] = boards[t, leaf, i]
-        if to_move[t, leaf] == TERMINAL:
-            return outcome_units(work, m)
-        return eval_units(work, m, reward_kind, total)
-
-    static_units = jit(static_units)
-
-    imm_backup = make_imm_backup(jit)
-
-    backup, add_virtual_visit = make_backups(jit)
-
-    return SimpleNamespace(descend=descend, expand=expand, playout_units=playout_units,
-                           terminal_units=terminal_units, static_units=static_units, backup=backup,
-                           imm_backup=imm_backup, add_virtual_visit=add_virtual_visit, stream_key=stream_key)
-
-
-CPU_RULES = RULES  # the one CPU compilation of the rules
-CPU_RNG = rng.build(njit(cache=True))
-CPU_STEP = make_step(njit(cache=True), CPU_RULES, CPU_RNG, make_playout(njit(cache=True), CPU_RULES, CPU_RNG))
-_descend = CPU_STEP.descend
-_playout_units = CPU_STEP.playout_units
-_terminal_units = CPU_STEP.terminal_units
-_backup = CPU_STEP.backup
-_stream_key = CPU_STEP.stream_key
-
-
-_add_virtual_visit = CPU_STEP.add_virtual_visit
-_static_units = CPU_STEP.static_units
-_imm_backup = CPU_STEP.imm_backup
-
-
-@njit(cache=True, nogil=True)
-def grow_tree_range(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size,
-                    tree_keys, totals, log_table, m, c, formula, reward_kind, playouts, empty_capture, max_plies,
-                    alpha, leaves_per_step, first_step, steps, first_tree, last_tree):
-    """Run ``steps`` steps (numbered from ``first_step``) on every tree,
-    trees in parallel: the CPU twin of the CUDA kernel.
-
-    A step selects ``leaves_per_step`` leaves one after another, each
-    descent leaving a virtual visit on its path so the next one looks
-    elsewhere; evaluates each leaf with ``playouts`` playouts (leaf j of
-    step s is iteration s * leaves_per_step + j, its playout k has the
-    stream ``stream_key(tree_keys[t], iteration, k)``); then, leaf by leaf in
-    order, takes the virtual visits back and backs the reward up (and, with
-    ``alpha`` > 0, the leaf's static evaluation up the implicit minimax
-    values). A playout plays at most ``max_plies`` plies and is scored by
-    ``reward_kind`` (:mod:`jitsearch.kernels.evaluation`). The playouts'
-    reward units are summed exactly, so the result equals the kernel's,
-    where they run on the block's threads."""
-    n = 2 * m + 2
-    units_per_visit = np.float64(playouts * REWARD_UNITS)
-    units_all = np.int64(playouts) * REWARD_UNITS
-    for t in range(first_tree, last_tree):
-        work = np.empty(n, dtype=np.int32)
-        child = np.empty(n, dtype=np.int32)
-        moves = np.empty(m, dtype=np.int64)
-        leaves = np.empty(leaves_per_step, dtype=np.int64)
-        for step in range(first_step, first_step + steps):
-            for j in range(leaves_per_step):
-                leaf = _descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm,
-                                boards, size, t, log_table, m, c, formula, units_per_visit, empty_capture, work,
-                                child, moves, alpha)
-                leaves[j] = leaf
-                _add_virtual_visit(parent, visits, t, leaf, 1)
-            for j in range(leaves_per_step):
-                leaf = leaves[j]
-                units0 = np.int64(0)
-                if to_move[t, leaf] == TERMINAL:
-                    units0 = _terminal_units(boards, t, leaf, m, work) * playouts
-                else:
-                    it = step * leaves_per_step + j
-                    for k in range(playouts):
-                        key = _stream_key(tree_keys[t], it, k)
-                        units0 += _playout_units(boards, to_move, t, leaf, m, empty_capture, key, max_plies,
-                                                 reward_kind, totals[t], work, moves)
-                _add_virtual_visit(parent, visits, t, leaf, -1)
-                _backup(parent, mover_in, visits, value, t, leaf, units0, units_all)
-                if alpha > 0.0:
-                    v0 = _static_units(boards, to_move, t, leaf, m, reward_kind, totals[t], work)
-                    _imm_backup(parent, first_child, num_children, to_move, mover_in, imm, t, leaf, v0)
+def no_record(num_trees: int) -> tuple:
+    """The roots' (hist, rows, ply) of Kalah's trees for the generic step: no record."""
+    zeros = np.zeros(num_trees, dtype=np.int32)
+    return np.zeros((num_trees, 1, 1), dtype=np.int32), zeros, zeros.copy()
 
 
 def grow_trees_cpu(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size,
                    tree_keys, totals, log_table, m, c, formula, reward_kind, playouts, empty_capture, max_plies,
                    alpha, leaves_per_step, first_step, steps, threads=None):
-    """Run ``steps`` steps (numbered from ``first_step``) on every tree: the
-    CPU twin of the CUDA kernel (see :func:`grow_tree_range`). Trees are
-    independent, so they are split into contiguous ranges over ``threads``
-    threads (default: every core, at most one per tree) of the process-wide
-    pool; the kernel is ``nogil`` and serial, which compiles in a fraction
-    of the time a ``parallel=True`` kernel takes, and a tree's result does
-    not depend on the split."""
-    num_trees = parent.shape[0]
-    args = (parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size,
-            tree_keys, totals, log_table, m, c, formula, reward_kind, playouts, empty_capture, max_plies,
-            alpha, leaves_per_step, first_step, steps)
-    split_trees(grow_tree_range, args, num_trees, threads)
+    """Run ``steps`` steps (numbered from ``first_step``) on every tree: the CPU twin of the
+    CUDA kernel, the multi-tree step written once over the game protocol
+    (:func:`jitsearch.kernels.game_mcts.make_grow`) with Kalah's units (:func:`game_units`).
+    A step selects ``leaves_per_step`` leaves one after another, each descent leaving a virtual
+    visit on its path so the next one looks elsewhere; evaluates each leaf with ``playouts``
+    playouts (leaf j of step s is iteration s * leaves_per_step + j, its playout k has the
+    stream ``stream_key(tree_keys[t], iteration, k)``); then, leaf by leaf in order, takes the
+    virtual visits back and backs the reward up (and, with ``alpha`` > 0, the leaf's static
+    evaluation up the implicit minimax values). A playout plays at most ``max_plies`` plies and
+    is scored by ``reward_kind`` (:mod:`jitsearch.kernels.evaluation`). ``totals``: each
+    tree's seeds, the sum of its root board (the kernel reads them off the boards). Trees are
+    split into contiguous ranges over ``threads`` threads (default: every core, at most one per
+    tree) of the process-wide pool; a tree's result does not depend on the split."""
+    arrays = (parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size)
+    hist, rows, ply = no_record(parent.shape[0])
+    grow_game_trees(cpu_step(KALAH, game_units).grow_tree_range, arrays, tree_keys, hist, rows, ply, log_table,
+              (int(m), bool(empty_capture)), c, formula, playouts, max_plies, np.int64(reward_kind), alpha, 1,
+              leaves_per_step, first_step, steps, threads)
 
 
 class TreeBatch:
@@ -463,10 +200,3 @@ class TreeBatch:
     def arrays(self):
         return (self.parent, self.first_child, self.num_children, self.move, self.to_move, self.mover_in,
                 self.visits, self.value, self.imm, self.boards, self.size)
-
-
-def log_table_for(max_visits: int) -> np.ndarray:
-    """ln k for k = 0..max_visits (entry 0 unused), the same table on both targets."""
-    k = np.arange(max_visits + 1, dtype=np.float64)
-    k[0] = 1.0
-    return np.log(k)

@@ -192,3 +192,76 @@ def evaluate_states(states, playouts_per_state: int, seed: int, *, threads: int 
     if flag[0]:
         raise KeyboardInterrupt
     return out
+
+
+# -- Oware's reward units of the MCTS kernels (multi-tree: kernels.game_mcts; shared-tree) ----------------------
+
+#: Multiples of 1/SIDE_WEIGHT_DENOMINATOR are the side weights the kernels take (exact products).
+SIDE_WEIGHT_DENOMINATOR = 256
+
+
+def make_units(jit, frontier=None):
+    """``(outcome_units(board, m), eval_units(board, m, side_weight))`` compiled with ``jit``:
+    player 0's reward units of a finished game (OpenSpiel's returns: win, draw, loss by the
+    captured difference) and of the evaluation of a live position: the Oware alpha-beta's
+    frontier value (:func:`jitsearch.games.oware.alphabeta.evaluate`, captured difference +
+    ``side_weight`` x seeds-on-side difference) squashed by
+    :func:`~jitsearch.kernels.evaluation.store_value` with the board's seeds as the total,
+    rounded to units. ``side_weight`` a multiple of 1/256: its product is exact and a fused
+    multiply-add rounds as the CPU does. Shared by the multi-tree and shared-tree kernels.
+    ``frontier``: the alpha-beta's compiled evaluation on the CPU (default: compiled here from
+    its source)."""
+    import math
+
+    from ..games.oware.alphabeta import evaluate as alphabeta_evaluate
+    from .evaluation import store_value
+    from .tree_step import REWARD_UNITS
+
+    squash = jit(store_value)
+    if frontier is None:
+        frontier = jit(alphabeta_evaluate.py_func)
+
+    def outcome_units(board, m):
+        d = board[2 * m] - board[2 * m + 1]
+        if d > 0:
+            return np.int64(REWARD_UNITS)
+        if d < 0:
+            return np.int64(0)
+        return np.int64(REWARD_UNITS // 2)
+
+    outcome_units = jit(outcome_units)
+
+    def eval_units(board, m, side_weight):
+        total = 0
+        for i in range(2 * m + 2):
+            total += board[i]
+        r = squash(frontier(board, m, 0, side_weight), np.float64(total))
+        return np.int64(math.floor(r * REWARD_UNITS + 0.5))
+
+    return outcome_units, jit(eval_units)
+
+
+def game_units(jit, rules):
+    """Oware's units in the form of :func:`jitsearch.kernels.game_mcts.make_step`'s ``units``:
+    ``(outcome_units(board, cfg), eval_units(board, cfg, side_weight))`` over :func:`make_units`
+    (``rules``, the protocol's, unused: the evaluation is the alpha-beta's)."""
+    outcome, evaluation = make_units(jit)
+
+    def outcome_units(board, cfg):
+        return outcome(board, cfg[0])
+
+    def eval_units(board, cfg, side_weight):
+        return evaluation(board, cfg[0], side_weight)
+
+    return jit(outcome_units), jit(eval_units)
+
+
+def _cpu_units():
+    from types import SimpleNamespace
+
+    outcome, evaluation = make_units(njit(cache=True))
+    return SimpleNamespace(outcome_units=outcome, eval_units=evaluation)
+
+
+#: Oware's units compiled for the CPU: ``outcome_units(board, m)``, ``eval_units(board, m, side_weight)``.
+CPU_UNITS = _cpu_units()

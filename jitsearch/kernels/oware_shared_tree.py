@@ -34,7 +34,7 @@ from .._threads import split_trees
 from . import rng
 from ..games.oware.alphabeta import evaluate as _alphabeta_evaluate
 from .multi_mcts import REWARD_UNITS, imm_scales, make_score
-from .oware_mcts import make_units
+from .oware_playouts import make_units
 from .oware_playouts import INLINE_RULES, capped_playout
 from .shared_tree import MAX_PATH, cpu_ops, make_shared_backup, make_shared_imm_backup
 from .sentinels import EXPANDING, NO_NODE, POOL_FULL, TERMINAL, UNEVALUATED  # noqa: F401  (the protocol)
@@ -49,7 +49,7 @@ def make_oware_shared_step(jit, rules, gen, playout, ops, frontier=None):
     ``backup``, ``imm_backup``, ``stream_key``. ``playout``: a capped
     playout (:func:`jitsearch.kernels.oware_playouts.make_capped_playout`);
     leaf evaluations and implicit minimax values as
-    :mod:`jitsearch.kernels.oware_mcts` (``max_plies``, ``side_weight``,
+    :func:`jitsearch.kernels.oware_playouts.make_units` (``max_plies``, ``side_weight``,
     ``alpha``). Scratch (board, moves, path, hist) comes from the caller."""
     apply_move = rules.apply_move
     legal_moves = rules.legal_moves
@@ -203,9 +203,9 @@ def grow_oware_shared_range(first_child, num_children, move, visits, value, imm,
     """Iterations ``first_iteration ..`` (``iterations`` of them) of trees
     ``first_tree .. last_tree-1``, one worker per tree: the CPU twin of the
     CUDA kernel run with one block per tree. ``rows``: the record scratch's
-    rows (:func:`jitsearch.kernels.oware_mcts.scratch_rows`); ``max_plies``,
+    rows (:func:`jitsearch.kernels.game_mcts.scratch_rows`); ``max_plies``,
     ``side_weight``, ``alpha``: the leaf evaluation and implicit minimax
-    values (:mod:`jitsearch.kernels.oware_mcts`)."""
+    values (:mod:`jitsearch.kernels.game_mcts`)."""
     n = 2 * m + 2
     units_per_visit = np.float64(playouts) * np.float64(REWARD_UNITS)
     units_all = np.int64(playouts) * np.int64(REWARD_UNITS)

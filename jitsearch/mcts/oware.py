@@ -1,7 +1,9 @@
-"""Multi-tree MCTS for Oware: T independent trees grown by one kernel, on
-all CPU cores (:func:`jitsearch.kernels.oware_mcts.grow_trees_cpu`) or on
-the GPU (one thread block per tree, :mod:`jitsearch.kernels.cuda_oware_mcts`),
-bit-identical for the same seed.
+"""Multi-tree MCTS for Oware: T independent trees grown by the kernel written
+once over the game protocol (:mod:`jitsearch.mcts.game`), on all CPU cores
+(:func:`jitsearch.kernels.game_mcts.grow_trees_cpu`) or on the GPU (one
+thread block per tree, :mod:`jitsearch.kernels.cuda_game_mcts`),
+bit-identical for the same seed; Oware's repetition record is rebuilt along
+each path by the game's ``node_record`` hook.
 
 * :func:`analyse_oware`: many positions in one launch, one tree each
   (``jitsearch analyse --game oware``);
@@ -18,7 +20,7 @@ and move count. An *iteration* expands and evaluates one leaf with
 ``playouts`` uniformly random playouts; tree t's iteration i draws playout k
 from ``stream_key(tree_keys[t], i, k)``.
 
-Leaf evaluations (``eval="capture"``, :mod:`jitsearch.kernels.oware_mcts`):
+Leaf evaluations (``eval="capture"``, :func:`jitsearch.kernels.oware_playouts.make_units`):
 each playout stops after ``eval_plies`` random plies (default 4) and, if
 the game goes on, scores the alpha-beta's evaluation (captured difference +
 ``side_weight`` x seeds-on-side difference) squashed into (0, 1) as
@@ -33,19 +35,23 @@ import time as _time
 
 import numpy as np
 
-from .._checks import check_bool, check_choice, check_float, check_int, kernel_array
+from .._checks import check_choice, check_float, check_int, kernel_array
 from .._threads import cpu_threads
 from ..games.oware import OwareState
-from ..kernels.multi_mcts import REWARD_UNITS, log_table_for
-from ..kernels.oware_mcts import OwareTrees, grow_trees_cpu, node_bytes, scratch_bytes, scratch_rows
-from ..kernels.oware_playouts import pack_states
 from ..games.oware.alphabeta import DEFAULT_SIDE_WEIGHT
-from ..kernels.oware_mcts import SIDE_WEIGHT_DENOMINATOR
-from ..kernels.sentinels import FORMULAS, NO_NODE, NO_PLY_CAP
+from ..games.oware.game import GAME as OWARE
+from ..kernels.game_mcts import node_bytes as game_node_bytes
+from ..kernels.tree_step import REWARD_UNITS, log_table_for
+from ..kernels.oware_playouts import SIDE_WEIGHT_DENOMINATOR, game_units, pack_states
+from ..kernels.sentinels import FORMULAS, NO_PLY_CAP
 from ..stop import check_stop
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from .config import DEFAULT_EVAL_PLIES, MAX_LEAVES, MAX_PLAYOUT_DEPTH, MAX_STEP_PLAYOUTS, MAX_TREES, check_tree_options
-from .multi import DEFAULT_TIME_NODES, MAX_NODES, default_leaves, grow_in_chunks, most_visited, tree_keys_for
+from .game import GameGrower, checked_run_options, root_positions
+from .multi import DEFAULT_TIME_NODES, MAX_NODES, default_leaves, grow_in_chunks, most_visited
+
+#: The dtype of an Oware tree's node boards (2m+2 cells of at most 4·m·seeds... < 2^15 seeds).
+NODE_BOARD_DTYPE = np.int16
 
 #: Default playouts per leaf of :func:`analyse_oware`.
 DEFAULT_PLAYOUTS = 8
@@ -93,122 +99,24 @@ def _checked_states(states) -> list:
     return list(states)
 
 
-def _checked_run_options(threads, return_trees, tree_keys, seed, count):
-    """The options both tree searches share: (threads or None, return_trees,
-    tree_keys as an array of ``count`` integers, by default from ``seed``)."""
-    if threads is not None:
-        threads = check_int("threads", threads, 1, 1024)
-    return_trees = check_bool("return_trees", return_trees)
-    if tree_keys is None:
-        tree_keys = tree_keys_for(seed, count)
-    tree_keys = np.asarray(tree_keys)
-    if tree_keys.shape != (count,) or tree_keys.dtype.kind not in "iu":
-        raise ValueError(f"tree_keys must hold one unsigned integer per position ({count})")
-    return threads, return_trees, tree_keys
+def _scratch_rows(root_rows, root_ply, move_limit: int) -> int:
+    """Rows of a record scratch that no expansion or playout outgrows: a node at depth d holds
+    at most root_rows + d rows and a playout from it adds at most move_limit - (root_ply + d)."""
+    return int(np.max(np.asarray(root_rows, np.int64) + move_limit - np.asarray(root_ply, np.int64)))
 
 
-class _OwareGrower:
-    """Owns an OwareTrees batch and grows it on one backend, in chunks."""
-
-    def __init__(self, states, tree_keys, *, capacity, c, formula, playouts, leaves, backend, max_bytes,
-                 memory_hint, threads, eval_plies=None, side_weight=DEFAULT_SIDE_WEIGHT, imm=0.0):
-        boards, players, plies, hists, rows, m, gsi, limit = pack_states(states)
-        t = len(states)
-        self.backend = backend
-        self.m, self.gsi, self.limit = m, bool(gsi), int(limit)
-        self.rows = scratch_rows(rows, plies, self.limit)
-        self.args = (float(c), FORMULAS[formula], int(playouts))
-        self.eval_args = (NO_PLY_CAP if eval_plies is None else int(eval_plies), float(side_weight), float(imm))
-        self.leaves = int(leaves)
-        per_scratch = scratch_bytes(m, self.rows)
-        hint = memory_hint or "lower iterations= or the number of positions (API: or raise max_bytes)"
-        tree_bytes = t * capacity * node_bytes(m, imm > 0)
-        if backend == "cuda":
-            from ..kernels.cuda_oware_mcts import MAX_SCRATCH_BYTES, free_bytes, threads_for
-
-            if t * per_scratch > MAX_SCRATCH_BYTES:
-                raise ValueError(f"{t:,} trees' repetition records need {t * per_scratch / 2**20:,.0f} MiB of GPU "
-                                 f"scratch even with one thread a block: analyse fewer positions at once")
-            self.threads_per_block = threads_for(self.leaves * int(playouts), t, per_scratch)
-            need = tree_bytes + t * self.threads_per_block * per_scratch
-            check_bytes(need, max_bytes, f"{t:,} Oware MCTS trees of {capacity:,} nodes", hint)
-            free = free_bytes()
-            if need > 0.9 * free:
-                raise ValueError(f"{t:,} Oware MCTS trees of {capacity:,} nodes need {need / 2**20:,.0f} MiB of "
-                                 f"GPU memory, but {free / 2**20:,.0f} MiB are free: lower the iterations or the "
-                                 f"positions")
-        else:
-            self.threads = threads
-            need = tree_bytes + min(t, threads or cpu_threads()) * per_scratch
-            check_bytes(need, max_bytes, f"{t:,} Oware MCTS trees of {capacity:,} nodes", hint)
-        self.trees = OwareTrees(t, capacity, m, imm > 0)
-        self.trees.set_roots(boards, players)
-        self.tree_keys = kernel_array(tree_keys, np.uint64)
-        self.root_hist = kernel_array(hists, np.int32)
-        self.root_rows = rows.astype(np.int32)
-        self.root_ply = plies.astype(np.int32)
-        self.log_table = log_table_for(1024)
-        self.done = 0  # steps
-        self.device = None
-        _warm(backend)
-        if backend == "cuda":
-            from ..kernels.cuda_oware_mcts import DeviceOwareTrees
-
-            self.device = DeviceOwareTrees(self.trees, self.tree_keys, self.root_hist, self.root_rows,
-                                           self.root_ply, self.log_table, self.rows, self.threads_per_block)
-
-    @property
-    def iterations(self) -> int:
-        return self.done * self.leaves
-
-    def grow(self, steps: int) -> None:
-        visits = (self.done + steps) * self.leaves + 1  # a node's visits, virtual ones too, never pass this
-        if visits >= self.log_table.shape[0]:
-            self.log_table = log_table_for(1 << max(10, int(visits).bit_length()))
-            if self.device is not None:
-                self.device.set_log_table(self.log_table)
-        c, formula, playouts = self.args
-        if self.device is not None:
-            self.device.grow(self.m, c, formula, playouts, self.gsi, self.limit, *self.eval_args, self.leaves,
-                             self.done, steps)
-        else:
-            grow_trees_cpu(self.trees.arrays(), self.tree_keys, self.root_hist, self.root_rows, self.root_ply,
-                           self.log_table, self.m, c, formula, playouts, self.gsi, self.limit, *self.eval_args,
-                           self.rows, self.leaves, self.done, steps, self.threads)
-        self.done += steps
-
-    def run(self, iterations: int | None, seconds: float | None, stop=None) -> bool:
-        steps = None if iterations is None else -(-iterations // self.leaves)
-        return grow_in_chunks(self.grow, lambda: self.done, steps, seconds, 1, stop)
-
-    def results(self) -> OwareTrees:
-        if self.device is not None:
-            self.device.copy_back(self.trees)
-        return self.trees
+def node_bytes(houses: int, imm: bool = False) -> int:
+    """Bytes of one node of an Oware tree (int16 boards of 2m+2 cells)."""
+    return game_node_bytes(2 * int(houses) + 2, NODE_BOARD_DTYPE, imm)
 
 
-_WARMED: set = set()
+class _OwareGrower(GameGrower):
+    """The generic grower (:class:`jitsearch.mcts.game.GameGrower`) with Oware's evaluation
+    (:func:`jitsearch.kernels.oware_playouts.game_units`) and int16 node boards."""
 
-
-def _warm(backend: str) -> None:
-    """Compile (or load) the backend's kernel once per process on a one-node
-    step of Oware(1,1), so that no time budget pays for the JIT."""
-    if backend in _WARMED:
-        return
-    _WARMED.add(backend)
-    s = OwareState.initial(1, 1)
-    trees = OwareTrees(1, 4, 1)
-    trees.set_roots(np.asarray(s.board, np.int32)[None, :], np.zeros(1, np.int32))
-    keys = np.zeros(1, np.uint64)
-    hist = np.array(s.history, np.int32)[None, :, :]  # a writable copy: the kernel types must match a search's
-    rows, ply = np.ones(1, np.int32), np.zeros(1, np.int32)
-    args = (keys, hist, rows, ply, log_table_for(16))
-    if backend == "cuda":
-        from ..kernels.cuda_oware_mcts import DeviceOwareTrees
-
-        DeviceOwareTrees(trees, *args, 8, 1).grow(1, 1.0, 0, 1, False, 4, NO_PLY_CAP, 0.25, 0.0, 1, 0, 1)
-    else:
-        grow_trees_cpu(trees.arrays(), *args, 1, 1.0, 0, 1, False, 4, NO_PLY_CAP, 0.25, 0.0, 8, 1, 0, 1, 1)
+    def __init__(self, states, tree_keys, *, eval_plies=None, side_weight=DEFAULT_SIDE_WEIGHT, **kw):
+        super().__init__(OWARE, states, tree_keys, eval_plies=eval_plies, param=side_weight, units=game_units,
+                         node_dtype=NODE_BOARD_DTYPE, label="Oware MCTS trees", **kw)
 
 
 def analyse_oware(states, *, iterations: int | None = 1000, time: float | None = None, seed: int = 0,
@@ -239,7 +147,7 @@ def analyse_oware(states, *, iterations: int | None = 1000, time: float | None =
     iterations; ``nodes``), ``iterations`` (per tree), ``playouts_total``,
     ``seconds``, ``backend``, ``interrupted``, ``trees``, ``playouts``,
     ``leaves``; with ``return_trees``, (that dict, the
-    :class:`~jitsearch.kernels.oware_mcts.OwareTrees` grown).
+    :class:`~jitsearch.kernels.game_mcts.GameTrees` grown).
     """
     states = _checked_states(states)
     opts = check_tree_options(iterations, time, c, formula, "win", playouts, 0, capacity, len(states))
@@ -254,7 +162,7 @@ def analyse_oware(states, *, iterations: int | None = 1000, time: float | None =
     if leaves * opts.playouts > MAX_STEP_PLAYOUTS:
         raise ValueError(f"leaves x playouts = {leaves} x {opts.playouts} is above the limit of "
                          f"{MAX_STEP_PLAYOUTS} playouts per step: lower leaves= or playouts=")
-    threads, return_trees, tree_keys = _checked_run_options(threads, return_trees, tree_keys, seed, len(states))
+    threads, return_trees, tree_keys = checked_run_options(threads, return_trees, tree_keys, seed, len(states))
     m = states[0].houses
     if opts.capacity is not None:
         capacity = check_int("capacity", opts.capacity, m + 1, MAX_NODES)
@@ -271,19 +179,7 @@ def analyse_oware(states, *, iterations: int | None = 1000, time: float | None =
     interrupted = grower.run(opts.iterations, opts.time, stop)
     trees = grower.results()
     seconds = _time.perf_counter() - start
-    scale = opts.playouts * REWARD_UNITS
-    positions = []
-    for t in range(len(states)):
-        kids = []
-        f = int(trees.first_child[t, 0])
-        if f != NO_NODE:
-            for ch in range(f, f + int(trees.num_children[t, 0])):
-                n, v = int(trees.visits[t, ch]), int(trees.value[t, ch])
-                kids.append({"move": int(trees.move[t, ch]), "visits": n, "value": v / (n * scale) if n else None})
-        root_n = int(trees.visits[t, 0])
-        value = (root_n * scale - int(trees.value[t, 0])) / (root_n * scale) if root_n else None
-        positions.append({"move": most_visited(kids), "children": kids, "value": value,
-                          "nodes": int(trees.size[t])})
+    positions = root_positions(trees, len(states), opts.playouts)
     result = {"positions": positions, "iterations": grower.iterations,
               "playouts_total": grower.iterations * opts.playouts * len(states), "seconds": seconds,
               "backend": resolved, "interrupted": interrupted, "trees": len(states), "playouts": opts.playouts,
@@ -319,17 +215,17 @@ class _SharedOwareGrower:
 
     def __init__(self, states, tree_keys, *, capacity, blocks, c, formula, playouts, backend, max_bytes, threads,
                  eval_plies=None, side_weight=DEFAULT_SIDE_WEIGHT, imm=0.0):
-        from ..kernels.multi_mcts import IMM_BYTES
+        from ..kernels.tree_step import IMM_BYTES
         from ..kernels.oware_shared_tree import NODE_BYTES, OwareSharedTrees
 
         boards, players, plies, hists, rows, m, gsi, limit = pack_states(states)
         t = len(states)
         self.backend, self.blocks, self.threads = backend, blocks, threads
         self.m, self.gsi, self.limit = m, bool(gsi), int(limit)
-        self.rows = scratch_rows(rows, plies, self.limit)
+        self.rows = _scratch_rows(rows, plies, self.limit)
         self.args = (float(c), FORMULAS[formula], int(playouts))
         self.eval_args = (NO_PLY_CAP if eval_plies is None else int(eval_plies), float(side_weight), float(imm))
-        per_scratch = scratch_bytes(m, self.rows)
+        per_scratch = 4 * self.rows * (2 * m + 1)  # one int32 record scratch
         need = t * capacity * (NODE_BYTES + (IMM_BYTES if imm > 0 else 0))
         if backend == "cuda":
             from ..kernels.cuda_oware_shared_tree import MAX_SCRATCH_BYTES, threads_for
@@ -345,7 +241,7 @@ class _SharedOwareGrower:
         check_bytes(need, max_bytes, f"{t:,} shared Oware MCTS trees of {capacity:,} nodes",
                     "lower iterations=, capacity= or blocks= (API: or raise max_bytes)")
         if backend == "cuda":
-            from ..kernels.cuda_oware_mcts import free_bytes
+            from ..kernels.cuda_mcts import free_bytes
 
             free = free_bytes()
             if need > 0.9 * free:
@@ -392,6 +288,9 @@ class _SharedOwareGrower:
         if self.device is not None:
             self.device.copy_back(self.trees)
         return self.trees
+
+
+_WARMED: set = set()
 
 
 def _warm_shared(backend: str) -> None:
@@ -460,7 +359,7 @@ def tree_parallel_oware(states, *, blocks: int | None = None, iterations: int | 
 
     if opts.playouts > MAX_SHARED_PLAYOUTS:
         raise ValueError(f"playouts must be at most {MAX_SHARED_PLAYOUTS} in a shared tree, got {opts.playouts}")
-    threads, return_trees, tree_keys = _checked_run_options(threads, return_trees, tree_keys, seed, len(states))
+    threads, return_trees, tree_keys = checked_run_options(threads, return_trees, tree_keys, seed, len(states))
     m = states[0].houses
     if opts.capacity is not None:
         capacity = check_int("capacity", opts.capacity, m + 1, MAX_NODES)
@@ -492,3 +391,11 @@ def tree_parallel_oware(states, *, blocks: int | None = None, iterations: int | 
               "backend": resolved, "interrupted": interrupted, "trees": len(states), "playouts": opts.playouts,
               "leaves": 1, "blocks": blocks}
     return (result, trees) if return_trees else result
+
+
+def compile_ptx(cc=(9, 0)) -> str:
+    """PTX of Oware's multi-tree MCTS kernel (the generic one with Oware's units and int16 node
+    boards) for compute capability ``cc`` without a device (needs NVVM only)."""
+    from ..kernels.cuda_game_mcts import compile_ptx as game_ptx
+
+    return game_ptx(OWARE, cc, units=game_units, node_dtype=NODE_BOARD_DTYPE)

@@ -17,7 +17,7 @@ from . import rules
 from .rules import OPENSPIEL_MOVE_LIMIT
 from .state import BOARD_DTYPE, MAX_HOUSES, MAX_MOVE_LIMIT, OwareState
 
-__all__ = ["GAME", "build"]
+__all__ = ["GAME", "build", "node_record"]
 
 
 def build(jit) -> Rules:
@@ -39,6 +39,40 @@ def build(jit) -> Rules:
         return float(margin_(board, cfg[0]))
 
     return Rules(legal=jit(legal), apply=jit(apply), margin=jit(margin), evaluate=jit(evaluate))
+
+
+def node_record(jit):
+    """Compile Oware's ``record(parent, boards, to_move, t, node, root_hist, root_rows, cfg, hist) ->
+    (count, depth)`` (:attr:`jitsearch.games.protocol.Game.node_record`): the positions since the
+    last capture, in any order (the rules only ask whether a position is in the record): the
+    boards from the node up its path, stopping after the first node entered by a capture (its
+    scores grew), else adding the root's record."""
+
+    def record(parent, boards, to_move, t, node, root_hist, root_rows, cfg, hist):
+        n = 2 * cfg[0]
+        count = 0
+        depth = 0
+        recording = True
+        x = node
+        while x != 0:
+            p = parent[t, x]
+            if recording:
+                for j in range(n):
+                    hist[count, j] = boards[t, x, j]
+                hist[count, n] = to_move[t, x]
+                count += 1
+                if boards[t, x, n] + boards[t, x, n + 1] != boards[t, p, n] + boards[t, p, n + 1]:
+                    recording = False  # entered by a capture: the record starts at x
+            depth += 1
+            x = p
+        if recording:
+            for r in range(root_rows[t]):
+                for j in range(n + 1):
+                    hist[count, j] = root_hist[t, r, j]
+                count += 1
+        return count, depth
+
+    return jit(record)
 
 
 def cfg(state: OwareState) -> tuple:
@@ -103,6 +137,7 @@ GAME = Game(
     max_plies=MAX_MOVE_LIMIT,
     board_dtype=np.dtype(BOARD_DTYPE),
     solver=solver,
+    node_record=node_record,
 )
 
 assert GAME_OVER == rules.GAME_OVER

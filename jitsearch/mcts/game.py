@@ -1,0 +1,242 @@
+"""Multi-tree MCTS of any game of the protocol (:mod:`jitsearch.games.protocol`): T independent
+trees grown by one kernel written once over a :class:`~jitsearch.games.protocol.Game`, on all
+CPU cores (:func:`jitsearch.kernels.game_mcts.grow_trees_cpu`) or on the GPU (one thread block
+per tree, :mod:`jitsearch.kernels.cuda_game_mcts`), bit-identical for the same seed.
+
+* :func:`analyse_game`: many positions of one variant in one launch, one tree each;
+* :func:`search_game`: one position, one tree.
+
+A game is given as a registry name or a ``Game`` (``jitsearch.games.get``). Conventions as
+:mod:`jitsearch.mcts.multi`: the root's player to move chooses; a move's ``value`` is that
+player's mean reward after it (win 1, draw 1/2, loss 0 by the sign of the game's margin); the
+move played has the most visits (ties to the better value, then the rules' order). An
+*iteration* expands and evaluates one leaf with ``playouts`` uniformly random playouts to the
+end of the game (tree t's iteration i draws playout k from ``stream_key(tree_keys[t], i, k)``).
+Oware's search (:mod:`jitsearch.mcts.oware`) is this one with its own evaluation.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+
+import numpy as np
+
+from .._checks import check_bool, check_int, kernel_array
+from .._threads import cpu_threads
+from ..games import get as get_game
+from ..kernels.game_mcts import GameTrees, cpu_step, grow_trees_cpu, node_bytes, scratch_bytes, scratch_rows
+from ..kernels.tree_step import REWARD_UNITS, log_table_for
+from ..kernels.sentinels import FORMULAS, NO_NODE, NO_PLY_CAP
+from ..stop import check_stop
+from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
+from .config import MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREES, check_tree_options
+from .multi import DEFAULT_TIME_NODES, MAX_NODES, default_leaves, grow_in_chunks, most_visited, tree_keys_for
+
+#: Default playouts per leaf of :func:`analyse_game`.
+DEFAULT_PLAYOUTS = 8
+
+
+class GameGrower:
+    """Owns a :class:`~jitsearch.kernels.game_mcts.GameTrees` batch of ``game`` and grows it on
+    one backend, in chunks. ``units``: the step's reward units (default the game's margin and
+    evaluation); ``node_dtype``: the node boards' dtype (default the game's board dtype);
+    ``label``: how memory errors name the trees."""
+
+    def __init__(self, game, states, tree_keys, *, capacity, c, formula, playouts, leaves, backend, max_bytes,
+                 memory_hint=None, threads=None, eval_plies=None, param=1.0, imm=0.0, units=None, node_dtype=None,
+                 label=None, warm=True):
+        packed = game.pack(states)
+        t = len(states)
+        label = label or f"{game.name} MCTS trees"
+        self.game, self.units, self.backend = game, units, backend
+        self.cfg = packed.cfg
+        self.rows = scratch_rows(game, packed.cfg, packed.rows, packed.plies)
+        self.args = (float(c), FORMULAS[formula], int(playouts))
+        self.eval_args = (NO_PLY_CAP if eval_plies is None else int(eval_plies), float(param), float(imm))
+        self.leaves = int(leaves)
+        node_dtype = np.dtype(node_dtype or game.board_dtype)
+        cells = packed.boards.shape[1]
+        hists = packed.hists
+        per_scratch = scratch_bytes(self.rows, hists.shape[2], hists.dtype.itemsize)
+        hint = memory_hint or "lower iterations= or the number of positions (API: or raise max_bytes)"
+        tree_bytes = t * capacity * node_bytes(cells, node_dtype, imm > 0)
+        if backend == "cuda":
+            from ..kernels.cuda_game_mcts import MAX_SCRATCH_BYTES, free_bytes, threads_for
+
+            if t * per_scratch > MAX_SCRATCH_BYTES:
+                raise ValueError(f"{t:,} trees' records need {t * per_scratch / 2**20:,.0f} MiB of GPU "
+                                 f"scratch even with one thread a block: analyse fewer positions at once")
+            self.threads_per_block = threads_for(self.leaves * int(playouts), t, per_scratch)
+            need = tree_bytes + t * self.threads_per_block * per_scratch
+            check_bytes(need, max_bytes, f"{t:,} {label} of {capacity:,} nodes", hint)
+            free = free_bytes()
+            if need > 0.9 * free:
+                raise ValueError(f"{t:,} {label} of {capacity:,} nodes need {need / 2**20:,.0f} MiB of "
+                                 f"GPU memory, but {free / 2**20:,.0f} MiB are free: lower the iterations or the "
+                                 f"positions")
+        else:
+            self.threads = threads
+            need = tree_bytes + min(t, threads or cpu_threads()) * per_scratch
+            check_bytes(need, max_bytes, f"{t:,} {label} of {capacity:,} nodes", hint)
+        self.trees = GameTrees(t, capacity, cells, node_dtype, imm > 0)
+        self.trees.set_roots(packed.boards, packed.players)
+        self.tree_keys = kernel_array(tree_keys, np.uint64)
+        self.root_hist = kernel_array(hists, hists.dtype)
+        self.root_rows = packed.rows.astype(np.int32)
+        self.root_ply = packed.plies.astype(np.int32)
+        self.log_table = log_table_for(1024)
+        self.done = 0  # steps
+        self.device = None
+        if warm:
+            self._warm(states[0])
+        if backend == "cuda":
+            from ..kernels.cuda_game_mcts import DeviceGameTrees
+
+            self.device = DeviceGameTrees(game, units, self.trees, self.tree_keys, self.root_hist, self.root_rows,
+                                          self.root_ply, self.log_table, self.rows, self.threads_per_block)
+
+    def _warm(self, state) -> None:
+        """Compile (or load) the backend's kernel once per process for this game, units and
+        argument types (a one-step search of one tree), so that no time budget pays for the JIT."""
+        key = (self.game, self.units, self.backend, self.trees.boards.dtype, self.root_hist.dtype)
+        if key in _WARMED:
+            return
+        _WARMED.add(key)
+        small = GameGrower(self.game, [state], np.zeros(1, np.uint64), capacity=self.game.max_moves + 1, c=1.0,
+                           formula="ucb1", playouts=1, leaves=1, backend=self.backend, max_bytes=DEFAULT_MAX_BYTES,
+                           threads=1, eval_plies=0, param=self.eval_args[1], imm=0.0, units=self.units,
+                           node_dtype=self.trees.boards.dtype, warm=False)
+        small.grow(1)
+
+    @property
+    def iterations(self) -> int:
+        return self.done * self.leaves
+
+    def grow(self, steps: int) -> None:
+        visits = (self.done + steps) * self.leaves + 1  # a node's visits, virtual ones too, never pass this
+        if visits >= self.log_table.shape[0]:
+            self.log_table = log_table_for(1 << max(10, int(visits).bit_length()))
+            if self.device is not None:
+                self.device.set_log_table(self.log_table)
+        c, formula, playouts = self.args
+        if self.device is not None:
+            self.device.grow(self.cfg, c, formula, playouts, *self.eval_args, self.leaves, self.done, steps)
+        else:
+            grow_trees_cpu(cpu_step(self.game, self.units).grow_tree_range, self.trees.arrays(), self.tree_keys,
+                           self.root_hist, self.root_rows, self.root_ply, self.log_table, self.cfg, c, formula,
+                           playouts, *self.eval_args, self.rows, self.leaves, self.done, steps, self.threads)
+        self.done += steps
+
+    def run(self, iterations: int | None, seconds: float | None, stop=None) -> bool:
+        steps = None if iterations is None else -(-iterations // self.leaves)
+        return grow_in_chunks(self.grow, lambda: self.done, steps, seconds, 1, stop)
+
+    def results(self) -> GameTrees:
+        if self.device is not None:
+            self.device.copy_back(self.trees)
+        return self.trees
+
+
+_WARMED: set = set()
+
+
+def root_positions(trees, count: int, playouts: int) -> list:
+    """Per tree: ``move`` (most visited), ``children`` (move, visits, value for the root's
+    player), ``value`` (the root player's mean reward), ``nodes``."""
+    scale = playouts * REWARD_UNITS
+    positions = []
+    for t in range(count):
+        kids = []
+        f = int(trees.first_child[t, 0])
+        if f != NO_NODE:
+            for ch in range(f, f + int(trees.num_children[t, 0])):
+                n, v = int(trees.visits[t, ch]), int(trees.value[t, ch])
+                kids.append({"move": int(trees.move[t, ch]), "visits": n, "value": v / (n * scale) if n else None})
+        root_n = int(trees.visits[t, 0])
+        value = (root_n * scale - int(trees.value[t, 0])) / (root_n * scale) if root_n else None
+        positions.append({"move": most_visited(kids), "children": kids, "value": value,
+                          "nodes": int(trees.size[t])})
+    return positions
+
+
+def checked_run_options(threads, return_trees, tree_keys, seed, count):
+    """(threads or None, return_trees, tree_keys as an array of ``count`` integers, by default
+    from ``seed``)."""
+    if threads is not None:
+        threads = check_int("threads", threads, 1, 1024)
+    return_trees = check_bool("return_trees", return_trees)
+    if tree_keys is None:
+        tree_keys = tree_keys_for(seed, count)
+    tree_keys = np.asarray(tree_keys)
+    if tree_keys.shape != (count,) or tree_keys.dtype.kind not in "iu":
+        raise ValueError(f"tree_keys must hold one unsigned integer per position ({count})")
+    return threads, return_trees, tree_keys
+
+
+def default_capacity(game, opts, leaves: int, count: int, max_bytes: int, node_size: int) -> int:
+    """Nodes per tree: ``capacity`` checked, else enough for the iterations, else (a time
+    budget) as many as ``max_bytes`` holds for every tree, at most the default."""
+    m = game.max_moves
+    if opts.capacity is not None:
+        return check_int("capacity", opts.capacity, 2, MAX_NODES)
+    if opts.iterations is not None:
+        return int(min(MAX_NODES, (opts.iterations + leaves) * m + 1))
+    return max(m + 1, min(DEFAULT_TIME_NODES, int(max_bytes) // (2 * count * node_size)))
+
+
+def analyse_game(game, states, *, iterations: int | None = 1000, time: float | None = None, seed: int = 0,
+                 tree_keys=None, c: float = math.sqrt(2), formula: str = "ucb1", playouts: int = DEFAULT_PLAYOUTS,
+                 capacity: int | None = None, leaves: int | None = None, backend: str = "auto",
+                 max_bytes: int = DEFAULT_MAX_BYTES, threads: int | None = None, return_trees: bool = False,
+                 stop=None):
+    """One MCTS tree per position of ``game`` (a registry name or a Game), all grown in one
+    launch (per chunk); options and result as :func:`jitsearch.mcts.oware.analyse_oware`
+    without the evaluation options (playouts go to the end of the game)."""
+    game = get_game(game)
+    if isinstance(states, game.State):
+        states = [states]
+    if not isinstance(states, (list, tuple)) or not states:
+        raise ValueError(f"states must be a non-empty list of {game.State.__name__}")
+    if len(states) > MAX_TREES:
+        raise ValueError(f"{len(states):,} positions are above the limit of {MAX_TREES:,} per launch")
+    opts = check_tree_options(iterations, time, c, formula, "win", playouts, 0, capacity, len(states))
+    check_stop(stop)
+    from ..kernels.backend import resolve
+
+    resolved = resolve(backend)
+    leaves = default_leaves(resolved) if leaves is None else check_int("leaves", leaves, 1, MAX_LEAVES)
+    if leaves * opts.playouts > MAX_STEP_PLAYOUTS:
+        raise ValueError(f"leaves x playouts = {leaves} x {opts.playouts} is above the limit of "
+                         f"{MAX_STEP_PLAYOUTS} playouts per step: lower leaves= or playouts=")
+    threads, return_trees, tree_keys = checked_run_options(threads, return_trees, tree_keys, seed, len(states))
+    cells = game.sizes(game.cfg(states[0])).cells
+    capacity = default_capacity(game, opts, leaves, len(states), max_bytes, node_bytes(cells, game.board_dtype))
+    grower = GameGrower(game, list(states), tree_keys.astype(np.uint64), capacity=capacity, c=opts.c,
+                        formula=opts.formula, playouts=opts.playouts, leaves=leaves, backend=resolved,
+                        max_bytes=max_bytes, threads=threads)
+    start = _time.perf_counter()
+    interrupted = grower.run(opts.iterations, opts.time, stop)
+    trees = grower.results()
+    seconds = _time.perf_counter() - start
+    result = {"positions": root_positions(trees, len(states), opts.playouts), "iterations": grower.iterations,
+              "playouts_total": grower.iterations * opts.playouts * len(states), "seconds": seconds,
+              "backend": resolved, "interrupted": interrupted, "trees": len(states), "playouts": opts.playouts,
+              "leaves": leaves, "game": game.name}
+    return (result, trees) if return_trees else result
+
+
+def search_game(game, state, *, iterations: int | None = None, time: float | None = None, seed: int = 0,
+                **options) -> dict:
+    """MCTS of ``game`` from one position with one tree: ``iterations`` (default 1000 when no
+    ``time`` is given) or ``time`` seconds; ``options`` as :func:`analyse_game`. Returns
+    ``move``, ``children``, ``value``, ``iterations``, ``nodes``, ``seconds``, ``backend``,
+    ``interrupted``, ``playouts``, ``leaves``."""
+    game = get_game(game)
+    if not isinstance(state, game.State):
+        raise ValueError(f"state must be a {game.State.__name__}, got {type(state).__name__}")
+    if iterations is None and time is None:
+        iterations = 1000
+    r = analyse_game(game, [state], iterations=iterations, time=time, seed=seed, **options)
+    return {**r["positions"][0], "iterations": r["iterations"], "seconds": r["seconds"], "backend": r["backend"],
+            "interrupted": r["interrupted"], "playouts": r["playouts"], "leaves": r["leaves"]}
