@@ -53,12 +53,12 @@ def _bottom(width, height):
     return b
 
 
-def _full(width, height):
+def full_mask(width, height):
     """Every playable cell."""
     return _bottom(width, height) * ((1 << height) - 1)
 
 
-def _aligned(pos, height):
+def aligned(pos, height):
     """Whether ``pos`` holds four in a row."""
     for s in (1, height, height + 1, height + 2):
         m = pos & (pos >> s)
@@ -78,7 +78,7 @@ def _winning_cells(pos, mask, width, height):
         p = (pos >> s) & (pos >> (2 * s))
         r |= p & (pos << s)
         r |= p & (pos >> (3 * s))
-    return r & (_full(width, height) ^ mask)
+    return r & (full_mask(width, height) ^ mask)
 
 
 def _legal_moves(board, width, height, out):
@@ -92,23 +92,23 @@ def _legal_moves(board, width, height, out):
     return count
 
 
-def _apply_move(board, width, height, player, column):
+def apply_move(board, width, height, player, column):
     """Drop ``player``'s stone into legal ``column`` in place; the next player or GAME_OVER."""
     mask = board[0] | board[1]
     shift = column * (height + 1)
     stone = (mask + (1 << shift)) & (((1 << height) - 1) << shift)
     pos = board[player] | stone
     board[player] = pos
-    if _aligned(pos, height) or (mask | stone) == _full(width, height):
+    if aligned(pos, height) or (mask | stone) == full_mask(width, height):
         return GAME_OVER
     return 1 - player
 
 
 def _margin(board, height):
     """+1 if player 0 has four in a row, -1 if player 1 has, else 0."""
-    if _aligned(board[0], height):
+    if aligned(board[0], height):
         return 1
-    if _aligned(board[1], height):
+    if aligned(board[1], height):
         return -1
     return 0
 
@@ -139,6 +139,6 @@ def build(jit):
         done[fn.__name__] = jit(copy)
         return done[fn.__name__]
 
-    for fn in (_bottom, _full, _aligned, _popcount, _winning_cells, _legal_moves, _apply_move, _margin, _threats):
+    for fn in (_bottom, full_mask, aligned, _popcount, _winning_cells, _legal_moves, apply_move, _margin, _threats):
         compile_(fn)
     return SimpleNamespace(**{name.lstrip("_"): f for name, f in done.items()})

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .rules import GAME_OVER, _aligned, _apply_move, _full, check_size
+from .rules import GAME_OVER, aligned, apply_move, full_mask, check_size
 
 MAX_TEXT = 256
 _EXAMPLE = "'4455' (columns from 1) or '......./.../...x... p1' (rows top to bottom, x o .)"
@@ -49,7 +49,7 @@ class Connect4State:
     def __post_init__(self):
         w, h = check_size(self.width, self.height)
         s0, s1 = (int(x) for x in self.stones)
-        full = _full(w, h)
+        full = full_mask(w, h)
         if s0 < 0 or s1 < 0 or s0 & ~full or s1 & ~full or s0 & s1:
             raise ValueError("stones must be two disjoint bitboards of the board's cells")
         mask = s0 | s1
@@ -60,7 +60,7 @@ class Connect4State:
         n0, n1 = _count(s0), _count(s1)
         if n0 - n1 not in (0, 1):
             raise ValueError(f"player 0 has {n0} stones and player 1 {n1}: player 0 moves first, then they alternate")
-        a0, a1 = _aligned(s0, h), _aligned(s1, h)
+        a0, a1 = aligned(s0, h), aligned(s1, h)
         if a0 and a1:
             raise ValueError("both players have four in a row")
         if (a0 and n0 != n1 + 1) or (a1 and n0 != n1):
@@ -145,7 +145,7 @@ class Connect4State:
     def margin(self) -> int:
         """+1 if player 0 has four in a row, -1 if player 1 has, else 0."""
         h = self.height
-        return 1 if _aligned(self.stones[0], h) else -1 if _aligned(self.stones[1], h) else 0
+        return 1 if aligned(self.stones[0], h) else -1 if aligned(self.stones[1], h) else 0
 
     @property
     def result(self) -> str | None:
@@ -180,7 +180,7 @@ class Connect4State:
         if column not in self.legal_moves():
             raise ValueError(f"column {column + 1} is full")
         board = list(self.stones)
-        nxt = _apply_move(board, self.width, self.height, self.player, column)
+        nxt = apply_move(board, self.width, self.height, self.player, column)
         moves = None if self.moves is None else self.moves + (column,)
         return Connect4State(self.width, self.height, tuple(board), nxt, moves)
 
