@@ -238,3 +238,36 @@ def test_a_tournament_parses_each_spec_once(monkeypatch):
     r = run_kalah_tournament(*specs, KalahMatch(3, 3, False, 200, 2, seed=5), 4)
     assert r["games"] == 8
     assert sorted(parsed) == sorted(specs)  # once each, for 8 games
+
+
+#: Modules above ``games/`` that still import a game package by name (the game protocol's
+#: registry is the way: ``jitsearch.games.get(name)``). The ceiling only goes down: a module
+#: written over the protocol must not add to it.
+GAME_IMPORT_CEILING = 47
+#: Modules written over the game protocol: they import no game package.
+PROTOCOL_MODULES = ("jitsearch.kernels.game_mcts", "jitsearch.kernels.cuda_game_mcts",
+                    "jitsearch.kernels.tree_step", "jitsearch.mcts.game")
+
+
+def _game_package_imports(name: str):
+    """(line, target) of each import of a game package (``jitsearch.games.X...``) by ``name``."""
+    out = []
+    for line, target, names, _ in _imports(name):
+        parts = target.split(".")
+        if len(parts) >= 3 and parts[1] == "games" and parts[2] not in ("protocol", "playout"):
+            out.append((line, target))
+        elif target == "jitsearch.games":
+            out += [(line, f"{target}.{n}") for n in names if f"{target}.{n}" in MODULES
+                    and n not in ("protocol", "playout")]
+    return out
+
+
+def test_modules_above_games_reach_games_through_the_registry():
+    above = {n: _game_package_imports(n) for n in MODULES
+             if _layer(n) not in ("top", "ground", "trees", "search", "games")}
+    naming = sorted(n for n, hits in above.items() if hits)
+    for name in PROTOCOL_MODULES:
+        assert not above[name], f"{name} imports a game package: {above[name]}"
+    assert len(naming) <= GAME_IMPORT_CEILING, (
+        f"{len(naming)} modules above games/ import a game package (ceiling {GAME_IMPORT_CEILING}); "
+        f"take the game from jitsearch.games.get(name) instead: {naming}")
