@@ -223,7 +223,7 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
     the root (``etc_min_seeds``); prefetching those buckets in the
     cutoffs' first pass was no faster (paired runs, 12.4 against 12.8 CPU
     seconds), and turning the cutoffs off saves their probes but costs as
-    much in the 44% more nodes searched.
+    much in the 34% more nodes it searches.
 
     ``table`` is int64[cap, 4], one row per slot: the 64-bit key
     (:func:`houses_hash`: the houses seen from the player to move), the
