@@ -112,6 +112,7 @@ class _CMancala:
 
 
 def suite_main(args) -> int:
+    load_start = os.getloadavg()
     db = build_endgame_database(6, args.endgame_seeds, False, cache_dir=default_cache_dir(), max_bytes=16 << 30)
     solve_exact(KalahState.initial(3, 3), endgame_db=build_endgame_database(3, 4, False))  # compile first
     names = list(SUITE_VARIANTS) if not args.variants else args.variants.split(",")
@@ -148,6 +149,7 @@ def suite_main(args) -> int:
                 rows.append({"position": index, "variant": "CMancala", "margin": line, "nodes": None, "tests": None,
                              "seconds": round(seconds, 3)})
                 print(rows[-1], flush=True)
+        _write_suite(args, load_start, rows)  # after every position: a run stopped early keeps what it solved
     if cm is not None:
         cm.close()
     print(f"{'variant':<16} {'nodes':>14} {'seconds (sum of medians)':>25}")
@@ -159,11 +161,16 @@ def suite_main(args) -> int:
         nodes = sum(v[0]["nodes"] or 0 for v in per_pos.values())
         secs = sum(statistics.median(x["seconds"] for x in v) for v in per_pos.values())
         print(f"{name:<16} {nodes:>14,} {secs:>25.2f}")
+    _write_suite(args, load_start, rows)
+    return 0
+
+
+def _write_suite(args, load_start, rows) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     meta = {"machine": platform.machine(), "python": platform.python_version(), "repeats": args.repeats,
-            "suite": str(args.suite), "positions": args.positions, "load": os.getloadavg()}
+            "suite": str(args.suite), "positions": args.positions, "load_start": load_start,
+            "load": os.getloadavg(), "time": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
     (args.out / "suite_variants.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
-    return 0
 
 
 def main(argv=None) -> int:

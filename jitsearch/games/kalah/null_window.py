@@ -21,11 +21,12 @@ from .state import KalahState, apply_move, legal_moves, margin_of
 
 
 @njit(cache=True, inline="always")
-def _order_moves_gain(board, m, player, moves, count, keys, tt_move, empty_capture, kids, kid_movers):
-    """Solver ordering by trying the moves: the table's move, then extra
-    turns (the one nearest the store first), then by the seeds the move
-    adds to the mover's store net of the opponent's (captures, laps past the
-    store, the end-of-game sweep), ties from the house nearest the store.
+def _order_kids(board, m, player, moves, count, keys, tt_move, kids, kid_movers):
+    """Solver ordering by the children already made (:func:`_fill_kids`):
+    the table's move, then extra turns (the one nearest the store first),
+    then by the seeds the move adds to the mover's store net of the
+    opponent's (captures, laps past the store, the end-of-game sweep), ties
+    from the house nearest the store.
 
     The key CMancala (Kurtz, v12.2, ``solver_template.h``) sorts on.
     Measured against the arithmetic ordering it replaces (table move, extra
@@ -37,20 +38,12 @@ def _order_moves_gain(board, m, player, moves, count, keys, tt_move, empty_captu
     that stops short and did not see the end-of-game sweep; which of these
     matters most was not measured. The table's move first changes under 0.2% of the nodes but is
     kept, as it is free.
-
-    Each child is left in ``kids[pit - first house]`` and its mover in
-    ``kid_movers`` (:func:`_fill_kids`), so that the search descends into
-    it by a copy instead of sowing the move again.
     """
-    n = 2 * m + 2
     first = 1 if player == 0 else m + 2
     for j in range(count):
         pit = moves[j]
         child = kids[pit - first]
-        for i in range(n):
-            child[i] = board[i]
-        cm = apply_move(child, m, player, pit, empty_capture)
-        kid_movers[pit - first] = cm
+        cm = kid_movers[pit - first]
         gain = (child[m + 1] - child[0]) - (board[m + 1] - board[0])
         if player == 1:
             gain = -gain
@@ -67,8 +60,9 @@ def _order_moves_gain(board, m, player, moves, count, keys, tt_move, empty_captu
 @njit(cache=True, inline="always")
 def _fill_kids(board, m, player, moves, count, empty_capture, kids, kid_movers):
     """The children of ``moves[:count]`` into ``kids`` and ``kid_movers``
-    (indexed by pit - the mover's first house), as
-    :func:`_order_moves_gain` leaves them."""
+    (indexed by pit - the mover's first house), each move sown once a node:
+    the enhanced transposition cutoffs, the ordering, the prefetches and
+    the descent all read them."""
     n = 2 * m + 2
     first = 1 if player == 0 else m + 2
     for j in range(count):
@@ -204,7 +198,8 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
       and keeps bounds on the *rest* of the game for that player, so
       positions that differ only in how the stores split, or that mirror
       each other with the other player to move, share one entry;
-    * the children are ordered by trying them (:func:`_order_moves_gain`):
+    * the children are made once a node (:func:`_fill_kids`) and ordered by
+      what each move gains (:func:`_order_kids`):
       extra turns, then the seeds won.
 
     With an endgame database (``db_seeds`` >= 0, see
@@ -222,7 +217,13 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
     database entry, both cache misses. So when a node's first child fails
     to cut (the node is most likely one whose every child is searched),
     ``prefetch`` hints the buckets and database entries of all its other
-    children at once and the misses overlap.
+    children at once and the misses overlap. A later profile (the Kalah(6,4)
+    suite's positions 4 and 5, 16-seed database, each move sown once a
+    node) puts 25-28% of the time on the table probes of the cutoffs near
+    the root (``etc_min_seeds``); prefetching those buckets in the
+    cutoffs' first pass was no faster (paired runs, 12.4 against 12.8 CPU
+    seconds), and turning the cutoffs off saves their probes but costs as
+    much in the 34% more nodes it searches.
 
     ``table`` is int64[cap, 4], one row per slot: the 64-bit key
     (:func:`houses_hash`: the houses seen from the player to move), the
@@ -261,6 +262,11 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
     # the children of every expanded ply, by pit (scratch: rebuilt below when a paused test goes on)
     kid_boards = np.empty((boards.shape[0], m, n), dtype=boards.dtype)
     kid_movers = np.empty((boards.shape[0], m), dtype=np.int64)
+    # their table keys once computed (by the cutoffs or the prefetches), handed to the child's own probe
+    kid_hash = np.empty((boards.shape[0], m), dtype=np.uint64)
+    kid_hash_ok = np.zeros((boards.shape[0], m), dtype=np.bool_)
+    pre_hash = np.empty(boards.shape[0], dtype=np.uint64)
+    pre_ok = np.zeros(boards.shape[0], dtype=np.bool_)
     if regs[0] == 0:
         boards[0] = root_board
         movers[0] = root_player
@@ -309,7 +315,7 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                 else:
                     diffs[sp] = d
                     seeds_left[sp] = r
-                    h = houses_hash(board, m, mover)
+                    h = pre_hash[sp] if pre_ok[sp] else houses_hash(board, m, mover)
                     hashes[sp] = h
                     slot = np.int64(h & mask)
                     if np.uint64(table[slot, 0]) != h:
@@ -335,6 +341,10 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
             known_move = -1
             if not done:
                 count = legal_moves(board, m, mover, moves[sp])
+                first = 1 if mover == 0 else m + 2
+                _fill_kids(board, m, mover, moves[sp], count, empty_capture, kid_boards[sp], kid_movers[sp])
+                for j in range(m):
+                    kid_hash_ok[sp, j] = False
                 probe_table = seeds_left[sp] >= etc_min_seeds
                 if sp > 0 and (probe_table or seeds_left[sp] <= db_seeds + db_etc_window):
                     # enhanced transposition cutoff: a child whose bounds
@@ -345,11 +355,10 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                     # two passes: the children first, then their database and
                     # table entries, so the memory loads overlap
                     for j in range(count):
-                        for i in range(n):
-                            child[i] = board[i]
-                        cm = apply_move(child, m, mover, moves[sp, j], empty_capture)
-                        cd = np.float64(child[m + 1] - child[0])
-                        cr = total - child[m + 1] - child[0]
+                        kc = kid_boards[sp, moves[sp, j] - first]
+                        cm = kid_movers[sp, moves[sp, j] - first]
+                        cd = np.float64(kc[m + 1] - kc[0])
+                        cr = total - kc[m + 1] - kc[0]
                         etc_diff[j] = cd
                         etc_left[j] = cr
                         etc_kind[j] = 0
@@ -357,10 +366,12 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                             etc_kind[j] = 1  # over: exact
                         elif cr <= db_seeds:
                             etc_kind[j] = 2  # in the database: exact
-                            etc_key[j] = np.uint64(cm * db_values.shape[1] + rank_houses(child, m, db_binom))
+                            etc_key[j] = np.uint64(cm * db_values.shape[1] + rank_houses(kc, m, db_binom))
                         elif probe_table:
                             etc_kind[j] = 3  # the table may bound it
-                            etc_key[j] = houses_hash(child, m, cm)
+                            etc_key[j] = houses_hash(kc, m, cm)
+                            kid_hash[sp, moves[sp, j] - first] = etc_key[j]
+                            kid_hash_ok[sp, moves[sp, j] - first] = True
                             child_mover[j] = cm
                     kept = 0
                     for j in range(count):
@@ -418,8 +429,7 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                 sp -= 1
                 entering = False
                 continue
-            _order_moves_gain(board, m, mover, moves[sp], count, keys, tt_best, empty_capture, kid_boards[sp],
-                              kid_movers[sp])
+            _order_kids(board, m, mover, moves[sp], count, keys, tt_best, kid_boards[sp], kid_movers[sp])
             nmoves[sp] = count
             kidx[sp] = 0
             value[sp] = known
@@ -459,10 +469,16 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                     if cr <= db_seeds:
                         prefetch_item(db_flat, cm * db_values.shape[1] + rank_houses(kb, m, db_binom))
                     else:
-                        prefetch_item(table_flat, np.int64(houses_hash(kb, m, cm) & mask) * 4)
+                        kh = moves[sp, j] - first
+                        if not kid_hash_ok[sp, kh]:
+                            kid_hash[sp, kh] = houses_hash(kb, m, cm)
+                            kid_hash_ok[sp, kh] = True
+                        prefetch_item(table_flat, np.int64(kid_hash[sp, kh] & mask) * 4)
             kid = moves[sp, k] - (1 if movers[sp] == 0 else m + 2)
             boards[sp + 1] = kid_boards[sp, kid]
             movers[sp + 1] = kid_movers[sp, kid]
+            pre_ok[sp + 1] = kid_hash_ok[sp, kid]
+            pre_hash[sp + 1] = kid_hash[sp, kid]
             sp += 1
             entering = True
             continue
