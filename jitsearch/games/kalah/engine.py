@@ -19,7 +19,14 @@ The pieces, each measured in ``bench/kalah_engine.py``:
   and the data (value, depth, bound, move, generation), so a slot torn by
   two threads writing at once fails its check and is ignored (the
   lock-free table of Hyatt and Mann). Replacement: a deeper search, the same
-  position, or an entry of an older move (generation).
+  position, or an entry of an older move (generation). The key is of the
+  houses only, seen from the mover (:func:`.null_window.houses_hash`: a
+  position and its mirror image with the other player to move share it),
+  and the entry holds the value *less* the mover's store difference times
+  SCALE and the move as a house offset: every leaf value below a node is
+  its store difference plus terms of the houses, so the entry is exact for
+  any stores (measured, 40 suite positions to depth 13: 1% fewer nodes and
+  9% less time than a hash of the whole board).
 * **Move ordering**: the table's move, then extra-turn moves, then seeds
   gained (captures), then two killer moves per ply, then the history score.
 * **Endgame database**: a position with at most ``db_seeds`` seeds in the
@@ -69,9 +76,9 @@ from numba import njit
 
 from ..._checks import check_bool, check_float, check_int
 from ..._threads import thread_pool
-from .alphabeta import board_hash
 from .endgame import rank_houses
 from .engine_db import NO_PROBE, Probe
+from .null_window import houses_hash
 from .state import KalahState, apply_move
 
 #: Evaluation units per seed.
@@ -275,15 +282,18 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                 ret = evaluate(board, m, player, weights)
                 action = _RETURN
             if action == _NEXT:
-                h = board_hash(board, player)
+                h = houses_hash(board, m, player)
                 slot = np.int64(h & mask)
                 frames[sp, F_HASH] = np.int64(h)
                 frames[sp, F_SLOT] = slot
+                own = m + 1 if player == 0 else 0
+                first = 1 if player == 0 else m + 2
                 data = tdata[slot]
                 tt_move = -1
                 if (tkeys[slot] ^ data) == h:
                     tv, td, tf, tm, _ = _unpack(data)
-                    tt_move = tm
+                    tv += np.int64(SCALE) * (board[own] - board[m + 1 - own])
+                    tt_move = first + tm
                     usable = td == depth if (options & OPT_EXACT_DEPTH) != 0 else td >= depth
                     if usable and sp > 0:
                         a = frames[sp, F_ALPHA]
@@ -292,8 +302,6 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                             ret = tv
                             action = _RETURN
             if action == _NEXT:
-                own = m + 1 if player == 0 else 0
-                first = 1 if player == 0 else m + 2
                 count = 0
                 for pit in range(first, first + m):
                     if board[pit] == 0:
@@ -324,12 +332,15 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                         nxt = nexts_all[sp, i]
                         if nxt < 0:
                             continue
-                        hc = board_hash(children_all[sp, i], nxt)
+                        cb = children_all[sp, i]
+                        hc = houses_hash(cb, m, nxt)
                         cs = np.int64(hc & mask)
                         cdata = tdata[cs]
                         if (tkeys[cs] ^ cdata) != hc:
                             continue
                         tv, td, tf, _, _ = _unpack(cdata)
+                        cown = m + 1 if nxt == 0 else 0
+                        tv += np.int64(SCALE) * (cb[cown] - cb[m + 1 - cown])
                         if td < depth - 1 or ((options & OPT_EXACT_DEPTH) != 0 and td != depth - 1):
                             continue
                         if nxt == player:
@@ -408,7 +419,12 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                 old = tdata[slot]
                 _, od, _, _, og = _unpack(old)
                 if (tkeys[slot] ^ old) == h or depth >= od or og != gen:
-                    new = _pack(best, depth, flag, frames[sp, F_BEST_MOVE], gen)
+                    board = boards[sp]
+                    own = m + 1 if frames[sp, F_PLAYER] == 0 else 0
+                    first = 1 if own != 0 else m + 2
+                    mv = frames[sp, F_BEST_MOVE]
+                    new = _pack(best - np.int64(SCALE) * (board[own] - board[m + 1 - own]), depth, flag,
+                                mv - first if mv >= 0 else -1, gen)
                     tdata[slot] = new
                     tkeys[slot] = h ^ new
                 ret = best
@@ -459,12 +475,14 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
 @njit(cache=True)
 def table_move(board, player, tkeys, tdata):
     """The table's best move for a position (-1 when it holds none)."""
-    h = board_hash(board, player)
+    m = (board.shape[0] - 2) // 2
+    h = houses_hash(board, m, player)
     slot = np.int64(h & np.uint64(tkeys.shape[0] - 1))
     data = tdata[slot]
     if (tkeys[slot] ^ data) != h:
         return -1
-    return _unpack(data)[3]
+    move = _unpack(data)[3]
+    return -1 if move < 0 else move + (1 if player == 0 else m + 2)
 
 
 def new_engine_table(megabytes: float) -> EngineTable:
