@@ -498,8 +498,14 @@ def new_thread_state(m: int) -> ThreadState:
                        np.zeros(4, np.int64), np.zeros(4, np.int64))
 
 
-#: Half-width of the aspiration window around the last iteration's value (centiseeds).
-ASPIRATION = 150
+#: Half-width of the aspiration window around the last iteration's value (centiseeds). A failed search widens its
+#: failed side around the returned bound by delta, delta growing ASPIRATION_GROWTH (>= 2) times a fail, to the
+#: full window once delta reaches ASPIRATION_MAX. Measured (40 suite positions to depth 13, fixed depth): 25 / 4 /
+#: 5,000 searches 7.5% fewer nodes than the former 150 opened at once to the full window; 50 / 4, 5.4% fewer
+#: (on 24 positions), 10 / 4, 4.4% fewer, 300 / 4, 4.7% more.
+ASPIRATION = 25
+ASPIRATION_GROWTH = 4
+ASPIRATION_MAX = 5_000
 
 
 def _run_root(state, depth, alpha, beta, table, gen, weights, probe, options, stop, ts):
@@ -519,18 +525,22 @@ def _iterate(state, table, gen, weights, probe, options, stop, ts, first_depth, 
     last_dt = None
     for d in range(first_depth, max_depth + 1):
         t0 = time.perf_counter()
+        delta = ASPIRATION
         if value is not None and aspiration and d >= 3 and abs(value) < INF // 2:
-            lo, hi = value - ASPIRATION, value + ASPIRATION
+            lo, hi = value - delta, value + delta
         else:
             lo, hi = -INF, INF
         while True:
             v = _run_root(state, d, lo, hi, table, gen, weights, probe, options, stop, ts)
             if ts.counters[3]:
                 return
-            if v <= lo and lo > -INF:
-                lo = -INF
-            elif v >= hi and hi < INF:
-                hi = INF
+            if (v <= lo and lo > -INF) or (v >= hi and hi < INF):
+                # widen the failed side around the returned bound, delta growing ASPIRATION_GROWTH times a fail
+                delta *= ASPIRATION_GROWTH
+                if v <= lo:
+                    lo = v - delta if delta < ASPIRATION_MAX else -INF
+                else:
+                    hi = v + delta if delta < ASPIRATION_MAX else INF
             else:
                 break
         value = v
