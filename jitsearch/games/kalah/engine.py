@@ -248,15 +248,17 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                 ret = evaluate(board, m, player, weights)
                 action = _RETURN
             if action == _NEXT:
-                h = houses_hash(board, m, player)
-                slot = np.int64(h & mask)
-                frames[sp, F_HASH] = np.int64(h)
-                frames[sp, F_SLOT] = slot
                 own = m + 1 if player == 0 else 0
                 first = 1 if player == 0 else m + 2
-                data = tdata[slot]
                 tt_move = -1
-                if (tkeys[slot] ^ data) == h:
+                frames[sp, F_SLOT] = -1
+                if depth > 1 or sp == 0:  # frontier nodes neither probe nor store: their leaves are valued in place
+                    h = houses_hash(board, m, player)
+                    slot = np.int64(h & mask)
+                    frames[sp, F_HASH] = np.int64(h)
+                    frames[sp, F_SLOT] = slot
+                    data = tdata[slot]
+                if frames[sp, F_SLOT] >= 0 and (tkeys[slot] ^ data) == h:
                     tv, td, tf, tm, _ = _unpack(data)
                     tv += np.int64(SCALE) * (board[own] - board[m + 1 - own])
                     tt_move = first + tm
@@ -409,9 +411,9 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                 flag = UPPER if best <= alpha0 else (LOWER if best >= beta else EXACT)
                 slot = frames[sp, F_SLOT]
                 h = np.uint64(frames[sp, F_HASH])
-                old = tdata[slot]
+                old = tdata[max(slot, 0)]
                 _, od, _, _, og = _unpack(old)
-                if (tkeys[slot] ^ old) == h or depth >= od or og != gen:
+                if slot >= 0 and ((tkeys[slot] ^ old) == h or depth >= od or og != gen):
                     board = boards[sp]
                     own = m + 1 if frames[sp, F_PLAYER] == 0 else 0
                     first = 1 if own != 0 else m + 2
