@@ -105,6 +105,7 @@ TABLE_ROW_BYTES = 32
 TABLE_KEY = 2
 _CHUNK_SECONDS = 0.35  # target length of one kernel call
 _FIRST_CHUNK_NODES = 200_000
+_MIN_CHUNK_NODES = 10_000  # and a call grows at most 4x over the one before (the rate is a wall-clock estimate)
 _PROGRESS_SECONDS = 1.0  # the longest gap between two progress calls (plus one chunk)
 # the first guess's budget: on the Kalah(6,4) suite's positions 0-5 (16-seed database) a 200,000-node
 # estimate guessed as well as a 2,000,000-node one (two tests each), and the 1.8 million nodes saved are
@@ -199,6 +200,20 @@ def _take_table(cap: int, what: str, fix: str) -> tuple[np.ndarray, np.ndarray]:
     view = buf[:cap]
     view.fill(0)
     return buf, view
+
+
+def _fault_in(table: np.ndarray, check) -> None:
+    """Touch every page of a new table in 16 MiB slices, calling ``check()``
+    between them (it raises to stop): the kernel zeroes the pages of a fresh
+    allocation at their first touch, 1.2 s for 512 MiB on an idle two-core
+    machine and 6 s at load 5, which inside one kernel call kept a stop
+    waiting. The contents are written back unchanged."""
+    flat = table.reshape(-1).view(np.uint8)
+    step = 16 << 20
+    for i in range(0, flat.size, step):
+        part = flat[i:i + step:4096]
+        part += 0  # a write (a read would map the shared zero page)
+        check()
 
 
 def _give_back_table(buf: np.ndarray) -> None:
@@ -443,6 +458,8 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
 
     jit.__enter__()
     try:
+        if pooled is not None and pooled is table:
+            _fault_in(table, past_deadline)
         if endgame_db is None and endgame_seeds > 0:
             endgame_db = build_endgame_database(m, endgame_seeds, state.empty_capture, max_bytes=max_bytes,
                                                 cache_dir=endgame_cache_dir, progress=endgame_progress,
@@ -471,7 +488,9 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                 stop = "time_limit"
         lo, up = record[0], record[1]
         g = min(max(int(first_guess or 0) if saved_g is None else int(saved_g), lo), up)
-        chunk = chunk_nodes or _FIRST_CHUNK_NODES
+        # a search that can be stopped starts with a short call: the first calls also fault in the table's
+        # pages (seconds for a large one on a loaded machine), so a long first chunk answered a stop late
+        chunk = chunk_nodes or (_FIRST_CHUNK_NODES if stop_event is None and deadline is None else _MIN_CHUNK_NODES)
         kernel_nodes, kernel_seconds = 0, 0.0
         while stop is None and lo < up:
             if stack.regs[0] == 0:  # a new test (else the checkpoint's test goes on at its gamma)
@@ -495,7 +514,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                 kernel_nodes += int(counters[0]) - before
                 kernel_seconds += dt
                 if chunk_nodes is None and kernel_seconds > 0.02:
-                    chunk = int(min(max(kernel_nodes / kernel_seconds * _CHUNK_SECONDS, 10_000), 1 << 40))
+                    chunk = int(min(max(kernel_nodes / kernel_seconds * _CHUNK_SECONDS, _MIN_CHUNK_NODES), 4 * chunk))
                 if status != PAUSED:
                     break
                 if checkpoint is not None and time.perf_counter() - last_save >= checkpoint_seconds:
