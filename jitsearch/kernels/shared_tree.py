@@ -98,7 +98,7 @@ def make_shared_imm_backup(jit, ops):
     path_mover, length, leaf_player, leaf_units0)`` compiled with ``jit``
     and the target's memory ``ops``: the implicit minimax backup along a
     path of a shared tree (Kalah's here, Oware's in
-    :mod:`jitsearch.kernels.oware_shared_tree`)."""
+    :mod:`jitsearch.kernels.game_shared_tree`)."""
     load, exchange = ops.load, ops.exchange
 
     def imm_backup(first_child, num_children, imm, g, capacity, path, path_mover, length, leaf_player,
