@@ -1,16 +1,28 @@
 """The shared-tree (tree-parallel) MCTS written once over the game protocol
 (kernels.game_shared_tree, kernels.cuda_game_shared_tree): Oware's tree_parallel_oware returns what
 the former Oware-only kernels returned (values recorded from kernels/oware_shared_tree.py at commit
-a31c395 of main, before it was deleted: root visits, moves and a digest of every tree array)."""
+a31c395 of main, before it was deleted: root visits, moves and a digest of every tree array); Connect
+Four's shared tree (mcts.game_shared.tree_parallel_game) finds a unique winning move for either player,
+and its CUDA kernel equals the CPU twin under the simulator."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
+
+from jitsearch.games import get
+from jitsearch.mcts.game_shared import tree_parallel_game
 
 from jitsearch.mcts.multi import tree_keys_for
 from jitsearch.mcts.oware import tree_parallel_oware
 
-from test_game_mcts import _digest, _oware_states
+from test_game_mcts import UNIQUE_WINS, _digest, _oware_states
+
+ROOT = Path(__file__).resolve().parents[1]
 
 #: (states: seed, houses, seeds, move limit, count), options, then the old kernels' root visits, moves, digest.
 OWARE_SHARED_GOLDEN = [
@@ -41,3 +53,44 @@ def test_oware_shared_tree_equals_the_former_kernel(case):
     assert [[c["visits"] for c in p["children"]] for p in r["positions"]] == visits
     assert [p["move"] for p in r["positions"]] == moves
     assert _digest(trees) == digest
+
+
+@pytest.mark.parametrize("text, player, win", UNIQUE_WINS)
+def test_connect_four_shared_tree_finds_the_unique_winning_move(text, player, win):
+    state = get("connect4").from_text(text)
+    assert state.player == player
+    r = tree_parallel_game("connect4", [state], iterations=3000, playouts=2, seed=3, backend="cpu")
+    pos = r["positions"][0]
+    assert pos["move"] == win, pos["children"]
+    assert max(pos["children"], key=lambda ch: ch["visits"])["value"] > 0.9
+    assert sum(ch["visits"] for ch in pos["children"]) == r["iterations"] == 3000
+
+
+_C4_SIM_SCRIPT = r"""
+import numpy as np
+from jitsearch.games import get
+from jitsearch.kernels import cuda_game_shared_tree
+from jitsearch.mcts.game_shared import tree_parallel_game
+from jitsearch.mcts.multi import tree_keys_for
+
+cuda_game_shared_tree.threads_for = lambda playouts, blocks, per_thread: 2  # few threads: the simulator is slow
+game = get("connect4")
+states = [game.from_text(t, width=5, height=4) for t in ("", "3", "1122", "2211")]
+keys = tree_keys_for(9, len(states))
+for kw in ({"iterations": 10, "playouts": 2}, {"iterations": 8, "playouts": 1, "capacity": 9}):
+    cpu, tc = tree_parallel_game(game, states, tree_keys=keys, backend="cpu", return_trees=True, **kw)
+    gpu, tg = tree_parallel_game(game, states, tree_keys=keys, backend="cuda", blocks=1, return_trees=True, **kw)
+    assert gpu["backend"] == "cuda"
+    for name in tc.FIELDS:
+        assert np.array_equal(getattr(tc, name), getattr(tg, name)), name
+    assert cpu["positions"] == gpu["positions"]
+print("twins agree")
+"""
+
+
+def test_connect_four_shared_tree_cuda_kernel_equals_the_cpu_twin_under_the_simulator():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", _C4_SIM_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "twins agree" in proc.stdout
