@@ -3,11 +3,15 @@
 the former Oware-only kernels returned (values recorded from kernels/oware_shared_tree.py at commit
 a31c395 of main, before it was deleted: root visits, moves and a digest of every tree array); Connect
 Four's shared tree (mcts.game_shared.tree_parallel_game) finds a unique winning move for either player,
-and its CUDA kernel equals the CPU twin under the simulator."""
+and its CUDA kernel equals the CPU twin under the simulator; Kalah's shared-tree search returns what
+kernels/shared_tree.py returned at commit d598424 (root visits, moves, a digest of the results)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -15,10 +19,12 @@ from pathlib import Path
 import pytest
 
 from jitsearch.games import get
+from jitsearch.games.kalah import KalahState
 from jitsearch.mcts.game_shared import tree_parallel_game
 
 from jitsearch.mcts.multi import tree_keys_for
 from jitsearch.mcts.oware import tree_parallel_oware
+from jitsearch.mcts.shared import search_many_shared
 
 from test_game_mcts import UNIQUE_WINS, _digest, _oware_states
 
@@ -69,6 +75,7 @@ def test_connect_four_shared_tree_finds_the_unique_winning_move(text, player, wi
 _C4_SIM_SCRIPT = r"""
 import numpy as np
 from jitsearch.games import get
+from jitsearch.games.kalah import KalahState
 from jitsearch.kernels import cuda_game_shared_tree
 from jitsearch.mcts.game_shared import tree_parallel_game
 from jitsearch.mcts.multi import tree_keys_for
@@ -94,3 +101,44 @@ def test_connect_four_shared_tree_cuda_kernel_equals_the_cpu_twin_under_the_simu
                           timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "twins agree" in proc.stdout
+
+
+def _kalah_states(seed, m, seeds, k):
+    rnd = random.Random(seed)
+    s = KalahState.initial(m, seeds)
+    out = [s]
+    while len(out) < k:
+        s = s.play(rnd.choice(s.legal_moves()))
+        if s.is_over:
+            s = KalahState.initial(m, seeds)
+        else:
+            out.append(s)
+    return out
+
+
+#: (states: seed, houses, seeds, count), options, then the former kernel's visits, moves and results' digest.
+KALAH_SHARED_GOLDEN = [
+    ((1, 6, 4, 3), dict(trees=2, iterations=300, playouts=3),
+     [[94, 95, 93, 89, 103, 126], [106, 91, 101, 101, 106, 95], [72, 119, 113, 109, 99, 88]], [6, 12, 2],
+     'ef76d2681db4812f78d52412ec62d259bf73c0712948206ef72d9d0637dbbf05'),
+    ((2, 4, 3, 2), dict(trees=1, iterations=200, playouts=2, capacity=30, formula='sqrtlog'),
+     [[30, 65, 47, 58], [54, 65, 53, 28]], [2, 7],
+     'aef5949b2d2843b045cda97d48098bb4a778a307d45a06f07954c87c84a8254a'),
+    ((3, 6, 4, 2), dict(trees=2, iterations=200, playouts=2, reward='heuristic', playout_depth=6),
+     [[66, 64, 68, 66, 66, 70], [66, 64, 68, 68, 66, 68]], [6, 13],
+     '81049a5835aa2686a47fe9456ea2244329244aafaae90acbe88ea0c212509c02'),
+    ((4, 6, 4, 2), dict(trees=1, iterations=200, playouts=2, eval='heuristic', eval_plies=4, imm=0.3),
+     [[33, 32, 34, 33, 33, 35], [33, 33, 34, 33, 33, 34]], [6, 13],
+     'fbe69c899f0788ee77285fc68c8e2e6a08c56e4c2af47360faec323f210c8c2f'),
+]
+
+
+@pytest.mark.parametrize("case", range(len(KALAH_SHARED_GOLDEN)))
+def test_kalah_shared_tree_equals_the_former_kernel(case):
+    spec, kw, visits, moves, digest = KALAH_SHARED_GOLDEN[case]
+    states = _kalah_states(*spec)
+    res = search_many_shared(states, list(range(len(states))), backend="cpu", **kw)
+    assert [[c["visits"] for c in r["children"]] for r in res] == visits
+    assert [r["move"] for r in res] == moves
+    text = json.dumps([[(c["move"], c["visits"], c["value"]) for c in r["children"]] + [r["nodes"]] for r in res])
+    assert hashlib.sha256(text.encode()).hexdigest() == digest
