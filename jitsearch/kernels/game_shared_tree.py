@@ -32,12 +32,94 @@ from .._threads import split_trees
 from ..games.playout import make_playout
 from . import rng
 from .game_mcts import default_units, named
-from .shared_tree import MAX_PATH, cpu_ops, make_shared_backup, make_shared_imm_backup
 from .tree_step import REWARD_UNITS, imm_scales, make_score
 from .sentinels import EXPANDING, NO_NODE, POOL_FULL, TERMINAL, UNEVALUATED
 
+#: Nodes on one descent's path at most (a deeper descent stops and evaluates there).
+MAX_PATH = 256
 #: Bytes of one node: three int32 and two int64 fields (and the int64 imm with imm=).
 NODE_BYTES = 4 * 3 + 8 * 2
+
+
+def make_shared_backup(jit, ops):
+    """``backup(value, g, capacity, path, path_mover, length, units0,
+    units_all)`` compiled with ``jit`` and the target's ``ops``: credit the
+    summed reward (player 0's ``units0`` of ``units_all``) to every node on
+    the path, for the player who moved into it (Kalah's and Oware's shared
+    trees)."""
+    atomic_add = ops.atomic_add
+
+    def backup(value, g, capacity, path, path_mover, length, units0, units_all):
+        base = g * capacity
+        for d in range(length):
+            if path_mover[d] == 0:
+                atomic_add(value, base + path[d], units0)
+            else:
+                atomic_add(value, base + path[d], units_all - units0)
+
+    return jit(backup)
+
+
+def make_shared_imm_backup(jit, ops):
+    """``imm_backup(first_child, num_children, imm, g, capacity, path,
+    path_mover, length, leaf_player, leaf_units0)`` compiled with ``jit``
+    and the target's memory ``ops``: the implicit minimax backup along a
+    path of a shared tree (Kalah's here, Oware's in
+    :mod:`jitsearch.kernels.game_shared_tree`)."""
+    load, exchange = ops.load, ops.exchange
+
+    def imm_backup(first_child, num_children, imm, g, capacity, path, path_mover, length, leaf_player,
+                   leaf_units0):
+        """Implicit minimax backup along the path, from the leaf up: a node
+        with evaluated children gets the best of them for its player to move
+        (the player who moved into the next node of the path; at the leaf
+        ``leaf_player``), else (the leaf) its own evaluation ``leaf_units0``
+        (player 0's view); stored for the player who moved into it."""
+        base = g * capacity
+        for d in range(length - 1, -1, -1):
+            node = base + path[d]
+            best = np.int64(-1)
+            fc = load(first_child, node)
+            if fc >= 0:
+                for j in range(load(num_children, node)):
+                    best = max(best, load(imm, base + fc + j))
+            mover = path_mover[d]
+            if best >= 0:
+                to_move = path_mover[d + 1] if d + 1 < length else leaf_player
+                exchange(imm, node, best if mover == to_move else REWARD_UNITS - best)
+            elif d == length - 1:
+                exchange(imm, node, leaf_units0 if mover == 0 else REWARD_UNITS - leaf_units0)
+
+    return jit(imm_backup)
+
+
+def cpu_ops():
+    """The memory operations of :func:`make_shared_step` on the CPU: plain loads and stores (one worker a tree)."""
+    def load(a, i):
+        return a[i]
+
+    def atomic_add(a, i, v):
+        old = a[i]
+        a[i] = old + v
+        return old
+
+    def atomic_cas(a, i, old, new):
+        cur = a[i]
+        if cur == old:
+            a[i] = new
+        return cur
+
+    def exchange(a, i, v):
+        old = a[i]
+        a[i] = v
+        return old
+
+    def fence():
+        return 0
+
+    j = njit(cache=True, inline="always")
+    return SimpleNamespace(load=j(load), atomic_add=j(atomic_add), atomic_cas=j(atomic_cas),
+                           exchange=j(exchange), fence=j(fence))
 
 
 def make_shared_step(jit, game, gen, ops, *, inline=None, units=None, tag=""):
