@@ -251,7 +251,7 @@ def test_kernel_compiles_to_ptx_for_sm90():
         from jitsearch.kernels.cuda_playouts import compile_packed_ptx, compile_register_ptx
         from jitsearch.kernels.cuda_shared_tree import compile_ptx as compile_shared_ptx
         from jitsearch.mcts.oware import compile_ptx as compile_oware_mcts_ptx
-        from jitsearch.kernels.cuda_oware_shared_tree import compile_ptx as compile_oware_shared_ptx
+        from jitsearch.mcts.oware import compile_shared_ptx as compile_oware_shared_ptx
 
         ptx = compile_ptx((9, 0))
         mcts_ptx = compile_mcts_ptx((9, 0))

@@ -286,11 +286,11 @@ import random, warnings
 import numpy as np
 warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
 from jitsearch.games.oware import OwareState
-from jitsearch.kernels import cuda_oware_shared_tree
+from jitsearch.kernels import cuda_game_shared_tree
 from jitsearch.mcts.oware import tree_parallel_oware
 from jitsearch.mcts.multi import tree_keys_for
 
-cuda_oware_shared_tree.threads_for = lambda playouts, blocks, per_thread: 3  # few threads: the simulator is slow
+cuda_game_shared_tree.threads_for = lambda playouts, blocks, per_thread: 3  # few threads: the simulator is slow
 rnd = random.Random(4)
 states = [OwareState.initial(3, 2, move_limit=30)]
 s = states[0]

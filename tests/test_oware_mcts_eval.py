@@ -214,12 +214,12 @@ import random, warnings
 import numpy as np
 warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
 from jitsearch.games.oware import OwareState
-from jitsearch.kernels import cuda_game_mcts as cuda_oware_mcts, cuda_oware_shared_tree
+from jitsearch.kernels import cuda_game_mcts as cuda_oware_mcts, cuda_game_shared_tree
 from jitsearch.mcts.oware import analyse_oware, tree_parallel_oware
 from jitsearch.mcts.multi import tree_keys_for
 
 cuda_oware_mcts.threads_for = lambda jobs, trees, per_thread: 3  # few threads a block: the simulator is slow
-cuda_oware_shared_tree.threads_for = lambda playouts, blocks, per_thread: 3
+cuda_game_shared_tree.threads_for = lambda playouts, blocks, per_thread: 3
 rnd = random.Random(6)
 states = [OwareState.initial(3, 2, move_limit=30)]
 s = states[0]

@@ -1,6 +1,9 @@
 """Tree-parallel MCTS: many workers growing one shared tree, described once
-and compiled for the CPU here (one worker per tree, the twin) and for CUDA in
-:mod:`jitsearch.kernels.cuda_shared_tree` (many thread blocks per tree).
+and compiled for the CPU (one worker per tree, the twin: since issue 36 the
+shared-tree step written once over the game protocol,
+:mod:`jitsearch.kernels.game_shared_tree`, with Kalah's units) and for CUDA in
+:mod:`jitsearch.kernels.cuda_shared_tree` (many thread blocks per tree; its
+step, :func:`make_shared_step`, stays Kalah's own for the register-board playouts).
 
 Why a second layout beside :mod:`jitsearch.kernels.multi_mcts` (one block
 per tree): on a GPU one thread descends a tree about 40x slower than a CPU
@@ -56,74 +59,18 @@ import math
 from types import SimpleNamespace
 
 import numpy as np
-from numba import njit
 
 from .._checks import kernel_array
 from .._threads import split_trees
 
-from ..games.kalah.state import RULES
-from . import rng
-from .multi_mcts import REWARD_UNITS, imm_scales, make_score, make_units, margin_units
-from .playouts import make_playout
+from ..games.kalah.game import GAME as KALAH
+from .game_shared_tree import MAX_PATH, cpu_step, make_shared_backup, make_shared_imm_backup
+from .multi_mcts import game_units, imm_scales, make_score, make_units, margin_units, no_record
 from .sentinels import EXPANDING, NO_NODE, NO_PLY_CAP, POOL_FULL, REWARD_HEURISTIC, TERMINAL, UNEVALUATED
 
-#: Nodes on one descent's path at most (a deeper descent stops and evaluates there).
-MAX_PATH = 256
 #: Bytes of one node: three int32 and two int64 fields (and the implicit minimax value with imm=: IMM_BYTES).
 NODE_BYTES = 4 * 3 + 8 * 2
 IMM_BYTES = 8
-
-
-def make_shared_backup(jit, ops):
-    """``backup(value, g, capacity, path, path_mover, length, units0,
-    units_all)`` compiled with ``jit`` and the target's ``ops``: credit the
-    summed reward (player 0's ``units0`` of ``units_all``) to every node on
-    the path, for the player who moved into it (Kalah's and Oware's shared
-    trees)."""
-    atomic_add = ops.atomic_add
-
-    def backup(value, g, capacity, path, path_mover, length, units0, units_all):
-        base = g * capacity
-        for d in range(length):
-            if path_mover[d] == 0:
-                atomic_add(value, base + path[d], units0)
-            else:
-                atomic_add(value, base + path[d], units_all - units0)
-
-    return jit(backup)
-
-
-def make_shared_imm_backup(jit, ops):
-    """``imm_backup(first_child, num_children, imm, g, capacity, path,
-    path_mover, length, leaf_player, leaf_units0)`` compiled with ``jit``
-    and the target's memory ``ops``: the implicit minimax backup along a
-    path of a shared tree (Kalah's here, Oware's in
-    :mod:`jitsearch.kernels.oware_shared_tree`)."""
-    load, exchange = ops.load, ops.exchange
-
-    def imm_backup(first_child, num_children, imm, g, capacity, path, path_mover, length, leaf_player,
-                   leaf_units0):
-        """Implicit minimax backup along the path, from the leaf up: a node
-        with evaluated children gets the best of them for its player to move
-        (the player who moved into the next node of the path; at the leaf
-        ``leaf_player``), else (the leaf) its own evaluation ``leaf_units0``
-        (player 0's view); stored for the player who moved into it."""
-        base = g * capacity
-        for d in range(length - 1, -1, -1):
-            node = base + path[d]
-            best = np.int64(-1)
-            fc = load(first_child, node)
-            if fc >= 0:
-                for j in range(load(num_children, node)):
-                    best = max(best, load(imm, base + fc + j))
-            mover = path_mover[d]
-            if best >= 0:
-                to_move = path_mover[d + 1] if d + 1 < length else leaf_player
-                exchange(imm, node, best if mover == to_move else REWARD_UNITS - best)
-            elif d == length - 1:
-                exchange(imm, node, leaf_units0 if mover == 0 else REWARD_UNITS - leaf_units0)
-
-    return jit(imm_backup)
 
 
 def make_shared_step(jit, rules, gen, playout, ops, margin_playout=None):
@@ -280,93 +227,34 @@ def make_shared_step(jit, rules, gen, playout, ops, margin_playout=None):
 # -- the CPU twin: one worker per tree, trees in parallel ------------------------------
 
 
-def cpu_ops():
-    """The memory operations of :func:`make_shared_step` on the CPU: plain loads and stores (one worker a tree)."""
-    def load(a, i):
-        return a[i]
-
-    def atomic_add(a, i, v):
-        old = a[i]
-        a[i] = old + v
-        return old
-
-    def atomic_cas(a, i, old, new):
-        cur = a[i]
-        if cur == old:
-            a[i] = new
-        return cur
-
-    def exchange(a, i, v):
-        old = a[i]
-        a[i] = v
-        return old
-
-    def fence():
-        return 0
-
-    j = njit(cache=True, inline="always")
-    return SimpleNamespace(load=j(load), atomic_add=j(atomic_add), atomic_cas=j(atomic_cas),
-                           exchange=j(exchange), fence=j(fence))
+def _kalah_step():
+    return cpu_step(KALAH, game_units)
 
 
-CPU_RULES = RULES  # the one CPU compilation of the rules
-CPU_RNG = rng.build(njit(cache=True))
-CPU_SHARED_STEP = make_shared_step(njit(cache=True), CPU_RULES, CPU_RNG,
-                                   make_playout(njit(cache=True), CPU_RULES, CPU_RNG), cpu_ops())
-_descend = CPU_SHARED_STEP.descend
-_leaf_units = CPU_SHARED_STEP.leaf_units
-_backup = CPU_SHARED_STEP.backup
-_static_units = CPU_SHARED_STEP.static_units
-_imm_backup = CPU_SHARED_STEP.imm_backup
-_stream_key = CPU_SHARED_STEP.stream_key
-
-
-@njit(cache=True, nogil=True)
-def grow_shared_range(first_child, num_children, move, visits, value, imm, size, root_boards, root_players,
-                      tree_keys, totals, log_table, capacity, m, c, formula, reward_kind, playouts, empty_capture,
-                      max_plies, alpha, first_iteration, iterations, first_tree, last_tree):
-    """Iterations ``first_iteration .. first_iteration+iterations-1`` of every
-    tree, one worker per tree, trees in parallel: the CPU twin of the CUDA
-    kernel run with one block per tree. A playout plays at most
-    ``max_plies`` plies and is scored by ``reward_kind``
-    (:mod:`jitsearch.kernels.evaluation`); ``alpha`` > 0 keeps and mixes in
-    the implicit minimax values."""
-    n = 2 * m + 2
-    units_per_visit = np.float64(playouts) * np.float64(1 << 16)
-    units_all = np.int64(playouts) * np.int64(1 << 16)
-    for g in range(first_tree, last_tree):
-        board = np.empty(n, dtype=np.int32)
-        work = np.empty(n, dtype=np.int32)
-        moves = np.empty(m, dtype=np.int64)
-        path = np.empty(MAX_PATH, dtype=np.int32)
-        path_mover = np.empty(MAX_PATH, dtype=np.int32)
-        for it in range(first_iteration, first_iteration + iterations):
-            length, leaf_player = _descend(first_child, num_children, move, visits, value, imm, size, g, capacity,
-                                           root_boards, root_players, log_table, m, c, formula, units_per_visit,
-                                           empty_capture, board, moves, path, path_mover, alpha)
-            units0 = np.int64(0)
-            for k in range(playouts):
-                units0 += _leaf_units(board, leaf_player, m, empty_capture, _stream_key(tree_keys[g], it, k),
-                                      max_plies, reward_kind, totals[g], work, moves)
-            _backup(value, g, capacity, path, path_mover, length, units0, units_all)
-            if alpha > 0.0:
-                v0 = _static_units(board, leaf_player, m, reward_kind, totals[g], work)
-                _imm_backup(first_child, num_children, imm, g, capacity, path, path_mover, length, leaf_player, v0)
+#: The CPU twin: the shared-tree step written once over the game protocol
+#: (:func:`jitsearch.kernels.game_shared_tree.make_grow`) with Kalah's units
+#: (:func:`jitsearch.kernels.multi_mcts.game_units`); one compilation.
+grow_shared_range = _kalah_step().grow_shared_range
 
 
 def grow_shared_cpu(first_child, num_children, move, visits, value, imm, size, root_boards, root_players,
                     tree_keys, totals, log_table, capacity, m, c, formula, reward_kind, playouts, empty_capture,
                     max_plies, alpha, first_iteration, iterations, threads=None):
     """Iterations ``first_iteration .. first_iteration+iterations-1`` of every
-    tree (:func:`grow_shared_range`), trees split into contiguous ranges over
-    ``threads`` threads of the process-wide pool (default: every core, at most
-    one per tree); a tree's result does not depend on the split."""
+    tree, one worker per tree (the CPU twin of the CUDA kernel run with one
+    block per tree), trees split into contiguous ranges over ``threads``
+    threads of the process-wide pool (default: every core, at most one per
+    tree); a tree's result does not depend on the split. A playout plays at
+    most ``max_plies`` plies and is scored by ``reward_kind``
+    (:mod:`jitsearch.kernels.evaluation`); ``alpha`` > 0 keeps and mixes in
+    the implicit minimax values. ``totals`` (each root's seeds) is what
+    Kalah's units read off the board; kept for the GPU's signature."""
     num_trees = size.shape[0]
-    args = (first_child, num_children, move, visits, value, imm, size, root_boards, root_players, tree_keys, totals,
-            log_table, capacity, m, c, formula, reward_kind, playouts, empty_capture, max_plies, alpha,
-            first_iteration, iterations)
+    hist, rows, plies = no_record(num_trees)
+    args = (first_child, num_children, move, visits, value, imm, size, root_boards, root_players, hist, rows, plies,
+            tree_keys, log_table, capacity, (int(m), bool(empty_capture)), float(c), int(formula), int(playouts),
+            int(max_plies), int(reward_kind), float(alpha), 1, int(first_iteration), int(iterations))
     split_trees(grow_shared_range, args, num_trees, threads)
-
 
 class SharedTrees:
     """T shared trees of N nodes (see the module docstring), on the host."""

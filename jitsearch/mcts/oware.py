@@ -211,12 +211,13 @@ DEFAULT_SHARED_TIME_NODES = 1 << 22
 
 
 class _SharedOwareGrower:
-    """Owns T shared trees (:mod:`jitsearch.kernels.oware_shared_tree`) and grows them on one backend."""
+    """Owns T shared trees (:mod:`jitsearch.kernels.game_shared_tree` with Oware's units) and grows them on one
+    backend."""
 
     def __init__(self, states, tree_keys, *, capacity, blocks, c, formula, playouts, backend, max_bytes, threads,
                  eval_plies=None, side_weight=DEFAULT_SIDE_WEIGHT, imm=0.0):
         from ..kernels.tree_step import IMM_BYTES
-        from ..kernels.oware_shared_tree import NODE_BYTES, OwareSharedTrees
+        from ..kernels.game_shared_tree import NODE_BYTES, SharedTrees
 
         boards, players, plies, hists, rows, m, gsi, limit = pack_states(states)
         t = len(states)
@@ -228,7 +229,7 @@ class _SharedOwareGrower:
         per_scratch = 4 * self.rows * (2 * m + 1)  # one int32 record scratch
         need = t * capacity * (NODE_BYTES + (IMM_BYTES if imm > 0 else 0))
         if backend == "cuda":
-            from ..kernels.cuda_oware_shared_tree import MAX_SCRATCH_BYTES, threads_for
+            from ..kernels.cuda_game_shared_tree import MAX_SCRATCH_BYTES, threads_for
 
             if t * blocks * per_scratch > MAX_SCRATCH_BYTES:
                 raise ValueError(f"{t * blocks:,} blocks' repetition records need "
@@ -247,7 +248,8 @@ class _SharedOwareGrower:
             if need > 0.9 * free:
                 raise ValueError(f"{t:,} shared Oware MCTS trees need {need / 2**20:,.0f} MiB of GPU memory, but "
                                  f"{free / 2**20:,.0f} MiB are free: lower capacity=, blocks= or the positions")
-        self.trees = OwareSharedTrees(t, capacity, imm > 0)
+        self.trees = SharedTrees(t, capacity, imm > 0)
+        self.cfg = OWARE.cfg(states[0])
         self.roots = (kernel_array(boards, np.int32), kernel_array(players, np.int32), kernel_array(hists, np.int32),
                       kernel_array(rows, np.int32), kernel_array(plies, np.int32))
         self.tree_keys = kernel_array(tree_keys, np.uint64)
@@ -256,10 +258,10 @@ class _SharedOwareGrower:
         self.device = None
         _warm_shared(backend)
         if backend == "cuda":
-            from ..kernels.cuda_oware_shared_tree import DeviceOwareSharedTrees
+            from ..kernels.cuda_game_shared_tree import DeviceSharedTrees
 
-            self.device = DeviceOwareSharedTrees(self.trees, self.roots, self.tree_keys, self.rows, m, blocks,
-                                                 self.threads_per_block)
+            self.device = DeviceSharedTrees(OWARE, game_units, self.trees, self.roots, self.tree_keys, self.rows,
+                                            blocks, self.threads_per_block)
 
     @property
     def iterations(self) -> int:
@@ -271,14 +273,12 @@ class _SharedOwareGrower:
             self.log_table = log_table_for(1 << int(need).bit_length())
         c, formula, playouts = self.args
         if self.device is not None:
-            self.device.grow(self.log_table, self.m, c, formula, playouts, self.gsi, self.limit, *self.eval_args,
-                             self.done, iterations)
+            self.device.grow(self.log_table, self.cfg, c, formula, playouts, *self.eval_args, self.done, iterations)
         else:
-            from ..kernels.oware_shared_tree import grow_oware_shared_cpu
+            from ..kernels.game_shared_tree import grow_shared_cpu
 
-            grow_oware_shared_cpu(self.trees, self.roots, self.tree_keys, self.log_table, self.m, c, formula,
-                                  playouts, self.gsi, self.limit, *self.eval_args, self.rows, self.done, iterations,
-                                  self.threads)
+            grow_shared_cpu(OWARE, game_units, self.trees, self.roots, self.tree_keys, self.log_table, self.cfg, c,
+                            formula, playouts, *self.eval_args, self.rows, self.done, iterations, self.threads)
         self.done += iterations
 
     def run(self, iterations: int | None, seconds: float | None, stop=None) -> bool:
@@ -299,23 +299,23 @@ def _warm_shared(backend: str) -> None:
     if key in _WARMED:
         return
     _WARMED.add(key)
-    from ..kernels.oware_shared_tree import OwareSharedTrees
+    from ..kernels.game_shared_tree import SharedTrees
 
     s = OwareState.initial(1, 1)
-    trees = OwareSharedTrees(1, 4)
+    trees = SharedTrees(1, 4)
     roots = (np.array(s.board, np.int32)[None, :], np.zeros(1, np.int32), np.array(s.history, np.int32)[None, :, :],
              np.ones(1, np.int32), np.zeros(1, np.int32))
     keys = np.zeros(1, np.uint64)
     if backend == "cuda":
-        from ..kernels.cuda_oware_shared_tree import DeviceOwareSharedTrees
+        from ..kernels.cuda_game_shared_tree import DeviceSharedTrees
 
-        DeviceOwareSharedTrees(trees, roots, keys, 8, 1, 1, 1).grow(log_table_for(16), 1, 1.0, 0, 1, False, 4,
-                                                                    NO_PLY_CAP, 0.25, 0.0, 0, 1)
+        DeviceSharedTrees(OWARE, game_units, trees, roots, keys, 8, 1, 1).grow(log_table_for(16), OWARE.cfg(s), 1.0,
+                                                                               0, 1, NO_PLY_CAP, 0.25, 0.0, 0, 1)
     else:
-        from ..kernels.oware_shared_tree import grow_oware_shared_cpu
+        from ..kernels.game_shared_tree import grow_shared_cpu
 
-        grow_oware_shared_cpu(trees, roots, keys, log_table_for(16), 1, 1.0, 0, 1, False, 4, NO_PLY_CAP, 0.25, 0.0, 8,
-                              0, 1, 1)
+        grow_shared_cpu(OWARE, game_units, trees, roots, keys, log_table_for(16), OWARE.cfg(s), 1.0, 0, 1, NO_PLY_CAP,
+                        0.25, 0.0, 8, 0, 1, 1)
 
 
 def tree_parallel_oware(states, *, blocks: int | None = None, iterations: int | None = 1000,
@@ -348,7 +348,7 @@ def tree_parallel_oware(states, *, blocks: int | None = None, iterations: int | 
             raise ValueError("blocks= is the GPU's workers per tree; the CPU twin grows each tree with one worker "
                              "(blocks=1)")
     elif resolved == "cuda":
-        from ..kernels.cuda_oware_shared_tree import default_blocks_per_tree
+        from ..kernels.cuda_game_shared_tree import default_blocks_per_tree
 
         blocks = default_blocks_per_tree(len(states))
     else:
@@ -366,7 +366,7 @@ def tree_parallel_oware(states, *, blocks: int | None = None, iterations: int | 
     elif opts.iterations is not None:
         capacity = int(min(MAX_NODES, (opts.iterations + blocks + 1) * m + 1))
     else:
-        from ..kernels.oware_shared_tree import NODE_BYTES
+        from ..kernels.game_shared_tree import NODE_BYTES
 
         capacity = max(m + 1, min(DEFAULT_SHARED_TIME_NODES, int(max_bytes) // (2 * len(states) * NODE_BYTES)))
     grower = _SharedOwareGrower(states, tree_keys.astype(np.uint64), capacity=capacity, blocks=blocks, c=opts.c,
@@ -399,3 +399,11 @@ def compile_ptx(cc=(9, 0)) -> str:
     from ..kernels.cuda_game_mcts import compile_ptx as game_ptx
 
     return game_ptx(OWARE, cc, units=game_units, node_dtype=NODE_BOARD_DTYPE)
+
+
+def compile_shared_ptx(cc=(9, 0)) -> str:
+    """PTX of Oware's shared-tree MCTS kernel (the generic one with Oware's units and int32 records)
+    for compute capability ``cc`` without a device (needs NVVM only)."""
+    from ..kernels.cuda_game_shared_tree import compile_ptx as shared_ptx
+
+    return shared_ptx(OWARE, cc, units=game_units, param=0.25, hist_dtype=np.int32)

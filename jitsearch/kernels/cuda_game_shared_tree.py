@@ -1,0 +1,190 @@
+"""Tree-parallel MCTS of any game on the GPU: the CUDA twin of
+:func:`jitsearch.kernels.game_shared_tree.grow_shared_cpu`, one kernel factory for every game
+of the protocol.
+
+Imported lazily. As :mod:`jitsearch.kernels.cuda_shared_tree`: ``B`` thread blocks share each
+tree; a block claims an iteration number (an atomic add on ``claims[g]``), thread 0 descends
+and expands (replaying the moves and the record in its slice of the global scratch
+``[blocks * threads, rows, C]``; ``[.., 1, 1]`` for a game without a record), then the block's
+threads copy the leaf's record into their own slices and run the leaf's playouts, and thread 0
+backs the summed reward up with atomic adds. With one block per tree the result equals the CPU
+twin's bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda, from_dtype, int64
+
+from . import rng
+from .cuda_shared_tree import MAX_PLAYOUTS, MAX_THREADS, gpu_ops
+from .game_shared_tree import MAX_PATH, make_shared_step
+from .tree_step import REWARD_UNITS
+
+#: The most global memory the record scratch may take.
+MAX_SCRATCH_BYTES = 1 << 31
+
+
+def make_kernel(game, device, units=None):
+    """The kernel's Python function for ``game`` with its step compiled by ``device``."""
+    gen = rng.build(device)
+    step = make_shared_step(device, game, gen, gpu_ops(device), units=units)
+    descend, leaf_units, backup = step.descend, step.leaf_units, step.backup
+    static_units, imm_backup, stream_key = step.static_units, step.imm_backup, step.stream_key
+    cells = int(game.max_cells)
+    max_moves = int(game.max_moves)
+    cell_type = from_dtype(np.dtype(game.board_dtype))
+
+    def _game_shared_tree_kernel(first_child, num_children, move, visits, value, imm, size, claims, root_boards,
+                                 root_players, root_hist, root_rows, root_ply, tree_keys, log_table, capacity, cfg, c,
+                                 formula, playouts, max_plies, param, alpha, blocks_per_tree, first_iteration,
+                                 iterations, scratch):
+        g = cuda.blockIdx.x // blocks_per_tree
+        if g >= size.shape[0]:
+            return
+        tid = cuda.threadIdx.x
+        nthreads = cuda.blockDim.x
+        claimed = cuda.shared.array(1, int64)
+        leaf = cuda.shared.array(5, int64)  # length, player, first, count, ply
+        leaf_board = cuda.shared.array(cells, cell_type)
+        path = cuda.shared.array(MAX_PATH, np.int32)
+        path_mover = cuda.shared.array(MAX_PATH, np.int32)
+        units = cuda.shared.array(MAX_PLAYOUTS, int64)
+        board = cuda.local.array(cells, cell_type)
+        work = cuda.local.array(cells, cell_type)
+        moves = cuda.local.array(max_moves, int64)
+        mine = scratch[cuda.blockIdx.x * nthreads + tid]
+        lead = scratch[cuda.blockIdx.x * nthreads]
+        units_per_visit = np.float64(playouts) * np.float64(REWARD_UNITS)
+        units_all = np.int64(playouts) * np.int64(REWARD_UNITS)
+        n = root_boards.shape[1]
+        while True:
+            if tid == 0:
+                it = cuda.atomic.add(claims, g, 1)
+                claimed[0] = it
+                if it < iterations:
+                    ln, lp, cur = descend(
+                        first_child, num_children, move, visits, value, imm, size, g, capacity, root_boards,
+                        root_players, root_hist, root_rows, root_ply, log_table, cfg, c, formula, units_per_visit,
+                        board, moves, path, path_mover, mine, alpha)
+                    leaf[0] = ln
+                    leaf[1] = lp
+                    leaf[2] = cur[0]
+                    leaf[3] = cur[1]
+                    leaf[4] = cur[2]
+                    for i in range(n):
+                        leaf_board[i] = board[i]
+            cuda.syncthreads()
+            it = claimed[0]
+            if it >= iterations:
+                return
+            first = leaf[2]
+            count = leaf[3]
+            if tid != 0:  # the leaf's record, from thread 0's slice into this thread's (rows 0..count-1)
+                for r in range(count):
+                    for j in range(scratch.shape[2]):
+                        mine[r, j] = lead[first + r, j]
+                first = 0
+            cur = (np.int64(first), np.int64(count), np.int64(leaf[4]))
+            for k in range(tid, playouts, nthreads):
+                key = stream_key(tree_keys[g], first_iteration + it, k)
+                units[k] = leaf_units(leaf_board[:n], leaf[1], cfg, mine, cur, key, max_plies, param, work[:n], moves)
+            cuda.syncthreads()
+            if tid == 0:
+                units0 = np.int64(0)
+                for k in range(playouts):
+                    units0 += units[k]
+                backup(value, g, capacity, path, path_mover, leaf[0], units0, units_all)
+                if alpha > 0.0:
+                    v0 = static_units(leaf_board[:n], leaf[1], cfg, param, work[:n])
+                    imm_backup(first_child, num_children, imm, g, capacity, path, path_mover, leaf[0], leaf[1], v0)
+            cuda.syncthreads()
+
+    _game_shared_tree_kernel.__qualname__ = _game_shared_tree_kernel.__name__ = f"_{game.name}_shared_tree_kernel"
+    return _game_shared_tree_kernel
+
+
+_KERNELS: dict = {}
+
+
+def kernel(game, units=None):
+    """The compiled kernel of ``game`` and ``units`` (compiled on first launch)."""
+    key = (game, units)
+    if key not in _KERNELS:
+        _KERNELS[key] = cuda.jit(make_kernel(game, cuda.jit(device=True), units))
+    return _KERNELS[key]
+
+
+def threads_for(playouts: int, blocks: int, per_thread_bytes: int) -> int:
+    """Threads per block: the leaf's playouts rounded up to a warp, at most MAX_THREADS, fewer
+    where the record scratch of every block's threads would pass MAX_SCRATCH_BYTES (at least 1)."""
+    want = int(min(MAX_THREADS, max(32, -(-playouts // 32) * 32)))
+    return int(max(1, min(want, MAX_SCRATCH_BYTES // max(1, blocks * per_thread_bytes))))
+
+
+def default_blocks_per_tree(num_trees: int) -> int:
+    """8 blocks per SM over all trees, at least one per tree."""
+    try:
+        sms = int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
+    except Exception:  # the simulator
+        sms = 1
+    return max(1, (8 * sms) // max(1, num_trees))
+
+
+class DeviceSharedTrees:
+    """A :class:`~jitsearch.kernels.game_shared_tree.SharedTrees` of ``game`` and its roots
+    copied to the GPU, grown by launches of the kernel."""
+
+    def __init__(self, game, units, trees, roots, tree_keys, rows, blocks_per_tree, threads_per_block):
+        self.game, self.units = game, units
+        s = self.stream = cuda.stream()
+        self.arrays = [cuda.to_device(a, stream=s) for a in trees.arrays()]
+        self.roots = [cuda.to_device(np.ascontiguousarray(a), stream=s) for a in roots]
+        self.tree_keys = cuda.to_device(np.ascontiguousarray(tree_keys, dtype=np.uint64), stream=s)
+        self.claims = cuda.device_array(trees.size.shape[0], dtype=np.int64, stream=s)
+        self._zeros = np.zeros(trees.size.shape[0], dtype=np.int64)
+        self.capacity = trees.capacity
+        self.blocks = int(blocks_per_tree)
+        self.threads = int(threads_per_block)
+        hist = roots[2]
+        self.scratch = cuda.device_array((trees.size.shape[0] * self.blocks * self.threads, rows, hist.shape[2]),
+                                         dtype=hist.dtype, stream=s)
+        self.log_table = None
+
+    def grow(self, log_table, cfg, c, formula, playouts, max_plies, param, alpha, first_iteration, iterations):
+        if self.log_table is None or self.log_table.shape[0] < log_table.shape[0]:
+            self.log_table = cuda.to_device(log_table, stream=self.stream)
+        self.claims.copy_to_device(self._zeros, stream=self.stream)
+        kernel(self.game, self.units)[self._zeros.shape[0] * self.blocks, self.threads, self.stream](
+            *self.arrays, self.claims, *self.roots, self.tree_keys, self.log_table, self.capacity, cfg, c, formula,
+            playouts, max_plies, param, alpha, self.blocks, first_iteration, iterations, self.scratch)
+        self.stream.synchronize()
+
+    def copy_back(self, trees):
+        for name, arr in zip(trees.FIELDS, self.arrays):
+            arr.copy_to_host(getattr(trees, name), stream=self.stream)
+        self.stream.synchronize()
+
+
+def compile_ptx(game, cc=(9, 0), units=None, param=1.0, hist_dtype=None) -> str:
+    """PTX of ``game``'s shared-tree kernel for compute capability ``cc`` without a device (needs
+    NVVM only); the argument types are those of a search of the game's initial position."""
+    import types
+    from unittest import mock
+
+    from numba import typeof
+    from numba.cuda import dispatcher
+
+    from .game_shared_tree import SharedTrees
+
+    packed = game.pack([game.initial()])
+    hist = packed.hists.astype(hist_dtype or packed.hists.dtype)
+    trees = SharedTrees(1, 2)
+    args = (*trees.arrays(), np.zeros(1, np.int64), packed.boards, np.zeros(1, np.int32), hist,
+            np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(1, np.uint64), np.zeros(4), 2, packed.cfg, 1.0, 0,
+            1, 1, param, 0.0, 1, 0, 1, np.zeros((1, 1, hist.shape[2]), hist.dtype))
+    sig = tuple(typeof(a) for a in args)
+    fake = types.SimpleNamespace(compute_capability=tuple(cc))
+    with mock.patch.object(dispatcher, "get_current_device", lambda: fake):
+        ptx, _ = cuda.compile_ptx(make_kernel(game, cuda.jit(device=True), units), sig, cc=tuple(cc))
+    return ptx
