@@ -63,8 +63,9 @@ The pieces, each measured in ``bench/kalah_engine.py``:
   (``exact`` True, ``margin`` the mover's final margin in seeds, ``value``
   that times SCALE). A proven result is never thrown away: after a proof of
   W, the next proof's first null-window test asks "does a move keep W?",
-  and a move that an unfinished proof showed to secure at least a draw is
-  played instead of the heuristic's. Measured on Kalah(6,4) with a 16-seed
+  and a move that an unfinished proof showed to secure at least a draw (or,
+  after a proven loss, to keep that loss from growing) is played instead of
+  the heuristic's. Measured on Kalah(6,4) with a 16-seed
   database from the balanced suite (``bench/kalah_engine_exact.py``): 71%
   of the moves proven at 0.1 s a move (the first 11 plies after the suite
   position, on average), 80% at 0.5 s (8 plies), none thrown away. The solver is Irving, Donkers and Uiterwijk's (2000,
@@ -610,8 +611,9 @@ class KalahEngine:
         r["margin"] = r["value"] // SCALE if in_database else None
         r["proof"] = proof
         if proof is not None and proof["kept"] and r["move"] != proof["move"]:
-            # the proof showed this move secures at least a draw (a result proven earlier, when it guarded one):
-            # play it rather than a heuristic move that might throw the result away
+            # the proof showed this move secures at least a draw, or keeps a loss proven earlier from getting
+            # worse: play it rather than a heuristic move that might throw the result away (a Kalah(6,6) match
+            # at 0.2 s a move lost two seeds of a proven -4 so, when only draws were guarded)
             r["move"] = proof["move"]
             r["pv"] = [proof["move"]]
         if in_database:
@@ -667,7 +669,8 @@ class KalahEngine:
         complete = bool(r["complete"])
         return {"complete": complete, "lower": int(lower), "upper": int(upper), "move": int(r["best_move"]),
                 "nodes": int(r["nodes"]), "seconds": float(r["seconds"]),
-                "kept": (not complete and r["best_move_source"] == "bound" and lower >= 0)}
+                "kept": (not complete and r["best_move_source"] == "bound"
+                         and lower >= (0 if kept is None else min(kept, 0)))}
 
     def _chunk(self, budget: float) -> int:
         """Solver nodes a kernel call: an eighth of the budget, at most :data:`SOLVER_CHUNK_SECONDS`, at the
