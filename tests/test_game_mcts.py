@@ -142,6 +142,7 @@ print("twins agree")
 """
 
 
+@pytest.mark.slow  # compiles kernels of its own (8-16 s on a cold cache)
 def test_connect_four_cuda_kernel_equals_the_cpu_twin_under_the_simulator():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-c", _SIM_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,

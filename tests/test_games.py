@@ -249,6 +249,7 @@ def test_generic_playouts_equal_kalahs_kernels():
                 np.testing.assert_array_equal(ours[key], theirs[key], err_msg=f"{variant} {kernel} {key}")
 
 
+@pytest.mark.slow  # compiles kernels of its own (8-16 s on a cold cache)
 def test_generic_playouts_equal_owares_kernel():
     from jitsearch.games.playout import evaluate
     from jitsearch.kernels import oware_playouts as op

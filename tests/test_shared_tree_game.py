@@ -50,6 +50,7 @@ OWARE_SHARED_GOLDEN = [
 ]
 
 
+@pytest.mark.slow  # compiles kernels of its own (8-16 s on a cold cache)
 @pytest.mark.parametrize("case", range(len(OWARE_SHARED_GOLDEN)))
 def test_oware_shared_tree_equals_the_former_kernel(case):
     spec, kw, visits, moves, digest = OWARE_SHARED_GOLDEN[case]
@@ -95,6 +96,7 @@ print("twins agree")
 """
 
 
+@pytest.mark.slow  # compiles kernels of its own (8-16 s on a cold cache)
 def test_connect_four_shared_tree_cuda_kernel_equals_the_cpu_twin_under_the_simulator():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-c", _C4_SIM_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
@@ -133,6 +135,7 @@ KALAH_SHARED_GOLDEN = [
 ]
 
 
+@pytest.mark.slow  # compiles kernels of its own (8-16 s on a cold cache)
 @pytest.mark.parametrize("case", range(len(KALAH_SHARED_GOLDEN)))
 def test_kalah_shared_tree_equals_the_former_kernel(case):
     spec, kw, visits, moves, digest = KALAH_SHARED_GOLDEN[case]
