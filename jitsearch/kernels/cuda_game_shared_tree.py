@@ -17,12 +17,11 @@ import numpy as np
 from numba import cuda, from_dtype, int64
 
 from . import rng
-from .cuda_shared_tree import MAX_PLAYOUTS, MAX_THREADS, gpu_ops
+from .cuda_game_mcts import MAX_SCRATCH_BYTES, threads_for  # noqa: F401 - one rule for both kernels' blocks
+from .cuda_shared_tree import MAX_PLAYOUTS, gpu_ops
 from .game_shared_tree import MAX_PATH, make_shared_step
 from .tree_step import REWARD_UNITS
 
-#: The most global memory the record scratch may take.
-MAX_SCRATCH_BYTES = 1 << 31
 
 
 def make_kernel(game, device, units=None):
@@ -114,12 +113,6 @@ def kernel(game, units=None):
         _KERNELS[key] = cuda.jit(make_kernel(game, cuda.jit(device=True), units))
     return _KERNELS[key]
 
-
-def threads_for(playouts: int, blocks: int, per_thread_bytes: int) -> int:
-    """Threads per block: the leaf's playouts rounded up to a warp, at most MAX_THREADS, fewer
-    where the record scratch of every block's threads would pass MAX_SCRATCH_BYTES (at least 1)."""
-    want = int(min(MAX_THREADS, max(32, -(-playouts // 32) * 32)))
-    return int(max(1, min(want, MAX_SCRATCH_BYTES // max(1, blocks * per_thread_bytes))))
 
 
 def default_blocks_per_tree(num_trees: int) -> int:
