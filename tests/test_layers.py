@@ -247,7 +247,8 @@ GAME_IMPORT_CEILING = 45
 #: Modules written over the game protocol: they import no game package.
 PROTOCOL_MODULES = ("jitsearch.kernels.game_mcts", "jitsearch.kernels.cuda_game_mcts",
                     "jitsearch.kernels.tree_step", "jitsearch.mcts.game", "jitsearch.kernels.game_shared_tree",
-                    "jitsearch.kernels.cuda_game_shared_tree", "jitsearch.mcts.game_shared")
+                    "jitsearch.kernels.cuda_game_shared_tree", "jitsearch.mcts.game_shared",
+                    "jitsearch.kernels.game_alphabeta")
 
 
 def _game_package_imports(name: str):

@@ -159,6 +159,16 @@ class Game:
         rows) into ``hist[:count]`` and returns its depth below the root (the node's ply is the
         root's plus ``depth``). ``None``: no record (the search walks the path for the depth).
     database, openspiel, fast_playouts : optional hooks, None where the game has none.
+    position_key : callable or None
+        Optional: ``position_key(jit) -> key`` compiled with ``jit``, ``key(board, cfg, player)
+        -> uint64``, a hash of the position. Equal keys must mean equal values under the rules
+        (up to the hash's collisions): a game whose value depends on its record or its ply (Oware's
+        repetition and move limit) gives none. With it :mod:`jitsearch.kernels.game_alphabeta`
+        keeps a transposition table; ``None``: no table.
+    move_order : callable or None
+        Optional: ``move_order(jit) -> score`` compiled with ``jit``, ``score(board, cfg, player,
+        move) -> float``: the alpha-beta search tries ``player``'s legal moves highest score
+        first (ties in the rules' order). ``None``: the rules' order.
     """
 
     name: str
@@ -180,6 +190,8 @@ class Game:
     openspiel: Any = None
     fast_playouts: Callable | None = None
     node_record: Callable | None = None
+    position_key: Callable | None = None
+    move_order: Callable | None = None
 
     def defaults(self) -> dict:
         """The variant options' defaults."""

@@ -37,6 +37,25 @@ def build(jit) -> Rules:
     return Rules(legal=jit(legal), apply=jit(apply), margin=jit(margin), evaluate=jit(evaluate))
 
 
+def position_key(jit):
+    """``key(board, cfg, player)``: player 0's stones plus every stone, one bit more per column
+    than the stones in it, so unique (Pons, "Solving Connect 4", part 6); the mover follows."""
+
+    def key(board, cfg, player):
+        return np.uint64(board[0] + (board[0] | board[1]))
+
+    return jit(key)
+
+
+def move_order(jit):
+    """``score(board, cfg, player, move)``: centre columns first (Pons, part 5)."""
+
+    def score(board, cfg, player, move):
+        return -float(abs(2 * move - (cfg[0] - 1)))
+
+    return jit(score)
+
+
 def cfg(state: Connect4State) -> tuple:
     return (int(state.width), int(state.height))
 
@@ -88,4 +107,6 @@ GAME = Game(
     max_plies=max(w * h for w in range(4, MAX_WIDTH + 1) for h in range(4, MAX_HEIGHT + 1) if w * (h + 1) <= 64),
     board_dtype=BOARD_DTYPE,
     solver=_solver,
+    position_key=position_key,
+    move_order=move_order,
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...rng import GOLDEN, mix64
 from ..protocol import GAME_OVER, Game, Option, Packed, Rules, Sizes, check_states, no_record
 from . import rules
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
@@ -37,6 +38,29 @@ def build(jit) -> Rules:
         return float(margin_(board, cfg[0]))
 
     return Rules(legal=jit(legal), apply=jit(apply), margin=jit(margin), evaluate=jit(evaluate))
+
+
+def position_key(jit):
+    """``key(board, cfg, player)``: a 64-bit hash of the pits and the player to move."""
+
+    def key(board, cfg, player):
+        h = mix64(np.uint64(player + 7))
+        for i in range(2 * cfg[0] + 2):
+            h = mix64(h ^ (np.uint64(board[i]) + np.uint64(i + 1) * GOLDEN))
+        return h
+
+    return jit(key)
+
+
+def move_order(jit):
+    """``score(board, cfg, player, move)``: a move whose last seed lands in the mover's store
+    (an extra turn) first."""
+
+    def score(board, cfg, player, move):
+        store = cfg[0] + 1 if player == 0 else 2 * cfg[0] + 2
+        return 1.0 if board[move] % (2 * cfg[0] + 1) == store - move else 0.0
+
+    return jit(score)
 
 
 def cfg(state: KalahState) -> tuple:
@@ -93,6 +117,8 @@ GAME = Game(
     max_plies=-1,
     board_dtype=np.dtype(BOARD_DTYPE),
     solver=solver,
+    position_key=position_key,
+    move_order=move_order,
 )
 
 assert GAME_OVER == rules.GAME_OVER

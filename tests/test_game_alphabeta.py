@@ -1,0 +1,175 @@
+"""Alpha-beta over the game protocol (kernels.game_alphabeta): at a fixed depth its value is the
+depth-limited minimax value of a plain-Python minimax over the state classes (leaves by the rules'
+``evaluate`` run as Python), with and without the transposition table, for the three built-in games;
+its exact values equal Kalah's MTD(f) solver and have the sign of Pons's Connect Four solver."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import threading
+
+import pytest
+
+from jitsearch.games import get
+from jitsearch.kernels.game_alphabeta import alphabeta_game
+
+VARIANTS = {"kalah": dict(houses=3, seeds=2), "connect4": dict(width=4, height=4),
+            "oware": dict(houses=3, seeds=2, move_limit=24)}
+_PY_RULES = {}
+
+
+def _evaluate(game, state):
+    if game.name not in _PY_RULES:
+        _PY_RULES[game.name] = game.build(lambda f: f)  # the rules as plain Python
+    packed = game.pack([state])
+    return float(_PY_RULES[game.name].evaluate(packed.boards[0], packed.cfg, state.player))
+
+
+def minimax(game, state, depth):
+    """Player 0's depth-limited minimax value, the naive way."""
+    if state.is_over:
+        return float(state.margin)
+    if depth == 0:
+        return _evaluate(game, state)
+    values = [minimax(game, state.play(m), depth - 1) for m in state.legal_moves()]
+    return max(values) if state.player == 0 else min(values)
+
+
+def _positions(game, seed, count, max_plies=12):
+    rnd = random.Random(seed)
+    out = []
+    while len(out) < count:
+        s = game.initial(**VARIANTS[game.name])
+        for _ in range(rnd.randrange(max_plies)):
+            s = s.play(rnd.choice(s.legal_moves()))
+            if s.is_over:
+                break
+        if not s.is_over:
+            out.append(s)
+    return out
+
+
+def _without_hooks(game):
+    return dataclasses.replace(game, name=game.name + "_plain", position_key=None, move_order=None)
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_fixed_depth_value_is_the_minimax_value(name):
+    game = get(name)
+    searches = [game, _without_hooks(game)] if game.position_key or game.move_order else [game]
+    for state in _positions(game, 7, 6):
+        for depth in (1, 2, 4):
+            want = minimax(game, state, depth)
+            for g in searches:
+                r = alphabeta_game(g, state, depth=depth)
+                assert r["value"] == want, (g.name, state.to_text(), depth, r)
+                if r["exact"]:
+                    assert r["depth"] <= depth
+                else:
+                    assert r["depth"] == depth and r["leaves"] > 0
+                child = state.play(r["move"])
+                assert minimax(game, child, r["depth"] - 1) == want or r["exact"], (state.to_text(), r)
+
+
+def test_oware_record_is_threaded_as_a_value():
+    """Oware's repetition rule ends a game on a repeated position: its positions with a record
+    searched to their end equal the naive minimax (which replays the record in the state class)."""
+    game = get("oware")
+    rnd = random.Random(3)
+    checked = 0
+    while checked < 4:
+        s = game.initial(houses=2, seeds=2, move_limit=30)
+        for _ in range(rnd.randrange(1, 8)):
+            s = s.play(rnd.choice(s.legal_moves()))
+            if s.is_over:
+                break
+        if s.is_over or len(s.history) < 2:
+            continue
+        r = alphabeta_game(game, s)
+        assert r["exact"]
+        assert r["value"] == minimax(game, s, 64), s.to_text()
+        checked += 1
+
+
+def _connect4_states(seed, empties, count):
+    game = get("connect4")
+    rnd = random.Random(seed)
+    out = []
+    while len(out) < count:
+        s = game.initial()
+        while not s.is_over and 42 - s.ply > empties:
+            s = s.play(rnd.choice(s.legal_moves()))
+        if not s.is_over:
+            out.append(s)
+    return out
+
+
+def test_connect_four_exact_values_have_the_solvers_sign():
+    game = get("connect4")
+    signs = set()
+    for state in _connect4_states(11, 12, 8):
+        r = alphabeta_game(game, state)
+        assert r["exact"]
+        want = game.solver(state)
+        assert (r["value"] > 0) - (r["value"] < 0) == (want > 0) - (want < 0), (state.to_text(), r, want)
+        signs.add(want > 0)
+    assert len(signs) == 2  # wins for both players among the cases
+
+
+@pytest.mark.parametrize("houses", [3, 4])
+def test_kalah_exact_values_equal_the_mtdf_solver(houses):
+    from jitsearch.games.kalah import solve_exact
+
+    game = get("kalah")
+    rnd = random.Random(houses)
+    states = [game.initial(houses=houses, seeds=2)]
+    while len(states) < 4:
+        s = states[0]
+        for _ in range(rnd.randrange(1, 6)):
+            s = s.play(rnd.choice(s.legal_moves()))
+            if s.is_over:
+                break
+        if not s.is_over:
+            states.append(s)
+    for state in states:
+        r = alphabeta_game(game, state)
+        assert r["exact"] and r["value"] == solve_exact(state)["margin"], (state.to_text(), r)
+
+
+def test_the_table_saves_nodes_and_keeps_values():
+    game = get("connect4")
+    plain = _without_hooks(game)
+    state = _connect4_states(5, 14, 1)[0]
+    with_table = alphabeta_game(game, state)
+    without = alphabeta_game(plain, state)
+    assert with_table["value"] == without["value"] and with_table["exact"] and without["exact"]
+    assert with_table["nodes"] < without["nodes"]
+
+
+def test_time_and_stop():
+    game = get("kalah")
+    state = game.initial(houses=6, seeds=4)
+    r = alphabeta_game(game, state, time=0.3)
+    assert 1 <= r["depth"] and not r["exact"] and r["move"] in state.legal_moves()
+    assert r["seconds"] < 5
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(KeyboardInterrupt):
+        alphabeta_game(game, state, depth=30, stop=stop)
+
+
+def test_errors_are_one_line():
+    game = get("connect4")
+    over = game.from_text("1212121")
+    for call, words in ((lambda: alphabeta_game("chess", over), "unknown game"),
+                        (lambda: alphabeta_game("connect4", get("kalah").initial()), "Connect4State"),
+                        (lambda: alphabeta_game("connect4", over), "over"),
+                        (lambda: alphabeta_game(game, game.initial(), depth=0), "depth"),
+                        (lambda: alphabeta_game(game, game.initial(), time=-1), "time"),
+                        (lambda: alphabeta_game(game, game.initial(), table_slots=100), "power of two"),
+                        (lambda: alphabeta_game(get("oware"), get("oware").initial(), table_slots=16), "position_key"),
+                        (lambda: alphabeta_game(game, game.initial(), stop=1), "stop")):
+        with pytest.raises(ValueError) as exc:
+            call()
+        assert words in str(exc.value) and "\n" not in str(exc.value)
