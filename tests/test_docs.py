@@ -36,6 +36,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+#: docs/examples is on the path of the pages' examples (``import tictactoe``), as a user's own folder would be
+EXAMPLES = ROOT / "docs" / "examples"
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.M | re.S)
@@ -194,7 +196,7 @@ EXAMPLE_PAGES = [p for p in PAGES if any(b.lang in ("python", "bash", "console")
 
 
 #: pages whose examples run in the slow step only (each compiles kernels of its own, or runs for many seconds)
-SLOW_EXAMPLE_PAGES = {"README.md", "docs/arena.md", "docs/benchmarks.md", "docs/cli.md", "docs/gpu.md",
+SLOW_EXAMPLE_PAGES = {"README.md", "docs/adding-a-game.md", "docs/arena.md", "docs/benchmarks.md", "docs/cli.md", "docs/gpu.md",
                       "docs/index.md", "docs/kalah.md", "docs/mcts.md", "docs/openspiel.md", "docs/oware.md",
                       "docs/serve.md", "docs/solvers.md", "docs/trees.md"}
 
@@ -211,7 +213,7 @@ def test_page_examples_run(page, tmp_path, tmp_path_factory):
     (tmp_path / "steps.json").write_text(json.dumps(steps))
     (tmp_path / "driver.py").write_text(_DRIVER)
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path_factory.getbasetemp() / "xdg-cache"),
-               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), str(EXAMPLES), os.environ.get("PYTHONPATH")])))
     r = subprocess.run([sys.executable, str(tmp_path / "driver.py"), str(tmp_path / "steps.json")], cwd=work,
                        capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=PAGE_TIMEOUT_S)
     assert r.returncode == 0, f"stdout:\n{r.stdout[-4000:]}\nstderr:\n{r.stderr[-6000:]}"
@@ -269,3 +271,75 @@ def test_readme_is_short_and_links_resolve():
     assert len(text.splitlines()) <= 210
     for target in re.findall(r"\]\((docs/[^)#]+)", text):
         assert (ROOT / target).is_file(), f"README links to missing {target}"
+
+
+# -- the game from outside the package (docs/adding-a-game.md) -----------------------------
+
+def _tictactoe():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tictactoe", EXAMPLES / "tictactoe.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_example_game_registers_and_its_rules_agree_with_brute_force():
+    """Fast (no compile): the record passes the registry's checks, the start is a draw in both
+    variants, and the rules run as Python agree with a naive line check on random games."""
+    import random
+
+    from jitsearch.games.protocol import check_game
+
+    ttt = _tictactoe()
+    game = check_game(ttt.GAME)
+    assert ttt.brute_force(game.initial()) == 0 and ttt.brute_force(game.initial(misere=True)) == 0
+    assert ttt.brute_force(game.from_text("xx.oo....")) == 1 and ttt.brute_force(game.from_text("xx.oo...x")) == -1
+    rnd = random.Random(1)
+    for _ in range(200):
+        s = game.initial(misere=rnd.random() < 0.5)
+        while not s.is_over:
+            s = s.play(rnd.choice(s.legal_moves()))
+            assert game.from_text(s.to_text(), misere=s.misere).to_text() == s.to_text()
+        marks = s.to_text()
+        lines = {marks[a] for a, b, c in ttt.LINES if marks[a] == marks[b] == marks[c] != "."}
+        won = 1 if lines == {"x"} else -1 if lines == {"o"} else 0
+        assert s.margin == (-won if s.misere else won) and (won != 0 or "." not in marks)
+    for bad in ("", "xxx......", "xx.......o", "ooo......", "xxxooo..."):
+        with pytest.raises(ValueError) as exc:
+            game.from_text(bad)
+        assert "\n" not in str(exc.value)
+
+
+@pytest.mark.slow  # compiles the game's CPU kernels, then runs the CUDA kernel in the simulator (about 1 min)
+def test_the_example_game_is_searched_on_the_cpu_and_under_the_cuda_simulator():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    r = subprocess.run([sys.executable, str(EXAMPLES / "tictactoe.py"), "--cuda"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=PAGE_TIMEOUT_S)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "brute force, alpha-beta and MCTS agree" in r.stdout and "equals its CPU twin" in r.stdout
+
+
+@pytest.mark.slow  # compiles the game's MCTS kernel
+def test_the_example_game_plays_with_the_arenas_agents():
+    import inspect
+
+    from jitsearch.arena.agents import parse_agent
+
+    if "game" not in inspect.signature(parse_agent).parameters:
+        pytest.skip("parse_agent has no game= keyword yet: the arena is Kalah's until the generic arena lands")
+    import jitsearch.games as games
+
+    ttt = _tictactoe()
+    game = games.register(ttt.GAME, replace=True)
+    for first in (0, 1):
+        agents = [parse_agent("random", game="tictactoe"), parse_agent("random", game="tictactoe")]
+        agents[first] = parse_agent("mcts:iterations=400", game="tictactoe")
+        for _ in range(3):
+            state = game.initial()
+            while not state.is_over:
+                move = agents[state.player].choose(state)
+                assert move in state.legal_moves()
+                state = state.play(move)
+            assert state.margin * (1 - 2 * first) >= 0, state  # MCTS never loses to random play here
