@@ -1,4 +1,4 @@
-"""Reproduce the experiments of Zhang's forward-estimation paper (seed 001).
+"""Reproduce the experiments of Zhang, "Forward Estimation for Game-Tree Search".
 
 Figure 1: node generations against depth for forward estimation (exact
 edge-cost bounds, delta = 1), alpha-beta and the perfect-ordering lower

@@ -1,4 +1,4 @@
-"""Reproduce section 4 of Weinstein, Littman & Goschin (seed 000), plus cost.
+"""Reproduce section 4 of Weinstein, Littman & Goschin, plus cost.
 
 Experiment 1: binary trees, integer leaves uniform in [-2**31, 2**31]; mean
 leaves expanded by alpha-beta, FSSS and MTD(+inf) per height with 95%

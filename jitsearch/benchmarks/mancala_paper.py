@@ -1,4 +1,4 @@
-"""Reproduce the four tables of seed 003 (Siljander, "Heuristic Monte-Carlo
+"""Reproduce the four tables of Siljander ("Heuristic Monte-Carlo
 Tree Search for Mancala") on Kalah(6,4), and answer its open question.
 
 Tables (the first-listed algorithm is A; win % is A's):
@@ -7,7 +7,7 @@ Tables (the first-listed algorithm is A; win % is A's):
 3. FSSS (depth 1/3/5) vs alpha-beta (depth 1/3/5)
 4. alpha-beta (depth 1/3/5) vs HMCTS (25/50/100 iterations)
 
-Settings: alpha-beta and FSSS use seed 003's weighted heuristic
+Settings: alpha-beta and FSSS use the paper's weighted heuristic
 (``eval=heuristic``); MCTS is UCT with c = sqrt(2) (the paper's 2C with
 C = sqrt(2)/2), random playouts, most-visited final move; HMCTS scores each
 playout's final position by the heuristic mapped into [0, 1]. Standard
@@ -36,7 +36,7 @@ C_UCT = "1.4142"
 DEPTHS = (1, 3, 5)
 ITERATIONS = (25, 50, 100)
 
-# seed 003, section 4.1: (win %, mean moves, draw %) per (row setting, column setting)
+# Siljander, section 4.1: (win %, mean moves, draw %) per (row setting, column setting)
 PAPER = {
     1: {(1, 25): (96, 41.96, 0), (1, 50): (100, 48.13, 0), (1, 100): (100, 46.6, 0), (3, 25): (96, 39.9, 0),
         (3, 50): (100, 41.26, 0), (3, 100): (100, 34.4, 0), (5, 25): (100, 34.93, 0), (5, 50): (100, 39.266, 0),

@@ -215,7 +215,7 @@ def bench_mancala_paper(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
 ):
-    """Reproduce seed 003's four Kalah tables (and MCTS at more iterations); resumes by itself."""
+    """Reproduce the four Kalah tables of Siljander's HMCTS paper (and MCTS at more iterations); resumes by itself."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..benchmarks.mancala_paper import run_mancala_paper

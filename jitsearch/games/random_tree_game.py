@@ -1,4 +1,4 @@
-"""Games on incremental random trees (seed 001, section 5; Korf & Chickering).
+"""Games on incremental random trees (Zhang, "Forward Estimation for Game-Tree Search", section 5; Korf & Chickering).
 
 A game is a walk down a fresh incremental random tree of total depth ``D``:
 MAX moves at the root, players alternate, and each chooses its move by

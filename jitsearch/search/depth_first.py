@@ -1,17 +1,20 @@
 """Minimax, alpha-beta and AND-OR search as one explicit-stack Numba kernel.
 
-Alpha-beta is the textbook MAX-VALUE / MIN-VALUE pair (seed 002; seed 004
-section 3.4; Algorithm 1 of seed 000): children strictly left to right (or in
+Alpha-beta is the textbook MAX-VALUE / MIN-VALUE pair (the lecture slides
+"Alpha-Beta Pruning & MCTS"; the textbook chapter "Multiagent Search",
+section 3.4; Algorithm 1 of Weinstein, Littman & Goschin,
+"Rollout-based Game-tree Search Outprunes Traditional Alpha-beta"):
+children strictly left to right (or in
 the order an ordering function gives), fail-soft values, and a node stops
 searching its children as soon as ``alpha >= beta`` after a child returns.
-Minimax is the same walk with pruning switched off. AND-OR search (seed 004
-section 3.2) is alpha-beta on 0/1 leaves with the window (0, 1).
+Minimax is the same walk with pruning switched off. AND-OR search (the
+textbook chapter "Multiagent Search", section 3.2) is alpha-beta on 0/1 leaves with the window (0, 1).
 
 The kernels walk the tree with an explicit stack sized by the tree's height,
 so deep trees cannot overflow the C stack. Searches run on kernels compiled
 per combination of tree kind, value kind and options (``kernel_key``), so
 the hot loop tests no flags; ``_search_core`` is the one generic kernel they
-are checked against (issue 13).
+are checked against (``tests/test_specialised_kernels.py``).
 """
 
 from __future__ import annotations
@@ -702,8 +705,8 @@ def alphabeta(
 
     Notes
     -----
-    A node stops after a child returns once ``alpha >= beta`` (seed 002's
-    MAX-VALUE/MIN-VALUE, seed 000's Algorithm 1). ``leaves_expanded`` counts
+    A node stops after a child returns once ``alpha >= beta`` (MAX-VALUE/MIN-VALUE of
+    the lecture slides, Algorithm 1 of Weinstein, Littman & Goschin). ``leaves_expanded`` counts
     leaves whose value was read, ``nodes_visited`` every node entered.
     """
     alpha, beta = _window(window)
@@ -711,7 +714,7 @@ def alphabeta(
 
 
 def and_or(tree, *, trace: bool = False, max_bytes: int = DEFAULT_MAX_BYTES) -> SearchResult:
-    """AND-OR search (seed 004, Figure 3.1): can the root's player force a goal?
+    """AND-OR search (the textbook chapter "Multiagent Search", Figure 3.1): can the root's player force a goal?
 
     Leaves are goals when their value is 1 and non-goals when 0 (other values
     are refused). Nodes where the root's player moves are OR nodes, the

@@ -1,4 +1,4 @@
-"""Forward estimation (Zhang, seed 001) and alpha-beta on incremental trees.
+"""Forward estimation (Zhang, "Forward Estimation for Game-Tree Search") and alpha-beta on incremental trees.
 
 Forward estimation is alpha-beta plus pruning conditions (1) of the paper:
 when a child of cost ``c`` with ``r >= 1`` levels below it to the search

@@ -1,4 +1,5 @@
-"""FSSS-Minimax (Weinstein, Littman & Goschin, seed 000, Algorithm 2).
+"""FSSS-Minimax (Weinstein, Littman & Goschin,
+"Rollout-based Game-tree Search Outprunes Traditional Alpha-beta", Algorithm 2).
 
 Rollouts go from the root to an unexpanded leaf while ``L(root) != U(root)``.
 At a node with window (alpha, beta), Traverse clips the children's bounds,

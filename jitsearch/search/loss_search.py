@@ -1,4 +1,4 @@
-"""Two-agent search with separate loss functions (seed 004, section 3.3).
+"""Two-agent search with separate loss functions (the textbook chapter "Multiagent Search", section 3.3).
 
 Agent A is the player to move at the root (the primary agent), agent B the
 other. Every state ``i`` carries two losses, ``L(i, A)`` and ``L(i, B)``;
@@ -140,7 +140,7 @@ def two_agent(
     trace: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> SearchResult:
-    """Figure 3.3 of seed 004: each agent minimises its own loss.
+    """Figure 3.3 of the textbook chapter "Multiagent Search": each agent minimises its own loss.
 
     Parameters
     ----------

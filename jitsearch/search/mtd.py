@@ -1,7 +1,7 @@
 """MTD(+inf) (= SSS*) and MTD(f): null-window alpha-beta with memory.
 
 Plaat, Schaeffer, Pijls & de Bruin (1996), "Best-first fixed-depth minimax
-algorithms", the baseline of seed 000. ``MT(n, gamma)`` is alpha-beta with
+algorithms", the baseline of Weinstein, Littman & Goschin. ``MT(n, gamma)`` is alpha-beta with
 memory and a null window: it answers "is V(n) >= gamma?" and returns a
 fail-soft bound ``g`` (``g >= gamma`` means ``V >= g``; ``g < gamma``
 means ``V <= g``), storing per node the lower/upper bounds it learns.

@@ -10,7 +10,7 @@ moves; it is stored per node, not derived from depth, so games with extra
 turns fit. ``leaf_value`` holds values from MAX's point of view (0 at internal
 nodes). Leaves are numbered left to right from 0 in ``leaf_number`` (-1 at
 internal nodes). ``loss_a`` / ``loss_b`` are the optional two-agent losses
-(seed 004, section 3.3), NaN where absent.
+(the textbook chapter "Multiagent Search", section 3.3), NaN where absent.
 
 Formats
 -------

@@ -1,4 +1,4 @@
-"""Incremental random trees (Zhang, seed 001; Korf, Pemberton & Zhang 1994).
+"""Incremental random trees (Zhang, "Forward Estimation for Game-Tree Search"; Korf, Pemberton & Zhang 1994).
 
 A tree of depth ``d`` whose edges carry integer costs; a node's cost is the
 sum of the edge costs from the root (the root costs 0) and a frontier

@@ -33,7 +33,8 @@ from .._checks import check_choice, check_float, check_int, check_max_bytes, is_
 from .memory import DEFAULT_MAX_BYTES, check_bytes, memory_guard
 from ..rng import M64, mix64_py
 
-#: Default integer leaf range, about +-2**31 as in Weinstein et al. (seed 000).
+#: Default integer leaf range, about +-2**31 as in Weinstein, Littman & Goschin,
+#: "Rollout-based Game-tree Search Outprunes Traditional Alpha-beta".
 DEFAULT_INT_RANGE = (-(2**31), 2**31)
 #: Default float leaf range.
 DEFAULT_FLOAT_RANGE = (0.0, 1.0)

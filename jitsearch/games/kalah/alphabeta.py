@@ -5,14 +5,16 @@ Conventions: a ply is one move (an extra-turn move is a ply too); the
 player to move decides whether a node is MAX (the root player) or MIN, never
 the depth's parity. Values are from the root player's point of view:
 ``eval="store"`` is the store difference (its final margin at the end of the
-game), ``eval="heuristic"`` the weighted H1..H5 of seed 003 computed for the
+game), ``eval="heuristic"`` the weighted H1..H5 of Siljander's
+HMCTS paper computed for the
 root player. Finished games are always scored by the store difference.
 
-Move ordering (seed 004 section 3.4.1, seed 002): the transposition table's
+Move ordering (the textbook chapter "Multiagent Search", section 3.4.1;
+the lecture slides "Alpha-Beta Pruning & MCTS"): the transposition table's
 move first, then moves that give an extra turn, then by the store difference
 one ply later, best first for the mover; ties keep house order.
 
-Transposition table (seed 004 section 3.3.1): ``capacity`` slots (a power of
+Transposition table (the textbook chapter "Multiagent Search", section 3.3.1): ``capacity`` slots (a power of
 two) indexed by a 64-bit hash of (board, player to move); each slot keeps
 the key, the searched depth, the bound type (exact / lower / upper), the
 value and the best move. Replacement: a slot is overwritten by a search of

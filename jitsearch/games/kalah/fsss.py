@@ -1,4 +1,6 @@
-"""FSSS-Minimax (seed 000, Algorithm 2) on Kalah to a fixed depth.
+"""FSSS-Minimax on Kalah to a fixed depth (Weinstein, Littman & Goschin,
+"Rollout-based Game-tree Search Outprunes Traditional Alpha-beta",
+Algorithm 2).
 
 Conventions as in :mod:`.alphabeta`: the player to move decides MAX (the
 root player) or MIN, values are from the root player's point of view, and
@@ -21,7 +23,7 @@ from .state import KalahState, apply_move, legal_moves
 
 @njit(cache=True, nogil=True)
 def kalah_fsss(root_board, m, root_player, depth, eval_kind, empty_capture, counters, trace):
-    """FSSS-Minimax (seed 000, Algorithm 2) to ``depth`` plies on Kalah.
+    """FSSS-Minimax (Weinstein, Littman & Goschin, Algorithm 2) to ``depth`` plies on Kalah.
 
     A preallocated, growing node pool holds each visited state's (L, U)
     bounds; children of an entry are allocated together, in the same order

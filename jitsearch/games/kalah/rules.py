@@ -146,7 +146,7 @@ def _margin(board, m):
     return board[m + 1] - board[0]
 
 
-# the weights of seed 003 (from its reference [7])
+# the weights of Siljander, "Heuristic Monte-Carlo Tree Search for Mancala" (from its reference [7])
 W1 = 0.198649
 W2 = 0.190084
 W3 = 0.370793
@@ -155,7 +155,7 @@ W5 = 0.565937
 
 
 def _heuristic(board, m, player):
-    """Weighted heuristic H1..H5 of seed 003 from ``player``'s point of view.
+    """Weighted heuristic H1..H5 of Siljander's HMCTS paper from ``player``'s point of view.
 
     H1 seeds in the player's leftmost house (the one farthest from its
     store), H2 seeds on its side, H3 its non-empty houses, H4 its store, H5

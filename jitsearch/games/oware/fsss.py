@@ -1,4 +1,5 @@
-"""FSSS-Minimax (Weinstein, Littman & Goschin, seed 000, Algorithm 2) on Oware to a fixed depth.
+"""FSSS-Minimax on Oware to a fixed depth (Weinstein, Littman & Goschin,
+"Rollout-based Game-tree Search Outprunes Traditional Alpha-beta", Algorithm 2).
 
 The tree is :mod:`.alphabeta`'s depth-limited tree without a table: the
 same moves in the same order (:func:`.alphabeta.order_moves`: the most seeds
