@@ -1,4 +1,4 @@
-"""The solve command under hostile use (issue 21): checkpoints that could
+"""The solve command under hostile use: checkpoints that could
 not be saved are refused before the work, a resume with nothing saved
 says so, a damaged database is one warning line and the right answer,
 a closed stdout is no failure, and a cold start says it is compiling."""

@@ -1,4 +1,4 @@
-"""Exact Kalah solving under hostile conditions (issue 11): tests resumed in
+"""Exact Kalah solving under hostile conditions: tests resumed in
 chunks, Ctrl-C, time limits, argument validation, the table's size."""
 
 from __future__ import annotations
