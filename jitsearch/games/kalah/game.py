@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...rng import GOLDEN, mix64
+from ...rng import GOLDEN, mix64_body
 from ..protocol import GAME_OVER, Game, Option, Packed, Rules, Sizes, check_states, no_record
 from . import rules
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
@@ -42,6 +42,7 @@ def build(jit) -> Rules:
 
 def position_key(jit):
     """``key(board, cfg, player)``: a 64-bit hash of the pits and the player to move."""
+    mix64 = jit(mix64_body)  # compiled with ``jit``: its fixed id keeps the search's cache key stable
 
     def key(board, cfg, player):
         h = mix64(np.uint64(player + 7))
