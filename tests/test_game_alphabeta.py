@@ -54,10 +54,12 @@ def _without_hooks(game):
     return dataclasses.replace(game, name=game.name + "_plain", position_key=None, move_order=None)
 
 
-@pytest.mark.parametrize("name", sorted(VARIANTS))
-def test_fixed_depth_value_is_the_minimax_value(name):
+@pytest.mark.parametrize("name, plain", [("connect4", True), ("kalah", False), ("oware", False),
+                                         pytest.param("kalah", True, marks=pytest.mark.slow)])  # another kernel
+def test_fixed_depth_value_is_the_minimax_value(name, plain):
+    """With the game's hooks (table and move order) and, ``plain``, without them (the rules' order, no table)."""
     game = get(name)
-    searches = [game, _without_hooks(game)] if game.position_key or game.move_order else [game]
+    searches = [game, _without_hooks(game)] if plain else [game]
     for state in _positions(game, 7, 6):
         for depth in (1, 2, 4):
             want = minimax(game, state, depth)
