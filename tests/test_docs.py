@@ -343,3 +343,24 @@ def test_the_example_game_plays_with_the_arenas_agents():
                 assert move in state.legal_moves()
                 state = state.play(move)
             assert state.margin * (1 - 2 * first) >= 0, state  # MCTS never loses to random play here
+
+
+def test_the_example_game_compiles_to_ptx_for_sm90():
+    """The generic multi-tree MCTS kernel compiles to PTX for sm_90 with the example's rules (NVVM only,
+    no device: the gpu extra); skipped without numba-cuda or under the simulator, as tests/test_games.py's."""
+    import importlib.util
+
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        pytest.skip("the simulator has no compiler")
+    require = os.environ.get("JITSEARCH_REQUIRE_PTX") == "1"
+    if importlib.util.find_spec("numba_cuda") is None and not require:
+        pytest.skip("numba-cuda (the gpu extra) is not installed")
+    from jitsearch.kernels.cuda_game_mcts import compile_ptx
+
+    try:
+        ptx = compile_ptx(_tictactoe().GAME)
+    except Exception as exc:  # a missing NVVM is a skip; anything else fails
+        if require or type(exc).__name__ not in ("NvvmSupportError", "NvrtcSupportError", "CudaSupportError"):
+            raise
+        pytest.skip(f"no CUDA compiler toolchain ({type(exc).__name__})")
+    assert ".target sm_90" in ptx
