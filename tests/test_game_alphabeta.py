@@ -175,3 +175,23 @@ def test_errors_are_one_line():
         with pytest.raises(ValueError) as exc:
             call()
         assert words in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.slow  # compiles Kalah's own alpha-beta too
+def test_kalah_values_equal_kalahs_own_alphabeta():
+    """On Kalah(6,4) the generic search returns the value of Kalah's alpha-beta (store evaluation, its own
+    move ordering and table) at the same depth."""
+    from jitsearch.games.kalah import alphabeta as kalah_alphabeta
+
+    game = get("kalah")
+    rnd = random.Random(6)
+    for _ in range(4):
+        s = game.initial(houses=6, seeds=4)
+        for _ in range(rnd.randrange(8)):
+            s = s.play(rnd.choice(s.legal_moves()))
+        if s.is_over:
+            continue
+        for depth in (4, 7):
+            want = kalah_alphabeta.search(s, depth, eval="store")["value"]
+            want = want if s.player == 0 else -want  # its values are the root player's
+            assert alphabeta_game(game, s, depth=depth)["value"] == want, (s.to_text(), depth)
