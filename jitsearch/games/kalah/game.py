@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..protocol import GAME_OVER, Game, Option, Packed, Rules, Sizes, check_states, no_record
+from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
+                        no_record)
 from . import rules
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
 
@@ -75,6 +76,63 @@ def solver(state: KalahState) -> int:
     return int(solve_exact(state)["margin"])
 
 
+# -- the engine line protocol and OpenSpiel ------------------------------------------------------
+
+#: The capture-rule word of the older ``game <m> <n> standard|empty-capture`` line.
+RULE_WORDS = {"standard": False, "empty-capture": True}
+
+
+def variant_of(state: KalahState) -> dict:
+    """The variant of a position: its houses, seeds a house (the seeds on the board over 2m; not
+    an integer when they do not divide) and capture rule."""
+    m, total = state.houses, state.seeds_total
+    return {"houses": m, "seeds": total // (2 * m) if total % (2 * m) == 0 else total / (2 * m),
+            "empty_capture": bool(state.empty_capture)}
+
+
+def legacy_game(words: list) -> dict:
+    """The variant of the older line ``game <m> <n> standard|empty-capture``."""
+    if len(words) != 3 or words[2] not in RULE_WORDS:
+        raise ValueError("game takes <houses> <seeds> standard|empty-capture (or kalah KEY=VALUE ...)")
+    try:
+        m, n = int(words[0], 10), int(words[1], 10)
+    except ValueError:
+        raise ValueError("game takes <houses> <seeds> as integers") from None
+    return {"houses": m, "seeds": n, "empty_capture": RULE_WORDS[words[2]]}
+
+
+def legacy_words(variant: dict) -> str:
+    return f"{variant['houses']} {variant['seeds']} {'empty-capture' if variant['empty_capture'] else 'standard'}"
+
+
+def table_bytes(agent):
+    """The engine agent's (``alphabeta:time=``...) table, ``tt=`` MiB, and exact mode's solver table."""
+    if not getattr(agent, "engine", False):
+        return None
+    from .engine import SOLVER_TABLE_SHARE
+
+    table = int(agent.options.get("tt", 64)) * 2**20
+    what = f"the engine's table of {table >> 20:,} MiB (tt=)"
+    if agent.options.get("exact", True) and agent.time is not None:
+        need = int(table * (1 + SOLVER_TABLE_SHARE))
+        return need, what + f" and exact mode's solver table, {(need - table) >> 20:,} MiB"
+    return table, what
+
+
+def _mancala_params(variant: dict) -> dict:
+    if (variant["houses"], variant["seeds"], variant["empty_capture"]) != (6, 4, False):
+        raise ValueError("OpenSpiel's mancala is Kalah(6,4) under the standard rules only, not "
+                         f"Kalah({variant['houses']},{variant['seeds']})"
+                         f"{' with empty capture' if variant['empty_capture'] else ''}")
+    return {}
+
+
+#: OpenSpiel's ``mancala``: Kalah(6,4), standard rules, our board layout (an action is our pit index).
+OPENSPIEL = OpenSpielMap(name="mancala", params=_mancala_params,
+                         variant=lambda params: {"houses": 6, "seeds": 4, "empty_capture": False},
+                         action=lambda state, move: int(move), move=lambda state, action: int(action))
+
+
 GAME = Game(
     name="kalah",
     State=KalahState,
@@ -93,6 +151,9 @@ GAME = Game(
     max_plies=-1,
     board_dtype=np.dtype(BOARD_DTYPE),
     solver=solver,
+    openspiel=OPENSPIEL,
+    engine_protocol=EngineProtocol(variant_of=variant_of, legacy_game=legacy_game, legacy_words=legacy_words,
+                                   table_bytes=table_bytes),
 )
 
 assert GAME_OVER == rules.GAME_OVER
