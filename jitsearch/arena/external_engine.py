@@ -567,12 +567,12 @@ def engine_settings(settings: EngineSettings | None):
 
 
 class EngineForfeit(Forfeit, ValueError):
-    """An external engine lost the game (``termination``, ``detail``); its message is one line naming the
-    engine and its stderr log (a ``ValueError`` too, for the callers that play a single game)."""
+    """An external engine lost the game (``termination``, ``detail``); its message is one line, ``termination:
+    detail``, naming the engine and its stderr log (a ``ValueError`` too, for the callers that play a single game)."""
 
     def __init__(self, spec: str, log, termination: str, detail: str):
         super().__init__(termination, detail)
-        self.args = (f"engine {spec!r}: {termination}: {detail} (its stderr: {log})",)
+        self.args = (f"{termination}: {detail} (engine {spec!r}, its stderr: {log})",)
 
     def __str__(self) -> str:
         return self.args[0]
