@@ -1,52 +1,38 @@
-"""External engines in the arena: an agent spec ``cmd:PROGRAM ARGS...`` runs
-a process that speaks the line protocol of :mod:`jitsearch.arena.engine_protocol`.
+"""External engines in the arena, for every registered game: an agent spec ``cmd:PROGRAM ARGS...`` runs a process
+that speaks the line protocol of :mod:`jitsearch.arena.engine_protocol` (:class:`ExternalAgent`).
 
-As cutechess-cli and fastchess do: the arena owns the game and the clock.
-Each move it sends ``position <text>`` and ``go <ms>`` (``ms``: the
-:class:`EngineSettings` move time) and waits at most ``ms`` plus the margin for
-``move <pit>``. A late move (``"time forfeit"``), a move that is not legal or
-an answer that is not ``info ...``/``move <pit>`` (``"illegal move"``), or an
-engine that exits or stops answering (``"crash"``) loses that game for the
-engine (:class:`Forfeit`, recorded by :mod:`jitsearch.arena.kalah_tournament`
-with its ``termination``); the match goes on. An engine that timed out or
-printed garbage is killed (its next answer could not be trusted) and, like
-one that died, started again for its next game.
+As cutechess-cli and fastchess do: the arena owns the game and the clock. Each move it sends ``position <text>``
+and ``go <ms>`` (``ms``: the :class:`EngineSettings` move time) and waits at most ``ms`` plus the margin for
+``move <move>``. A late move (``"time forfeit"``), a move that is not legal or an answer that is not ``info
+...``/``move <move>`` (``"illegal move"``), or an engine that exits or stops answering (``"crash"``) loses that
+game for the engine (:class:`Forfeit`, recorded by the match with its ``termination``); the match goes on. An
+engine that timed out or printed garbage is killed (its next answer could not be trusted) and, like one that died,
+started again for its next game.
 
-Processes: one per engine (per distinct command, and per thread) in each
-process that plays games (this one, or each Dask worker), started at its first
-game, kept alive across games, ended by :func:`close_engines` (the arena calls
-it when a match ends or is interrupted; Dask workers run it before they are
-closed), at exit, and, on Linux, by the kernel when the thread that started
-them ends (``PR_SET_PDEATHSIG``): no orphans, even when a worker is killed.
-Each engine is started in its own session (``start_new_session``), so its
-process group holds what it starts too: an engine run through ``sh -c``, a
-shell script without ``exec``, ``uv run`` or ``conda run`` is a wrapper whose
-child is the engine, and ending an engine kills the whole group
-(``os.killpg``) once it has had its ``quit``, so neither the child nor its
-hold on the output pipe outlives the wrapper. Limits: ``PR_SET_PDEATHSIG``
-reaches the started process only (a wrapper's child of a SIGKILLed tester
-ends at the end of its input, when it reads it); a child that starts a
-session of its own leaves the group; without process groups (Windows) only
-the started process is killed.
+Processes: one per engine (per distinct command, and per thread) in each process that plays games (this one, or
+each Dask worker), started at its first game, kept alive across games, ended by :func:`close_engines` (the arena
+calls it when a match ends or is interrupted; Dask workers run it before they are closed), at exit, and, on Linux,
+by the kernel when the thread that started them ends (``PR_SET_PDEATHSIG``): no orphans, even when a worker is
+killed. Each engine is started in its own session (``start_new_session``), so its process group holds what it
+starts too: an engine run through ``sh -c``, a shell script without ``exec``, ``uv run`` or ``conda run`` is a
+wrapper whose child is the engine, and ending an engine kills the whole group (``os.killpg``) once it has had its
+``quit``, so neither the child nor its hold on the output pipe outlives the wrapper. Limits: ``PR_SET_PDEATHSIG``
+reaches the started process only (a wrapper's child of a SIGKILLed tester ends at the end of its input, when it
+reads it); a child that starts a session of its own leaves the group; without process groups (Windows) only the
+started process is killed.
 
-Startup: the engine has :attr:`EngineSettings.start_timeout` seconds (default
-:func:`default_start_timeout`: :data:`START_TIMEOUT`, more for long move times)
-to answer ``hello`` and each ``game`` (which may compile a JIT); past
-:data:`PROGRESS_AFTER` seconds one line on stderr says what is awaited. A
-silent engine is a ``crash``, or one error line before the match.
+Startup: the engine has :attr:`EngineSettings.start_timeout` seconds (default :func:`default_start_timeout`:
+:data:`START_TIMEOUT`, more for long move times) to answer ``hello`` and each ``game`` (which may compile a JIT);
+past :data:`PROGRESS_AFTER` seconds one line on stderr says what is awaited. A silent engine is a ``crash``, or
+one error line before the match.
 
-A game's first request is ``game <m> <n> <rules>``, then ``seed <S>`` (the
-seed the in-process agent would get; an engine that does not know ``seed``
-answers ``error`` and plays on). The engine's stderr is appended to
-``<log_dir>/<name>.stderr.log``, one file per engine, each start marked by a
-``#`` line, through a thread that keeps at most :data:`MAX_LOG_BYTES` in the
-file: a start that finds the file at the cap first moves it to ``<name>.stderr.log.1``
-(the one older copy kept), and what comes past the cap is read and dropped,
-after one ``#`` line saying so.
+A game's requests: :class:`ExternalAgent`. The engine's stderr is appended to ``<log_dir>/<name>.stderr.log``, one
+file per engine, each start marked by a ``#`` line, through a thread that keeps at most :data:`MAX_LOG_BYTES` in
+the file: a start that finds the file at the cap first moves it to ``<name>.stderr.log.1`` (the one older copy
+kept), and what comes past the cap is read and dropped, after one ``#`` line saying so.
 
-Quoting: the program and arguments are split as a POSIX shell does
-(:func:`shlex.split`), so a path with spaces is quoted inside the spec, and
-commas are plain characters.
+Quoting: the program and arguments are split as a POSIX shell does (:func:`shlex.split`), so a path with spaces is
+quoted inside the spec, and commas are plain characters.
 """
 
 from __future__ import annotations
@@ -69,6 +55,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import games
 from .._checks import check_float, check_int
 
 #: The ``termination`` of a record whose game an engine lost by misbehaving.
@@ -557,8 +544,7 @@ _settings: contextvars.ContextVar = contextvars.ContextVar("engine_settings", de
 
 @contextlib.contextmanager
 def engine_settings(settings: EngineSettings | None):
-    """Within the block, ``cmd:`` agents made then use ``settings`` (move time, margin, log directory; None:
-    the defaults)."""
+    """Within the block, ``cmd:`` agents made then use ``settings`` (None: the defaults)."""
     token = _settings.set(None if settings is None else settings.check())
     try:
         yield
@@ -580,27 +566,24 @@ class EngineForfeit(Forfeit, ValueError):
 
 def game_of(state):
     """The registered game whose state class ``state`` is (one-line ``ValueError`` if none)."""
-    from ..games import GAMES
-
-    for game in GAMES.values():
+    for game in games.GAMES.values():
         if isinstance(state, game.State):
             return game
     raise ValueError(f"no registered game plays {type(state).__name__} positions")
 
 
 class ExternalAgent:
-    """The agent of a ``cmd:`` spec, for every registered game: a template (parsed once) whose
-    :meth:`with_seed` copies play one game each on the engine process of their thread (see the module
-    docstring). Moves raise :class:`EngineForfeit` (a :class:`Forfeit`) where the engine loses the game.
+    """The agent of a ``cmd:`` spec, for every registered game: a template (parsed once) whose :meth:`with_seed` copies
+    play one game each on the engine process of their thread (see the module docstring). Moves raise
+    :class:`EngineForfeit` (a :class:`Forfeit`) where the engine loses the game.
 
-    Each game it sends ``game <name> <key>=<value> ...`` (the variant of the state it is first asked to
-    move in; an engine that answers ``error`` is sent the game's older line where it has one, and keeps
-    being sent that), ``seed <S>`` (the seed the in-process agent would get; an engine that does not know
-    it answers ``error`` and plays on), then before every move ``position <text>`` and ``go <ms>``. For a
-    game with a record (Oware's repetition), the position is the game's start and every move since
-    (``position <start> moves <m> ...``), followed through :meth:`start`, :meth:`begin` and
-    :meth:`observe`; a position reached another way is sent as the line since its record starts
-    (:attr:`~jitsearch.games.protocol.EngineProtocol.line`)."""
+    Each game it sends ``game <name> <key>=<value> ...`` (the variant of the state it is first asked to move in; an
+    engine that answers ``error`` is sent the game's older line where it has one, and keeps being sent that),
+    ``seed <S>`` (the seed the in-process agent would get; an engine that does not know it answers ``error`` and
+    plays on), then before every move ``position <text>`` and ``go <ms>``. For a game with a record (Oware's
+    repetition), the position is the game's start and every move since (``position <start> moves <m> ...``),
+    followed through :meth:`start`, :meth:`begin` and :meth:`observe`; a position reached another way is sent as
+    the line since its record starts (:attr:`~jitsearch.games.protocol.EngineProtocol.line`)."""
 
     kind = "cmd"
     lockstep = False
@@ -612,7 +595,7 @@ class ExternalAgent:
         self.spec = spec.strip()
         self.argv = parse_command(self.spec)
         self.seed = None if seed is None else check_int("seed", seed)
-        self.game = None if game is None else _get_game(game)
+        self.game = None if game is None else games.get(game)
         self.settings = _settings.get() or EngineSettings()
         self.slot = None  # the process slot (bind_engines; else the seat of its first move)
         self.options: dict = {}
@@ -631,12 +614,9 @@ class ExternalAgent:
 
     # -- following the game (games with a record) ----------------------------------------------
 
-    def _hook(self, game):
-        return game.engine_protocol
-
     def start(self, moves=(), **variant) -> None:
         """The game starts at the start of ``variant`` (of the agent's game) after ``moves`` (an opening)."""
-        game = self.game or _get_game("kalah")
+        game = self.game or games.get("kalah")
         try:
             s = game.initial(**variant)
             self._start, self._moves, self._state = s.to_text(), [], s
@@ -661,7 +641,7 @@ class ExternalAgent:
             self._start, self._moves, self._state = None, [], None
 
     def _position(self, game, state) -> str:
-        hook = self._hook(game)
+        hook = game.engine_protocol
         if hook is None or hook.line is None:
             return f"position {state.to_text()}"
         if self._state is not None and self._state == state and self._start is not None:
@@ -670,9 +650,9 @@ class ExternalAgent:
             first, moves = hook.line(state)
             text = first.to_text()
         line = f"position {text}" + (" moves " + " ".join(map(str, moves)) if moves else "")
-        if len(line) > MAX_LINE:
-            first, moves = hook.line(state)
-            line = f"position {first.to_text()}" + (" moves " + " ".join(map(str, moves)) if moves else "")
+        if len(line) > MAX_LINE and self._state is not None:  # from where the record starts
+            self._start, self._moves, self._state = None, [], None
+            return self._position(game, state)
         return line
 
     # -- the engine ----------------------------------------------------------------------------
@@ -685,7 +665,7 @@ class ExternalAgent:
         """Start the engine (kept for the games) and ask it for a game of this board (the variant's options,
         positionally in the game's order, e.g. Kalah's ``houses, seeds, empty_capture``, or by name): a
         program that cannot start or refuses the board is one ``ValueError`` line, before any game."""
-        game = self.game or _get_game("kalah")
+        game = self.game or games.get("kalah")
         variant = game.check_variant(**{**dict(zip(game.variant, board)), **variant})
         settings = (settings or self.settings).check()
         try:
@@ -701,7 +681,7 @@ class ExternalAgent:
                              f"{settings.logs / log_name(self.argv)})") from None
 
     def _new_game(self, eng: EngineProcess, game, state) -> None:
-        hook = self._hook(game)
+        hook = game.engine_protocol
         if hook is None:
             raise EngineError("crash", f"{game.name} does not say the variant of a position: no game line")
         _request_game(eng, game, hook.variant_of(state), self.settings.start_timeout)
@@ -717,7 +697,7 @@ class ExternalAgent:
             eng.kill()  # late, garbled or gone: its next answers cannot be trusted; the next game restarts it
         return EngineForfeit(self.spec, self._log(), termination, detail)
 
-    def __call__(self, state) -> int:
+    def __call__(self, state) -> int:  # noqa: D105
         return self.choose(state)
 
     def choose(self, state, stop=None) -> int:
@@ -764,20 +744,11 @@ class ExternalAgent:
     __repr__ = __str__
 
 
-def _value_word(value) -> str:
-    return str(int(value)) if isinstance(value, bool) else str(value)
-
-
 def game_words(game, variant: dict) -> str:
     """The words after ``game`` that name ``game`` (a :class:`~jitsearch.games.protocol.Game`) and its full
     ``variant``: ``kalah houses=6 seeds=4 empty_capture=0``."""
-    return " ".join([game.name, *(f"{k}={_value_word(variant[k])}" for k in game.variant)])
-
-
-def _get_game(game):
-    from ..games import get
-
-    return get(game)
+    values = {k: int(v) if isinstance(v, bool) else v for k, v in variant.items()}
+    return " ".join([game.name, *(f"{k}={values[k]}" for k in game.variant)])
 
 
 def _request_game(eng: EngineProcess, game, variant: dict, timeout: float) -> None:

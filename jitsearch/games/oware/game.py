@@ -147,7 +147,8 @@ def legacy_game(words: list) -> dict:
 def legacy_words(variant: dict):
     if variant["move_limit"] != OPENSPIEL_MOVE_LIMIT:
         return None
-    return f"{variant['houses']} {variant['seeds']} {'grand-slam-illegal' if variant['grand_slam_illegal'] else 'standard'}"
+    rule = "grand-slam-illegal" if variant["grand_slam_illegal"] else "standard"
+    return f"{variant['houses']} {variant['seeds']} {rule}"
 
 
 def line(state: OwareState) -> tuple:
