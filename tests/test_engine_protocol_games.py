@@ -79,7 +79,7 @@ def test_server_of_kalah_takes_both_game_lines_and_moves():
         assert s.handle(f"position {state.to_text()} moves 2") == (["ok"], False)
         assert s.state == state.play(2)
         assert s.handle("go 1000")[0][-1] == f"move {served_agent('kalah', 'alphabeta:depth=3')(state.play(2))}"
-    assert "game is already over" in s.handle(f"position 0,0,0,0/12/0,0,0,0/12 end moves 1")[0][0]
+    assert "game is already over" in s.handle("position 0,0,0,0/12/0,0,0,0/12 end moves 1")[0][0]
 
 
 def test_server_of_oware_switches_game_on_a_game_line():
