@@ -193,3 +193,25 @@ def test_served_connect4_engine_round_trip(tmp_path):
         move = served(state)
         assert move == here(state)
         state = state.play(move)
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_engine_protocol_round_trip(name):
+    """Every game: the client's ``game`` line and ``position START moves ...`` put the server on the client's
+    state, ply by ply over random games, and ``go`` answers a legal move."""
+    if not _has_agents(name):
+        pytest.skip(f"the agents cannot parse 'random' for {name} (before the generic arena)")
+    game = get(name)
+    server = EngineServer("random", game=name, seed=1)
+    assert server.handle(f"game {game_words(game, game.defaults())}") == (["ok"], False)
+    rnd = random.Random(5)
+    for _ in range(3):
+        start = state = game.initial()
+        moves = []
+        while not state.is_over:
+            assert server.handle(f"position {start.to_text()} moves {' '.join(map(str, moves))}") == (["ok"], False)
+            assert server.state == state and server.state.to_text() == state.to_text()
+            assert int(server.handle("go 1000")[0][-1].split()[1]) in state.legal_moves()
+            move = rnd.choice(state.legal_moves())
+            moves.append(move)
+            state = state.play(move)
