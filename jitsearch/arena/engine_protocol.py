@@ -1,6 +1,5 @@
-"""The engine line protocol: our agents as a process that a tester (our arena,
-or anyone's) drives through stdin and stdout, one request per line, one answer
-per line, UTF-8, ``\\n``; UCI's idea, smaller. One protocol for every
+"""The engine line protocol: our agents as a process that a tester (our arena, or anyone's) drives through stdin and
+stdout, one request per line, one answer per line, UTF-8, ``\\n``; UCI's idea, smaller. One protocol for every
 registered game (:func:`jitsearch.games.get`).
 
 | request | answer |
@@ -13,44 +12,34 @@ registered game (:func:`jitsearch.games.get`).
 | ``quit`` | (the process exits 0) |
 | anything else, or out of place | ``error <one line>``; the engine keeps running |
 
-``game kalah houses=6 seeds=4 empty_capture=0`` names a registered game and
-its variant options (:attr:`~jitsearch.games.protocol.Game.variant`; booleans
-0/1/true/false). The older lines stay accepted for the games that had them
-(:attr:`~jitsearch.games.protocol.EngineProtocol.legacy_game`): ``game <m> <n>
-standard|empty-capture`` (Kalah) and, by ``jitsearch engine --game oware``,
-``game <m> <n> standard|grand-slam-illegal`` (Oware). A move is the game's move
-number (:mod:`jitsearch.games.protocol`: a Kalah pit index, an Oware house
-index, a Connect Four column 0..width-1). ``moves`` after a position replays
-the game's record from there (Oware's repetition rule needs the positions since
-the last capture, which a text alone does not hold), as UCI's ``position ...
-moves``.
+``game kalah houses=6 seeds=4 empty_capture=0`` names a registered game and its variant options
+(:attr:`~jitsearch.games.protocol.Game.variant`; booleans 0/1/true/false). The older lines stay accepted for the
+games that had them (:attr:`~jitsearch.games.protocol.EngineProtocol.legacy_game`): ``game <m> <n>
+standard|empty-capture`` (Kalah) and, by ``jitsearch engine --game oware``, ``game <m> <n>
+standard|grand-slam-illegal`` (Oware). A move is the game's move number (:mod:`jitsearch.games.protocol`: a Kalah
+pit index, an Oware house index, a Connect Four column 0..width-1). ``moves`` after a position replays the game's
+record from there (Oware's repetition rule needs the positions since the last capture, which a text alone does not
+hold), as UCI's ``position ... moves``.
 
-A request line longer than :data:`MAX_LINE` characters is answered ``error``
-and its rest is skipped as it streams in (at most ``MAX_LINE`` characters are
-held). A failure the server did not foresee (a bug, memory running out) is
-one ``error <request>: ...`` line, never a Python message: its traceback goes
-to stderr, the game is dropped (the next ``game`` starts afresh), and the
-engine keeps serving.
+A request line longer than :data:`MAX_LINE` characters is answered ``error`` and its rest is skipped as it streams
+in (at most ``MAX_LINE`` characters are held). A failure the server did not foresee (a bug, memory running out) is
+one ``error <request>: ...`` line, never a Python message: its traceback goes to stderr, the game is dropped (the
+next ``game`` starts afresh), and the engine keeps serving.
 
-The tester owns the game and the clock: it sends the position before every
-``go``, and a ``move`` later than the time it gave (plus its margin) loses the
-game. :class:`EngineServer` is the engine side as a pure state machine (a line
-in, answer lines out); :func:`serve` runs it over two text streams
-(``jitsearch engine``); the tester side is :mod:`jitsearch.arena.external_engine`.
+The tester owns the game and the clock: it sends the position before every ``go``, and a ``move`` later than the
+time it gave (plus its margin) loses the game. :class:`EngineServer` is the engine side as a pure state machine (a
+line in, answer lines out); :func:`serve` runs it over two text streams (``jitsearch engine``); the tester side is
+:mod:`jitsearch.arena.external_engine`.
 
-The served agent plays as its spec says. ``go <ms>`` caps the time of an
-agent with a time limit (``time=``) at ``GO_SHARE`` of the time given (less
-``GO_OVERHEAD_MS``), never above its own ``time=``; an agent with a fixed
-budget (depth, iterations) ignores it. Each ``game`` makes a fresh agent (the
-seed given by ``seed``, else the engine's ``--seed``), so a game is played
-exactly as the in-process agent with that seed plays it.
+The served agent plays as its spec says. ``go <ms>`` caps the time of an agent with a time limit (``time=``) at
+``GO_SHARE`` of the time given (less ``GO_OVERHEAD_MS``), never above its own ``time=``; an agent with a fixed
+budget (depth, iterations) ignores it. Each ``game`` makes a fresh agent (the seed given by ``seed``, else the
+engine's ``--seed``), so a game is played exactly as the in-process agent with that seed plays it.
 
-Memory: a server checks what its agent would allocate (an MCTS agent's tree,
-sized as the search sizes it; a game's engine tables,
-:attr:`~jitsearch.games.protocol.EngineProtocol.table_bytes`) against the same
-limits as the search, on its game's default board before it serves (an agent
-that cannot play it is refused at start, one line) and on the board of each
-``game`` (an ``error`` answer), so a ``go`` never finds out.
+Memory: a server checks what its agent would allocate (an MCTS agent's tree, sized as the search sizes it; a
+game's engine tables, :attr:`~jitsearch.games.protocol.EngineProtocol.table_bytes`) against the same limits as the
+search, on its game's default board before it serves (an agent that cannot play it is refused at start, one line)
+and on the board of each ``game`` (an ``error`` answer), so a ``go`` never finds out.
 """
 
 from __future__ import annotations

@@ -1,25 +1,20 @@
-"""OpenSpiel's bots as players in our arena (optional: ``pip install 'jitsearch[openspiel]'``), for every
-game with an OpenSpiel counterpart (:attr:`jitsearch.games.protocol.Game.openspiel`: Kalah's ``mancala``,
-Oware's ``oware``, Connect Four's ``connect_four``).
+"""OpenSpiel's bots as players in our arena (optional: ``pip install 'jitsearch[openspiel]'``), for every game with
+an OpenSpiel counterpart (:attr:`jitsearch.games.protocol.Game.openspiel`: Kalah's ``mancala``, Oware's ``oware``,
+Connect Four's ``connect_four``).
 
-Specs: ``openspiel:random``, ``openspiel:mcts,simulations=1000,rollouts=1``
-(OpenSpiel's C++ ``MCTSBot`` with a ``RandomRolloutEvaluator``; also
-``time=`` seconds per move, ``c=`` its UCT constant, default 2 as in
-OpenSpiel, ``solve=0|1``) and ``openspiel:alphabeta,depth=N`` (OpenSpiel's
-Python ``minimax.alpha_beta_search``, valued at the depth limit by our
-state's margin, player 0's, turned to the mover's). They play the variants
-OpenSpiel has (the mapping's ``params``; Kalah(6,4) under the standard
-rules, any Oware(m, n) with OpenSpiel's rules, Connect Four of any size):
-other variants are refused in one line.
+Specs: ``openspiel:random``, ``openspiel:mcts,simulations=1000,rollouts=1`` (OpenSpiel's C++ ``MCTSBot`` with a
+``RandomRolloutEvaluator``; also ``time=`` seconds per move, ``c=`` its UCT constant, default 2 as in OpenSpiel,
+``solve=0|1``) and ``openspiel:alphabeta,depth=N`` (OpenSpiel's Python ``minimax.alpha_beta_search``, valued at
+the depth limit by our state's margin, player 0's, turned to the mover's). They play the variants OpenSpiel has
+(the mapping's ``params``; Kalah(6,4) under the standard rules, any Oware(m, n) with OpenSpiel's rules, Connect
+Four of any size): other variants are refused in one line.
 
-OpenSpiel states cannot be built from a board, so the agent keeps its own
-OpenSpiel state in step with the game: it starts from the opening plies
-(:meth:`OpenSpielAgent.start`) and is told every move of both players
-(:meth:`~OpenSpielAgent.observe`, which the arena calls). Asked to move
-elsewhere, it reaches the position by replaying our moves from the start
-where the state knows them (a Connect Four state made by moves), from the
-variant's start position, and refuses with a clear error otherwise (a
-position it was not shown the way to, e.g. an opening suite).
+OpenSpiel states cannot be built from a board, so the agent keeps its own OpenSpiel state in step with the game:
+it starts from the opening plies (:meth:`OpenSpielAgent.start`) and is told every move of both players
+(:meth:`~OpenSpielAgent.observe`, which the arena calls). Asked to move elsewhere, it reaches the position by
+replaying our moves from the start where the state knows them (a Connect Four state made by moves), from the
+variant's start position, and refuses with a clear error otherwise (a position it was not shown the way to, e.g.
+an opening suite).
 """
 
 from __future__ import annotations

@@ -239,6 +239,27 @@ class EngineProtocol(NamedTuple):
     table_bytes: Callable | None = None
 
 
+def rule_word_line(option: str, words: dict, **fixed) -> tuple:
+    """``(legacy_game, legacy_words)`` of :class:`EngineProtocol` for an older line ``game <houses> <seeds>
+    <word>`` whose word sets the variant option ``option`` (``words``: word -> value) and implies ``fixed``."""
+    usage = f"game takes <houses> <seeds> {'|'.join(words)} (or NAME KEY=VALUE ...)"
+
+    def legacy_game(line: list) -> dict:
+        if len(line) != 3 or line[2] not in words:
+            raise ValueError(usage)
+        try:
+            return {"houses": int(line[0], 10), "seeds": int(line[1], 10), option: words[line[2]], **fixed}
+        except ValueError:
+            raise ValueError("game takes <houses> <seeds> as integers") from None
+
+    def legacy_words(variant: dict):
+        if any(variant[k] != v for k, v in fixed.items()):
+            return None
+        return f"{variant['houses']} {variant['seeds']} {next(w for w, v in words.items() if v == variant[option])}"
+
+    return legacy_game, legacy_words
+
+
 def no_record(k: int = 1) -> np.ndarray:
     """The dummy ``hist`` of games without a record: int32[k, 1, 1] (``[0]`` for one state)."""
     return np.zeros((k, 1, 1), np.int32)

@@ -1,26 +1,23 @@
 """jitsearch in OpenSpiel (optional: ``pip install 'jitsearch[openspiel]'``), for every registered game.
 
-* :func:`make_bot`: any of our agent specs (``alphabeta:depth=8``, ``mtdf``,
-  ``mcts:iterations=5000``, ...) as a ``pyspiel.Bot`` for the OpenSpiel game
-  of one of our games' mappings (:attr:`jitsearch.games.protocol.Game.openspiel`:
-  ``mancala``, ``oware``, ``connect_four``) or for one of our games registered
-  in OpenSpiel (:func:`load_game`). The bot keeps its own state of our game in
-  step with OpenSpiel's (``restart_at``, ``inform_action``); a state handed to
-  ``step`` is converted by replaying its action history through the mapping,
-  and one our rules cannot reach that way is refused with a clear error. MCTS
-  agents also give ``step_with_policy`` (the root's visit shares).
-* :func:`register` / :func:`load_game`: any registered game of ours, every
-  variant, as a Python OpenSpiel game ``jitsearch_<name>`` whose parameters
-  are the game's variant options and whose actions are our moves, so
-  OpenSpiel's own algorithms run on variants it does not ship (Kalah(m, n)
-  under both capture rules, Oware with grand slams illegal). Returns are +1 /
-  -1 / 0 by the sign of the final margin, as OpenSpiel's games.
+* :func:`make_bot`: any of our agent specs (``alphabeta:depth=8``, ``mtdf``, ``mcts:iterations=5000``, ...) as a
+  ``pyspiel.Bot`` for the OpenSpiel game of one of our games' mappings
+  (:attr:`jitsearch.games.protocol.Game.openspiel`: ``mancala``, ``oware``, ``connect_four``) or for one of our
+  games registered in OpenSpiel (:func:`load_game`). The bot keeps its own state of our game in step with
+  OpenSpiel's (``restart_at``, ``inform_action``); a state handed to ``step`` is converted by replaying its action
+  history through the mapping, and one our rules cannot reach that way is refused with a clear error. MCTS agents
+  also give ``step_with_policy`` (the root's visit shares).
+* :func:`register` / :func:`load_game`: any registered game of ours, every variant, as a Python OpenSpiel game
+  ``jitsearch_<name>`` whose parameters are the game's variant options and whose actions are our moves, so
+  OpenSpiel's own algorithms run on variants it does not ship (Kalah(m, n) under both capture rules, Oware with
+  grand slams illegal). Returns are +1 / -1 / 0 by the sign of the final margin, as OpenSpiel's games.
 
-Layers: this package sits above :mod:`jitsearch.arena` (it wraps its
-agents) and below the CLI.
+Layers: this package sits above :mod:`jitsearch.arena` (it wraps its agents) and below the CLI.
 """
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 from ..arena.engine_protocol import served_agent
 from ..arena.openspiel_agents import pyspiel_module
@@ -32,16 +29,8 @@ MAX_GAME_LENGTH = 1000
 _REGISTERED: set = set()
 
 
-class _Identity:
-    """The mapping of our games registered in OpenSpiel: an action is our move."""
-
-    @staticmethod
-    def action(state, move):
-        return int(move)
-
-    @staticmethod
-    def move(state, action):
-        return int(action)
+#: The mapping of our games registered in OpenSpiel: an action is our move.
+_IDENTITY = SimpleNamespace(action=lambda state, move: int(move), move=lambda state, action: int(action))
 
 
 def game_of(os_game):
@@ -50,7 +39,7 @@ def game_of(os_game):
     params = dict(os_game.get_parameters())
     if name.startswith(PREFIX) and name[len(PREFIX):] in GAMES:
         game = get(name[len(PREFIX):])
-        return game, game.check_variant(**{k: game.variant[k].type(v) for k, v in params.items()}), _Identity
+        return game, game.check_variant(**{k: game.variant[k].type(v) for k, v in params.items()}), _IDENTITY
     for game in GAMES.values():
         if game.openspiel is not None and game.openspiel.name == name:
             return game, game.check_variant(**game.openspiel.variant(params)), game.openspiel

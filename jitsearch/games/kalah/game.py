@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
-                        no_record)
+                        no_record, rule_word_line)
 from . import rules
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
 
@@ -78,10 +78,6 @@ def solver(state: KalahState) -> int:
 
 # -- the engine line protocol and OpenSpiel ------------------------------------------------------
 
-#: The capture-rule word of the older ``game <m> <n> standard|empty-capture`` line.
-RULE_WORDS = {"standard": False, "empty-capture": True}
-
-
 def variant_of(state: KalahState) -> dict:
     """The variant of a position: its houses, seeds a house (the seeds on the board over 2m; not
     an integer when they do not divide) and capture rule."""
@@ -90,19 +86,8 @@ def variant_of(state: KalahState) -> dict:
             "empty_capture": bool(state.empty_capture)}
 
 
-def legacy_game(words: list) -> dict:
-    """The variant of the older line ``game <m> <n> standard|empty-capture``."""
-    if len(words) != 3 or words[2] not in RULE_WORDS:
-        raise ValueError("game takes <houses> <seeds> standard|empty-capture (or kalah KEY=VALUE ...)")
-    try:
-        m, n = int(words[0], 10), int(words[1], 10)
-    except ValueError:
-        raise ValueError("game takes <houses> <seeds> as integers") from None
-    return {"houses": m, "seeds": n, "empty_capture": RULE_WORDS[words[2]]}
-
-
-def legacy_words(variant: dict) -> str:
-    return f"{variant['houses']} {variant['seeds']} {'empty-capture' if variant['empty_capture'] else 'standard'}"
+#: The older line ``game <m> <n> standard|empty-capture``.
+legacy_game, legacy_words = rule_word_line("empty_capture", {"standard": False, "empty-capture": True})
 
 
 def table_bytes(agent):

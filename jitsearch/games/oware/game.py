@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..protocol import GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states
+from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
+                        rule_word_line)
 from . import rules
 from .rules import OPENSPIEL_MOVE_LIMIT
 from .state import BOARD_DTYPE, MAX_HOUSES, MAX_MOVE_LIMIT, OwareState
@@ -121,10 +122,6 @@ def solver(state: OwareState) -> int:
 
 # -- the engine line protocol and OpenSpiel ------------------------------------------------------
 
-#: The rule word of the older ``game <m> <n> standard|grand-slam-illegal`` line (OpenSpiel's move limit).
-RULE_WORDS = {"standard": False, "grand-slam-illegal": True}
-
-
 def variant_of(state: OwareState) -> dict:
     """The variant of a position: houses, seeds a house (not an integer when they do not divide),
     move limit and grand-slam rule."""
@@ -133,22 +130,9 @@ def variant_of(state: OwareState) -> dict:
             "move_limit": int(state.move_limit), "grand_slam_illegal": bool(state.grand_slam_illegal)}
 
 
-def legacy_game(words: list) -> dict:
-    """The variant of the older line ``game <m> <n> standard|grand-slam-illegal``."""
-    if len(words) != 3 or words[2] not in RULE_WORDS:
-        raise ValueError("game takes <houses> <seeds> standard|grand-slam-illegal (or oware KEY=VALUE ...)")
-    try:
-        m, n = int(words[0], 10), int(words[1], 10)
-    except ValueError:
-        raise ValueError("game takes <houses> <seeds> as integers") from None
-    return {"houses": m, "seeds": n, "move_limit": OPENSPIEL_MOVE_LIMIT, "grand_slam_illegal": RULE_WORDS[words[2]]}
-
-
-def legacy_words(variant: dict):
-    if variant["move_limit"] != OPENSPIEL_MOVE_LIMIT:
-        return None
-    rule = "grand-slam-illegal" if variant["grand_slam_illegal"] else "standard"
-    return f"{variant['houses']} {variant['seeds']} {rule}"
+#: The older line ``game <m> <n> standard|grand-slam-illegal`` (OpenSpiel's move limit).
+legacy_game, legacy_words = rule_word_line("grand_slam_illegal", {"standard": False, "grand-slam-illegal": True},
+                                           move_limit=OPENSPIEL_MOVE_LIMIT)
 
 
 def line(state: OwareState) -> tuple:
