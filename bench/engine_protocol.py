@@ -34,11 +34,11 @@ RESULTS = ROOT / "bench" / "results" / "engine_protocol.json"
 
 
 def positions(count: int, seed: int = 1):
-    from jitsearch.games.kalah import KalahState
+    from jitsearch.games import get
 
     rng, out = random.Random(seed), []
     while len(out) < count:
-        s = KalahState.initial()
+        s = get("kalah").initial()
         while not s.is_over and len(out) < count:
             out.append(s)
             s = s.play(rng.choice(s.legal_moves()))

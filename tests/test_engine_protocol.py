@@ -96,8 +96,8 @@ def test_server_requests_and_errors():
         answers, done = s.handle(line)
         assert not done and len(answers) == 1 and answers[0].startswith("error ") and words in answers[0], line
     assert s.handle("game 6 4 standard") == (["ok"], False)
-    for line, words in [("go 100", "no position"), ("position 1,2/0/3,4/0 p0", "2 houses"),
-                        ("position 5,4,4,4,4,4/0/4,4,4,4,4,4/0 p0", "49 seeds"), ("position garbage", "position"),
+    for line, words in [("go 100", "no position"), ("position 1,2/0/3,4/0 p0", "houses=2"),
+                        ("position 5,4,4,4,4,4/0/4,4,4,4,4,4/0 p0", "seeds=4.08333"), ("position garbage", "position"),
                         ("position 0,0,0,0,0,0/24/0,0,0,0,0,0/24 end", None)]:
         answers, _ = s.handle(line)
         if words is None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from jitsearch.arena.engine_protocol import MAX_LINE, EngineServer, OwareEngineServer, read_request, serve
+from jitsearch.arena.engine_protocol import MAX_LINE, EngineServer, read_request, serve
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -33,7 +33,7 @@ def _engine(*args) -> subprocess.Popen:
 @pytest.mark.parametrize("args, words", [
     (["--agent", "mcts:iterations=100000000"], "MCTS tree of 600,000,001 nodes"),
     (["--agent", "alphabeta:time=1,tt=65536"], "table of 65,536 MiB"),
-    (["--game", "oware", "--agent", "mcts:iterations=10000000"], "Oware MCTS tree"),
+    (["--game", "oware", "--agent", "mcts:iterations=10000000"], "on oware houses=6 seeds=4 move_limit=1000 grand_slam_illegal=0, the default board, an MCTS tree of 60,000,007"),
 ])
 def test_cli_refuses_an_agent_that_cannot_search_the_default_board(args, words):
     r = subprocess.run([sys.executable, "-m", "jitsearch", "engine", *args], capture_output=True, text=True,
@@ -50,8 +50,8 @@ def test_game_refuses_a_board_the_agent_cannot_search():
     answer = s.handle("game 16 4 standard")[0][0]
     assert answer.startswith("error an MCTS tree of 32,000,001 nodes needs about")
     assert s.game is None and s.handle(f"position {START}")[0][0].startswith("error no game")
-    o = OwareEngineServer("mcts:iterations=4000000")
-    assert o.handle("game 12 4 standard")[0][0].startswith("error an Oware MCTS tree of 48,000,")
+    o = EngineServer("mcts:iterations=4000000", game="oware")
+    assert o.handle("game 12 4 standard")[0][0].startswith("error an MCTS tree of 48,000,")
     assert o.game is None
 
 

@@ -1,4 +1,4 @@
-"""``cmd:`` external engines in Oware matches (:mod:`jitsearch.arena.oware_external`)."""
+"""``cmd:`` external engines in Oware matches (:class:`jitsearch.arena.external_engine.ExternalAgent`)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jitsearch.arena.external_engine import close_engines, running_pids
+from jitsearch.arena.external_engine import ExternalAgent, close_engines, running_pids
 from jitsearch.arena.oware_arena import parse_oware_agent, run_oware_match
-from jitsearch.arena.oware_external import OwareExternalAgent, line_from_history
+from jitsearch.games import get
 from jitsearch.games.oware import OwareState
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +38,11 @@ def _games(path: Path) -> list[list[int]]:
     return [json.loads(line)["moves"] for line in path.read_text().splitlines()]
 
 
+def line_from_history(state):
+    first, moves = get("oware").engine_protocol.line(state)
+    return first.to_text(), moves
+
+
 def test_line_from_history_replays_the_record():
     """The line read back from a state's repetition record reaches the same record, on random games."""
     rnd = random.Random(3)
@@ -58,7 +63,7 @@ def test_line_from_history_replays_the_record():
 
 def test_parser_accepts_cmd_specs_and_refuses_bad_ones():
     agent = parse_oware_agent("cmd:python 'my engine.py' --opt a,b", seed=5)
-    assert isinstance(agent, OwareExternalAgent) and agent.argv == ("python", "my engine.py", "--opt", "a,b")
+    assert isinstance(agent, ExternalAgent) and agent.argv == ("python", "my engine.py", "--opt", "a,b")
     assert agent.seed == 5
     for spec in ("cmd:", "cmd:python 'unclosed"):
         with pytest.raises(ValueError) as err:
@@ -118,9 +123,9 @@ def test_cmd_options_without_an_engine_are_refused():
 
 
 def test_line_limit_is_the_engines():
-    from jitsearch.arena import engine_protocol, oware_external
+    from jitsearch.arena import engine_protocol, external_engine
 
-    assert oware_external.MAX_LINE == engine_protocol.MAX_LINE
+    assert external_engine.MAX_LINE == engine_protocol.MAX_LINE
 
 
 #: An Oware engine of the line protocol that loses every game at its first move, as argv[1] says: illegal

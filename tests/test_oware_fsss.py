@@ -12,7 +12,7 @@ import random
 import numpy as np
 import pytest
 
-from jitsearch.arena.engine_protocol import OwareEngineServer
+from jitsearch.arena.engine_protocol import EngineServer
 from jitsearch.arena.oware_arena import parse_oware_agent
 from jitsearch.cli.app import main
 from jitsearch.games.oware import OwareState
@@ -222,7 +222,7 @@ def test_cli_tournament_play_and_engine(capsys):
     code, out, err = run(capsys, "tournament", "--game", "oware", "--a", "fsss:depth=x", "--b", "random",
                          "--pairs", "1")
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1 and "bad value" in err
-    server = OwareEngineServer("fsss:depth=3")
+    server = EngineServer("fsss:depth=3", game="oware")
     assert server.handle("game 6 4 standard")[0] == ["ok"]
     assert server.handle("position 4,4,4,4,4,4/4,4,4,4,4,4/0,0 p0 moves 5 9")[0] == ["ok"]
     answers, _ = server.handle("go 1000")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from jitsearch.arena.engine_protocol import OwareEngineServer
+from jitsearch.arena.engine_protocol import EngineServer
 from jitsearch.arena.oware_arena import parse_oware_agent, play_oware_game
 from jitsearch.games.oware import OwareState
 from jitsearch.games.oware.naive import NaiveOware
@@ -60,17 +60,17 @@ def test_end_reason_equals_the_naive_rules(m, n):
 # -- the engine protocol --------------------------------------------------------------------------------
 
 def test_oware_server_requests_and_errors():
-    s = OwareEngineServer("alphabeta:depth=3")
+    s = EngineServer("alphabeta:depth=3", game="oware")
     assert s.handle("hello") == (["hello jitsearch oware alphabeta:depth=3"], False)
     for line, words in [("go 100", "no position"), ("position " + START, "no game"),
                         ("game 6 4 empty-capture", "standard|grand-slam-illegal"), ("game 0 4 standard", "houses")]:
         answers, _ = s.handle(line)
         assert len(answers) == 1 and answers[0].startswith("error ") and words in answers[0], (line, answers)
     assert s.handle("game 6 4 standard") == (["ok"], False)
-    for line, words in [("position 4,4/4,4/0,0 p0", "2 houses"), ("position 4,4,4,4,4,4/4,4,4,4,4,4/1,0 p0",
-                                                                       "49 seeds"),
+    for line, words in [("position 4,4/4,4/0,0 p0", "houses=2"), ("position 4,4,4,4,4,4/4,4,4,4,4,4/1,0 p0",
+                                                                       "seeds=4.08333"),
                         ("position garbage", "position must look like"), (f"position {START} moves 5 5", "move 2"),
-                        (f"position {START} moves x", "house indices"), (f"position {START} moves 6", "not a house"),
+                        (f"position {START} moves x", "moves are integers"), (f"position {START} moves 6", "not a house"),
                         ("position 0,0,0,0,0,0/0,0,0,0,0,0/24,24 end", None)]:
         answers, _ = s.handle(line)
         if words is None:
@@ -89,7 +89,7 @@ def test_oware_server_requests_and_errors():
 @pytest.mark.parametrize("spec", ["openspiel:random", "human", "bogus", "alphabeta:depth=0"])
 def test_oware_server_refuses_specs(spec):
     with pytest.raises(ValueError):
-        OwareEngineServer(spec)
+        EngineServer(spec, game="oware")
 
 
 @pytest.mark.parametrize("spec", ["random", "mc:playouts=10"])
@@ -97,7 +97,7 @@ def test_served_oware_game_equals_in_process_game(spec):
     """A game through the protocol (the start and the moves so far before every go) plays the moves of the
     in-process agent with the same seed, to the same end."""
     def through_server(seed):
-        server = OwareEngineServer(spec)
+        server = EngineServer(spec, game="oware")
         assert server.handle("game 3 3 standard")[0] == ["ok"] and server.handle(f"seed {seed}")[0] == ["ok"]
         state, moves = OwareState.initial(3, 3), []
         other = parse_oware_agent("alphabeta:depth=2", seed=0)
@@ -118,7 +118,7 @@ def test_served_oware_game_equals_in_process_game(spec):
 
 
 def test_go_caps_a_timed_oware_agent():
-    s = OwareEngineServer("alphabeta:time=30")
+    s = EngineServer("alphabeta:time=30", game="oware")
     s.handle("game 6 4 standard")
     s.handle("position " + START)
     assert s.handle("go 200")[0][-1].startswith("move ")
@@ -145,4 +145,4 @@ def test_cli_engine_oware_errors(capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: ") and len(err.splitlines()) == 1 and "unknown Oware agent" in err
     assert main(["engine", "--game", "go"]) == 2
-    assert "game must be kalah or oware" in capsys.readouterr().err
+    assert "unknown game 'go'" in capsys.readouterr().err

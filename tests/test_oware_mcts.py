@@ -397,7 +397,7 @@ def test_analyse_options_of_the_other_game_are_refused(capsys, tmp_path):
 
 def test_mcts_agent_as_an_openspiel_bot():
     pyspiel = pytest.importorskip("pyspiel")
-    from jitsearch.interop.openspiel_oware import make_oware_bot
+    from jitsearch.interop.openspiel import make_bot as make_oware_bot
 
     game = pyspiel.load_game("oware", {"num_houses_per_player": 3, "num_seeds_per_house": 2})
     ours = make_oware_bot("mcts:iterations=40", game, seed=1)

@@ -62,7 +62,14 @@ def test_random_games_in_lockstep(m, n, games, every_child):
 
 def test_our_bot_plays_openspiel_oware():
     from jitsearch.arena.oware_arena import parse_oware_agent
-    from jitsearch.interop.openspiel_oware import make_oware_bot, oware_state_of
+    from jitsearch.interop.openspiel import make_bot as make_oware_bot
+
+    def oware_state_of(state):
+        p = state.get_game().get_parameters()
+        s = OwareState.initial(int(p["num_houses_per_player"]), int(p["num_seeds_per_house"]))
+        for a in state.history():
+            s = s.play(s.house_of(int(a)))
+        return s
 
     game = pyspiel.load_game("oware")
     ours = make_oware_bot("alphabeta:depth=3", game, seed=1)
@@ -83,7 +90,7 @@ def test_our_bot_plays_openspiel_oware():
         wins += state.returns()[g % 2] > 0
     assert wins >= 3
     with pytest.raises(ValueError, match="oware"):
-        make_oware_bot("random", pyspiel.load_game("mancala"))
+        make_oware_bot("random", pyspiel.load_game("tic_tac_toe"))
 
 
 # -- OpenSpiel's bots as agents in our Oware arena ---------------------------------------------------------------

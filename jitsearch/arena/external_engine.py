@@ -1,57 +1,45 @@
-"""External engines in the arena: an agent spec ``cmd:PROGRAM ARGS...`` runs
-a process that speaks the line protocol of :mod:`jitsearch.arena.engine_protocol`.
+"""External engines in the arena, for every registered game: an agent spec ``cmd:PROGRAM ARGS...`` runs a process
+that speaks the line protocol of :mod:`jitsearch.arena.engine_protocol` (:class:`ExternalAgent`).
 
-As cutechess-cli and fastchess do: the arena owns the game and the clock.
-Each move it sends ``position <text>`` and ``go <ms>`` (``ms``: the
-:class:`EngineSettings` move time) and waits at most ``ms`` plus the margin for
-``move <pit>``. A late move (``"time forfeit"``), a move that is not legal or
-an answer that is not ``info ...``/``move <pit>`` (``"illegal move"``), or an
-engine that exits or stops answering (``"crash"``) loses that game for the
-engine (:class:`Forfeit`, recorded by :mod:`jitsearch.arena.kalah_tournament`
-with its ``termination``); the match goes on. An engine that timed out or
-printed garbage is killed (its next answer could not be trusted) and, like
-one that died, started again for its next game.
+As cutechess-cli and fastchess do: the arena owns the game and the clock. Each move it sends ``position <text>``
+and ``go <ms>`` (``ms``: the :class:`EngineSettings` move time) and waits at most ``ms`` plus the margin for
+``move <move>``. A late move (``"time forfeit"``), a move that is not legal or an answer that is not ``info
+...``/``move <move>`` (``"illegal move"``), or an engine that exits or stops answering (``"crash"``) loses that
+game for the engine (:class:`Forfeit`, recorded by the match with its ``termination``); the match goes on. An
+engine that timed out or printed garbage is killed (its next answer could not be trusted) and, like one that died,
+started again for its next game.
 
-Processes: one per engine (per distinct command, and per thread) in each
-process that plays games (this one, or each Dask worker), started at its first
-game, kept alive across games, ended by :func:`close_engines` (the arena calls
-it when a match ends or is interrupted; Dask workers run it before they are
-closed), at exit, and, on Linux, by the kernel when the thread that started
-them ends (``PR_SET_PDEATHSIG``): no orphans, even when a worker is killed.
-Each engine is started in its own session (``start_new_session``), so its
-process group holds what it starts too: an engine run through ``sh -c``, a
-shell script without ``exec``, ``uv run`` or ``conda run`` is a wrapper whose
-child is the engine, and ending an engine kills the whole group
-(``os.killpg``) once it has had its ``quit``, so neither the child nor its
-hold on the output pipe outlives the wrapper. Limits: ``PR_SET_PDEATHSIG``
-reaches the started process only (a wrapper's child of a SIGKILLed tester
-ends at the end of its input, when it reads it); a child that starts a
-session of its own leaves the group; without process groups (Windows) only
-the started process is killed.
+Processes: one per engine (per distinct command, and per thread) in each process that plays games (this one, or
+each Dask worker), started at its first game, kept alive across games, ended by :func:`close_engines` (the arena
+calls it when a match ends or is interrupted; Dask workers run it before they are closed), at exit, and, on Linux,
+by the kernel when the thread that started them ends (``PR_SET_PDEATHSIG``): no orphans, even when a worker is
+killed. Each engine is started in its own session (``start_new_session``), so its process group holds what it
+starts too: an engine run through ``sh -c``, a shell script without ``exec``, ``uv run`` or ``conda run`` is a
+wrapper whose child is the engine, and ending an engine kills the whole group (``os.killpg``) once it has had its
+``quit``, so neither the child nor its hold on the output pipe outlives the wrapper. Limits: ``PR_SET_PDEATHSIG``
+reaches the started process only (a wrapper's child of a SIGKILLed tester ends at the end of its input, when it
+reads it); a child that starts a session of its own leaves the group; without process groups (Windows) only the
+started process is killed.
 
-Startup: the engine has :attr:`EngineSettings.start_timeout` seconds (default
-:func:`default_start_timeout`: :data:`START_TIMEOUT`, more for long move times)
-to answer ``hello`` and each ``game`` (which may compile a JIT); past
-:data:`PROGRESS_AFTER` seconds one line on stderr says what is awaited. A
-silent engine is a ``crash``, or one error line before the match.
+Startup: the engine has :attr:`EngineSettings.start_timeout` seconds (default :func:`default_start_timeout`:
+:data:`START_TIMEOUT`, more for long move times) to answer ``hello`` and each ``game`` (which may compile a JIT);
+past :data:`PROGRESS_AFTER` seconds one line on stderr says what is awaited. A silent engine is a ``crash``, or
+one error line before the match.
 
-A game's first request is ``game <m> <n> <rules>``, then ``seed <S>`` (the
-seed the in-process agent would get; an engine that does not know ``seed``
-answers ``error`` and plays on). The engine's stderr is appended to
-``<log_dir>/<name>.stderr.log``, one file per engine, each start marked by a
-``#`` line, through a thread that keeps at most :data:`MAX_LOG_BYTES` in the
-file: a start that finds the file at the cap first moves it to ``<name>.stderr.log.1``
-(the one older copy kept), and what comes past the cap is read and dropped,
-after one ``#`` line saying so.
+A game's requests: :class:`ExternalAgent`. The engine's stderr is appended to ``<log_dir>/<name>.stderr.log``, one
+file per engine, each start marked by a ``#`` line, through a thread that keeps at most :data:`MAX_LOG_BYTES` in
+the file: a start that finds the file at the cap first moves it to ``<name>.stderr.log.1`` (the one older copy
+kept), and what comes past the cap is read and dropped, after one ``#`` line saying so.
 
-Quoting: the program and arguments are split as a POSIX shell does
-(:func:`shlex.split`), so a path with spaces is quoted inside the spec, and
-commas are plain characters.
+Quoting: the program and arguments are split as a POSIX shell does (:func:`shlex.split`), so a path with spaces is
+quoted inside the spec, and commas are plain characters.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
+import contextvars
 import hashlib
 import itertools
 import os
@@ -67,6 +55,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import games
 from .._checks import check_float, check_int
 
 #: The ``termination`` of a record whose game an engine lost by misbehaving.
@@ -91,6 +80,9 @@ QUIT_TIMEOUT = 2.0
 READER_JOIN_TIMEOUT = 1.0
 #: Longest move time or margin, in ms (one day).
 MAX_MS = 86_400_000
+#: Longest request line an engine takes (:mod:`.engine_protocol`); a longer ``position`` is sent from where
+#: the game's record starts.
+MAX_LINE = 10_000
 #: Longest answer line taken, in characters; more is garbage.
 MAX_ANSWER = 100_000
 PREFIX = "cmd:"
@@ -547,44 +539,139 @@ def running_pids() -> list[int]:
 
 # -- the agent ------------------------------------------------------------------------------------
 
+_settings: contextvars.ContextVar = contextvars.ContextVar("engine_settings", default=None)
+
+
+@contextlib.contextmanager
+def engine_settings(settings: EngineSettings | None):
+    """Within the block, ``cmd:`` agents made then use ``settings`` (None: the defaults)."""
+    token = _settings.set(None if settings is None else settings.check())
+    try:
+        yield
+    finally:
+        _settings.reset(token)
+
+
+class EngineForfeit(Forfeit, ValueError):
+    """An external engine lost the game (``termination``, ``detail``); its message is one line, ``termination:
+    detail``, naming the engine and its stderr log (a ``ValueError`` too, for the callers that play a single game)."""
+
+    def __init__(self, spec: str, log, termination: str, detail: str):
+        super().__init__(termination, detail)
+        self.args = (f"{termination}: {detail} (engine {spec!r}, its stderr: {log})",)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def game_of(state):
+    """The registered game whose state class ``state`` is (one-line ``ValueError`` if none)."""
+    for game in games.GAMES.values():
+        if isinstance(state, game.State):
+            return game
+    raise ValueError(f"no registered game plays {type(state).__name__} positions")
+
+
 class ExternalAgent:
-    """The agent of a ``cmd:`` spec: a template (parsed once) whose
-    :meth:`with_seed` copies play one game each on the engine process of their
-    thread (see the module docstring). Moves raise :class:`Forfeit` where the
-    engine loses the game."""
+    """The agent of a ``cmd:`` spec, for every registered game: a template (parsed once) whose :meth:`with_seed` copies
+    play one game each on the engine process of their thread (see the module docstring). Moves raise
+    :class:`EngineForfeit` (a :class:`Forfeit`) where the engine loses the game.
+
+    Each game it sends ``game <name> <key>=<value> ...`` (the variant of the state it is first asked to move in; an
+    engine that answers ``error`` is sent the game's older line where it has one, and keeps being sent that),
+    ``seed <S>`` (the seed the in-process agent would get; an engine that does not know it answers ``error`` and
+    plays on), then before every move ``position <text>`` and ``go <ms>``. For a game with a record (Oware's
+    repetition), the position is the game's start and every move since (``position <start> moves <m> ...``),
+    followed through :meth:`start`, :meth:`begin` and :meth:`observe`; a position reached another way is sent as
+    the line since its record starts (:attr:`~jitsearch.games.protocol.EngineProtocol.line`)."""
 
     kind = "cmd"
     lockstep = False
     engine = False
 
-    def __init__(self, spec: str, *, seed: int | None = None):
+    def __init__(self, spec: str, *, seed: int | None = None, game=None):
         if not is_cmd_spec(spec):
             raise ValueError(f"an external engine's spec starts with {PREFIX}, got {spec!r}")
         self.spec = spec.strip()
         self.argv = parse_command(self.spec)
         self.seed = None if seed is None else check_int("seed", seed)
-        self.settings = EngineSettings()
-        self.slot = 0
+        self.game = None if game is None else games.get(game)
+        self.settings = _settings.get() or EngineSettings()
+        self.slot = None  # the process slot (bind_engines; else the seat of its first move)
+        self.options: dict = {}
         self.last: dict = {}
-        self._board = None  # ((m, n, rules), serial of the engine process) of the game this copy began
+        self._board = None  # serial of the engine process of the game this copy began
+        self._start: str | None = None  # the text the game's line starts from (games with a record)
+        self._moves: list[int] = []     # our moves played since
+        self._state = None              # where they lead
 
     def with_seed(self, seed: int | None) -> "ExternalAgent":
         twin = ExternalAgent.__new__(ExternalAgent)
         twin.__dict__.update(self.__dict__)
         twin.seed = None if seed is None else check_int("seed", seed)
-        twin.last, twin._board = {}, None
+        twin.last, twin._board, twin._start, twin._moves, twin._state = {}, None, None, [], None
         return twin
 
-    def check_match(self, houses: int, seeds: int, empty_capture: bool, suite=(), position=None, *,
-                    settings: EngineSettings | None = None) -> None:
-        """Start the engine (kept for the games) and ask it for a game of this board: a program that
-        cannot start or refuses the board is one ``ValueError`` line, before any game."""
+    # -- following the game (games with a record) ----------------------------------------------
+
+    def start(self, moves=(), **variant) -> None:
+        """The game starts at the start of ``variant`` (of the agent's game) after ``moves`` (an opening)."""
+        game = self.game or games.get("kalah")
+        try:
+            s = game.initial(**variant)
+            self._start, self._moves, self._state = s.to_text(), [], s
+            for move in moves:
+                self.observe(move)
+        except ValueError:  # not this board: the position will be sent as the state's own line
+            self._start, self._moves, self._state = None, [], None
+
+    def begin(self, state) -> None:
+        """The game is played from ``state`` (kept when it is where :meth:`start` led)."""
+        if self._state is None or self._state != state:
+            self._start, self._moves, self._state = None, [], state
+
+    def observe(self, move: int) -> None:
+        """A move of the game (either player's)."""
+        if self._state is None or self._state.is_over:
+            return
+        try:
+            self._state = self._state.play(int(move))
+            self._moves.append(int(move))
+        except ValueError:
+            self._start, self._moves, self._state = None, [], None
+
+    def _position(self, game, state) -> str:
+        hook = game.engine_protocol
+        if hook is None or hook.line is None:
+            return f"position {state.to_text()}"
+        if self._state is not None and self._state == state and self._start is not None:
+            text, moves = self._start, self._moves
+        else:
+            first, moves = hook.line(state)
+            text = first.to_text()
+        line = f"position {text}" + (" moves " + " ".join(map(str, moves)) if moves else "")
+        if len(line) > MAX_LINE and self._state is not None:  # from where the record starts
+            self._start, self._moves, self._state = None, [], None
+            return self._position(game, state)
+        return line
+
+    # -- the engine ----------------------------------------------------------------------------
+
+    def _log(self, slot=None) -> Path:
+        return self.settings.logs / log_name(self.argv, (self.slot or 0) if slot is None else slot)
+
+    def check_match(self, *board, settings: EngineSettings | None = None, suite=(), position=None,
+                    **variant) -> None:
+        """Start the engine (kept for the games) and ask it for a game of this board (the variant's options,
+        positionally in the game's order, e.g. Kalah's ``houses, seeds, empty_capture``, or by name): a
+        program that cannot start or refuses the board is one ``ValueError`` line, before any game."""
+        game = self.game or games.get("kalah")
+        variant = game.check_variant(**{**dict(zip(game.variant, board)), **variant})
         settings = (settings or self.settings).check()
         try:
             eng = engine_process(self.argv, settings.logs, 0, settings.start_timeout)
             try:
-                eng.request(f"game {houses} {seeds} {'empty-capture' if empty_capture else 'standard'}",
-                            settings.start_timeout, patient=True)
+                _request_game(eng, game, variant, settings.start_timeout)
             except EngineError:
                 eng.kill()  # silent or garbled: no quit to wait for
                 raise
@@ -593,41 +680,59 @@ class ExternalAgent:
             raise ValueError(f"engine {self.spec!r}: {exc.detail} (its stderr: "
                              f"{settings.logs / log_name(self.argv)})") from None
 
-    def _new_game(self, eng: EngineProcess, state) -> None:
-        rules = "empty-capture" if state.empty_capture else "standard"
-        board = (state.houses, state.seeds_total // (2 * state.houses), rules)
-        eng.request(f"game {board[0]} {board[1]} {board[2]}", self.settings.start_timeout, patient=True)
+    def _new_game(self, eng: EngineProcess, game, state) -> None:
+        hook = game.engine_protocol
+        if hook is None:
+            raise EngineError("crash", f"{game.name} does not say the variant of a position: no game line")
+        _request_game(eng, game, hook.variant_of(state), self.settings.start_timeout)
         if self.seed is not None:  # an extension: an engine without it answers error and plays on
             eng.send(f"seed {self.seed}")
             answer = eng.read(time.monotonic() + self._answer_timeout, "seed")
             if answer != "ok" and not answer.startswith("error"):
                 raise EngineError("crash", f"answered {_show(answer)} to seed")
-        self._board = (board, eng.serial)
+        self._board = eng.serial
 
-    def __call__(self, state) -> int:
+    def _forfeit(self, termination: str, detail: str, eng=None) -> EngineForfeit:
+        if eng is not None:
+            eng.kill()  # late, garbled or gone: its next answers cannot be trusted; the next game restarts it
+        return EngineForfeit(self.spec, self._log(), termination, detail)
+
+    def __call__(self, state) -> int:  # noqa: D105
+        return self.choose(state)
+
+    def choose(self, state, stop=None) -> int:
+        """The engine's move in ``state`` (``stop`` is not read: the move time bounds the wait)."""
+        game = self.game or game_of(state)
+        legal = state.legal_moves()
+        if not legal:
+            raise ValueError("the game is over: no move to choose")
+        if self.slot is None:
+            self.slot = state.player  # an engine playing itself runs as two processes
         s = self.settings
-        eng = engine_process_or_forfeit(self.argv, s.logs, self.slot, s.start_timeout)
-        if self._board is not None and self._board[1] != eng.serial:  # a new process in the middle of a game
-            raise Forfeit("crash", "its process died during the game and was restarted")
+        try:
+            eng = engine_process(self.argv, s.logs, self.slot, s.start_timeout)
+        except EngineError as exc:
+            raise self._forfeit("crash", exc.detail) from None
+        if self._board is not None and self._board != eng.serial:  # a new process in the middle of a game
+            raise self._forfeit("crash", "its process died during the game and was restarted")
         try:
             if self._board is None:
-                self._new_game(eng, state)
-            eng.request(f"position {state.to_text()}", self._answer_timeout)
+                self._new_game(eng, game, state)
+            eng.request(self._position(game, state), self._answer_timeout)
             text, infos, seconds = eng.go(s.movetime_ms, s.margin_ms)
         except EngineError as exc:
-            eng.kill()  # late, garbled or gone: its next answers cannot be trusted; the next game restarts it
-            raise Forfeit(exc.termination, exc.detail) from None
+            raise self._forfeit(exc.termination, exc.detail, eng) from None
         self.last = {"info": infos[-1] if infos else "", "seconds": seconds}
         self.last.update(_exact_words(self.last["info"]))
         try:
-            pit = int(text, 10)
+            move = int(text, 10)
         except ValueError:
-            eng.kill()
-            raise Forfeit("illegal move", f"answered {_show('move ' + text)}, not a pit index") from None
-        if pit not in state.legal_moves():
-            raise Forfeit("illegal move", f"played pit {pit}, not legal in {state.to_text()} "
-                                          f"(legal: {' '.join(map(str, state.legal_moves()))})")
-        return pit
+            raise self._forfeit("illegal move", f"answered {_show('move ' + text)}, not a move number",
+                                eng) from None
+        if move not in legal:
+            raise self._forfeit("illegal move", f"played {move}, not legal in {state.to_text()} "
+                                                f"(legal: {' '.join(map(str, legal))})")
+        return move
 
     @property
     def _answer_timeout(self) -> float:
@@ -636,16 +741,47 @@ class ExternalAgent:
     def __str__(self) -> str:
         return self.spec
 
+    __repr__ = __str__
+
+
+def game_words(game, variant: dict) -> str:
+    """The words after ``game`` that name ``game`` (a :class:`~jitsearch.games.protocol.Game`) and its full
+    ``variant``: ``kalah houses=6 seeds=4 empty_capture=0``."""
+    values = {k: int(v) if isinstance(v, bool) else v for k, v in variant.items()}
+    return " ".join([game.name, *(f"{k}={values[k]}" for k in game.variant)])
+
+
+def _request_game(eng: EngineProcess, game, variant: dict, timeout: float) -> None:
+    """``game <name> <key>=<value> ...``; where the engine answers ``error`` and the game has an older line,
+    that line, and the engine process is remembered to speak it."""
+    hook = game.engine_protocol
+    legacy = hook.legacy_words(variant) if hook is not None and hook.legacy_words is not None else None
+    if legacy is not None and getattr(eng, "legacy", False):
+        eng.request(f"game {legacy}", timeout, patient=True)
+        return
+    line = f"game {game_words(game, variant)}"
+    eng.send(line)
+    answer = eng.read_patiently(timeout, "game")
+    if answer == "ok":
+        return
+    if legacy is None or not answer.startswith("error"):
+        raise EngineError("crash", f"answered {_show(answer)} to {_show(line)}")
+    eng.request(f"game {legacy}", timeout, patient=True)
+    eng.legacy = True
+
 
 def bind_engines(agents, settings: EngineSettings | None) -> None:
-    """Give a game's external agents the arena's settings, and a second process slot to an engine that
-    plays itself."""
+    """Give a game's external agents the arena's settings, and process slots 0 and 1 to an engine that plays
+    itself."""
     ext = [a for a in agents if isinstance(a, ExternalAgent)]
     for a in ext:
         if settings is not None:
             a.settings = settings
     if len(ext) == 2 and ext[0].argv == ext[1].argv:
-        ext[1].slot = 1
+        ext[0].slot, ext[1].slot = 0, 1
+    elif ext:
+        for a in ext:
+            a.slot = 0
 
 
 def _exact_words(info: str) -> dict:

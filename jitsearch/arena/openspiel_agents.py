@@ -1,36 +1,28 @@
-"""OpenSpiel's bots as players in our arena (optional: ``pip install 'jitsearch[openspiel]'``).
+"""OpenSpiel's bots as players in our arena (optional: ``pip install 'jitsearch[openspiel]'``), for every game with
+an OpenSpiel counterpart (:attr:`jitsearch.games.protocol.Game.openspiel`: Kalah's ``mancala``, Oware's ``oware``,
+Connect Four's ``connect_four``).
 
-Specs: ``openspiel:random``, ``openspiel:mcts,simulations=1000,rollouts=1``
-(OpenSpiel's C++ ``MCTSBot`` with a ``RandomRolloutEvaluator``; also
-``time=`` seconds per move, ``c=`` its UCT constant, default 2 as in
-OpenSpiel, ``solve=0|1``) and ``openspiel:alphabeta,depth=N`` (OpenSpiel's
-Python ``minimax.alpha_beta_search`` with the store difference as the value
-at the depth limit). They play OpenSpiel's ``mancala``, i.e. Kalah(6,4)
-under the standard rules: other boards and the empty-capture rule are
-refused.
+Specs: ``openspiel:random``, ``openspiel:mcts,simulations=1000,rollouts=1`` (OpenSpiel's C++ ``MCTSBot`` with a
+``RandomRolloutEvaluator``; also ``time=`` seconds per move, ``c=`` its UCT constant, default 2 as in OpenSpiel,
+``solve=0|1``) and ``openspiel:alphabeta,depth=N`` (OpenSpiel's Python ``minimax.alpha_beta_search``, valued at
+the depth limit by our state's margin, player 0's, turned to the mover's). They play the variants OpenSpiel has
+(the mapping's ``params``; Kalah(6,4) under the standard rules, any Oware(m, n) with OpenSpiel's rules, Connect
+Four of any size): other variants are refused in one line.
 
-OpenSpiel states cannot be built from a board, so the agent keeps its own
-``mancala`` state in step with the game: it starts from the opening plies
-(:meth:`OpenSpielAgent.start`) and is told every move of both players
-(:meth:`observe`, called by :func:`jitsearch.arena.agents.play_game` and the
-tournaments). Before each move it checks that its state has the board it is
-asked to play from, and refuses with a clear error otherwise (a position it
-was not shown the way to, e.g. an opening suite).
-
-:class:`OwareOpenSpielAgent` is the same for OpenSpiel's ``oware`` (any
-Oware(m, n) OpenSpiel builds, OpenSpiel's rules: the default move limit,
-grand slams legal), the agents of ``jitsearch tournament --game oware``
-(:func:`jitsearch.arena.oware_arena.parse_oware_agent`). Its OpenSpiel state
-is stepped with every move, so the repetition record is the game's; its
-``openspiel:alphabeta`` values the depth limit by the captured difference.
+OpenSpiel states cannot be built from a board, so the agent keeps its own OpenSpiel state in step with the game:
+it starts from the opening plies (:meth:`OpenSpielAgent.start`) and is told every move of both players
+(:meth:`~OpenSpielAgent.observe`, which the arena calls). Asked to move elsewhere, it reaches the position by
+replaying our moves from the start where the state knows them (a Connect Four state made by moves), from the
+variant's start position, and refuses with a clear error otherwise (a position it was not shown the way to, e.g.
+an opening suite).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
-from ..games.kalah import KalahState
-from ..games.oware import OPENSPIEL_MOVE_LIMIT, OwareState
+from ..games import get
 
 ALGORITHMS = ("random", "mcts", "alphabeta")
 #: Options per algorithm and their types.
@@ -38,6 +30,8 @@ OPTIONS = {"random": {}, "mcts": {"simulations": int, "rollouts": int, "time": f
            "alphabeta": {"depth": int}}
 MAX_SIMULATIONS = 10**8
 MAX_DEPTH = 40
+#: The game of an agent given none (and of ``OpenSpielAgent.check_match`` called on the class).
+DEFAULT_GAME = "kalah"
 
 
 def pyspiel_module():
@@ -49,13 +43,33 @@ def pyspiel_module():
     return pyspiel
 
 
+def openspiel_map(game):
+    """The :class:`~jitsearch.games.protocol.OpenSpielMap` of ``game`` (a name or Game), or one-line
+    ``ValueError``."""
+    game = get(game)
+    if game.openspiel is None:
+        raise ValueError(f"{game.name} has no OpenSpiel counterpart: openspiel agents cannot play it")
+    return game.openspiel
+
+
+class _either:
+    """A method that may also be called on the class (then ``self`` is None)."""
+
+    def __init__(self, f):
+        self.f = f
+        functools.update_wrapper(self, f)
+
+    def __get__(self, obj, cls):
+        return functools.partial(self.f, obj)
+
+
 class OpenSpielAgent:
-    """An OpenSpiel bot behind our agent interface (state -> pit)."""
+    """An OpenSpiel bot behind our agent interface (state -> move) for ``game`` (a registered name)."""
 
     kind = "openspiel"
     lockstep = False
 
-    def __init__(self, algorithm: str, options: dict, seed: int | None = None):
+    def __init__(self, algorithm: str, options: dict, seed: int | None = None, game: str = DEFAULT_GAME):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown OpenSpiel bot {algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
         unknown = sorted(set(options) - set(OPTIONS[algorithm]))
@@ -81,179 +95,114 @@ class OpenSpielAgent:
             o.setdefault("depth", 4)
             if not 1 <= o["depth"] <= MAX_DEPTH:
                 raise ValueError(f"depth must lie in 1..{MAX_DEPTH}, got {o['depth']}")
+        self.game = get(game)
+        self.map = openspiel_map(self.game)
         self.algorithm, self.options, self.seed = algorithm, o, seed
+        self.spec = str(self)
         self.last: dict = {}
         self._spiel = pyspiel_module()
-        self._game = self._spiel.load_game("mancala")
+        self._os_game = None
+        self._variant = None
         self._bot = None
         self._os_state = None
         self._our_state = None
-        self._moves_made = 0
 
     def with_seed(self, seed: int | None) -> "OpenSpielAgent":
-        """A fresh agent of this spec (its options already checked) with its
-        own ``seed`` and no game: what a tournament makes for each game."""
-        return OpenSpielAgent(self.algorithm, self.options, seed)
+        """A fresh agent of this spec (its options already checked) with its own ``seed`` and no game: what a
+        tournament makes for each game."""
+        return OpenSpielAgent(self.algorithm, self.options, seed, self.game.name)
 
-    # -- keeping the OpenSpiel state in step ----------------------------------------------
-
-    @staticmethod
-    def check_match(houses: int, seeds: int, empty_capture: bool, suite=()) -> None:
-        """Refuse a game OpenSpiel's mancala cannot play."""
-        if (houses, seeds) != (6, 4) or empty_capture:
-            raise ValueError("openspiel agents play OpenSpiel's mancala: Kalah(6,4) under the standard rules "
-                             f"only, not Kalah({houses},{seeds}){' with empty capture' if empty_capture else ''}")
+    @_either
+    def check_match(self, *board, suite=(), position=None, **variant) -> None:
+        """Refuse a game OpenSpiel does not have: the variant's options positionally in the game's order
+        (Kalah's ``houses, seeds, empty_capture``) or by name; an opening suite."""
+        game = get(DEFAULT_GAME) if self is None else self.game
+        variant = game.check_variant(**{**dict(zip(game.variant, board[:len(game.variant)])), **variant})
+        suite = board[len(game.variant)] if len(board) > len(game.variant) else suite
+        try:
+            openspiel_map(game).params(variant)
+        except ValueError as exc:
+            raise ValueError(f"openspiel agents: {exc}") from None
         if suite:
             raise ValueError("openspiel agents cannot start from an opening suite (an OpenSpiel state is reached "
                              "by moves from the start); use random opening plies (--openings N) instead")
 
-    def start(self, moves=()) -> None:
-        """A new game from the start of Kalah(6,4) followed by ``moves``."""
-        self._os_state = self._game.new_initial_state()
-        self._our_state = KalahState.initial(6, 4)
-        self._bot = None
-        for pit in moves:
-            self.observe(pit)
+    # -- keeping the OpenSpiel state in step ----------------------------------------------
 
-    def observe(self, pit: int) -> None:
-        """The move ``pit`` was played (by either player)."""
+    def start(self, moves=(), **variant) -> None:
+        """A new game from the start of ``variant`` (default: the game's defaults) followed by ``moves``."""
+        variant = self.game.check_variant(**variant)
+        try:
+            params = self.map.params(variant)
+        except ValueError as exc:
+            raise ValueError(f"openspiel agents: {exc}") from None
+        if self._os_game is None or self._variant != variant:
+            self._os_game = self._spiel.load_game(self.map.name, params)
+            self._bot = None
+        self._variant = variant
+        self._our_state = self.game.initial(**variant)
+        self._os_state = self._os_game.new_initial_state()
+        self._bot = None
+        for move in moves:
+            self.observe(move)
+
+    def begin(self, state) -> None:
+        """A game is played from ``state``: where :meth:`start` and :meth:`observe` brought this agent, or a
+        position it can reach from the start (see the module docstring); any other is refused."""
+        if self._os_state is not None and state == self._our_state:
+            return
+        hook = self.game.engine_protocol
+        variant = hook.variant_of(state) if hook is not None else self.game.defaults()
+        self.check_match(**variant)
+        replay = self.map.replay(state) if self.map.replay is not None else None
+        if replay is not None:
+            self.start(replay, **variant)
+        elif state == self.game.initial(**variant):
+            self.start(**variant)
+        else:
+            raise ValueError("openspiel agent: it was not shown how the game reached "
+                             f"{state.to_text()} (start() with the moves from the start, then observe())")
+
+    def observe(self, move: int) -> None:
+        """The move ``move`` (ours) was played, by either player."""
         if self._os_state is None:
             self.start()
-        if pit not in self._our_state.legal_moves():
-            raise ValueError(f"openspiel agent: move {pit} is not legal in {self._our_state.to_text()}")
-        self._os_state.apply_action(int(pit))
-        self._our_state = self._our_state.play(int(pit))
+        s = self._our_state
+        if s.is_over or move not in s.legal_moves():
+            raise ValueError(f"openspiel agent: move {move} is not legal in {s.to_text()}")
+        self._os_state.apply_action(self.map.action(s, int(move)))
+        self._our_state = s.play(int(move))
 
     def _make_bot(self):
         sp, o = self._spiel, self.options
         seed = (self.seed or 0) % (2**31 - 1)
         if self.algorithm == "random":  # OpenSpiel's random bot plays one player id: one per id
             return {p: sp.make_uniform_random_bot(p, seed + p) for p in (0, 1)}
-        if self.algorithm == "mcts":
-            # the bot keeps a raw reference to its evaluator: keep the Python object alive beside it
-            self._evaluator = evaluator = sp.RandomRolloutEvaluator(o["rollouts"], seed)
-            return sp.MCTSBot(self._game, evaluator, float(o["c"]), int(o.get("simulations", MAX_SIMULATIONS)),
-                              1000, bool(o["solve"]), seed, False, sp.ChildSelectionPolicy.UCT,
-                              float(o.get("time", -1.0)))
-        return None
+        # the bot keeps a raw reference to its evaluator: keep the Python object alive beside it
+        self._evaluator = evaluator = sp.RandomRolloutEvaluator(o["rollouts"], seed)
+        return sp.MCTSBot(self._os_game, evaluator, float(o["c"]), int(o.get("simulations", MAX_SIMULATIONS)),
+                          1000, bool(o["solve"]), seed, False, sp.ChildSelectionPolicy.UCT,
+                          float(o.get("time", -1.0)))
 
-    def __call__(self, state: KalahState) -> int:
-        if self._os_state is None:
-            if state.to_text() != KalahState.initial(6, 4).to_text() or state.houses != 6 or state.empty_capture:
-                self.check_match(state.houses, int(sum(int(x) for x in state.board)) // (2 * state.houses),
-                                 state.empty_capture)
-                raise ValueError("openspiel agent: it was not shown how the game reached "
-                                 f"{state.to_text()} (start() with the moves from the start, then observe())")
-            self.start()
-        if state.to_text() != self._our_state.to_text():
-            raise ValueError(f"openspiel agent: asked to play from {state.to_text()} but its game is at "
-                             f"{self._our_state.to_text()}: every move must reach observe()")
-        if self.algorithm == "alphabeta":
-            from open_spiel.python.algorithms import minimax
+    def __call__(self, state) -> int:
+        return self.choose(state)
 
-            me = self._os_state.current_player()
-            value, action = minimax.alpha_beta_search(self._game, self._os_state.clone(),
-                                                      value_function=_store_difference(me),
-                                                      maximum_depth=self.options["depth"], maximizing_player_id=me)
-            self.last = {"value": value}
-            return int(action)
-        if self._bot is None:
-            self._bot = self._make_bot()
-        bot = self._bot[self._os_state.current_player()] if isinstance(self._bot, dict) else self._bot
-        action = bot.step(self._os_state)
-        self._moves_made += 1
-        self.last = {}
-        return int(action)
-
-    def __str__(self) -> str:
-        opts = ",".join(f"{k}={v}" for k, v in self.options.items())
-        return f"openspiel:{self.algorithm}" + (f",{opts}" if opts else "")
-
-
-def _store_difference(me: int):
-    """The value at the depth limit: ``me``'s store minus the opponent's, read by replaying the history."""
-    def value(state):
-        s = KalahState.initial(6, 4)
-        for a in state.history():
-            s = s.play(int(a))
-        m = s.margin  # player 0's store minus player 1's
-        return float(m if me == 0 else -m)
-
-    return value
-
-
-class OwareOpenSpielAgent(OpenSpielAgent):
-    """An OpenSpiel bot playing OpenSpiel's ``oware`` behind our Oware agent interface (state -> house).
-
-    It keeps an OpenSpiel state and our :class:`~jitsearch.games.oware.OwareState` stepped together:
-    :meth:`start` (the board size and the opening moves) and :meth:`observe` (every move of both
-    players, as :func:`jitsearch.arena.oware_arena.play_oware_game` tells it). Asked to move from a
-    position that is not its game's (board, player, ply and repetition record), it refuses.
-    """
-
-    def __init__(self, algorithm: str, options: dict, seed: int | None = None):
-        super().__init__(algorithm, options, seed)
-        self._game = None  # loaded by start(), for the board size of the game
-        self.spec = str(self)
-
-    def with_seed(self, seed: int | None) -> "OwareOpenSpielAgent":
-        return OwareOpenSpielAgent(self.algorithm, self.options, seed)
-
-    @staticmethod
-    def check_state(state: OwareState) -> None:
-        """Refuse a game OpenSpiel's oware does not play (our rule options beyond OpenSpiel's)."""
-        if state.grand_slam_illegal or state.move_limit != OPENSPIEL_MOVE_LIMIT:
-            raise ValueError("openspiel agents play OpenSpiel's oware: grand slams legal and the move limit "
-                             f"{OPENSPIEL_MOVE_LIMIT}, not grand_slam_illegal or another move limit")
-
-    def start(self, moves=(), *, houses: int = 6, seeds: int = 4) -> None:
-        """A new game from the start of Oware(``houses``, ``seeds``) followed by ``moves`` (house indices)."""
-        self._our_state = OwareState.initial(houses, seeds)
-        self._game = self._spiel.load_game("oware", {"num_houses_per_player": houses,
-                                                     "num_seeds_per_house": seeds})
-        self._os_state = self._game.new_initial_state()
-        self._bot = None
-        for house in moves:
-            self.observe(house)
-
-    def begin(self, state: OwareState) -> None:
-        """A game is played from ``state``: the start of a game (a new one), or where :meth:`start` and
-        :meth:`observe` brought this agent; any other position is refused."""
-        self.check_state(state)
-        if self._os_state is not None and state == self._our_state:
-            return
-        n = state.seeds_total // (2 * state.houses)
-        if state.ply != 0 or state != OwareState.initial(state.houses, max(n, 1)):
-            raise ValueError("openspiel agent: it was not shown how the game reached "
-                             f"{state.to_text()} (start() with the moves from the start, then observe())")
-        self.start(houses=state.houses, seeds=n)
-
-    def observe(self, house: int) -> None:
-        """The move ``house`` (a house index of our layout) was played, by either player."""
-        if self._os_state is None:
-            raise ValueError("openspiel agent: observe() before start()")
-        s = self._our_state
-        if s.is_over or house not in s.legal_moves():
-            raise ValueError(f"openspiel agent: move {house} is not legal in {s.to_text()}")
-        self._os_state.apply_action(s.action_of(house))
-        self._our_state = s.play(int(house))
-
-    def __call__(self, state: OwareState) -> int:
-        if not isinstance(state, OwareState):
-            raise ValueError(f"an Oware openspiel agent plays OwareState positions, got {type(state).__name__}")
-        if self._os_state is None:
+    def choose(self, state, stop=None) -> int:
+        """Its bot's move in ``state`` (``stop`` is not read: OpenSpiel's bots cannot be stopped)."""
+        if not isinstance(state, self.game.State):
+            raise ValueError(f"a {self.game.name} openspiel agent plays {self.game.State.__name__} positions, "
+                             f"got {type(state).__name__}")
+        if self._os_state is None or state != self._our_state:
+            if self._os_state is not None and self.map.replay is None:
+                raise ValueError(f"openspiel agent: asked to play from {state.to_text()} but its game is at "
+                                 f"{self._our_state.to_text()}: every move must reach observe()")
             self.begin(state)
-        self.check_state(state)
-        if state != self._our_state:
-            raise ValueError(f"openspiel agent: asked to play from {state.to_text()} (ply {state.ply}) but its "
-                             f"game is at {self._our_state.to_text()} (ply {self._our_state.ply}): every move "
-                             "must reach observe()")
         if self.algorithm == "alphabeta":
             from open_spiel.python.algorithms import minimax
 
             me = self._os_state.current_player()
-            value, action = minimax.alpha_beta_search(self._game, self._os_state.clone(),
-                                                      value_function=_captured_difference(me),
+            value, action = minimax.alpha_beta_search(self._os_game, self._os_state.clone(),
+                                                      value_function=self._margin_value(me),
                                                       maximum_depth=self.options["depth"], maximizing_player_id=me)
             self.last = {"value": value}
         else:
@@ -261,24 +210,29 @@ class OwareOpenSpielAgent(OpenSpielAgent):
                 self._bot = self._make_bot()
             bot = self._bot[self._os_state.current_player()] if isinstance(self._bot, dict) else self._bot
             action = bot.step(self._os_state)
-            self._moves_made += 1
             self.last = {}
-        return state.house_of(int(action))
+        return int(self.map.move(self._our_state, int(action)))
+
+    def _margin_value(self, me: int):
+        """The value at the depth limit: our state's margin (player 0's) from ``me``'s side, our state read
+        by replaying the OpenSpiel state's actions from the start."""
+        game, variant, mapping = self.game, self._variant, self.map
+
+        def value(os_state):
+            s = game.initial(**variant)
+            for a in os_state.history():
+                s = s.play(mapping.move(s, int(a)))
+            return float(s.margin if me == 0 else -s.margin)
+
+        return value
+
+    def __str__(self) -> str:
+        opts = ",".join(f"{k}={v}" for k, v in self.options.items())
+        return f"openspiel:{self.algorithm}" + (f",{opts}" if opts else "")
 
 
-def _captured_difference(me: int):
-    """The value at the depth limit: ``me``'s captured seeds minus the opponent's (OpenSpiel's observation
-    string is ``player | score0 score1 | seeds``)."""
-    def value(state):
-        s0, s1 = (int(x) for x in state.observation_string(0).split(" | ")[1].split())
-        return float(s0 - s1 if me == 0 else s1 - s0)
-
-    return value
-
-
-def parse_openspiel_spec(spec: str, rest: str, seed: int | None, *, game: str = "kalah") -> OpenSpielAgent:
-    """``rest`` of ``openspiel:ALGORITHM[,name=value...]``; ``game``: ``kalah`` (OpenSpiel's mancala) or
-    ``oware``."""
+def parse_openspiel_spec(spec: str, rest: str, seed: int | None, *, game: str = DEFAULT_GAME) -> OpenSpielAgent:
+    """``rest`` of ``openspiel:ALGORITHM[,name=value...]`` for ``game`` (a registered name)."""
     items = [x.strip() for x in rest.split(",")] if rest.strip() else []
     if not items or "=" in items[0]:
         raise ValueError(f"an openspiel agent names its bot first: openspiel:mcts,simulations=1000 "
@@ -309,6 +263,6 @@ def parse_openspiel_spec(spec: str, rest: str, seed: int | None, *, game: str = 
         except ValueError:
             raise ValueError(f"bad value {value!r} for {name} in agent spec {spec!r}") from None
     try:
-        return (OwareOpenSpielAgent if game == "oware" else OpenSpielAgent)(algorithm, options, seed)
+        return OpenSpielAgent(algorithm, options, seed, game)
     except ValueError as exc:
         raise ValueError(f"{exc} (agent spec {spec!r})") from None

@@ -47,7 +47,7 @@ value. :class:`GameRecords` replays every record's moves from the start
 before a match uses it (``rate`` too), so its final position, scores and
 result must be the ones its moves lead to.
 
-An external engine (``cmd:``, :mod:`jitsearch.arena.oware_external`) that
+An external engine (``cmd:``, :mod:`jitsearch.arena.external_engine`) that
 times out, moves illegally or crashes loses the game, as in Kalah matches:
 its record has ``termination`` ("time forfeit", "illegal move" or "crash")
 and ``detail``, ``final`` is the position it failed to move in (it is to
@@ -56,7 +56,7 @@ summary counts ``terminations`` by side.
 
 ``openspiel:random``, ``openspiel:mcts,...`` and ``openspiel:alphabeta,...``
 are OpenSpiel's bots on its ``oware`` (the ``openspiel`` extra;
-:class:`jitsearch.arena.openspiel_agents.OwareOpenSpielAgent`): a match
+:class:`jitsearch.arena.openspiel_agents.OpenSpielAgent`): a match
 starts them with the opening's moves and :func:`play_oware_game` tells them
 every move (``begin``, ``observe``), so their OpenSpiel state, repetition
 record included, follows the game.
@@ -244,10 +244,11 @@ def parse_oware_agent(spec: str, seed: int | None = None) -> OwareAgent:
 
         return parse_openspiel_spec(spec.strip(), rest, random.randrange(1 << 31) if seed is None
                                     else check_int("seed", seed, 0), game="oware")
-    if kind == "cmd":  # an external engine speaking the line protocol: cmd:PROGRAM ARGS... (.oware_external)
-        from .oware_external import OwareExternalAgent
+    if kind == "cmd":  # an external engine speaking the line protocol: cmd:PROGRAM ARGS... (.external_engine)
+        from .external_engine import ExternalAgent
 
-        return OwareExternalAgent(spec, random.randrange(1 << 31) if seed is None else check_int("seed", seed, 0))
+        return ExternalAgent(spec, seed=random.randrange(1 << 31) if seed is None else check_int("seed", seed, 0),
+                             game="oware")
     if kind not in OWARE_AGENTS:
         raise ValueError(f"unknown Oware agent {kind!r}: one of {', '.join([*OWARE_AGENTS, 'openspiel', 'cmd'])}")
     options = {}
@@ -414,7 +415,7 @@ def play_one(a: str, b: str, match: OwareMatch, pair: int, seat: int, engine_set
     """Game ``seat`` (0: A is player 0, 1: B is) of ``pair``; returns its record. An external engine that
     forfeits (:class:`~jitsearch.arena.external_engine.Forfeit`) loses the game, recorded with its
     ``termination``; ``engine_settings``: how ``cmd:`` engines are run (None: the defaults)."""
-    from .oware_external import engine_settings as use_engine_settings
+    from .external_engine import engine_settings as use_engine_settings
 
     start, opening_moves = opening_line(match.houses, match.seeds, match.openings, match.seed, pair)
     seed_a, seed_b = _seeds(match, pair, seat)
@@ -531,7 +532,7 @@ class GameRecords:
 def check_agents(specs, match: OwareMatch, engine_settings: EngineSettings | None) -> None:
     """Parse every agent before any game; a ``cmd:`` engine is started and asked for the board (a program
     that cannot start or refuses it is one ``ValueError`` line)."""
-    from .oware_external import OwareExternalAgent, engine_settings as use_engine_settings
+    from .external_engine import ExternalAgent, engine_settings as use_engine_settings
 
     if engine_settings is not None:
         if not isinstance(engine_settings, EngineSettings):
@@ -540,7 +541,7 @@ def check_agents(specs, match: OwareMatch, engine_settings: EngineSettings | Non
     with use_engine_settings(engine_settings):
         agents = [parse_oware_agent(spec, 0) for spec in specs]
     for agent in agents:
-        if isinstance(agent, OwareExternalAgent):
+        if isinstance(agent, ExternalAgent):
             agent.check_match(match.houses, match.seeds)
 
 

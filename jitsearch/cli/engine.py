@@ -9,6 +9,7 @@ import typer
 
 from ._support import UserError
 from .common import exit_interrupted_quietly
+from .game_options import GameOpt, VariantOpt, resolve_game, resolve_variant
 
 
 def engine(
@@ -25,23 +26,25 @@ def engine(
         Optional[str], typer.Option("--name", help="The name 'hello' answers (default: jitsearch SPEC).",
                                     show_default=False)
     ] = None,
-    game: Annotated[str, typer.Option("--game", help="kalah, or oware: an Oware agent (random, alphabeta:..., "
-                                                     "fsss:..., mc:...), positions in Oware's text form.")] = "kalah",
+    game: GameOpt = "kalah",
+    variant: VariantOpt = None,
 ):
     """Serve an agent over the engine protocol: one request a line on stdin, one answer a line on stdout.
 
-    Requests: hello, game M N standard|empty-capture, seed S, position TEXT,
-    go MS, quit (see docs/engine-protocol.md); with --game oware: game M N
-    standard|grand-slam-illegal and position TEXT [moves H ...]. A bad request is answered
-    'error ...' and the engine keeps running (a line has at most 10,000
-    characters). An agent whose search would not fit in memory on the
-    default board (6 houses, 4 seeds) is refused before serving. End of
-    input exits 0, quit exits 0, Ctrl-C exits 130 quietly.
+    Requests: hello, game NAME KEY=VALUE..., seed S, position TEXT [moves M ...],
+    go MS, quit (see docs/engine-protocol.md); the older Kalah and Oware lines
+    (game M N standard|empty-capture|grand-slam-illegal) are taken too. A bad
+    request is answered 'error ...' and the engine keeps running (a line has at
+    most 10,000 characters). An agent whose search would not fit in memory on
+    the game's board (--variant, default: the game's defaults) is refused
+    before serving. End of input exits 0, quit exits 0, Ctrl-C exits 130 quietly.
     """
     from ..arena.engine_protocol import serve_stdio
 
+    g = resolve_game(game)
+    board = resolve_variant(g, variant)
     try:
-        code = serve_stdio(agent, seed=seed, name=name, game=game)
+        code = serve_stdio(agent, seed=seed, name=name, game=g.name, variant=board)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     except KeyboardInterrupt:

@@ -158,7 +158,6 @@ class Game:
         cells]``, ``to_move[T, N]``, the roots' records ``root_hist[T, R, C]`` of ``root_rows[T]``
         rows) into ``hist[:count]`` and returns its depth below the root (the node's ply is the
         root's plus ``depth``). ``None``: no record (the search walks the path for the depth).
-    database, openspiel, fast_playouts : optional hooks, None where the game has none.
     position_key : callable or None
         Optional: ``position_key(jit) -> key`` compiled with ``jit``, ``key(board, cfg, player)
         -> uint64``, a hash of the position. Equal keys must mean equal values under the rules
@@ -169,6 +168,11 @@ class Game:
         Optional: ``move_order(jit) -> score`` compiled with ``jit``, ``score(board, cfg, player,
         move) -> float``: the alpha-beta search tries ``player``'s legal moves highest score
         first (ties in the rules' order). ``None``: the rules' order.
+    database, fast_playouts : optional hooks, None where the game has none.
+    openspiel : OpenSpielMap or None
+        Optional: the game's counterpart in OpenSpiel (:class:`OpenSpielMap`: the pyspiel game's
+        name and parameters, our move <-> its action, the moves that replay a state), read by
+        :mod:`jitsearch.arena.openspiel_agents` and :mod:`jitsearch.interop.openspiel`.
     """
 
     name: str
@@ -192,6 +196,7 @@ class Game:
     node_record: Callable | None = None
     position_key: Callable | None = None
     move_order: Callable | None = None
+    engine_protocol: Any = None
 
     def defaults(self) -> dict:
         """The variant options' defaults."""
@@ -206,6 +211,65 @@ class Game:
 
     def __repr__(self) -> str:
         return f"Game({self.name!r})"
+
+
+class OpenSpielMap(NamedTuple):
+    """A game's counterpart in OpenSpiel (:attr:`Game.openspiel`).
+
+    ``name``: the pyspiel game (``pyspiel.load_game(name, params(variant))``); ``params(variant)
+    -> dict`` its parameters for one of our variants, a one-line ``ValueError`` for a variant
+    OpenSpiel has not; ``variant(params) -> dict`` ours for its parameters; ``action(state,
+    move) -> int`` and ``move(state, action) -> int`` turn our move in ``state`` (live) into
+    OpenSpiel's action and back; ``replay(state)``: our moves from the variant's start that reach
+    ``state``, or None where the state does not know them (an OpenSpiel state is only reached by
+    actions from its start)."""
+
+    name: str
+    params: Callable
+    variant: Callable
+    action: Callable
+    move: Callable
+    replay: Callable | None = None
+
+
+class EngineProtocol(NamedTuple):
+    """What the engine line protocol needs of a game beyond its state's text (:attr:`Game.engine_protocol`).
+
+    ``variant_of(state) -> dict``: the full variant ``state`` is a position of (what ``game NAME
+    KEY=VALUE ...`` names). ``legacy_game(words) -> dict``: the variant of the game's older
+    ``game`` line (the words after ``game``; Kalah ``6 4 standard``), a one-line ``ValueError``
+    when they are not of that form; ``legacy_words(variant) -> str or None``: that line's words for
+    a variant (None: it has none). ``line(state) -> (start, moves)``: for games with a record, a
+    position and our moves from it that reach ``state`` with its record (a text alone starts a
+    fresh record). ``table_bytes(agent) -> (bytes, what) or None``: memory a game-specific
+    engine agent allocates up front (its tables), checked before it serves."""
+
+    variant_of: Callable
+    legacy_game: Callable | None = None
+    legacy_words: Callable | None = None
+    line: Callable | None = None
+    table_bytes: Callable | None = None
+
+
+def rule_word_line(option: str, words: dict, **fixed) -> tuple:
+    """``(legacy_game, legacy_words)`` of :class:`EngineProtocol` for an older line ``game <houses> <seeds>
+    <word>`` whose word sets the variant option ``option`` (``words``: word -> value) and implies ``fixed``."""
+    usage = f"game takes <houses> <seeds> {'|'.join(words)} (or NAME KEY=VALUE ...)"
+
+    def legacy_game(line: list) -> dict:
+        if len(line) != 3 or line[2] not in words:
+            raise ValueError(usage)
+        try:
+            return {"houses": int(line[0], 10), "seeds": int(line[1], 10), option: words[line[2]], **fixed}
+        except ValueError:
+            raise ValueError("game takes <houses> <seeds> as integers") from None
+
+    def legacy_words(variant: dict):
+        if any(variant[k] != v for k, v in fixed.items()):
+            return None
+        return f"{variant['houses']} {variant['seeds']} {next(w for w, v in words.items() if v == variant[option])}"
+
+    return legacy_game, legacy_words
 
 
 def no_record(k: int = 1) -> np.ndarray:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..protocol import Game, Option, Packed, Rules, Sizes, check_states, no_record
+from ..protocol import EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states, no_record
 from . import rules
 from .rules import MAX_HEIGHT, MAX_WIDTH
 from .state import Connect4State
@@ -92,6 +92,15 @@ def _solver(state: Connect4State) -> int:
     return score if state.player == 0 else -score
 
 
+#: OpenSpiel's ``connect_four`` with ``columns`` and ``rows``: an action is our column 0..width-1,
+#: its ``x`` our player 0. A state reached from a board text does not know its moves.
+OPENSPIEL = OpenSpielMap(
+    name="connect_four", params=lambda v: {"columns": v["width"], "rows": v["height"]},
+    variant=lambda p: {"width": int(p.get("columns", 7)), "height": int(p.get("rows", 6))},
+    action=lambda state, move: int(move), move=lambda state, action: int(action),
+    replay=lambda state: None if state.moves is None else list(state.moves))
+
+
 GAME = Game(
     name="connect4",
     State=Connect4State,
@@ -109,4 +118,6 @@ GAME = Game(
     solver=_solver,
     position_key=position_key,
     move_order=move_order,
+    openspiel=OPENSPIEL,
+    engine_protocol=EngineProtocol(variant_of=lambda state: {"width": state.width, "height": state.height}),
 )

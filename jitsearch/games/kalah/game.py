@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...rng import GOLDEN, mix64_body
-from ..protocol import GAME_OVER, Game, Option, Packed, Rules, Sizes, check_states, no_record
+from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
+                        no_record, rule_word_line)
 from . import rules
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
 
@@ -100,6 +101,48 @@ def solver(state: KalahState) -> int:
     return int(solve_exact(state)["margin"])
 
 
+# -- the engine line protocol and OpenSpiel ------------------------------------------------------
+
+def variant_of(state: KalahState) -> dict:
+    """The variant of a position: its houses, seeds a house (the seeds on the board over 2m; not
+    an integer when they do not divide) and capture rule."""
+    m, total = state.houses, state.seeds_total
+    return {"houses": m, "seeds": total // (2 * m) if total % (2 * m) == 0 else total / (2 * m),
+            "empty_capture": bool(state.empty_capture)}
+
+
+#: The older line ``game <m> <n> standard|empty-capture``.
+legacy_game, legacy_words = rule_word_line("empty_capture", {"standard": False, "empty-capture": True})
+
+
+def table_bytes(agent):
+    """The engine agent's (``alphabeta:time=``...) table, ``tt=`` MiB, and exact mode's solver table."""
+    if not getattr(agent, "engine", False):
+        return None
+    from .engine import SOLVER_TABLE_SHARE
+
+    table = int(agent.options.get("tt", 64)) * 2**20
+    what = f"the engine's table of {table >> 20:,} MiB (tt=)"
+    if agent.options.get("exact", True) and agent.time is not None:
+        need = int(table * (1 + SOLVER_TABLE_SHARE))
+        return need, what + f" and exact mode's solver table, {(need - table) >> 20:,} MiB"
+    return table, what
+
+
+def _mancala_params(variant: dict) -> dict:
+    if (variant["houses"], variant["seeds"], variant["empty_capture"]) != (6, 4, False):
+        raise ValueError("OpenSpiel's mancala is Kalah(6,4) under the standard rules only, not "
+                         f"Kalah({variant['houses']},{variant['seeds']})"
+                         f"{' with empty capture' if variant['empty_capture'] else ''}")
+    return {}
+
+
+#: OpenSpiel's ``mancala``: Kalah(6,4), standard rules, our board layout (an action is our pit index).
+OPENSPIEL = OpenSpielMap(name="mancala", params=_mancala_params,
+                         variant=lambda params: {"houses": 6, "seeds": 4, "empty_capture": False},
+                         action=lambda state, move: int(move), move=lambda state, action: int(action))
+
+
 GAME = Game(
     name="kalah",
     State=KalahState,
@@ -120,6 +163,9 @@ GAME = Game(
     solver=solver,
     position_key=position_key,
     move_order=move_order,
+    openspiel=OPENSPIEL,
+    engine_protocol=EngineProtocol(variant_of=variant_of, legacy_game=legacy_game, legacy_words=legacy_words,
+                                   table_bytes=table_bytes),
 )
 
 assert GAME_OVER == rules.GAME_OVER

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..protocol import GAME_OVER, Game, Option, Packed, Rules, Sizes, check_states
+from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
+                        rule_word_line)
 from . import rules
 from .rules import OPENSPIEL_MOVE_LIMIT
 from .state import BOARD_DTYPE, MAX_HOUSES, MAX_MOVE_LIMIT, OwareState
@@ -119,6 +120,56 @@ def solver(state: OwareState) -> int:
     return int(margin if state.player == 0 else -margin)
 
 
+# -- the engine line protocol and OpenSpiel ------------------------------------------------------
+
+def variant_of(state: OwareState) -> dict:
+    """The variant of a position: houses, seeds a house (not an integer when they do not divide),
+    move limit and grand-slam rule."""
+    m, total = state.houses, state.seeds_total
+    return {"houses": m, "seeds": total // (2 * m) if total % (2 * m) == 0 else total / (2 * m),
+            "move_limit": int(state.move_limit), "grand_slam_illegal": bool(state.grand_slam_illegal)}
+
+
+#: The older line ``game <m> <n> standard|grand-slam-illegal`` (OpenSpiel's move limit).
+legacy_game, legacy_words = rule_word_line("grand_slam_illegal", {"standard": False, "grand-slam-illegal": True},
+                                           move_limit=OPENSPIEL_MOVE_LIMIT)
+
+
+def line(state: OwareState) -> tuple:
+    """``(start, moves)``: the first position of ``state``'s repetition record (just after the last
+    capture, with the current scores) and the houses played since, which reach ``state`` with the
+    same record (its ply count starts at 0 there)."""
+    m, hist = state.houses, np.asarray(state.history)
+    first = OwareState.from_board(hist[0, :2 * m], int(hist[0, 2 * m]), scores=state.board[2 * m:],
+                                  move_limit=state.move_limit, grand_slam_illegal=state.grand_slam_illegal)
+    moves, cur = [], first
+    for row in hist[1:]:
+        for h in cur.legal_moves():  # a sown house is emptied, so one move at most leads to the next row
+            nxt = cur.play(h)
+            if not nxt.is_over and nxt.player == row[2 * m] and np.array_equal(nxt.board[:2 * m], row[:2 * m]):
+                moves.append(h)
+                cur = nxt
+                break
+        else:
+            raise ValueError("the repetition record is not a line of play")
+    return first, moves
+
+
+def _openspiel_params(variant: dict) -> dict:
+    if variant["grand_slam_illegal"] or variant["move_limit"] != OPENSPIEL_MOVE_LIMIT:
+        raise ValueError("OpenSpiel's oware has grand slams legal and the move limit "
+                         f"{OPENSPIEL_MOVE_LIMIT}, not grand_slam_illegal or another move limit")
+    return {"num_houses_per_player": variant["houses"], "num_seeds_per_house": variant["seeds"]}
+
+
+#: OpenSpiel's ``oware``: an action is a house 0..m-1 counted from the mover's left.
+OPENSPIEL = OpenSpielMap(
+    name="oware", params=_openspiel_params,
+    variant=lambda p: {"houses": int(p["num_houses_per_player"]), "seeds": int(p["num_seeds_per_house"]),
+                       "move_limit": OPENSPIEL_MOVE_LIMIT, "grand_slam_illegal": False},
+    action=lambda state, move: state.action_of(move), move=lambda state, action: state.house_of(action))
+
+
 GAME = Game(
     name="oware",
     State=OwareState,
@@ -138,6 +189,9 @@ GAME = Game(
     board_dtype=np.dtype(BOARD_DTYPE),
     solver=solver,
     node_record=node_record,
+    openspiel=OPENSPIEL,
+    engine_protocol=EngineProtocol(variant_of=variant_of, legacy_game=legacy_game, legacy_words=legacy_words,
+                                   line=line),
 )
 
 assert GAME_OVER == rules.GAME_OVER
