@@ -77,6 +77,24 @@ class Option(NamedTuple):
     help: str
 
 
+class TextUI(NamedTuple):
+    """How people see and name a game's positions and moves (``play``, ``analyse``, the web page).
+
+    ``board(state, last=None, markup=False) -> str``: the board drawn in text, ``last`` the move
+    just played (marked when ``markup``: rich markup with the styles ``p0``, ``p1`` for the two
+    sides, ``last`` for the move just played, ``dim`` for labels). ``move_name(state, move) ->
+    str``: a phrase for ``move`` played in ``state`` ("sows house 3 (pit 3)"). ``ask(state) ->
+    str``: what a person types ("house 1-6"). ``parse_move(state, text) -> move``: a typed move,
+    one-line ``ValueError`` that says what to type. ``board_json(state) -> dict``: what the page's
+    drawing script of the game draws (``cli/web/<game>.js``)."""
+
+    board: Callable
+    move_name: Callable
+    ask: Callable
+    parse_move: Callable
+    board_json: Callable
+
+
 class Rules(NamedTuple):
     """The compiled rule functions of a game (signatures in the module docstring)."""
 
@@ -159,6 +177,9 @@ class Game:
         rows) into ``hist[:count]`` and returns its depth below the root (the node's ply is the
         root's plus ``depth``). ``None``: no record (the search walks the path for the depth).
     database, openspiel, fast_playouts : optional hooks, None where the game has none.
+    ui : TextUI or None
+        Optional: the text and web forms of positions and moves (:class:`TextUI`); ``None``: the
+        state's ``to_text`` and the move numbers themselves.
     """
 
     name: str
@@ -180,6 +201,7 @@ class Game:
     openspiel: Any = None
     fast_playouts: Callable | None = None
     node_record: Callable | None = None
+    ui: TextUI | None = None
 
     def defaults(self) -> dict:
         """The variant options' defaults."""

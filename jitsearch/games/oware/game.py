@@ -10,9 +10,11 @@ board.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from ..protocol import GAME_OVER, Game, Option, Packed, Rules, Sizes, check_states
+from ..protocol import GAME_OVER, Game, Option, Packed, Rules, Sizes, TextUI, check_states
 from . import rules
 from .rules import OPENSPIEL_MOVE_LIMIT
 from .state import BOARD_DTYPE, MAX_HOUSES, MAX_MOVE_LIMIT, OwareState
@@ -141,3 +143,42 @@ GAME = Game(
 )
 
 assert GAME_OVER == rules.GAME_OVER
+
+
+# -- text and web forms (play, analyse, serve: protocol.TextUI) ------------------------------------
+
+def _letters(state: OwareState) -> str:
+    """The player to move's house letters, OpenSpiel's: A.. for player 0, a.. for player 1."""
+    return ("ABCDEFGHIJKL" if state.player == 0 else "abcdefghijkl")[:state.houses]
+
+
+def move_name(state: OwareState, house: int) -> str:
+    letter = chr((ord("A") if state.player == 0 else ord("a")) + state.action_of(house))
+    return f"sows {letter} (house {house})"
+
+
+def parse_move(state: OwareState, text: str) -> int:
+    """A house letter typed by the player to move (A.. for player 0, a.. for player 1), as its house."""
+    letters = _letters(state)
+    if len(text) != 1 or text not in letters:
+        raise ValueError(f"type one of {' '.join(letters)}")
+    house = state.house_of(letters.index(text))
+    if house not in state.legal_moves():
+        raise ValueError("not a legal move (empty, or it does not feed the opponent)")
+    return house
+
+
+def board_json(state: OwareState) -> dict:
+    """What ``web/oware.js`` draws: houses 0..2m-1 then the two captured counts, the scores, the move
+    count against the limit and the repetition record's length."""
+    return {"board": [int(x) for x in state.board], "houses": state.houses, "scores": list(state.scores),
+            "seeds_total": state.seeds_total, "ply": state.ply, "move_limit": state.move_limit,
+            "repetition_rows": len(state.history)}
+
+
+GAME = replace(GAME, ui=TextUI(
+    board=lambda state, last=None, markup=False: state.ascii(),
+    move_name=move_name,
+    ask=lambda state: f"house {_letters(state)[0]}-{_letters(state)[-1]}",
+    parse_move=parse_move,
+    board_json=board_json))
