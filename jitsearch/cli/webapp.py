@@ -61,6 +61,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .._version import __version__
+from . import _web_game as web_game
 from ._web_jobs import Busy, NotFound, Searches, read_games, record_files, record_path
 
 #: The page's files.
@@ -263,10 +264,6 @@ def _check_cap(what: str, seconds: float | None, cap: float) -> None:
                          f"(jitsearch serve --max-seconds)")
 
 
-#: The games the page plays.
-GAMES = ("kalah", "oware")
-
-
 def _cuda_usable() -> bool:
     from ..kernels.backend import cuda_status
 
@@ -300,6 +297,8 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
     shows first (``kalah`` or ``oware``; its selector switches); ``token``: the value of the
     ``X-Jitsearch-Token`` header that requests changing something must send (None: a random one, in
     ``app.state.token`` and in the page); ``body_seconds``: time a client has to send a request body."""
+    from ..games import GAMES
+
     if game not in GAMES:
         raise ValueError(f"game must be one of {', '.join(GAMES)}, got {game!r}")
     if token is None:
@@ -341,86 +340,101 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
 
     async def info(request: Request):
         from ..arena.agents import KINDS
+        from ..arena.oware_arena import OWARE_AGENTS
+        from ..games import GAMES
         from ..games.kalah import MAX_HOUSES, MAX_SEEDS, MAX_SEEDS_PER_HOUSE
 
-        from ..arena.oware_arena import OWARE_AGENTS
-
         await run_in_threadpool(cuda_usable)  # the first ask imports numba.cuda: not on the event loop
+        variants = {name: {k: {"type": o.type.__name__, "default": o.default, "help": o.help}
+                           for k, o in g.variant.items()} for name, g in GAMES.items()}
         return JSONResponse({"version": __version__, "max_seconds": max_seconds, "records": records_dir is not None,
                              "agents": [k for k in KINDS if k != "human"], "max_houses": MAX_HOUSES,
                              "max_seeds_per_house": MAX_SEEDS_PER_HOUSE, "max_seeds": MAX_SEEDS,
-                             "games": list(GAMES), "game": game, "oware_agents": [*OWARE_AGENTS, "openspiel"],
-                             "cuda": cuda_usable(),
+                             "games": list(GAMES), "game": game, "variants": variants,
+                             "oware_agents": [*OWARE_AGENTS, "openspiel"], "cuda": cuda_usable(),
                              "engines": [e for e in ENGINE_SUGGESTIONS if "backend=cuda" not in e or cuda_usable()]})
 
-    # -- Oware ------------------------------------------------------------------------------------------
-    async def oware_new(request: Request):
-        from ..games.oware import OwareState
-        from ._web_oware import state_json as oware_json
+    # -- every game: /api/{game}/... ----------------------------------------------------------------
+    def game_of(request: Request):
+        from ..games import get
 
-        data = await _body(request, {"houses": False, "seeds": False})
-        houses = _int(data, "houses", 6, -2**31, 2**31)  # the range is the library's, with its message
-        seeds = _int(data, "seeds", 4, -2**31, 2**31)
-        return JSONResponse({"state": oware_json(OwareState.initial(houses, seeds))})
+        try:
+            return get(request.path_params["game"])
+        except ValueError as exc:
+            raise NotFound(str(exc)) from None
 
-    async def oware_position(request: Request):
-        from ._web_oware import replay, state_json as oware_json
+    def line_fields(game, **more) -> dict:
+        return {"position": True, "moves": False, **{k: False for k in game.variant}, **more}
 
-        data = await _body(request, {"position": True, "moves": False})
+    async def game_new(request: Request):
+        game = game_of(request)
+        data = await _body(request, {k: False for k in game.variant})
 
         def run():
-            _, state, reason = replay(data["position"], data.get("moves"))
-            return {"state": oware_json(state, reason)}
+            return {"state": web_game.state_json(game, game.initial(**web_game.variant_of(game, data)))}
 
         return JSONResponse(await run_in_threadpool(run))
 
-    async def oware_move(request: Request):
-        from ._web_oware import replay, state_json as oware_json
+    async def game_position(request: Request):
+        game = game_of(request)
+        data = await _body(request, line_fields(game))
 
-        data = await _body(request, {"position": True, "moves": False, "move": True})
+        def run():
+            _, state, reason = web_game.replay(game, data)
+            return {"state": web_game.state_json(game, state, reason)}
 
-        def play():
-            _, state, _ = replay(data["position"], data.get("moves"))
-            house = _int(data, "move", None, -2**31, 2**31, "move (a house index)")
-            reason = state.end_reason(house)
-            return {"state": oware_json(state.play(house), reason), "move": house, "player": state.player}
+        return JSONResponse(await run_in_threadpool(run))
 
-        return JSONResponse(await run_in_threadpool(play))
+    async def game_move(request: Request):
+        game = game_of(request)
+        data = await _body(request, line_fields(game, move=True))
 
-    async def oware_agent_move(request: Request):
-        from ._web_oware import agent_reply, agent_seconds, make_agent, replay
+        def run():
+            _, state, _ = web_game.replay(game, data)
+            after, reason = web_game.play(state, data["move"])
+            return {"state": web_game.state_json(game, after, reason), "move": data["move"], "player": state.player,
+                    "extra_turn": after.player == state.player}
 
-        data = await _body(request, {"position": True, "moves": False, "agent": True, "seed": False})
-        start, state, _ = await run_in_threadpool(replay, data["position"], data.get("moves"))
+        return JSONResponse(await run_in_threadpool(run))
+
+    async def game_agent_move(request: Request):
+        game = game_of(request)
+        data = await _body(request, line_fields(game, agent=True, seed=False))
+        start, state, _ = await run_in_threadpool(web_game.replay, game, data)
         if state.is_over:
             raise ValueError("the game is over in this position: no move to search")
         seed = _int(data, "seed", 0, 0, 2**63 - 1)
-        agent = await run_in_threadpool(make_agent, data["agent"], seed, start, data.get("moves") or [])
-        _check_cap(f"agent {data['agent']}", agent_seconds(agent), max_seconds)
+        agent = await run_in_threadpool(web_game.make_agent, game, data["agent"], seed, start,
+                                        data.get("moves") or [], state, web_game.variant_of(game, data))
+        _check_cap(f"agent {data['agent']}", web_game.agent_seconds(agent), max_seconds)
 
         def run(job):
             job.progress = {"phase": "search", "agent": str(data["agent"])}
-            return agent_reply(agent, state, job.stop)
+            if getattr(agent, "engine", False) and hasattr(agent, "prepare"):
+                job.progress["phase"] = "preparing (an endgame database is built once, then cached)"
+                agent.prepare(state)
+                job.progress["phase"] = "search"
+            return web_game.agent_reply(game, agent, state, job.stop)
 
         job = searches.start("move", run)
         return JSONResponse({"job": job.to_json()}, status_code=202)
 
-    async def oware_analyse(request: Request):
-        from ..arena.oware_analysis import analyse_oware_position
-        from ._web_oware import check_analysis, replay
+    async def game_analyse(request: Request):
+        from ..arena.analysis import analyse_moves
 
-        data = await _body(request, {"position": True, "moves": False, "iterations": False, "time": False,
-                                     "playouts": False, "seed": False, "exact": False, "backend": False})
-        _, state, _ = await run_in_threadpool(replay, data["position"], data.get("moves"))
+        game = game_of(request)
+        data = await _body(request, line_fields(game, iterations=False, time=False, playouts=False, seed=False,
+                                                exact=False, backend=False))
+        _, state, _ = await run_in_threadpool(web_game.replay, game, data)
         if state.is_over:
             raise ValueError("the game is over in this position: no move to analyse")
-        options = check_analysis(data, max_seconds)
+        options = web_game.check_analysis(data, max_seconds)
 
         def run(job):
             def progress(phase):
                 job.progress = {"phase": phase}
 
-            return analyse_oware_position(state, stop=job.stop, progress=progress, **options)
+            return analyse_moves(game, state, stop=job.stop, progress=progress, **options)
 
         job = searches.start("analysis", run)
         return JSONResponse({"job": job.to_json()}, status_code=202)
@@ -547,15 +561,15 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         Route("/api/move", _api(move), methods=["POST"]),
         Route("/api/agent-move", _api(agent_move), methods=["POST"]),
         Route("/api/analyse", _api(analyse), methods=["POST"]),
-        Route("/api/oware/new", _api(oware_new), methods=["POST"]),
-        Route("/api/oware/position", _api(oware_position), methods=["POST"]),
-        Route("/api/oware/move", _api(oware_move), methods=["POST"]),
-        Route("/api/oware/agent-move", _api(oware_agent_move), methods=["POST"]),
-        Route("/api/oware/analyse", _api(oware_analyse), methods=["POST"]),
         Route("/api/jobs/{job}", _api(job_status)),
         Route("/api/jobs/{job}/cancel", _api(job_cancel), methods=["POST"]),
         Route("/api/records", _api(records)),
         Route("/api/records/{name}", _api(record)),
+        Route("/api/{game}/new", _api(game_new), methods=["POST"]),
+        Route("/api/{game}/position", _api(game_position), methods=["POST"]),
+        Route("/api/{game}/move", _api(game_move), methods=["POST"]),
+        Route("/api/{game}/agent-move", _api(game_agent_move), methods=["POST"]),
+        Route("/api/{game}/analyse", _api(game_analyse), methods=["POST"]),
         Mount("/static", StaticFiles(directory=WEB_DIR), name="static"),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))] if allowed_hosts else []

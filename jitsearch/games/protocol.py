@@ -177,6 +177,12 @@ class Game:
         rows) into ``hist[:count]`` and returns its depth below the root (the node's ply is the
         root's plus ``depth``). ``None``: no record (the search walks the path for the depth).
     database, openspiel, fast_playouts : optional hooks, None where the game has none.
+    move_values : callable or None
+        Optional, for analysis: ``move_values(state) -> dict | None``, the exact value of legal
+        moves for the player to move under perfect play, ``{"values": {move: final margin, the
+        mover's, in the game's units}, "rule": str}`` (``rule``: what the values assume, when it
+        is not the game's own rule), or ``None`` where that would take more than about a second
+        (an analysis then shows its search's estimates only). Moves it cannot settle are left out.
     ui : TextUI or None
         Optional: the text and web forms of positions and moves (:class:`TextUI`); ``None``: the
         state's ``to_text`` and the move numbers themselves.
@@ -202,6 +208,7 @@ class Game:
     fast_playouts: Callable | None = None
     node_record: Callable | None = None
     ui: TextUI | None = None
+    move_values: Callable | None = None
 
     def defaults(self) -> dict:
         """The variant options' defaults."""

@@ -144,3 +144,29 @@ GAME = replace(GAME, ui=TextUI(
     ask=lambda state: f"column 1-{state.width}",
     parse_move=parse_move,
     board_json=board_json))
+
+
+# -- exact move values for analysis (protocol: Game.move_values) ---------------------------------
+
+#: Empty cells up to which an analysis solves every move (Pons's solver: well under a second).
+EXACT_EMPTY_CELLS = 16
+
+
+def move_values(state: Connect4State):
+    """Pons's score (the mover's: positive wins, the faster the larger) after each move, when at
+    most :data:`EXACT_EMPTY_CELLS` cells are empty; else None."""
+    from .solver import solve
+
+    if state.is_over or state.width * state.height - state.ply > EXACT_EMPTY_CELLS:
+        return None
+    values = {}
+    for move in state.legal_moves():
+        child = state.play(move)
+        if child.is_over:  # a win now scores (cells + 1 - stones played before it) / 2; a full board draws
+            values[move] = (state.width * state.height + 1 - state.ply) // 2 if child.margin else 0
+        else:
+            values[move] = -solve(child)  # Pons's score is the child's mover's
+    return {"values": values, "rule": "Pons's score: the mover wins with a positive one, the sooner the larger"}
+
+
+GAME = replace(GAME, move_values=move_values)

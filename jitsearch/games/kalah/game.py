@@ -159,3 +159,24 @@ GAME = replace(GAME, ui=TextUI(
     ask=lambda state: f"house 1-{state.houses}",
     parse_move=parse_move,
     board_json=board_json))
+
+
+# -- exact move values for analysis (protocol: Game.move_values) ---------------------------------
+
+#: Seconds an analysis spends solving the moves exactly (:func:`.moves.move_values`).
+EXACT_SECONDS = 1.0
+
+
+def move_values(state: KalahState):
+    """The final margin (the mover's) after each move that :func:`.moves.move_values` solves
+    within :data:`EXACT_SECONDS`; None when it solves none."""
+    from .moves import move_values as solve_moves
+
+    if state.is_over:
+        return None
+    r = solve_moves(state, time_limit=EXACT_SECONDS, max_bytes=256 * 1024**2)
+    values = {row["move"]: row["value"] for row in r["moves"] if row["margin"] is not None}
+    return {"values": values, "rule": None} if values else None
+
+
+GAME = replace(GAME, move_values=move_values)
