@@ -124,21 +124,27 @@ def agent_seconds(agent) -> float | None:
     return t if t is not None else (getattr(agent, "options", None) or {}).get("time")
 
 
-def agent_reply(game, agent, state, stop) -> dict:
+def agent_reply(game, agent, state, stop, to_json=None) -> dict:
     """The agent's move in ``state`` and the position after it (``stop``: set when the search was
     cancelled; the answer is then dropped). An agent with ``choose(state, stop)`` is handed ``stop`` and
     ends its search soon after it is set (by raising ``KeyboardInterrupt``); one without it is called as
-    ``agent(state)`` and runs to its own budget."""
+    ``agent(state)`` and runs to its own budget. ``to_json(after, reason)``: what the page gets of the
+    position after the move (default :func:`state_json`)."""
     choose = getattr(agent, "choose", None)
     move = int(choose(state, stop) if callable(choose) else agent(state))
     if stop.is_set():
         raise KeyboardInterrupt
     after, reason = play(state, move)
-    info = {k: int(v) if isinstance(v, numbers.Integral) else float(v)
-            for k, v in (getattr(agent, "last", None) or {}).items()
-            if k in ("value", "depth", "nodes") and isinstance(v, numbers.Real) and not isinstance(v, bool)
+    last = getattr(agent, "last", None) or {}
+    info = {k: int(v) if isinstance(v, numbers.Integral) else float(v) for k, v in last.items()
+            if k in ("value", "depth", "nodes", "margin") and isinstance(v, numbers.Real) and not isinstance(v, bool)
             and math.isfinite(v)}
-    return {"move": move, "player": state.player, "state": state_json(game, after, reason), "info": info,
+    if isinstance(last.get("exact"), bool):
+        info["exact"] = last["exact"]
+    if isinstance(last.get("pv"), (list, tuple)):
+        info["pv"] = [int(m) for m in last["pv"]]
+    shown = to_json(after, reason) if to_json is not None else state_json(game, after, reason)
+    return {"move": move, "player": state.player, "state": shown, "info": info,
             "extra_turn": after.player == state.player}
 
 

@@ -198,7 +198,7 @@ def read_games(path: Path) -> list[dict]:
     ``a`` and ``b``, ``pair``, ``seat``, ``a_player``, board ``houses``/``seeds``/``empty_capture``,
     ``start`` (text), ``plies`` (opening plies then the game's moves, pit indices), ``opening``
     (how many of them were the opening), ``positions`` (text after each ply, the start first),
-    ``margin`` and ``a_result``. An Oware record (``tournament --game oware``) gives the same keys and
+    ``margin``, ``a_result`` and ``game: "kalah"``. An Oware record (``tournament --game oware``) gives the same keys and
     ``game: "oware"``, ``scores``, ``reason`` (why it ended); its ``start`` is the record's ``opening`` text
     (a text starts a fresh repetition record: the opening's own moves are not in the file). A line that is
     neither is refused as ``FILE:LINE: ...``."""
@@ -242,7 +242,7 @@ def read_games(path: Path) -> list[dict]:
                 positions.append(state.to_text())
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
-        games.append({"line": number, "a": str(rec.get("a", "?")), "b": str(rec.get("b", "?")),
+        games.append({"line": number, "game": "kalah", "a": str(rec.get("a", "?")), "b": str(rec.get("b", "?")),
                       "pair": rec.get("pair"), "seat": rec.get("seat"), "a_player": rec.get("a_player"),
                       "houses": state.houses, "seeds": match["seeds"], "empty_capture": bool(ec), "start": start,
                       "plies": opening + moves, "opening": len(opening), "positions": positions,

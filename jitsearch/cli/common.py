@@ -69,6 +69,20 @@ def agent_for(game_name: str, spec: str, seed: int | None):
     raise ValueError(f"no engine plays {game_name} yet (agent {spec!r}); play it as human against human")
 
 
+def agent_kinds_for(game_name: str) -> list[str]:
+    """The agent kinds the page offers for the game (no ``human``, no ``cmd``)."""
+    # MERGE: becomes the generic agent's kinds for the game (its KINDS plus game.engines)
+    if game_name == "kalah":
+        from ..arena.agents import KINDS
+
+        return [k for k in KINDS if k != "human"]
+    if game_name == "oware":
+        from ..arena.oware_arena import OWARE_AGENTS
+
+        return [*OWARE_AGENTS, "openspiel"]
+    return []
+
+
 def check_spec_for(game_name: str, spec: str, variant: dict, from_position: bool) -> None:
     """Refuse, before it is parsed, an agent spec that cannot play this game's variant (told by the
     spec, whether its extra is installed or not): one ``ValueError`` line."""

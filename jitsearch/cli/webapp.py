@@ -74,9 +74,10 @@ BODY_SECONDS = 10.0
 TOKEN_HEADER = "X-Jitsearch-Token"
 #: Methods that change nothing, answered without the token.
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
-#: Agents the page suggests for Kalah (those the position or the machine cannot run are left out).
-KALAH_SUGGESTIONS = ("human", "random", "alphabeta:time=1", "alphabeta:depth=8", "mcts:time=1",
-                     "mcts:time=1,backend=cuda", "perfect", "mtdf:time=2")
+#: Agents the page suggests (those the game's agents do not take, or the position or the machine cannot
+#: run, are left out).
+SUGGESTIONS = ("human", "random", "alphabeta:time=1", "alphabeta:depth=8", "alphabeta:depth=6", "mcts:time=1",
+               "mcts:iterations=2000", "mcts:time=1,backend=cuda", "mc:playouts=200", "perfect", "mtdf:time=2")
 #: Analysis engines the page suggests for Kalah.
 ENGINE_SUGGESTIONS = ("alphabeta:time=1", "alphabeta:depth=10", "mcts:time=1", "mcts:time=1,backend=cuda")
 #: Default cap on one search, in seconds (``--max-seconds``).
@@ -270,22 +271,28 @@ def _cuda_usable() -> bool:
     return cuda_status()[0]
 
 
-def suggested_agents(state, cuda: bool) -> list[str]:
-    """The Kalah agent specs the page offers in ``state``: :data:`KALAH_SUGGESTIONS` less those this
-    position (``perfect`` on a board it cannot solve in seconds) or this machine (CUDA without a device)
-    would refuse."""
-    from ..arena.agents import check_perfect_board
+def suggested_agents(state, cuda: bool, game_name: str = "kalah", variant: dict | None = None) -> list[str]:
+    """The agent specs the page offers in ``state``: those of :data:`SUGGESTIONS` the game's agents
+    take, less those this position (``perfect`` on a board it cannot solve in seconds) or this machine
+    (CUDA without a device) would refuse."""
+    from ..games import get
+    from .common import agent_for, agent_kinds_for, check_agent_for
 
-    out = []
-    for spec in KALAH_SUGGESTIONS:
+    variant = get(game_name).check_variant(**(variant or {}))
+    out, refused = [], set()
+    for spec in SUGGESTIONS:
         if "backend=cuda" in spec and not cuda:
             continue
-        if spec == "perfect":
+        if spec != "human":
             try:
-                check_perfect_board(state)
+                check_agent_for(game_name, agent_for(game_name, spec, 0), state, variant)
             except ValueError:
+                refused.add(spec.partition(":")[0])
                 continue
         out.append(spec)
+    for kind in agent_kinds_for(game_name):  # every other kind the game's agents take, bare
+        if kind not in refused and not any(s.partition(":")[0] == kind for s in out):
+            out.append("openspiel:mcts,simulations=1000" if kind == "openspiel" else kind)
     return out
 
 
@@ -315,7 +322,14 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         return cuda[0]
 
     def kalah_json(state) -> dict:
-        return {**state_json(state), "agents": suggested_agents(state, cuda_usable())}
+        return {**state_json(state), "agents": suggested_agents(state, cuda_usable(), "kalah",
+                                                                {"empty_capture": state.empty_capture})}
+
+    def game_json(game, state, reason=None, variant=None) -> dict:
+        out = web_game.state_json(game, state, reason)
+        if not state.is_over:
+            out["agents"] = suggested_agents(state, cuda_usable(), game.name, variant)
+        return out
 
     def agent_for(spec: str, seed: int):
         from ..arena.agents import agent_kind, parse_agent
@@ -343,6 +357,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         from ..arena.oware_arena import OWARE_AGENTS
         from ..games import GAMES
         from ..games.kalah import MAX_HOUSES, MAX_SEEDS, MAX_SEEDS_PER_HOUSE
+        from .common import agent_kinds_for
 
         await run_in_threadpool(cuda_usable)  # the first ask imports numba.cuda: not on the event loop
         variants = {name: {k: {"type": o.type.__name__, "default": o.default, "help": o.help}
@@ -352,6 +367,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
                              "max_seeds_per_house": MAX_SEEDS_PER_HOUSE, "max_seeds": MAX_SEEDS,
                              "games": list(GAMES), "game": game, "variants": variants,
                              "oware_agents": [*OWARE_AGENTS, "openspiel"], "cuda": cuda_usable(),
+                             "agent_kinds": {name: agent_kinds_for(name) for name in GAMES},
                              "engines": [e for e in ENGINE_SUGGESTIONS if "backend=cuda" not in e or cuda_usable()]})
 
     # -- every game: /api/{game}/... ----------------------------------------------------------------
@@ -371,7 +387,8 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         data = await _body(request, {k: False for k in game.variant})
 
         def run():
-            return {"state": web_game.state_json(game, game.initial(**web_game.variant_of(game, data)))}
+            variant = web_game.variant_of(game, data)
+            return {"state": game_json(game, game.initial(**variant), variant=variant)}
 
         return JSONResponse(await run_in_threadpool(run))
 
@@ -381,7 +398,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
 
         def run():
             _, state, reason = web_game.replay(game, data)
-            return {"state": web_game.state_json(game, state, reason)}
+            return {"state": game_json(game, state, reason, web_game.variant_of(game, data))}
 
         return JSONResponse(await run_in_threadpool(run))
 
@@ -392,8 +409,8 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         def run():
             _, state, _ = web_game.replay(game, data)
             after, reason = web_game.play(state, data["move"])
-            return {"state": web_game.state_json(game, after, reason), "move": data["move"], "player": state.player,
-                    "extra_turn": after.player == state.player}
+            return {"state": game_json(game, after, reason, web_game.variant_of(game, data)), "move": data["move"],
+                    "player": state.player, "extra_turn": after.player == state.player}
 
         return JSONResponse(await run_in_threadpool(run))
 
@@ -414,7 +431,9 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
                 job.progress["phase"] = "preparing (an endgame database is built once, then cached)"
                 agent.prepare(state)
                 job.progress["phase"] = "search"
-            return web_game.agent_reply(game, agent, state, job.stop)
+            variant = web_game.variant_of(game, data)
+            return web_game.agent_reply(game, agent, state, job.stop,
+                                        lambda after, reason: game_json(game, after, reason, variant))
 
         job = searches.start("move", run)
         return JSONResponse({"job": job.to_json()}, status_code=202)
