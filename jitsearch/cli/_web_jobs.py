@@ -203,7 +203,9 @@ def read_games(path: Path) -> list[dict]:
     (a text starts a fresh repetition record: the opening's own moves are not in the file). A line that is
     neither is refused as ``FILE:LINE: ...``."""
     from ..arena.records import read_record_file
-    from ..games.kalah import KalahState
+    from ..games import get
+
+    kalah = get("kalah")
 
     try:
         rf = read_record_file(path)
@@ -230,9 +232,9 @@ def read_games(path: Path) -> list[dict]:
         try:
             ec = match["empty_capture"]
             if isinstance(rec.get("start"), str):
-                state = KalahState.from_text(rec["start"], empty_capture=ec)
+                state = kalah.from_text(rec["start"], empty_capture=ec)
             else:
-                state = KalahState.initial(match["houses"], match["seeds"], empty_capture=ec)
+                state = kalah.initial(match["houses"], match["seeds"], empty_capture=ec)
             start = state.to_text()
             positions = [start]
             for i, pit in enumerate(opening + moves):
@@ -254,7 +256,7 @@ def read_games(path: Path) -> list[dict]:
 
 def _oware_game(rec: dict, number: int, where: str) -> dict:
     """One Oware record of ``tournament --game oware`` replayed (:func:`read_games`)."""
-    from ..games.oware import OwareState
+    from ..games import get
 
     moves, start = rec.get("moves"), rec.get("opening")
     if not (isinstance(moves, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in moves)):
@@ -263,7 +265,7 @@ def _oware_game(rec: dict, number: int, where: str) -> dict:
         raise ValueError(f"{where}: an Oware record needs its opening position (text)")
     reason = None
     try:
-        state = OwareState.from_text(start)
+        state = get("oware").from_text(start)
         positions = [state.to_text()]
         for i, house in enumerate(moves):
             if house not in state.legal_moves():

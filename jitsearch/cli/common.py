@@ -108,11 +108,12 @@ def check_agent_for(game_name: str, agent, state, variant: dict) -> None:
 
 
 def kalah_state(houses, seeds, empty_capture, position):
-    from ..games.kalah import KalahState
+    from ..games import get
 
+    kalah = get("kalah")
     if position is not None:
-        return KalahState.from_text(position, empty_capture=empty_capture)
-    return KalahState.initial(houses, seeds, empty_capture=empty_capture)
+        return kalah.from_text(position, empty_capture=empty_capture)
+    return kalah.initial(houses, seeds, empty_capture=empty_capture)
 
 
 # -- Ctrl-C: status 130, with one "interrupted: ..." line -----------------------------------

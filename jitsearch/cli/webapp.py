@@ -1,14 +1,13 @@
-"""The web app of ``jitsearch serve`` (Starlette): a Kalah or Oware board to play and analyse in the browser.
+"""The web app of ``jitsearch serve`` (Starlette): any registered game's board to play and analyse in the
+browser.
 
-A thin layer over the functions the CLI calls: positions are
-:class:`~jitsearch.games.kalah.KalahState` (text form as in ``--position``),
-players are agent specs (:func:`~jitsearch.arena.agents.parse_agent`),
-analysis is :func:`~jitsearch.arena.analysis.analyse_position`, records are
-the arena's JSONL files. Every request is checked before any kernel runs; a
-bad one is answered with ``{"error": "one line"}`` (status 400; 409 while a
-search runs; 404 for what does not exist; 408 for a body not sent within
-:data:`BODY_SECONDS`; 413 for a body over :data:`MAX_BODY` bytes), the same
-line the CLI prints after ``error:``.
+A thin layer over the functions the CLI calls: positions are the game's state class (text form as in
+``--position``), players are agent specs (:func:`~jitsearch.cli.common.agent_for`), analysis is
+:func:`~jitsearch.arena.analysis.analyse_moves` (every game) or, for Kalah's engine panel,
+:func:`~jitsearch.arena.analysis.analyse_position`; records are the arena's JSONL files. Every request is
+checked before any kernel runs; a bad one is answered with ``{"error": "one line"}`` (status 400; 409 while a
+search runs; 404 for what does not exist; 408 for a body not sent within :data:`BODY_SECONDS`; 413 for a body
+over :data:`MAX_BODY` bytes), the same line the CLI prints after ``error:``.
 
 Every request that changes something (any method but GET, HEAD and OPTIONS)
 must show it comes from the page (:class:`RequestCheck`): its
@@ -20,25 +19,16 @@ name="jitsearch-token">`` tag (another site's page cannot read it). The
 ``Host`` check of a loopback server stops DNS rebinding; these stop any
 other page open in the browser from starting searches.
 
-Routes (JSON in and out): ``GET /api/info``; ``POST /api/new`` (houses,
-seeds, empty_capture) and ``POST /api/position`` (position,
-empty_capture) give a position; ``POST /api/move`` (position,
-empty_capture, move) plays a move; ``POST /api/agent-move`` (position,
-empty_capture, agent, seed) and ``POST /api/analyse`` (position,
-empty_capture, engine, solve_time) start a search and answer its job;
-``GET /api/jobs/{id}`` polls it, ``POST /api/jobs/{id}/cancel`` stops it;
-``GET /api/records`` lists the ``--records`` directory, ``GET
-/api/records/{name}`` replays a file's games.
-
-Oware (:mod:`._web_oware`) has its own routes, whose fields are checked as
-exactly as Kalah's: ``POST /api/oware/new`` (houses, seeds), ``POST
-/api/oware/position`` (position, moves), ``POST /api/oware/move`` (position,
-moves, move), ``POST /api/oware/agent-move`` (position, moves, agent,
-seed; a job as for Kalah) and ``POST /api/oware/analyse`` (position, moves,
-iterations or time, playouts, seed, exact, backend; a job whose result is
-:func:`~jitsearch.arena.oware_analysis.analyse_oware_position`'s). ``position`` is where the line starts (text) and
-``moves`` the houses played since: the server replays them, so the
-repetition rule sees the game's positions.
+Routes (JSON in and out): ``GET /api/info``; for every registered game ``GAME``
+(:mod:`._web_game`): ``POST /api/GAME/new`` (the variant options), ``POST /api/GAME/position`` (position,
+moves), ``POST /api/GAME/move`` (position, moves, move), ``POST /api/GAME/agent-move`` (position, moves, agent,
+seed) and ``POST /api/GAME/analyse`` (position, moves, iterations or time, playouts, seed, exact, backend)
+start a search and answer its job; ``position`` is where the line starts (text), ``moves`` the moves played
+since (the server replays them, so a rule that looks back sees the game), the variant options are fields of
+their own. Kalah's routes without the game (``/api/new``, ``/api/position``, ``/api/move``,
+``/api/agent-move``: position, empty_capture; ``/api/analyse``: the engine panel's exact solves and engine)
+stay. ``GET /api/jobs/{id}`` polls a job, ``POST /api/jobs/{id}/cancel`` stops it; ``GET /api/records``
+lists the ``--records`` directory, ``GET /api/records/{name}`` replays a file's games.
 """
 
 from __future__ import annotations
@@ -242,9 +232,9 @@ def state_json(state) -> dict:
 
 
 def _position(data: dict):
-    from ..games.kalah import KalahState
+    from ..games import get
 
-    return KalahState.from_text(_text(data, "position"), empty_capture=_bool(data, "empty_capture"))
+    return get("kalah").from_text(_text(data, "position"), empty_capture=_bool(data, "empty_capture"))
 
 
 def _live_position(data: dict):
@@ -285,7 +275,8 @@ def suggested_agents(state, cuda: bool, game_name: str = "kalah", variant: dict 
             continue
         if spec != "human":
             try:
-                check_agent_for(game_name, agent_for(game_name, spec, 0), state, variant)
+                probe = spec.replace(",backend=cuda", "")  # (the device was asked once, above)
+                check_agent_for(game_name, agent_for(game_name, probe, 0), state, variant)
             except ValueError:
                 refused.add(spec.partition(":")[0])
                 continue
@@ -356,15 +347,13 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         from ..arena.agents import KINDS
         from ..arena.oware_arena import OWARE_AGENTS
         from ..games import GAMES
-        from ..games.kalah import MAX_HOUSES, MAX_SEEDS, MAX_SEEDS_PER_HOUSE
         from .common import agent_kinds_for
 
         await run_in_threadpool(cuda_usable)  # the first ask imports numba.cuda: not on the event loop
         variants = {name: {k: {"type": o.type.__name__, "default": o.default, "help": o.help}
                            for k, o in g.variant.items()} for name, g in GAMES.items()}
         return JSONResponse({"version": __version__, "max_seconds": max_seconds, "records": records_dir is not None,
-                             "agents": [k for k in KINDS if k != "human"], "max_houses": MAX_HOUSES,
-                             "max_seeds_per_house": MAX_SEEDS_PER_HOUSE, "max_seeds": MAX_SEEDS,
+                             "agents": [k for k in KINDS if k != "human"], "max_houses": GAMES["kalah"].max_moves,
                              "games": list(GAMES), "game": game, "variants": variants,
                              "oware_agents": [*OWARE_AGENTS, "openspiel"], "cuda": cuda_usable(),
                              "agent_kinds": {name: agent_kinds_for(name) for name in GAMES},
@@ -459,12 +448,12 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         return JSONResponse({"job": job.to_json()}, status_code=202)
 
     async def new(request: Request):
-        from ..games.kalah import KalahState
+        from ..games import get
 
         data = await _body(request, {"houses": False, "seeds": False, "empty_capture": False})
         houses = _int(data, "houses", 6, -2**31, 2**31)  # the range is the library's, with its message
         seeds = _int(data, "seeds", 4, -2**31, 2**31)
-        state = KalahState.initial(houses, seeds, empty_capture=_bool(data, "empty_capture"))
+        state = get("kalah").initial(houses, seeds, empty_capture=_bool(data, "empty_capture"))
         return JSONResponse({"state": kalah_json(state)})
 
     async def position(request: Request):
