@@ -203,7 +203,7 @@ def test_illegal_moves_give_the_libraries_line(client, move):
 
 
 def test_move_bad_types(client):
-    assert "move (a pit index) must be an integer" in error(
+    assert "move must be an integer" in error(
         client.post("/api/move", json={"position": START_33, "move": "1"}))
     assert "game is over" in error(client.post("/api/move", json={"position": "0,0,0/10/0,0,0/8 end", "move": 1}))
 

@@ -25,9 +25,9 @@ moves), ``POST /api/GAME/move`` (position, moves, move), ``POST /api/GAME/agent-
 seed) and ``POST /api/GAME/analyse`` (position, moves, iterations or time, playouts, seed, exact, backend)
 start a search and answer its job; ``position`` is where the line starts (text), ``moves`` the moves played
 since (the server replays them, so a rule that looks back sees the game), the variant options are fields of
-their own. Kalah's routes without the game (``/api/new``, ``/api/position``, ``/api/move``,
-``/api/agent-move``: position, empty_capture; ``/api/analyse``: the engine panel's exact solves and engine)
-stay. ``GET /api/jobs/{id}`` polls a job, ``POST /api/jobs/{id}/cancel`` stops it; ``GET /api/records``
+their own. The routes without the game (``/api/new``, ``/api/position``, ``/api/move``,
+``/api/agent-move``) are Kalah's; ``/api/analyse`` (position, empty_capture, engine, solve_time) is Kalah's
+engine panel: exact solves, then an engine. ``GET /api/jobs/{id}`` polls a job, ``POST /api/jobs/{id}/cancel`` stops it; ``GET /api/records``
 lists the ``--records`` directory, ``GET /api/records/{name}`` replays a file's games.
 """
 
@@ -52,6 +52,7 @@ from starlette.staticfiles import StaticFiles
 
 from .._version import __version__
 from . import _web_game as web_game
+from .common import check_agent_for
 from ._web_jobs import Busy, NotFound, Searches, read_games, record_files, record_path
 
 #: The page's files.
@@ -222,23 +223,11 @@ def _text(data: dict, name: str) -> str:
     return v
 
 
-def state_json(state) -> dict:
-    """What the page draws: the board (layout of :mod:`jitsearch.games.kalah.rules`), whose turn, the legal
-    houses, the text form."""
-    return {"text": state.to_text(), "board": [int(x) for x in state.board], "player": state.player,
-            "houses": state.houses, "empty_capture": state.empty_capture, "over": state.is_over,
-            "margin": state.margin, "result": state.result, "legal": state.legal_moves(),
-            "seeds_total": state.seeds_total}
-
-
-def _position(data: dict):
+def _live_position(data: dict):
+    """Kalah's position of a request of the engine panel (``position``, ``empty_capture``), live."""
     from ..games import get
 
-    return get("kalah").from_text(_text(data, "position"), empty_capture=_bool(data, "empty_capture"))
-
-
-def _live_position(data: dict):
-    state = _position(data)
+    state = get("kalah").from_text(_text(data, "position"), empty_capture=_bool(data, "empty_capture"))
     if state.is_over:
         raise ValueError("the game is over in this position ('end'): no move to search")
     return state
@@ -312,36 +301,11 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
             cuda.append(_cuda_usable())
         return cuda[0]
 
-    def kalah_json(state) -> dict:
-        return {**state_json(state), "agents": suggested_agents(state, cuda_usable(), "kalah",
-                                                                {"empty_capture": state.empty_capture})}
-
     def game_json(game, state, reason=None, variant=None) -> dict:
         out = web_game.state_json(game, state, reason)
         if not state.is_over:
             out["agents"] = suggested_agents(state, cuda_usable(), game.name, variant)
         return out
-
-    def agent_for(spec: str, seed: int):
-        from ..arena.agents import agent_kind, parse_agent
-
-        key = (spec, seed)
-        if key in agents:
-            return agents[key]
-        kind = agent_kind(spec)
-        if kind == "human":
-            raise ValueError("'human' is you, clicking the board: give an engine spec such as alphabeta:time=1")
-        if kind == "cmd":  # a page (or anyone who reaches the server) must not start programs on this machine
-            raise ValueError("cmd: engines start a program on this machine: not from the web page (use them in "
-                             "jitsearch play or tournament)")
-        if kind == "openspiel":
-            raise ValueError("openspiel agents play from the start of Kalah(6,4) only: use them in "
-                             "jitsearch play or tournament")
-        agent = parse_agent(spec, seed=seed)
-        if len(agents) >= KEEP_AGENTS:
-            agents.pop(next(iter(agents)))
-        agents[key] = agent
-        return agent
 
     async def info(request: Request):
         from ..arena.agents import KINDS
@@ -364,7 +328,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         from ..games import get
 
         try:
-            return get(request.path_params["game"])
+            return get(request.path_params.get("game", "kalah"))  # (Kalah's routes without the game)
         except ValueError as exc:
             raise NotFound(str(exc)) from None
 
@@ -410,8 +374,18 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         if state.is_over:
             raise ValueError("the game is over in this position: no move to search")
         seed = _int(data, "seed", 0, 0, 2**63 - 1)
-        agent = await run_in_threadpool(web_game.make_agent, game, data["agent"], seed, start,
-                                        data.get("moves") or [], state, web_game.variant_of(game, data))
+        variant = web_game.variant_of(game, data)
+        key = (game.name, data["agent"], seed, tuple(sorted(variant.items())))
+        agent = agents.get(key) if isinstance(data["agent"], str) else None
+        if agent is None:
+            agent = await run_in_threadpool(web_game.make_agent, game, data["agent"], seed, start,
+                                            data.get("moves") or [], state, variant)
+            if not hasattr(agent, "begin"):  # kept: an engine keeps its table across the moves of a game
+                if len(agents) >= KEEP_AGENTS:
+                    agents.pop(next(iter(agents)))
+                agents[key] = agent
+        else:
+            await run_in_threadpool(check_agent_for, game.name, agent, state, variant)
         _check_cap(f"agent {data['agent']}", web_game.agent_seconds(agent), max_seconds)
 
         def run(job):
@@ -420,7 +394,6 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
                 job.progress["phase"] = "preparing (an endgame database is built once, then cached)"
                 agent.prepare(state)
                 job.progress["phase"] = "search"
-            variant = web_game.variant_of(game, data)
             return web_game.agent_reply(game, agent, state, job.stop,
                                         lambda after, reason: game_json(game, after, reason, variant))
 
@@ -445,60 +418,6 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
             return analyse_moves(game, state, stop=job.stop, progress=progress, **options)
 
         job = searches.start("analysis", run)
-        return JSONResponse({"job": job.to_json()}, status_code=202)
-
-    async def new(request: Request):
-        from ..games import get
-
-        data = await _body(request, {"houses": False, "seeds": False, "empty_capture": False})
-        houses = _int(data, "houses", 6, -2**31, 2**31)  # the range is the library's, with its message
-        seeds = _int(data, "seeds", 4, -2**31, 2**31)
-        state = get("kalah").initial(houses, seeds, empty_capture=_bool(data, "empty_capture"))
-        return JSONResponse({"state": kalah_json(state)})
-
-    async def position(request: Request):
-        data = await _body(request, {"position": True, "empty_capture": False})
-        return JSONResponse({"state": kalah_json(await run_in_threadpool(_position, data))})
-
-    async def move(request: Request):
-        data = await _body(request, {"position": True, "empty_capture": False, "move": True})
-
-        def play():
-            state = _position(data)
-            pit = _int(data, "move", None, -2**31, 2**31, "move (a pit index)")
-            after = state.play(pit)
-            return {"state": kalah_json(after), "move": pit, "player": state.player,
-                    "extra_turn": after.player == state.player}
-
-        return JSONResponse(await run_in_threadpool(play))
-
-    async def agent_move(request: Request):
-        from ..arena.agents import check_perfect_board
-
-        data = await _body(request, {"position": True, "empty_capture": False, "agent": True, "seed": False})
-        state = await run_in_threadpool(_live_position, data)
-        seed = _int(data, "seed", 0, 0, 2**63 - 1)
-        agent = agent_for(_text(data, "agent"), seed)
-        _check_cap(f"agent {data['agent']}", _spec_seconds(agent), max_seconds)
-        if agent.kind == "perfect":
-            check_perfect_board(state)
-
-        def run(job):
-            job.progress = {"phase": "search", "agent": str(data["agent"])}
-            if agent.engine:
-                job.progress["phase"] = "preparing (an endgame database is built once, then cached)"
-                agent.prepare(state)
-                job.progress["phase"] = "search"
-            pit = agent.choose(state, job.stop)
-            if job.stop.is_set():
-                raise KeyboardInterrupt
-            after = state.play(pit)
-            shown = ("value", "depth", "nodes", "pv", "exact", "margin")
-            last = {k: v for k, v in (agent.last or {}).items() if k in shown}
-            return {"move": pit, "player": state.player, "state": kalah_json(after),
-                    "extra_turn": after.player == state.player, "info": last}
-
-        job = searches.start("move", run)
         return JSONResponse({"job": job.to_json()}, status_code=202)
 
     async def analyse(request: Request):
@@ -564,10 +483,10 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
     routes = [
         Route("/", page),
         Route("/api/info", _api(info)),
-        Route("/api/new", _api(new), methods=["POST"]),
-        Route("/api/position", _api(position), methods=["POST"]),
-        Route("/api/move", _api(move), methods=["POST"]),
-        Route("/api/agent-move", _api(agent_move), methods=["POST"]),
+        Route("/api/new", _api(game_new), methods=["POST"]),  # Kalah's routes without the game: the same
+        Route("/api/position", _api(game_position), methods=["POST"]),
+        Route("/api/move", _api(game_move), methods=["POST"]),
+        Route("/api/agent-move", _api(game_agent_move), methods=["POST"]),
         Route("/api/analyse", _api(analyse), methods=["POST"]),
         Route("/api/jobs/{job}", _api(job_status)),
         Route("/api/jobs/{job}/cancel", _api(job_cancel), methods=["POST"]),

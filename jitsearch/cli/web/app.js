@@ -240,7 +240,7 @@ async function maybeEngineMove() {
   if (st.over || specOf(st.player) === "human") return;
   const gen = S.generation;
   try {
-    const started = await api(`/api/${st.game}/agent-move`, {...line(), agent: specOf(st.player), seed: S.cursor});
+    const started = await api(`/api/${st.game}/agent-move`, {...line(), agent: specOf(st.player), seed: st.player});
     S.job = {id: started.job.id, kind: "move"};
     drawStatus();
     const result = await poll(started.job);
