@@ -566,3 +566,25 @@ def test_connect4_two_people_click_to_a_win(page):
     assert sorted(map(tuple, cells)) == sorted((r, c, state.cell(c, 5 - r)) for r in range(6) for c in range(7))
     assert page.find_element(By.ID, "status").text.startswith("game over: player 0 wins")
     assert not page.find_elements(By.CSS_SELECTOR, "#board g.column.legal")
+
+
+def test_a_game_without_a_drawing_script_gets_the_generic_board(page):
+    """A game registered from outside the package has no web/<game>.js: the page shows its text form and a
+    button per legal move (named by the game). Here Connect Four's script is taken away to stand for one."""
+    page.execute_script("delete window.BOARDS.connect4;")
+    Select(page.find_element(By.ID, "game")).select_by_value("connect4")
+    set_value(page, "p0", "human")
+    set_value(page, "p1", "human")
+    page.find_element(By.ID, "new-game").click()
+    until(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#board button.generic-move"))
+    from jitsearch.games import get
+
+    state = get("connect4").initial()
+    for column in (3, 3, 4):
+        buttons = page.find_elements(By.CSS_SELECTOR, "#board button.generic-move")
+        assert [int(b.get_attribute("data-pit")) for b in buttons] == state.legal_moves()
+        next(b for b in buttons if int(b.get_attribute("data-pit")) == column).click()
+        state = state.play(column)
+        until(page, lambda d: d.find_element(By.ID, "board").get_attribute("data-position") == state.to_text())
+    assert page.find_element(By.CSS_SELECTOR, "#board pre").text == state.to_text()
+    assert "drops a stone in column 1" in page.find_element(By.CSS_SELECTOR, "#board button.generic-move").text

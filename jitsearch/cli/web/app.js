@@ -37,7 +37,7 @@ async function api(path, body) {
 
 const current = () => S.history[S.cursor];
 // the drawing script of a state's game (web/<game>.js; the selector says what a new game is)
-const board = (state) => BOARDS[state ? state.game : $("game").value];
+const board = (state) => BOARDS[state ? state.game : $("game").value] || BOARDS.generic;
 // a request names its line: the start (text), the moves played since (the server replays them, so a record
 // the rules keep is the game's) and the variant the start was read with
 const line = () => ({position: S.history[0].state.text, moves: S.history.slice(1, S.cursor + 1).map((h) => h.move),
@@ -79,7 +79,7 @@ function variantOf() {
 }
 
 function setGame(game) {
-  const b = BOARDS[game];
+  const b = BOARDS[game] || BOARDS.generic;
   document.body.className = `${game} analysis-${b.analysis}`;
   $("title").textContent = "jitsearch · " + b.title;
   $("position-input").placeholder = b.placeholder;
@@ -496,7 +496,7 @@ async function openRecord() {
       const o = document.createElement("option");
       o.value = k;
       o.textContent = `line ${g.line}: ${g.a} vs ${g.b}, pair ${g.pair} seat ${g.seat}, ` +
-        BOARDS[game].recordResult(g) + `, ${g.plies.length} plies`;
+        (BOARDS[game] || BOARDS.generic).recordResult(g) + `, ${g.plies.length} plies`;
       sel.appendChild(o);
     });
     await showGame(0);
@@ -507,7 +507,7 @@ async function showGame(k) {
   const g = S.replay.games[k];
   const gen = ++S.generation;
   // each position is the start and the moves played since, so that it carries the game's record
-  const game = g.game, variant = BOARDS[game].recordRules(g);
+  const game = g.game, variant = (BOARDS[game] || BOARDS.generic).recordRules(g);
   const states = (await Promise.all(g.positions.map((text, i) => api(`/api/${game}/position`,
     {position: g.start, moves: g.plies.slice(0, i), ...variant})))).map((a) => a.state);
   if (gen !== S.generation) return;   // another game (or a new game) was asked for meanwhile
@@ -574,13 +574,13 @@ $("game").addEventListener("change", newGame);
   try { INFO = await api("/api/info"); } catch (e) { showError(e.message); }
   const sel = $("game");
   for (const game of (INFO && INFO.games) || []) {
-    if (!BOARDS[game] || [...sel.options].some((o) => o.value === game)) continue;
+    if ([...sel.options].some((o) => o.value === game)) continue;
     const o = document.createElement("option");
     o.value = game;
-    o.textContent = BOARDS[game].title;
+    o.textContent = BOARDS[game] ? BOARDS[game].title : game;
     sel.appendChild(o);
   }
-  if (INFO && INFO.game && BOARDS[INFO.game]) sel.value = INFO.game;
+  if (INFO && INFO.game) sel.value = INFO.game;
   if (INFO && INFO.engines) {   // the analysis engines this machine runs (no CUDA one without a GPU)
     const list = $("engine-specs");
     list.innerHTML = "";

@@ -8,7 +8,6 @@
     title: "Connect Four",
     placeholder: "4455 (columns from 1) or ......./......./......./......./......./...x... p1",
     analysis: "mcts",
-    rules: () => ({}),
     recordRules: () => ({}),
     recordResult: (g) => `margin ${g.margin}`,
     moveName: (state, mover, move) => `${STONE[mover]} ${move + 1}`,

@@ -8,7 +8,6 @@
     title: "Kalah",
     placeholder: "4,4,4,4,4,4/0/4,4,4,4,4,4/0 p0",
     analysis: "engine",   // the page's engine panel: exact solves, then alphabeta or MCTS (/api/analyse)
-    rules: (state) => ({empty_capture: state.empty_capture}),   // the variant a line is read with
     recordRules: (g) => ({empty_capture: g.empty_capture}),
     recordResult: (g) => `margin ${g.margin}`,
     moveName: (state, mover, move) => `p${mover} h${houseNumber(state, move)}`,

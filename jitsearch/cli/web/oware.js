@@ -15,7 +15,6 @@
     title: "Oware",
     placeholder: "4,4,4,4,4,4/4,4,4,4,4,4/0,0 p0",
     analysis: "mcts",
-    rules: () => ({}),
     recordRules: () => ({}),
     recordResult: (g) => `${g.scores[0]}–${g.scores[1]}`,
     moveName: (state, mover, move) => `p${mover} ${houseLetter(state, move)}`,
