@@ -6,7 +6,7 @@ Usage: python bench/oware_web_analysis.py [RUNS]   (default 3)
 * ``build_database(m, exact_seeds_limit(m))`` for m = 1..12 (the largest
   database the analysis builds on each board), and Oware(6) at 8..12 seeds
   (where the limit was chosen); medians of RUNS builds, after one warm-up.
-* ``analyse_oware_position`` on a position with 8 seeds on the board
+* ``analyse_moves("oware", ...)`` (the page's analysis) on a position with 8 seeds on the board
   (database cached in the process, as in the server) and on the start of
   Oware(6,4) (no exact values), 20,000 iterations (the page's default),
   against ``analyse_oware`` alone on the same state, measured in the same
@@ -25,12 +25,17 @@ import sys
 import time
 from pathlib import Path
 
-from jitsearch.arena.oware_analysis import analyse_oware_position, exact_seeds_limit
+from jitsearch.arena.analysis import analyse_moves
 from jitsearch.games.oware import OwareState
 from jitsearch.games.oware.endgame import build_database, database_size
+from jitsearch.games.oware.game import exact_seeds_limit
 from jitsearch.mcts.oware import analyse_oware
 
 OUT = Path(__file__).resolve().parent / "results" / "oware_web_analysis.json"
+
+
+def analyse_oware_position(state, **kw):
+    return analyse_moves("oware", state, **kw)
 
 
 def median_seconds(fn, runs: int) -> float:

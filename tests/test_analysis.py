@@ -191,3 +191,102 @@ def test_agent_choose_in_this_thread_with_a_stop_event():
         parse_agent("alphabeta:depth=2").choose(s, stop=1)
     with pytest.raises(ValueError, match="cannot choose moves by itself"):
         parse_agent("human").choose(s)
+
+
+# -- every game: analyse_moves (one MCTS tree and the game's move_values hook) ----------------------------
+
+def _late(name, seed, empty):
+    """A live position of ``name`` reached by random play with at most ``empty`` moves' worth left (Connect
+    Four: empty cells; the mancala games: seeds on the board)."""
+    from jitsearch.games import get
+
+    game = get(name)
+    rng = random.Random(seed)
+    while True:
+        s = game.initial(**({"houses": 3, "seeds": 2} if name != "connect4" else {}))
+        while not s.is_over and _left(name, s) > empty:
+            s = s.play(rng.choice(s.legal_moves()))
+        if not s.is_over and s.legal_moves():
+            return game, s
+
+
+def _left(name, s):
+    if name == "connect4":
+        return s.width * s.height - s.ply
+    m = s.houses
+    return int(s.board[1:m + 1].sum() + s.board[m + 2:].sum()) if name == "kalah" else int(s.board[:2 * m].sum())
+
+
+def _c4_naive(s):
+    """Pons's score of a Connect Four position for the player to move, by plain negamax (few empty cells)."""
+    best = None
+    for c in s.legal_moves():
+        child = s.play(c)
+        if child.is_over:
+            v = (s.width * s.height + 1 - s.ply) // 2 if child.margin else 0
+        else:
+            v = -_c4_naive(child)
+        best = v if best is None else max(best, v)
+    return best
+
+
+@pytest.mark.parametrize("name", [pytest.param("kalah", marks=pytest.mark.slow),
+                                  pytest.param("oware", marks=pytest.mark.slow), "connect4"])
+def test_analyse_moves_is_the_librarys_tree(name):
+    """(Kalah and Oware in the slow step: the CLI's and the page's tests compare the same trees.)"""
+    from jitsearch.arena.analysis import analyse_moves
+    from jitsearch.mcts.game import analyse_game
+
+    game, s = _late(name, 5, 12)
+    r = analyse_moves(game, s, iterations=120, playouts=2, seed=4, exact=False)
+    lib = analyse_game(game, [s], iterations=120, playouts=2, seed=4, backend="cpu")["positions"][0]
+    assert [(m["move"], m["visits"], m["value"]) for m in r["moves"]] == \
+        [(c["move"], c["visits"], c["value"]) for c in lib["children"]]
+    assert r["best_move"] == lib["move"] and r["value"] == lib["value"] and r["game"] == name
+    assert abs(sum(m["share"] for m in r["moves"]) - 1) < 1e-9 and r["exact"] is False
+    assert all("exact" not in m for m in r["moves"]) and r["exact_best"] == []
+
+
+@pytest.mark.parametrize("name, seed", [("kalah", 1), ("kalah", 2), ("connect4", 1), ("connect4", 2),
+                                        ("connect4", 3)])
+def test_analyse_moves_exact_values_equal_a_reference(name, seed):
+    """Kalah: the exact solver's move values; Connect Four: plain negamax over every line (Pons's score)."""
+    from jitsearch.arena.analysis import analyse_moves
+
+    game, s = _late(name, seed, 7)
+    r = analyse_moves(game, s, iterations=30, playouts=1, seed=1)
+    assert r["exact"] and [m["move"] for m in r["moves"]] == s.legal_moves()
+    if name == "kalah":
+        want = {row["move"]: row["value"] for row in move_values(s)["moves"]}
+    else:
+        want = {c: (s.width * s.height + 1 - s.ply) // 2 if s.play(c).is_over and s.play(c).margin
+                else 0 if s.play(c).is_over else -_c4_naive(s.play(c)) for c in s.legal_moves()}
+    assert {m["move"]: m["exact"] for m in r["moves"]} == want
+    best = max(want.values())
+    assert r["exact_value"] == best and r["exact_best"] == sorted(c for c, v in want.items() if v == best)
+    for m in r["moves"]:
+        assert m["exact_result"] == ("win" if m["exact"] > 0 else "draw" if m["exact"] == 0 else "loss")
+
+
+def test_analyse_moves_without_exact_values_where_they_cost_too_much():
+    from jitsearch.arena.analysis import analyse_moves
+    from jitsearch.games import get
+
+    c4 = get("connect4")
+    r = analyse_moves(c4, c4.initial(), iterations=20, playouts=1)
+    assert r["exact"] is False and r["exact_rule"] is None and len(r["moves"]) == 7
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    (("connect4", KalahState.initial(3, 3)), {}, "state must be a Connect4State"),
+    (("kalah", KalahState.from_text("0,0,0/10/0,0,0/8 end")), {}, "the game is over"),
+    (("kalah", KalahState.initial(3, 3)), {"exact": 1}, "exact must be True or False"),
+    (("kalah", KalahState.initial(3, 3)), {"stop": 3}, "stop must be a threading.Event"),
+    (("chess", KalahState.initial(3, 3)), {}, "unknown game 'chess'"),
+])
+def test_analyse_moves_bad_arguments_are_one_line(args, kwargs, message):
+    from jitsearch.arena.analysis import analyse_moves
+
+    with pytest.raises(ValueError, match=message) as info:
+        analyse_moves(*args, iterations=5, **kwargs)
+    assert "\n" not in str(info.value)

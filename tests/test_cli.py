@@ -294,12 +294,67 @@ def test_kalah_cli_errors(capsys, args, words):
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_play_help_names_both_games_and_what_oware_refuses(capsys):
-    """``play --help`` says it plays Oware too, and which options are Kalah's alone."""
+def test_play_help_names_every_game_and_the_variant_spellings(capsys):
+    """``play --help`` says it plays any game, with --variant and the board flags as its spellings."""
     assert main(["play", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "Play Kalah or Oware" in text
-    assert "are Kalah's and refused for Oware" in text
+    assert "Play any game (--game kalah, oware, connect4, ...)" in text
+    assert "--houses, --seeds and --empty-capture are spellings of the variant options" in text
+
+
+def test_play_connect4_humans_from_scripted_input(capsys, monkeypatch):
+    """Two people play Connect Four: bad input is asked again, a full column refused, x wins in column 1."""
+    answers = iter(["x", "0", "1", "2", "1", "2", "1", "2", "1"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    code, out, err = run(capsys, "play", "--game", "connect4", "--p0", "human", "--p1", "human")
+    assert code == 0, err
+    assert out.count("type a column from 1 to 7") == 2
+    assert "player 0 drops a stone in column 1" in out and "player 1 drops a stone in column 2" in out
+    assert "game over: p0" in out and "result: p0, margin +1 after 7 plies" in out
+
+
+def test_play_connect4_variant_and_errors(capsys, monkeypatch):
+    answers = iter(["9", "8", "q"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    code, out, err = run(capsys, "play", "--game", "connect4", "-V", "width=8", "--p0", "human", "--p1", "human")
+    assert code == 0 and out.count("type a column from 1 to 8") == 1 and "player 0 drops a stone in column 8" in out
+    for args, words in ((["--houses", "4"], "--houses does not apply to connect4"),
+                        (["-V", "width=3"], "width"),
+                        (["--position", "12x"], "position must look like"),
+                        (["-V", "depth=3"], "no variant option 'depth'")):
+        code, out, err = run(capsys, "play", "--game", "connect4", "--p0", "human", "--p1", "human", *args)
+        assert code == 2 and words in err and len(err.strip().splitlines()) == 1, (args, err)
+    code, out, err = run(capsys, "play", "--game", "chess")
+    assert code == 2 and "unknown game 'chess'" in err and "connect4" in err
+
+
+def _connect4_agents_missing() -> str | None:
+    from jitsearch.cli.common import agent_for
+
+    try:
+        agent_for("connect4", "random", 0)
+        agent_for("connect4", "mcts:iterations=200", 0)
+    except ValueError as exc:
+        return f"no Connect Four agents before the generic parse_agent(spec, game=...) lands: {exc}"
+    return None
+
+
+@pytest.mark.skipif(_connect4_agents_missing() is not None, reason=str(_connect4_agents_missing()))
+def test_play_connect4_engines_json(capsys):
+    args = ["play", "--game", "connect4", "--p0", "mcts:iterations=200", "--p1", "random", "--seed", "3", "--json"]
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    game = json.loads(out)
+    assert game["game"] == "connect4" and game["finished"] and game["result"] in ("p0", "p1", "draw")
+    from jitsearch.games import get
+
+    s = get("connect4").initial()
+    for move in game["moves"]:
+        s = s.play(move)
+    assert s.to_text() == game["final"] and s.margin == game["margin"]
+    assert game["cells"] == get("connect4").ui.board_json(s)["cells"]
+    code, out2, err = run(capsys, *args)
+    assert json.loads(out2) == game  # the seed fixes the game
 
 
 def test_solve_kalah_position_title_comes_from_the_position(capsys):

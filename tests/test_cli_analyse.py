@@ -96,6 +96,42 @@ def test_analyse_empty_capture_and_4x3_board(capsys, tmp_path):
     assert [p["children"] for p in obj["positions"]] == [p["children"] for p in direct["positions"]]
 
 
+#: Positions of every game, two a file: (game, variant flags, texts).
+GAME_FILES = [
+    ("kalah", ("--empty-capture",), ["3,3,3,3/0/3,3,3,3/0 p0", "3,0,4,4/1/3,3,3,3/0 p0"]),
+    ("oware", (), ["1,0,2,0,1,0/0,1,0,2,0,1/14,16 p0", "0,1,0,2,0,1/1,0,2,0,1,0/14,16 p1"]),
+    ("connect4", ("-V", "width=6"), ["4455", "3"]),
+]
+
+
+@pytest.mark.parametrize("name, flags, texts", GAME_FILES, ids=[g[0] for g in GAME_FILES])
+def test_analyse_every_game_equals_the_library(capsys, tmp_path, name, flags, texts):
+    """For every registered game, the command's trees are the library's (``analyse_game``) for the same
+    seed, from a file or from the variant's start position."""
+    from jitsearch.cli.game_options import resolve_variant
+    from jitsearch.games import get
+    from jitsearch.mcts.game import analyse_game
+
+    game = get(name)
+    flag_values = {"empty_capture": True} if "--empty-capture" in flags else {}
+    variant = resolve_variant(game, [f for f in flags if "=" in f], **flag_values)
+    path = tmp_path / "p.txt"
+    path.write_text("# two positions\n" + "\n".join(texts) + "\n")
+    obj = analyse_json(capsys, path, "--game", name, *flags, "--iterations", "20", "--playouts", "2", "--seed", "3")
+    states = [game.from_text(t, **variant) for t in texts]
+    lib = analyse_game(game, states, iterations=20, playouts=2, seed=3, backend="cpu")
+    assert obj["game"] == name and [p["line"] for p in obj["positions"]] == [2, 3]
+    assert [p["position"] for p in obj["positions"]] == [s.to_text() for s in states]
+    assert [p["children"] for p in obj["positions"]] == [p["children"] for p in lib["positions"]]
+    assert obj["playouts_total"] == 20 * 2 * 2
+    code, out, err = run(capsys, "analyse", "--game", name, *flags, "--iterations", "20", "--backend", "cpu", "--json")
+    assert code == 0, err
+    start = game.initial(**variant)
+    only = json.loads(out)["positions"]
+    assert [p["position"] for p in only] == [start.to_text()] and only[0]["line"] is None
+    assert sorted(ch["move"] for ch in only[0]["children"]) == start.legal_moves()
+
+
 def test_analyse_table_output(capsys, file33):
     code, out, err = run(capsys, "analyse", file33, "--backend", "cpu", "--iterations", "12", "--playouts", "2")
     assert code == 0, err
@@ -109,7 +145,7 @@ def test_analyse_table_output(capsys, file33):
     ("3,3,3/0/3,3,3/0 p7", "p0, p1 or end"),
     ("hello", "position must look like"),
     ("0,0,0/10/0,0,0/8 end", "game is over"),
-    ("3,3,3,3/0/3,3,3,3/0 p0", "4 houses per side, but line 2 has 3"),
+    ("3,3,3,3/0/3,3,3,3/0 p0", "4 houses but line 2 has 3 houses: analyse one board size per file"),
 ])
 def test_analyse_bad_line_is_one_file_line_error(capsys, tmp_path, bad, words):
     path = tmp_path / "bad.txt"
@@ -129,7 +165,10 @@ def test_analyse_bad_line_is_one_file_line_error(capsys, tmp_path, bad, words):
     (FILE_33, ("--iterations", "0"), "--iterations must be >= 1"),
     (FILE_33, ("--leaves", "64", "--playouts", "32"), "leaves x playouts"),
     (FILE_33, ("--seed", "-1"), "--seed"),
-    (FILE_33, ("--game", "chess"), "--game must be kalah"),
+    (FILE_33, ("--game", "chess"), "unknown game 'chess'"),
+    (FILE_33, ("--game", "connect4"), ":3: a board is rows of equal length"),
+    (FILE_33, ("--houses", "3"), "--houses gives the start position"),
+    (FILE_33, ("--reward", "best"), "--reward must be win or heuristic"),
     (FILE_33, ("--max-memory", "1KiB", "--iterations", "100"), "max-memory"),
     (FILE_33, ("--time", "nan"), "--time must be a finite number"),
 ])
@@ -146,11 +185,11 @@ def test_analyse_errors_exit_2_with_one_line(capsys, tmp_path, content, args, wo
 
 
 def test_analyse_ctrl_c_prints_what_it_has_and_exits_130(capsys, file33, monkeypatch):
-    """Ctrl-C during the search: analyse_positions reports interrupted=True; the
+    """Ctrl-C during the search: the search reports interrupted=True; the
     partial figures are printed and the exit status is 130."""
-    from jitsearch.mcts import multi
+    from jitsearch.mcts.game import GameGrower
 
-    real_grow = multi._Grower.grow
+    real_grow = GameGrower.grow
     calls = {"n": 0}
 
     def grow(self, steps):
@@ -159,7 +198,7 @@ def test_analyse_ctrl_c_prints_what_it_has_and_exits_130(capsys, file33, monkeyp
             raise KeyboardInterrupt
         return real_grow(self, steps)
 
-    monkeypatch.setattr(multi._Grower, "grow", grow)
+    monkeypatch.setattr(GameGrower, "grow", grow)
     code, out, err = run(capsys, "analyse", file33, "--backend", "cpu", "--iterations", "500", "--playouts", "1",
                          "--json")
     assert code == 130, err

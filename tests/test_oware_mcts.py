@@ -390,9 +390,9 @@ def test_analyse_options_of_the_other_game_are_refused(capsys, tmp_path):
     path = tmp_path / "k.txt"
     path.write_text("3,3,3/0/3,3,3/0 p0\n")
     code, out, err = run(capsys, "analyse", path, "--houses", "3")
-    assert code == 2 and "--houses applies only to --game oware" in err
-    code, out, err = run(capsys, "analyse")
-    assert code == 2 and "missing POSITIONS_FILE" in err
+    assert code == 2 and "--houses gives the start position when no POSITIONS_FILE is given" in err
+    code, out, err = run(capsys, "analyse", "--game", "kalah", "--houses", "99")
+    assert code == 2 and "houses" in err and len(err.strip().splitlines()) == 1
 
 
 def test_mcts_agent_as_an_openspiel_bot():

@@ -432,11 +432,11 @@ def test_play_oware_by_clicking(page):
 def test_oware_analysis_rows_appear(page):
     """Oware's analysis panel: a set-up position with 8 seeds on the board, analysed: one row a legal move,
     the MCTS visits and values of the library's search, the exact values of the endgame database."""
-    from jitsearch.arena.oware_analysis import analyse_oware_position
+    from jitsearch.arena.analysis import analyse_moves
     from jitsearch.games.oware import OwareState
 
     text = "0,1,0,2,0,1/1,0,2,0,1,0/14,16 p0"
-    ref = analyse_oware_position(OwareState.from_text(text), iterations=400, playouts=4)  # (also compiles)
+    ref = analyse_moves("oware", OwareState.from_text(text), iterations=400, playouts=4)  # (also compiles)
     Select(page.find_element(By.ID, "game")).select_by_value("oware")
     until(page, lambda d: d.find_element(By.ID, "board").get_attribute("data-kind") == "oware")
     set_value(page, "p0", "human")
@@ -444,23 +444,23 @@ def test_oware_analysis_rows_appear(page):
     set_value(page, "position-input", text)
     page.find_element(By.ID, "load-position").click()
     until(page, lambda d: d.find_element(By.ID, "board").get_attribute("data-position") == text)
-    assert page.find_element(By.ID, "oware-analysis-panel").is_displayed()
+    assert page.find_element(By.ID, "mcts-analysis-panel").is_displayed()
     assert not page.find_element(By.ID, "analysis-panel").is_displayed()
-    set_value(page, "oware-iterations", 400)
-    set_value(page, "oware-playouts", 4)
-    page.find_element(By.ID, "oware-analyse").click()
-    until(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#oware-analysis-table tbody tr"))
-    rows = page.execute_script("return Array.from(document.querySelectorAll('#oware-analysis-table tbody tr'), "
-                               "tr => [tr.dataset.move, tr.dataset.visits, tr.dataset.dbValue, tr.className]);")
-    assert [(int(m), int(v), int(d)) for m, v, d, _ in rows] == \
-        [(r["move"], r["visits"], r["db_value"]) for r in ref["moves"]]
+    set_value(page, "mcts-iterations", 400)
+    set_value(page, "mcts-playouts", 4)
+    page.find_element(By.ID, "mcts-analyse").click()
+    until(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#mcts-analysis-table tbody tr"))
+    rows = page.execute_script("return Array.from(document.querySelectorAll('#mcts-analysis-table tbody tr'), "
+                               "tr => [tr.dataset.move, tr.dataset.visits, tr.dataset.exact, tr.className]);")
+    assert [(int(m), int(v), float(d)) for m, v, d, _ in rows] == \
+        [(r["move"], r["visits"], r["exact"]) for r in ref["moves"]]
     assert [int(m) for m, _, _, cls in rows if cls == "best"] == [ref["best_move"]]
-    assert "exact: 8 seeds on the board" in page.find_element(By.ID, "oware-analysis-summary").text
-    assert page.find_element(By.ID, "oware-analysis-progress").text.startswith("done in")
+    assert "exact values: endgame database" in page.find_element(By.ID, "mcts-analysis-summary").text
+    assert page.find_element(By.ID, "mcts-analysis-progress").text.startswith("done in")
     labels = page.execute_script("return Array.from(document.querySelectorAll('#board text.val'), "
                                  "t => [t.parentNode.dataset.pit, t.textContent]);")  # on the board too
     assert [(int(p), t) for p, t in labels] == \
-        [(r["move"], ("+" if r["db_margin"] > 0 else "") + f"{r['db_margin']:g}") for r in ref["moves"]]
+        [(r["move"], ("+" if r["exact"] > 0 else "") + f"{r['exact']:g}") for r in ref["moves"]]
 
 
 @pytest.mark.slow
@@ -500,7 +500,7 @@ def test_stores_say_whose_they_are_and_the_suggestions_fit_the_board(page):
     x = {o: float(page.find_element(By.ID, f"store-label-{o}").get_attribute("x")) for o in (0, 1)}
     assert x[0] > x[1]
     suggested = lambda d: d.execute_script(  # noqa: E731
-        "return Array.from(document.querySelectorAll('#agent-specs option'), o => o.value);")
+        "return Array.from(document.querySelectorAll('#kalah-agent-specs option'), o => o.value);")
     from jitsearch.kernels.backend import cuda_status
 
     cuda = cuda_status()[0]
@@ -537,3 +537,54 @@ def test_replay_starts_on_a_file_that_reads_and_a_broken_one_says_why(page, serv
     finally:
         broken.unlink()
         good.unlink()
+
+
+def test_connect4_two_people_click_to_a_win(page):
+    """Connect Four's board (web/connect4.js): two people click columns; the stones fall where the rules put
+    them, the last one is marked, a full game ends with the winner in the status line."""
+    Select(page.find_element(By.ID, "game")).select_by_value("connect4")
+    until(page, lambda d: d.find_element(By.ID, "board").get_attribute("data-kind") == "connect4")
+    set_value(page, "p0", "human")
+    set_value(page, "p1", "human")
+    page.find_element(By.ID, "new-game").click()
+    until(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#board g.column.legal"))
+    assert page.find_element(By.ID, "mcts-analysis-panel").is_displayed()
+    assert not page.find_element(By.ID, "analysis-panel").is_displayed()
+    from jitsearch.games import get
+
+    state = get("connect4").initial()
+    for k, column in enumerate([0, 1, 0, 1, 0, 1, 0]):
+        page.find_element(By.CSS_SELECTOR, f"#board g.column[data-column='{column}']").click()
+        state = state.play(column)
+        until(page, lambda d: d.find_element(By.ID, "board").get_attribute("data-position") == state.to_text())
+        last = page.execute_script("return Array.from(document.querySelectorAll('#board circle.last'), "
+                                   "c => [c.dataset.row, c.dataset.column, c.dataset.owner]);")
+        top = [r for r in range(6) if state.cell(column, 5 - r) >= 0][0]
+        assert last == [[str(top), str(column), str(k % 2)]]
+    cells = page.execute_script("return Array.from(document.querySelectorAll('#board circle.cell'), "
+                                "c => [+c.dataset.row, +c.dataset.column, +c.dataset.owner]);")
+    assert sorted(map(tuple, cells)) == sorted((r, c, state.cell(c, 5 - r)) for r in range(6) for c in range(7))
+    assert page.find_element(By.ID, "status").text.startswith("game over: player 0 wins")
+    assert not page.find_elements(By.CSS_SELECTOR, "#board g.column.legal")
+
+
+def test_a_game_without_a_drawing_script_gets_the_generic_board(page):
+    """A game registered from outside the package has no web/<game>.js: the page shows its text form and a
+    button per legal move (named by the game). Here Connect Four's script is taken away to stand for one."""
+    page.execute_script("delete window.BOARDS.connect4;")
+    Select(page.find_element(By.ID, "game")).select_by_value("connect4")
+    set_value(page, "p0", "human")
+    set_value(page, "p1", "human")
+    page.find_element(By.ID, "new-game").click()
+    until(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#board button.generic-move"))
+    from jitsearch.games import get
+
+    state = get("connect4").initial()
+    for column in (3, 3, 4):
+        buttons = page.find_elements(By.CSS_SELECTOR, "#board button.generic-move")
+        assert [int(b.get_attribute("data-pit")) for b in buttons] == state.legal_moves()
+        next(b for b in buttons if int(b.get_attribute("data-pit")) == column).click()
+        state = state.play(column)
+        until(page, lambda d: d.find_element(By.ID, "board").get_attribute("data-position") == state.to_text())
+    assert page.find_element(By.CSS_SELECTOR, "#board pre").text == state.to_text()
+    assert "drops a stone in column 1" in page.find_element(By.CSS_SELECTOR, "#board button.generic-move").text

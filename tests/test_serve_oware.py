@@ -63,7 +63,7 @@ def check_state(js, state: OwareState, reason=None):
 
 def test_info_and_new_game(client):
     info = client.get("/api/info").json()
-    assert info["game"] == "oware" and info["games"] == ["kalah", "oware"]
+    assert info["game"] == "oware" and info["games"] == ["kalah", "oware", "connect4"]
     assert info["oware_agents"] == [*OWARE_AGENTS, "openspiel"]  # an agent kind added to the parser shows up
     r = client.post("/api/oware/new", json={"houses": 3, "seeds": 2})
     assert r.status_code == 200
@@ -120,7 +120,7 @@ def test_end_reasons_one_by_one(client):
     ({"position": "4,4/4,4 p0"}, "position must look like"),
     ({"position": "4,4/4,4,4/0,0 p0"}, "same number of houses"),
     ({"position": 7}, "position must be a string"),
-    ({"position": "4,4/4,4/0,0 p0", "moves": [0, 0]}, "move 2 (house 0)"),
+    ({"position": "4,4/4,4/0,0 p0", "moves": [0, 0]}, "move 2 (sows a (house 0))"),
     ({"position": "4,4/4,4/0,0 p0", "moves": [2]}, "not a house of player 0"),
     ({"position": "4,4/4,4/0,0 p0", "moves": "0 1"}, "moves must be a list"),
     ({"position": "4,4/4,4/0,0 p0", "moves": [True]}, "moves must be a list"),
@@ -186,7 +186,7 @@ def test_openspiel_bot_replies_from_a_start_position(client):
 
 def test_serve_game_option(capsys):
     assert main(["serve", "--game", "chess"]) == 2
-    assert "--game must be kalah or oware" in capsys.readouterr().err
+    assert "unknown game 'chess'" in capsys.readouterr().err
 
 
 def test_agent_reply_hands_the_stop_event_to_agents_that_take_it():
@@ -194,7 +194,11 @@ def test_agent_reply_hands_the_stop_event_to_agents_that_take_it():
     KeyboardInterrupt, which cancels the job); one without it is called as before."""
     import threading
 
-    from jitsearch.cli._web_oware import agent_reply
+    from jitsearch.cli._web_game import agent_reply as reply
+    from jitsearch.games import get
+
+    def agent_reply(agent, state, stop):
+        return reply(get("oware"), agent, state, stop)
 
     state = OwareState.initial()
     stop = threading.Event()
@@ -224,7 +228,7 @@ def test_agent_reply_hands_the_stop_event_to_agents_that_take_it():
 def test_an_oware_search_that_takes_the_stop_event_ends_at_the_cap(monkeypatch):
     """Through the route: an agent with ``choose(state, stop)`` is stopped at the server's cap and the job
     ends as cancelled, its slot free at once."""
-    from jitsearch.cli import _web_oware
+    from jitsearch.cli import _web_game
 
     class Patient:
         options = {}
@@ -234,7 +238,7 @@ def test_an_oware_search_that_takes_the_stop_event_ends_at_the_cap(monkeypatch):
                 raise AssertionError("never told to stop")
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(_web_oware, "make_agent", lambda spec, seed, start, moves: Patient())
+    monkeypatch.setattr(_web_game, "make_agent", lambda game, spec, seed, start, moves, *rest: Patient())
     app = create_app(max_seconds=0.5, game="oware")
     with TestClient(app, headers=page_headers(app)) as c:
         r = c.post("/api/oware/agent-move", json={"position": START_64, "agent": "alphabeta:depth=40"})

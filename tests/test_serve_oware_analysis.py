@@ -1,5 +1,6 @@
-"""`jitsearch serve`'s Oware analysis (``POST /api/oware/analyse``) and record replay, against the library:
-:func:`jitsearch.mcts.oware.analyse_oware` and :mod:`jitsearch.games.oware.endgame`."""
+"""`jitsearch serve`'s Oware analysis (``POST /api/oware/analyse``, the generic
+:func:`jitsearch.arena.analysis.analyse_moves` with Oware's ``move_values`` hook) and record replay, against
+the library: :func:`jitsearch.mcts.oware.analyse_oware` and :mod:`jitsearch.games.oware.endgame`."""
 
 from __future__ import annotations
 
@@ -18,15 +19,25 @@ with warnings.catch_warnings():  # Starlette 1.x asks for httpx2 but still works
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient  # noqa: E402
 
-from jitsearch.arena.oware_analysis import analyse_oware_position, exact_seeds_limit  # noqa: E402
+from jitsearch.arena.analysis import analyse_moves  # noqa: E402
 from jitsearch.arena.oware_arena import run_oware_match  # noqa: E402
 from jitsearch.cli.webapp import TOKEN_HEADER, create_app  # noqa: E402
+from jitsearch.games import get  # noqa: E402
 from jitsearch.games.oware import OwareState  # noqa: E402
+from jitsearch.games.oware.game import exact_seeds_limit  # noqa: E402
 from jitsearch.games.oware.endgame import build_database, database_size  # noqa: E402
 from jitsearch.mcts.oware import analyse_oware  # noqa: E402
 
 START_64 = "4,4,4,4,4,4/4,4,4,4,4,4/0,0 p0"
 LATE = "0,1,0,2,0,1/1,0,2,0,1,0/14,16 p0"  # 8 seeds on the board
+
+
+def analyse_oware_position(state, **kw):
+    return analyse_moves("oware", state, **kw)
+
+
+def seeds_on_board(state) -> int:
+    return int(state.board[:2 * state.houses].sum())
 
 
 def page_headers(app) -> dict:
@@ -81,17 +92,18 @@ def test_analysis_equals_the_library_on_a_line_with_a_record(client):
         [(c["move"], c["visits"], c["value"]) for c in lib["children"]]
     assert sum(r["visits"] for r in res["moves"]) == 300 and res["iterations"] == 300
     assert abs(sum(r["share"] for r in res["moves"]) - 1) < 1e-9
-    assert res["seeds_on_board"] > res["exact_seeds"] and res["exact"] is False and "db_value" not in res["moves"][0]
+    assert seeds_on_board(state) > exact_seeds_limit(6) and res["exact"] is False and "exact" not in res["moves"][0]
 
 
 def test_exact_values_equal_the_database_by_the_moves_played():
-    """Each move's db_value is 2c + 2(S - c) - v(child) with the child reached by OwareState.play (c: the
-    seeds it captured), the position's value is the best move's, and the margin adds the captures so far."""
+    """Each move's half-seed value is 2c + 2(S - c) - v(child) with the child reached by OwareState.play (c: the
+    seeds it captured), the position's value is the best move's, and the exact margin adds the captures so far."""
     db = build_database(6, 8)
     for text in (LATE, "1,0,0,3,0,0/0,2,0,0,1,1/15,15 p1", "0,0,0,0,0,2/1,1,0,0,0,1/20,15 p0"):
         state = OwareState.from_text(text)
         res = analyse_oware_position(state, iterations=50, seed=1)
-        s, p = res["seeds_on_board"], state.player
+        half = get("oware").move_values(state)["half_seeds"]
+        s, p = seeds_on_board(state), state.player
         assert res["exact"] and s <= 8
         for row in res["moves"]:
             child = state.play(row["move"])
@@ -99,12 +111,14 @@ def test_exact_values_equal_the_database_by_the_moves_played():
             if child.is_over:  # ended by the rules (scores or no move): the database plays on; its board
                 continue       # is collected, so compare the other moves only
             v = 2 * c + 2 * (s - c) - db.value_of(child)
-            assert row["db_value"] == v, (text, row)
+            assert half[row["move"]] == v, (text, row)
             mine = 2 * state.scores[p] + v
             theirs = 2 * state.scores[1 - p] + 2 * s - v
-            assert row["db_margin"] == (mine - theirs) / 2
-        assert res["db_value"] == db.value_of(state) == max(r["db_value"] for r in res["moves"])
-        assert res["exact_best"] == sorted(r["move"] for r in res["moves"] if r["db_value"] == res["db_value"])
+            assert row["exact"] == (mine - theirs) / 2
+            assert row["exact_result"] == ("win" if mine > theirs else "draw" if mine == theirs else "loss")
+        assert db.value_of(state) == max(half.values())
+        assert res["exact_best"] == sorted(h for h, v in half.items() if v == max(half.values()))
+        assert res["exact_value"] == max(r["exact"] for r in res["moves"])
 
 
 def test_exact_limit_follows_the_database_size():
@@ -117,11 +131,11 @@ def test_exact_limit_follows_the_database_size():
 def test_exact_values_through_the_api(client):
     job = analyse(client, position=LATE, iterations=200, seed=2)
     res = job["result"]
-    assert res["exact"] and res["seeds_on_board"] == 8 and "evenly" in res["exact_rule"]
+    assert res["exact"] and seeds_on_board(OwareState.from_text(LATE)) == 8 and "evenly" in res["exact_rule"]
     direct = analyse_oware_position(OwareState.from_text(LATE), iterations=200, seed=2)
     assert res["moves"] == json.loads(json.dumps(direct["moves"]))
     off = analyse(client, position=LATE, iterations=200, seed=2, exact=False)["result"]
-    assert off["exact"] is False and all("db_value" not in r for r in off["moves"])
+    assert off["exact"] is False and all("exact" not in r for r in off["moves"])
 
 
 def test_analysis_can_be_cancelled(client):
@@ -161,7 +175,7 @@ def test_library_stop_returns_the_tree_so_far():
     ({"position": START_64, "exact": "yes"}, "exact must be true or false"),
     ({"position": START_64, "backend": "gpu"}, "backend must be"),
     ({"position": "4,4/4 p0"}, "position"),
-    ({"position": START_64, "moves": [7]}, "move 1 (house 7)"),
+    ({"position": START_64, "moves": [7]}, "(house 7)) in"),
     ({"position": "0,0,8,0,0,1/1,1,1,1,2,3/0,0 p0", "moves": [2]}, "game is over"),
 ])
 def test_bad_analysis_requests_are_one_line(client, body, words):

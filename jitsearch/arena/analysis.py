@@ -218,3 +218,69 @@ def _mcts_values(state, agent, rows, seed, report, stop=None) -> bool:
             row.update(value=ch["value"], source="mcts")
     report("engine", 1, 1)
     return bool(r.get("interrupted")) or (stop is not None and stop.is_set())
+
+
+# -- every game: one MCTS tree and the game's exact move values ------------------------------------
+
+#: Most MCTS iterations one analysis may ask for.
+MAX_ANALYSIS_ITERATIONS = 1_000_000
+
+
+def analyse_moves(game, state, *, iterations: int | None = 2000, time: float | None = None, playouts: int = 8,
+                  seed: int = 0, backend: str = "cpu", exact: bool = True, stop: threading.Event | None = None,
+                  progress=None) -> dict:
+    """Value every legal move of ``state``, a position of ``game`` (a registered name or a Game).
+
+    One MCTS tree (:func:`jitsearch.mcts.game.analyse_game`, ``iterations`` or ``time``): per move
+    its ``visits``, ``share`` of the root's visits and ``value``, the mover's mean reward (win 1,
+    draw 1/2, loss 0). With ``exact``, where the game's :attr:`~jitsearch.games.protocol.Game.move_values`
+    hook answers (it returns None where exact values would take more than about a second), a move's
+    ``exact`` is its final margin for the mover under perfect play, in the game's units, and
+    ``exact_result`` its sign as ``win``/``draw``/``loss``. ``stop`` (a ``threading.Event``): set it
+    to stop; the tree grown so far is returned with ``interrupted``. ``progress(phase)`` with
+    ``"exact"`` and ``"mcts"``.
+
+    Returns ``game``, ``position``, ``player``, ``moves`` (per legal move, increasing), ``best_move``
+    (the most visited), ``value`` (the root's mean reward), ``iterations``, ``seconds``,
+    ``interrupted``, ``backend``, ``playouts``, ``exact`` (whether exact values are given),
+    ``exact_best`` (the moves of the highest exact value), ``exact_value`` (that value) and
+    ``exact_rule`` (what the exact values assume, None: the game's own rules).
+    """
+    from ..games import get
+    from ..mcts.game import analyse_game
+
+    game = get(game)
+    if not isinstance(state, game.State):
+        raise ValueError(f"state must be a {game.State.__name__}, got {type(state).__name__}")
+    if state.is_over:
+        raise ValueError("the game is over in this position: no move to analyse")
+    if not isinstance(exact, bool):
+        raise ValueError(f"exact must be True or False, got {exact!r}")
+    if stop is not None and not callable(getattr(stop, "is_set", None)):
+        raise ValueError(f"stop must be a threading.Event or None, got {type(stop).__name__}")
+    report = progress or (lambda phase: None)
+    known = None
+    if exact and game.move_values is not None:
+        report("exact")
+        known = game.move_values(state)
+    if stop is not None and stop.is_set():
+        raise KeyboardInterrupt
+    report("mcts")
+    r = analyse_game(game, [state], iterations=iterations, time=time, seed=seed, playouts=playouts,
+                     backend=backend, stop=stop)
+    pos = r["positions"][0]
+    total = sum(ch["visits"] for ch in pos["children"]) or 1  # one leaf an iteration
+    values = (known or {}).get("values", {})
+    rows = []
+    for ch in pos["children"]:
+        row = {"move": ch["move"], "visits": ch["visits"], "share": ch["visits"] / total, "value": ch["value"]}
+        if ch["move"] in values:
+            v = values[ch["move"]]
+            row.update(exact=v, exact_result="win" if v > 0 else "draw" if v == 0 else "loss")
+        rows.append(row)
+    best = max(values.values()) if values else None
+    return {"game": game.name, "position": state.to_text(), "player": state.player, "moves": rows,
+            "best_move": pos["move"], "value": pos["value"], "iterations": r["iterations"], "seconds": r["seconds"],
+            "interrupted": bool(r["interrupted"]), "backend": r["backend"], "playouts": r["playouts"],
+            "exact": bool(values), "exact_best": sorted(m for m, v in values.items() if v == best),
+            "exact_value": best, "exact_rule": (known or {}).get("rule")}

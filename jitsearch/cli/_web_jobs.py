@@ -198,12 +198,14 @@ def read_games(path: Path) -> list[dict]:
     ``a`` and ``b``, ``pair``, ``seat``, ``a_player``, board ``houses``/``seeds``/``empty_capture``,
     ``start`` (text), ``plies`` (opening plies then the game's moves, pit indices), ``opening``
     (how many of them were the opening), ``positions`` (text after each ply, the start first),
-    ``margin`` and ``a_result``. An Oware record (``tournament --game oware``) gives the same keys and
+    ``margin``, ``a_result`` and ``game: "kalah"``. An Oware record (``tournament --game oware``) gives the same keys and
     ``game: "oware"``, ``scores``, ``reason`` (why it ended); its ``start`` is the record's ``opening`` text
     (a text starts a fresh repetition record: the opening's own moves are not in the file). A line that is
     neither is refused as ``FILE:LINE: ...``."""
     from ..arena.records import read_record_file
-    from ..games.kalah import KalahState
+    from ..games import get
+
+    kalah = get("kalah")
 
     try:
         rf = read_record_file(path)
@@ -230,9 +232,9 @@ def read_games(path: Path) -> list[dict]:
         try:
             ec = match["empty_capture"]
             if isinstance(rec.get("start"), str):
-                state = KalahState.from_text(rec["start"], empty_capture=ec)
+                state = kalah.from_text(rec["start"], empty_capture=ec)
             else:
-                state = KalahState.initial(match["houses"], match["seeds"], empty_capture=ec)
+                state = kalah.initial(match["houses"], match["seeds"], empty_capture=ec)
             start = state.to_text()
             positions = [start]
             for i, pit in enumerate(opening + moves):
@@ -242,7 +244,7 @@ def read_games(path: Path) -> list[dict]:
                 positions.append(state.to_text())
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
-        games.append({"line": number, "a": str(rec.get("a", "?")), "b": str(rec.get("b", "?")),
+        games.append({"line": number, "game": "kalah", "a": str(rec.get("a", "?")), "b": str(rec.get("b", "?")),
                       "pair": rec.get("pair"), "seat": rec.get("seat"), "a_player": rec.get("a_player"),
                       "houses": state.houses, "seeds": match["seeds"], "empty_capture": bool(ec), "start": start,
                       "plies": opening + moves, "opening": len(opening), "positions": positions,
@@ -254,7 +256,7 @@ def read_games(path: Path) -> list[dict]:
 
 def _oware_game(rec: dict, number: int, where: str) -> dict:
     """One Oware record of ``tournament --game oware`` replayed (:func:`read_games`)."""
-    from ..games.oware import OwareState
+    from ..games import get
 
     moves, start = rec.get("moves"), rec.get("opening")
     if not (isinstance(moves, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in moves)):
@@ -263,7 +265,7 @@ def _oware_game(rec: dict, number: int, where: str) -> dict:
         raise ValueError(f"{where}: an Oware record needs its opening position (text)")
     reason = None
     try:
-        state = OwareState.from_text(start)
+        state = get("oware").from_text(start)
         positions = [state.to_text()]
         for i, house in enumerate(moves):
             if house not in state.legal_moves():

@@ -51,12 +51,69 @@ def emit_json(obj) -> None:
     sys.stdout.write(json.dumps(json_safe(obj), allow_nan=False) + "\n")
 
 
-def kalah_state(houses, seeds, empty_capture, position):
-    from ..games.kalah import KalahState
+# -- agents of every game (play, analyse and the web page) ---------------------------------------
 
+def agent_for(game_name: str, spec: str, seed: int | None):
+    """The agent of ``spec`` for the game called ``game_name``: ``agent(state) -> move``,
+    ``choose(state, stop) -> move``, ``last`` (what its search found). A game without agents yet
+    raises one-line ``ValueError``."""
+    # MERGE: becomes parse_agent(spec, game=game_name, seed=seed)
+    if game_name == "kalah":
+        from ..arena.agents import parse_agent
+
+        return parse_agent(spec, seed=seed)
+    if game_name == "oware":
+        from ..arena.oware_arena import parse_oware_agent
+
+        return parse_oware_agent(spec, seed=seed)
+    raise ValueError(f"no engine plays {game_name} yet (agent {spec!r}); play it as human against human")
+
+
+def agent_kinds_for(game_name: str) -> list[str]:
+    """The agent kinds the page offers for the game (no ``human``, no ``cmd``)."""
+    # MERGE: becomes the generic agent's kinds for the game (its KINDS plus game.engines)
+    if game_name == "kalah":
+        from ..arena.agents import KINDS
+
+        return [k for k in KINDS if k != "human"]
+    if game_name == "oware":
+        from ..arena.oware_arena import OWARE_AGENTS
+
+        return [*OWARE_AGENTS, "openspiel"]
+    return []
+
+
+def check_spec_for(game_name: str, spec: str, variant: dict, from_position: bool) -> None:
+    """Refuse, before it is parsed, an agent spec that cannot play this game's variant (told by the
+    spec, whether its extra is installed or not): one ``ValueError`` line."""
+    # MERGE: becomes the generic parse_agent's own check
+    if game_name != "kalah":
+        return
+    from ..arena.agents import agent_kind
+    from ..arena.openspiel_agents import OpenSpielAgent
+
+    if agent_kind(spec) == "openspiel":
+        if from_position:
+            raise ValueError("an openspiel agent plays from the start of Kalah(6,4) only (OpenSpiel reaches a "
+                             "position by its moves), not from --position")
+        OpenSpielAgent.check_match(variant["houses"], variant["seeds"], variant["empty_capture"])
+
+
+def check_agent_for(game_name: str, agent, state, variant: dict) -> None:
+    """Refuse, in one ``ValueError`` line, an agent that cannot play ``state`` (a board it cannot
+    solve, an OpenSpiel game of another size)."""
+    # MERGE: becomes the generic agent's own check of the state it is given
+    if game_name == "kalah" and hasattr(agent, "check_match") and agent.kind != "openspiel":
+        agent.check_match(state.houses, variant["seeds"], state.empty_capture, position=state)
+
+
+def kalah_state(houses, seeds, empty_capture, position):
+    from ..games import get
+
+    kalah = get("kalah")
     if position is not None:
-        return KalahState.from_text(position, empty_capture=empty_capture)
-    return KalahState.initial(houses, seeds, empty_capture=empty_capture)
+        return kalah.from_text(position, empty_capture=empty_capture)
+    return kalah.initial(houses, seeds, empty_capture=empty_capture)
 
 
 # -- Ctrl-C: status 130, with one "interrupted: ..." line -----------------------------------

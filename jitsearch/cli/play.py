@@ -1,235 +1,203 @@
-"""``jitsearch play``: Kalah (or Oware, ``--game oware``) in the terminal,
-people against engines or engines against each other."""
+"""``jitsearch play``: any registered game in the terminal, people against engines or engines
+against each other. The board, the move names and what a person types are the game's
+(:class:`~jitsearch.games.protocol.TextUI`)."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Optional
 
 import typer
+from rich.text import Text
 
 from ._support import UserError, check_positive
-from .common import emit_json, kalah_state, stderr, stop_interrupted, stdout
+from .common import agent_for, check_agent_for, check_spec_for, emit_json, stderr, stop_interrupted, stdout
+from .game_options import GameOpt, VariantOpt, initial_state, resolve_game, resolve_variant
 
-#: Colours of the two sides on the board (rich styles); the last sown house is shown reversed.
+#: Colours of the two sides on the board (rich styles); the last move is shown reversed.
 SIDE_STYLES = ("bold cyan", "bold magenta")
+#: The styles of a board's markup (:class:`~jitsearch.games.protocol.TextUI`) as rich styles.
+BOARD_STYLES = {"p0": SIDE_STYLES[0], "p1": SIDE_STYLES[1], "last": "reverse", "dim": "dim",
+                "underline": "underline", "italic": "italic"}
+#: Plies a game without a bound of its own (Kalah) is cut at, unless --max-plies says otherwise.
+DEFAULT_MAX_PLIES = 300
 
 
-def kalah_board(state, last: int | None = None):
-    """The board as a rich table, as the players see it: player 1's houses on
-    top (numbered from its left, so right to left here) and its store on the
-    left, player 0's houses below and its store on the right, each side in its
-    colour; ``last`` (a pit) is the house just sown. A rich renderable."""
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
+def _text_ui(game):
+    """The game's text forms, or plain ones (its text form, moves as numbers) when it has none."""
+    if game.ui is not None:
+        return game.ui
 
-    m, b = state.houses, state.board
+    def parse(state, text):
+        try:
+            move = int(text)
+        except ValueError:
+            move = None
+        if move not in state.legal_moves():
+            raise ValueError(f"type one of {' '.join(map(str, state.legal_moves()))}")
+        return move
 
-    def pit(i, player):
-        style = SIDE_STYLES[player] + (" reverse" if i == last else "")
-        return Text(f"{int(b[i]):>2}", style=style)
+    from ..games.protocol import TextUI
 
-    who = "game over" if state.is_over else f"player {state.player} to move"
-    table = Table(show_header=False, box=None, padding=(0, 1))
-    for _ in range(m + 2):
-        table.add_column(justify="right")
-    mover = None if state.is_over else state.player
-    tag = [Text("p0 >" if mover == 0 else "p0", style=SIDE_STYLES[0]),
-           Text("p1 >" if mover == 1 else "p1", style=SIDE_STYLES[1])]
-    table.add_row(tag[1], *[Text(str(i), style="dim") for i in range(m, 0, -1)], "")
-    table.add_row("", *[pit(i, 1) for i in range(2 * m + 1, m + 1, -1)], "")
-    table.add_row(Text(f"{int(b[0]):>2}", style=SIDE_STYLES[1] + " underline"), *[""] * m,
-                  Text(f"{int(b[m + 1]):>2}", style=SIDE_STYLES[0] + " underline"))
-    table.add_row("", *[pit(i, 0) for i in range(1, m + 1)], "")
-    table.add_row(tag[0], *[Text(str(i), style="dim") for i in range(1, m + 1)], "")
-    return Group(table, Text(f"  {who}; margin {state.margin:+d}", style="italic"))
+    return TextUI(board=lambda s, last=None, markup=False: s.to_text(), move_name=lambda s, m: f"plays {m}",
+                  ask=lambda s: "a move", parse_move=parse, board_json=lambda s: {"text": s.to_text()})
+
+
+def render_board(game, state, last=None) -> Text:
+    """``state``'s board as the game draws it, coloured (a rich ``Text``; ``last``: the move just played)."""
+    markup = _text_ui(game).board(state, last, True)
+
+    def style(m):
+        return f"[{m.group(1)}{BOARD_STYLES.get(m.group(2), m.group(2))}]"
+
+    return Text.from_markup(re.sub(r"\[(/?)(\w+)\]", style, markup))
+
+
+def result_json(game, moves, final) -> dict:
+    """What ``--json`` prints: the moves, the final text, margin (player 0's), result, plies,
+    ``finished``, ``final_board`` and the game's drawing fields of the final position."""
+    drawn = _text_ui(game).board_json(final)
+    return {**drawn, "game": game.name, "moves": [int(m) for m in moves], "final": final.to_text(),
+            "final_board": drawn.get("board"), "margin": final.margin, "result": final.result, "plies": len(moves),
+            "finished": final.is_over}
 
 
 def play(
-    game: Annotated[str, typer.Option("--game", help="Game: kalah or oware (agents: random, alphabeta:depth=N|"
-                                                     "time=S, fsss:depth=N|time=S, mc:playouts=N, "
-                                                     "mcts:iterations=N|time=S).")] = "kalah",
-    p0: Annotated[str, typer.Option("--p0", help="Player 0: human, random, alphabeta:depth=8, fsss:depth=5, ...")]
-    = "human",
+    game_name: GameOpt = "kalah",
+    variant: VariantOpt = None,
+    p0: Annotated[str, typer.Option("--p0", help="Player 0: human, random, alphabeta:depth=8, mcts:iterations=N, "
+                                                 "...")] = "human",
     p1: Annotated[str, typer.Option("--p1", help="Player 1 (same specs).")] = "alphabeta:depth=8",
-    houses: Annotated[int, typer.Option("--houses", help="Houses per side (m).")] = 6,
-    seeds: Annotated[int, typer.Option("--seeds", help="Seeds per house (n).")] = 4,
-    empty_capture: Annotated[bool, typer.Option("--empty-capture", help="Kalah: the empty-capture rule variant "
-                                                                      "(refused with --game oware).")] = False,
-    position: Annotated[Optional[str], typer.Option("--position", help="Start from this position.")] = None,
+    houses: Annotated[Optional[int], typer.Option("--houses", help="Kalah, Oware: houses per side (-V houses=).",
+                                                  show_default=False)] = None,
+    seeds: Annotated[Optional[int], typer.Option("--seeds", help="Kalah, Oware: seeds per house (-V seeds=).",
+                                                 show_default=False)] = None,
+    empty_capture: Annotated[bool, typer.Option("--empty-capture", help="Kalah: the empty-capture rule "
+                                                                      "(-V empty_capture=1).")] = False,
+    position: Annotated[Optional[str], typer.Option("--position", help="Start from this position (the game's "
+                                                                       "text form).")] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Seed for random agents.")] = None,
-    max_plies: Annotated[int, typer.Option("--max-plies", help="Kalah: stop after this many plies (refused with "
-                                                               "--game oware, whose games end by its own rules).")]
-    = 300,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (moves, final_board, margin).")]
-    = False,
+    max_plies: Annotated[Optional[int], typer.Option(
+        "--max-plies", help=f"Stop after this many plies [default: {DEFAULT_MAX_PLIES} for a game without an end "
+                            "of its own (Kalah), else none].", show_default=False)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (moves, final, margin, result, "
+                                                         "final_board).")] = False,
 ):
-    """Play Kalah or Oware (--game oware) in the terminal: people against engines, or engines against each other.
+    """Play any game (--game kalah, oware, connect4, ...) in the terminal: people against engines, or engines
+    against each other.
 
-    Both games take --houses, --seeds, --position, --seed and --json;
-    --empty-capture and --max-plies are Kalah's and refused for Oware.
+    The variant is --variant KEY=VALUE (repeatable); --houses, --seeds and
+    --empty-capture are spellings of the variant options of those names.
+    A person types the move as the game names it (a house number, a
+    letter, a column); a bad one is asked again.
 
     Ctrl-C stops the game within a second, even in the middle of an
     engine's search: the moves played so far are printed (with --json, the
     result with "interrupted": true) and the exit status is 130.
     """
     check_positive({"--max-plies": max_plies})
-    if game not in ("kalah", "oware"):
-        raise UserError(f"--game must be kalah or oware, got {game!r}")
-    if game == "oware":
-        if empty_capture or max_plies != 300:
-            raise UserError(f"{'--empty-capture' if empty_capture else '--max-plies'} does not apply to --game oware")
-        _play_oware(p0, p1, houses, seeds, position, seed, as_json)
-        return
-    from ..arena.agents import agent_kind, game_result, parse_agent, play_game
-    from ..arena.external_engine import Forfeit
-    from ..arena.openspiel_agents import OpenSpielAgent
-
-    for option, spec in (("--p0", p0), ("--p1", p1)):
-        if agent_kind(spec) == "openspiel":  # told by the spec, whether OpenSpiel is installed or not
-            if position is not None:
-                raise UserError(f"{option} {spec}: an openspiel agent plays from the start of Kalah(6,4) only "
-                                "(OpenSpiel reaches a position by its moves), not from --position")
-            try:
-                OpenSpielAgent.check_match(houses, seeds, empty_capture)
-            except ValueError as exc:
-                raise UserError(f"{option} {spec}: {exc}") from None
-    agents = [parse_agent(p0, seed=seed), parse_agent(p1, seed=None if seed is None else seed + 1)]
-    if as_json and any(a.kind == "human" for a in agents):
+    game = resolve_game(game_name)
+    flags = {k: v for k, v in (("houses", houses), ("seeds", seeds)) if v is not None}
+    if empty_capture:
+        flags["empty_capture"] = True
+    chosen = resolve_variant(game, variant, **flags)
+    specs = (("--p0", p0), ("--p1", p1))
+    agents = []
+    for i, (option, spec) in enumerate(specs):
+        if spec.strip() == "human":
+            agents.append(None)
+            continue
+        try:
+            check_spec_for(game.name, spec, chosen, position is not None)
+            agents.append(agent_for(game.name, spec, None if seed is None else seed + i))
+        except ValueError as exc:
+            raise UserError(f"{option} {spec}: {exc}" if option not in str(exc) else str(exc)) from None
+    if as_json and None in agents:
         raise UserError("--json needs two engine players (no human)")
-    state = kalah_state(houses, seeds, empty_capture, position)
+    state = initial_state(game, chosen, position)
     if state.is_over:
         raise UserError("the position is already finished")
-    for option, a in zip(("--p0", "--p1"), agents):
-        if hasattr(a, "check_match") and a.kind != "openspiel":
+    for (option, spec), a in zip(specs, agents):
+        if a is not None:
             try:
-                a.check_match(state.houses, seeds, state.empty_capture, position=state)
+                check_agent_for(game.name, a, state, chosen)
             except ValueError as exc:
-                raise UserError(f"{option} {a}: {exc}") from None
-
-    last = {"pit": None}
+                raise UserError(f"{option} {spec}: {exc}") from None
+    if max_plies is None and game.max_plies < 0:
+        max_plies = DEFAULT_MAX_PLIES
+    ui = _text_ui(game)
+    last = {"move": None}
 
     def human(st):
-        stdout.print(kalah_board(st, last["pit"]))
+        stdout.print(render_board(game, st, last["move"]))
         while True:
             try:
-                text = input(f"player {st.player}, house 1-{st.houses} (q quits): ").strip()
+                text = input(f"player {st.player}, {ui.ask(st)} (q quits): ").strip()
             except EOFError:
                 raise UserError("input ended before the game did") from None
             if text.lower() in ("q", "quit", "exit"):
                 raise typer.Exit(0)
             try:
-                pit = st.house_number_to_pit(int(text))
-            except ValueError:
-                stdout.print(f"  type a number from 1 to {st.houses}")
-                continue
-            if pit not in st.legal_moves():
-                stdout.print("  that house is empty")
-                continue
-            return pit
+                return ui.parse_move(st, text)
+            except ValueError as exc:
+                stdout.print(f"  {exc}")
 
-    for i, a in enumerate(agents):
-        if a.kind == "human":
-            agents[i] = human
+    players = [human if a is None else a for a in agents]
+    played = []  # (move, position after it): what a Ctrl-C or a forfeit prints
 
-    def on_move(before, pit, after, agent):
-        last["pit"] = pit
+    def on_move(before, move, after, agent):
+        last["move"] = move
         if as_json:
             return
-        number = pit if before.player == 0 else pit - before.houses - 1
         info = getattr(agent, "last", None) or {}
-        extra = f" ({info.get('depth', '')} plies, value {info.get('value')})" if "value" in info else ""
+        extra = f" (depth {info.get('depth', '?')}, value {info['value']})" if "value" in info else ""
         if info.get("exact") is True and isinstance(info.get("margin"), int):  # the engine proved the game
             extra = f" (proven: final margin {info['margin']:+d} for the mover)"
-        stdout.print(f"player {before.player} sows house {number} (pit {pit}){extra}")
-        if not any(getattr(x, "kind", "human") == "human" for x in agents) or after.is_over:
-            stdout.print(kalah_board(after, pit))
+        stdout.print(f"player {before.player} {ui.move_name(before, move)}{extra}")
+        if human not in players or after.is_over:
+            stdout.print(render_board(game, after, move))
 
-    played = []
-
-    def on_move_kept(before, pit, after, agent):
-        played.append((pit, after))
-        on_move(before, pit, after, agent)
+    from ..arena.external_engine import Forfeit
 
     try:
-        result = play_game(state, agents, max_plies=max_plies, on_move=on_move_kept)
+        final = _play_out(state, players, max_plies, played, on_move)
     except Forfeit as lost:  # an external (cmd:) engine that timed out, moved illegally or crashed
         final = played[-1][1] if played else state
         if as_json:
-            emit_json({**game_result([pit for pit, _ in played], final), "termination": lost.termination,
+            emit_json({**result_json(game, [m for m, _ in played], final), "termination": lost.termination,
                        "detail": lost.detail})
         stderr.print(f"error: player {final.player} ({[p0, p1][final.player]}) loses by {lost}", soft_wrap=True)
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
         final = played[-1][1] if played else state
         if as_json:
-            emit_json({**game_result([pit for pit, _ in played], final), "interrupted": True})
+            emit_json({**result_json(game, [m for m, _ in played], final), "interrupted": True})
         stop_interrupted(f"the game was stopped after {len(played)} plies")
+    result = result_json(game, [m for m, _ in played], final)
     if as_json:
         emit_json(result)
         return
-    stdout.print(f"result: {result['result'] or 'unfinished'}, margin {result['margin']:+d} after {result['plies']} plies")
-
-
-def _play_oware(p0, p1, houses, seeds, position, seed, as_json):
-    from ..arena.oware_arena import parse_oware_agent, play_oware_game
-    from ..games.oware import OwareState
-
-    try:
-        state = OwareState.from_text(position) if position is not None else OwareState.initial(houses, seeds)
-        agents = [None if spec == "human" else parse_oware_agent(spec, None if seed is None else seed + i)
-                  for i, spec in enumerate((p0, p1))]
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    if state.is_over:
-        raise UserError("the position is already finished")
-    if as_json and None in agents:
-        raise UserError("--json needs two engine players (no human)")
-
-    def human(st):
-        stdout.print(st.ascii())
-        letters = "ABCDEFGHIJKL"[:st.houses] if st.player == 0 else "abcdefghijkl"[:st.houses]
-        while True:
-            try:
-                text = input(f"player {st.player}, house {letters[0]}-{letters[-1]} (q quits): ").strip()
-            except EOFError:
-                raise UserError("input ended before the game did") from None
-            if text.lower() in ("q", "quit", "exit"):
-                raise typer.Exit(0)
-            if len(text) != 1 or text not in letters:
-                stdout.print(f"  type one of {' '.join(letters)}")
-                continue
-            house = st.house_of(letters.index(text))
-            if house not in st.legal_moves():
-                stdout.print("  not a legal move (empty, or it does not feed the opponent)")
-                continue
-            return house
-
-    agents = [human if a is None else a for a in agents]
-
-    played = []  # (house, position after it): what a Ctrl-C prints
-
-    def on_move(before, house, after, agent):
-        played.append((int(house), after))
-        if as_json:
-            return
-        letter = chr((ord("A") if before.player == 0 else ord("a")) + before.action_of(house))
-        last = getattr(agent, "last", None) or {}
-        extra = f" (depth {last['depth']}, value {last['value']:+.2f})" if "depth" in last else ""
-        stdout.print(f"player {before.player} sows {letter} (house {house}){extra}")
-        if after.is_over or human not in agents:
-            stdout.print(after.ascii())
-
-    try:
-        result = play_oware_game(state, agents, on_move=on_move)
-    except KeyboardInterrupt:
-        if as_json:
-            final = played[-1][1] if played else state
-            emit_json({"moves": [h for h, _ in played], "final": final.to_text(), "scores": list(final.scores),
-                       "margin": final.margin, "result": final.result, "plies": len(played), "interrupted": True})
-        stop_interrupted(f"the game was stopped after {len(played)} plies")
-    if as_json:
-        emit_json(result)
-        return
-    stdout.print(f"result: {result['result']}, scores {result['scores'][0]}-{result['scores'][1]} after "
+    stdout.print(f"result: {result['result'] or 'unfinished'}, margin {result['margin']:+d} after "
                  f"{result['plies']} plies")
+
+
+def _play_out(state, players, max_plies, played, on_move):
+    """Play ``state`` to the end (or ``max_plies``) with two callables state -> move; appends
+    ``(move, after)`` to ``played``. Agents that keep a game of their own (OpenSpiel bots, external
+    engines) are told the start (``begin``) and every move (``observe``)."""
+    keepers = {id(a): a for a in players}.values()
+    for a in keepers:
+        if hasattr(a, "begin"):
+            a.begin(state)
+    while not state.is_over and (max_plies is None or len(played) < max_plies):
+        agent = players[state.player]
+        move = int(agent(state))
+        if move not in state.legal_moves():
+            raise RuntimeError(f"agent {agent} chose an illegal move {move} in {state.to_text()}")
+        before, state = state, state.play(move)
+        played.append((move, state))
+        for a in keepers:
+            if hasattr(a, "observe"):
+                a.observe(move)
+        on_move(before, move, state, agent)
+    return state

@@ -18,6 +18,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from .game_options import resolve_game
 from ._support import UserError, check_seconds
 
 #: What to install when the web stack is missing.
@@ -94,12 +95,13 @@ def serve(
     max_seconds: Annotated[float, typer.Option("--max-seconds", help="Cap on one search (agent move or "
                                                                     "analysis), in seconds.")] = 60.0,
     open_browser: Annotated[bool, typer.Option("--open", help="Open the page in the browser.")] = False,
-    game: Annotated[str, typer.Option("--game", help="The game the page shows first: kalah or oware (the page's "
-                                                     "selector switches).")] = "kalah",
+    game: Annotated[str, typer.Option("--game", help="The game the page shows first: any registered game "
+                                                     "(kalah, oware, connect4, ...; the page's selector switches).")]
+    = "kalah",
 ):
-    """A local web page to play and analyse Kalah and Oware: a clickable board against any agent spec, every
-    move's value (exact where it solves in time; Oware: MCTS, and the endgame database on small boards), arena
-    record replay.
+    """A local web page to play and analyse every registered game (Kalah, Oware, Connect Four, ...): a clickable
+    board against any agent spec, every move's value (an MCTS tree, and exact values where the game gives them
+    in about a second), arena record replay.
 
     Prints the page's address and serves until Ctrl-C. One search runs at a time; each is capped at
     --max-seconds and can be cancelled from the page.
@@ -109,8 +111,7 @@ def serve(
         import uvicorn
     except ImportError:
         raise UserError(INSTALL_HINT) from None
-    if game not in ("kalah", "oware"):
-        raise UserError(f"--game must be kalah or oware, got {game!r}")
+    resolve_game(game)
     if not 0 <= port <= 65535:
         raise UserError(f"--port must lie in 0..65535, got {port}")
     check_seconds(max_seconds, "--max-seconds")

@@ -1,14 +1,13 @@
-"""The web app of ``jitsearch serve`` (Starlette): a Kalah or Oware board to play and analyse in the browser.
+"""The web app of ``jitsearch serve`` (Starlette): any registered game's board to play and analyse in the
+browser.
 
-A thin layer over the functions the CLI calls: positions are
-:class:`~jitsearch.games.kalah.KalahState` (text form as in ``--position``),
-players are agent specs (:func:`~jitsearch.arena.agents.parse_agent`),
-analysis is :func:`~jitsearch.arena.analysis.analyse_position`, records are
-the arena's JSONL files. Every request is checked before any kernel runs; a
-bad one is answered with ``{"error": "one line"}`` (status 400; 409 while a
-search runs; 404 for what does not exist; 408 for a body not sent within
-:data:`BODY_SECONDS`; 413 for a body over :data:`MAX_BODY` bytes), the same
-line the CLI prints after ``error:``.
+A thin layer over the functions the CLI calls: positions are the game's state class (text form as in
+``--position``), players are agent specs (:func:`~jitsearch.cli.common.agent_for`), analysis is
+:func:`~jitsearch.arena.analysis.analyse_moves` (every game) or, for Kalah's engine panel,
+:func:`~jitsearch.arena.analysis.analyse_position`; records are the arena's JSONL files. Every request is
+checked before any kernel runs; a bad one is answered with ``{"error": "one line"}`` (status 400; 409 while a
+search runs; 404 for what does not exist; 408 for a body not sent within :data:`BODY_SECONDS`; 413 for a body
+over :data:`MAX_BODY` bytes), the same line the CLI prints after ``error:``.
 
 Every request that changes something (any method but GET, HEAD and OPTIONS)
 must show it comes from the page (:class:`RequestCheck`): its
@@ -20,25 +19,16 @@ name="jitsearch-token">`` tag (another site's page cannot read it). The
 ``Host`` check of a loopback server stops DNS rebinding; these stop any
 other page open in the browser from starting searches.
 
-Routes (JSON in and out): ``GET /api/info``; ``POST /api/new`` (houses,
-seeds, empty_capture) and ``POST /api/position`` (position,
-empty_capture) give a position; ``POST /api/move`` (position,
-empty_capture, move) plays a move; ``POST /api/agent-move`` (position,
-empty_capture, agent, seed) and ``POST /api/analyse`` (position,
-empty_capture, engine, solve_time) start a search and answer its job;
-``GET /api/jobs/{id}`` polls it, ``POST /api/jobs/{id}/cancel`` stops it;
-``GET /api/records`` lists the ``--records`` directory, ``GET
-/api/records/{name}`` replays a file's games.
-
-Oware (:mod:`._web_oware`) has its own routes, whose fields are checked as
-exactly as Kalah's: ``POST /api/oware/new`` (houses, seeds), ``POST
-/api/oware/position`` (position, moves), ``POST /api/oware/move`` (position,
-moves, move), ``POST /api/oware/agent-move`` (position, moves, agent,
-seed; a job as for Kalah) and ``POST /api/oware/analyse`` (position, moves,
-iterations or time, playouts, seed, exact, backend; a job whose result is
-:func:`~jitsearch.arena.oware_analysis.analyse_oware_position`'s). ``position`` is where the line starts (text) and
-``moves`` the houses played since: the server replays them, so the
-repetition rule sees the game's positions.
+Routes (JSON in and out): ``GET /api/info``; for every registered game ``GAME``
+(:mod:`._web_game`): ``POST /api/GAME/new`` (the variant options), ``POST /api/GAME/position`` (position,
+moves), ``POST /api/GAME/move`` (position, moves, move), ``POST /api/GAME/agent-move`` (position, moves, agent,
+seed) and ``POST /api/GAME/analyse`` (position, moves, iterations or time, playouts, seed, exact, backend)
+start a search and answer its job; ``position`` is where the line starts (text), ``moves`` the moves played
+since (the server replays them, so a rule that looks back sees the game), the variant options are fields of
+their own. The routes without the game (``/api/new``, ``/api/position``, ``/api/move``,
+``/api/agent-move``) are Kalah's; ``/api/analyse`` (position, empty_capture, engine, solve_time) is Kalah's
+engine panel: exact solves, then an engine. ``GET /api/jobs/{id}`` polls a job, ``POST /api/jobs/{id}/cancel`` stops it; ``GET /api/records``
+lists the ``--records`` directory, ``GET /api/records/{name}`` replays a file's games.
 """
 
 from __future__ import annotations
@@ -61,6 +51,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .._version import __version__
+from . import _web_game as web_game
+from .common import check_agent_for
 from ._web_jobs import Busy, NotFound, Searches, read_games, record_files, record_path
 
 #: The page's files.
@@ -73,9 +65,10 @@ BODY_SECONDS = 10.0
 TOKEN_HEADER = "X-Jitsearch-Token"
 #: Methods that change nothing, answered without the token.
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
-#: Agents the page suggests for Kalah (those the position or the machine cannot run are left out).
-KALAH_SUGGESTIONS = ("human", "random", "alphabeta:time=1", "alphabeta:depth=8", "mcts:time=1",
-                     "mcts:time=1,backend=cuda", "perfect", "mtdf:time=2")
+#: Agents the page suggests (those the game's agents do not take, or the position or the machine cannot
+#: run, are left out).
+SUGGESTIONS = ("human", "random", "alphabeta:time=1", "alphabeta:depth=8", "alphabeta:depth=6", "mcts:time=1",
+               "mcts:iterations=2000", "mcts:time=1,backend=cuda", "mc:playouts=200", "perfect", "mtdf:time=2")
 #: Analysis engines the page suggests for Kalah.
 ENGINE_SUGGESTIONS = ("alphabeta:time=1", "alphabeta:depth=10", "mcts:time=1", "mcts:time=1,backend=cuda")
 #: Default cap on one search, in seconds (``--max-seconds``).
@@ -230,23 +223,11 @@ def _text(data: dict, name: str) -> str:
     return v
 
 
-def state_json(state) -> dict:
-    """What the page draws: the board (layout of :mod:`jitsearch.games.kalah.rules`), whose turn, the legal
-    houses, the text form."""
-    return {"text": state.to_text(), "board": [int(x) for x in state.board], "player": state.player,
-            "houses": state.houses, "empty_capture": state.empty_capture, "over": state.is_over,
-            "margin": state.margin, "result": state.result, "legal": state.legal_moves(),
-            "seeds_total": state.seeds_total}
-
-
-def _position(data: dict):
-    from ..games.kalah import KalahState
-
-    return KalahState.from_text(_text(data, "position"), empty_capture=_bool(data, "empty_capture"))
-
-
 def _live_position(data: dict):
-    state = _position(data)
+    """Kalah's position of a request of the engine panel (``position``, ``empty_capture``), live."""
+    from ..games import get
+
+    state = get("kalah").from_text(_text(data, "position"), empty_capture=_bool(data, "empty_capture"))
     if state.is_over:
         raise ValueError("the game is over in this position ('end'): no move to search")
     return state
@@ -263,32 +244,35 @@ def _check_cap(what: str, seconds: float | None, cap: float) -> None:
                          f"(jitsearch serve --max-seconds)")
 
 
-#: The games the page plays.
-GAMES = ("kalah", "oware")
-
-
 def _cuda_usable() -> bool:
     from ..kernels.backend import cuda_status
 
     return cuda_status()[0]
 
 
-def suggested_agents(state, cuda: bool) -> list[str]:
-    """The Kalah agent specs the page offers in ``state``: :data:`KALAH_SUGGESTIONS` less those this
-    position (``perfect`` on a board it cannot solve in seconds) or this machine (CUDA without a device)
-    would refuse."""
-    from ..arena.agents import check_perfect_board
+def suggested_agents(state, cuda: bool, game_name: str = "kalah", variant: dict | None = None) -> list[str]:
+    """The agent specs the page offers in ``state``: those of :data:`SUGGESTIONS` the game's agents
+    take, less those this position (``perfect`` on a board it cannot solve in seconds) or this machine
+    (CUDA without a device) would refuse."""
+    from ..games import get
+    from .common import agent_for, agent_kinds_for, check_agent_for
 
-    out = []
-    for spec in KALAH_SUGGESTIONS:
+    variant = get(game_name).check_variant(**(variant or {}))
+    out, refused = [], set()
+    for spec in SUGGESTIONS:
         if "backend=cuda" in spec and not cuda:
             continue
-        if spec == "perfect":
+        if spec != "human":
             try:
-                check_perfect_board(state)
+                probe = spec.replace(",backend=cuda", "")  # (the device was asked once, above)
+                check_agent_for(game_name, agent_for(game_name, probe, 0), state, variant)
             except ValueError:
+                refused.add(spec.partition(":")[0])
                 continue
         out.append(spec)
+    for kind in agent_kinds_for(game_name):  # every other kind the game's agents take, bare
+        if kind not in refused and not any(s.partition(":")[0] == kind for s in out):
+            out.append("openspiel:mcts,simulations=1000" if kind == "openspiel" else kind)
     return out
 
 
@@ -300,6 +284,8 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
     shows first (``kalah`` or ``oware``; its selector switches); ``token``: the value of the
     ``X-Jitsearch-Token`` header that requests changing something must send (None: a random one, in
     ``app.state.token`` and in the page); ``body_seconds``: time a client has to send a request body."""
+    from ..games import GAMES
+
     if game not in GAMES:
         raise ValueError(f"game must be one of {', '.join(GAMES)}, got {game!r}")
     if token is None:
@@ -315,168 +301,123 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
             cuda.append(_cuda_usable())
         return cuda[0]
 
-    def kalah_json(state) -> dict:
-        return {**state_json(state), "agents": suggested_agents(state, cuda_usable())}
-
-    def agent_for(spec: str, seed: int):
-        from ..arena.agents import agent_kind, parse_agent
-
-        key = (spec, seed)
-        if key in agents:
-            return agents[key]
-        kind = agent_kind(spec)
-        if kind == "human":
-            raise ValueError("'human' is you, clicking the board: give an engine spec such as alphabeta:time=1")
-        if kind == "cmd":  # a page (or anyone who reaches the server) must not start programs on this machine
-            raise ValueError("cmd: engines start a program on this machine: not from the web page (use them in "
-                             "jitsearch play or tournament)")
-        if kind == "openspiel":
-            raise ValueError("openspiel agents play from the start of Kalah(6,4) only: use them in "
-                             "jitsearch play or tournament")
-        agent = parse_agent(spec, seed=seed)
-        if len(agents) >= KEEP_AGENTS:
-            agents.pop(next(iter(agents)))
-        agents[key] = agent
-        return agent
+    def game_json(game, state, reason=None, variant=None) -> dict:
+        out = web_game.state_json(game, state, reason)
+        if not state.is_over:
+            out["agents"] = suggested_agents(state, cuda_usable(), game.name, variant)
+        return out
 
     async def info(request: Request):
         from ..arena.agents import KINDS
-        from ..games.kalah import MAX_HOUSES, MAX_SEEDS, MAX_SEEDS_PER_HOUSE
-
         from ..arena.oware_arena import OWARE_AGENTS
+        from ..games import GAMES
+        from .common import agent_kinds_for
 
         await run_in_threadpool(cuda_usable)  # the first ask imports numba.cuda: not on the event loop
+        variants = {name: {k: {"type": o.type.__name__, "default": o.default, "help": o.help}
+                           for k, o in g.variant.items()} for name, g in GAMES.items()}
         return JSONResponse({"version": __version__, "max_seconds": max_seconds, "records": records_dir is not None,
-                             "agents": [k for k in KINDS if k != "human"], "max_houses": MAX_HOUSES,
-                             "max_seeds_per_house": MAX_SEEDS_PER_HOUSE, "max_seeds": MAX_SEEDS,
-                             "games": list(GAMES), "game": game, "oware_agents": [*OWARE_AGENTS, "openspiel"],
-                             "cuda": cuda_usable(),
+                             "agents": [k for k in KINDS if k != "human"], "max_houses": GAMES["kalah"].max_moves,
+                             "games": list(GAMES), "game": game, "variants": variants,
+                             "oware_agents": [*OWARE_AGENTS, "openspiel"], "cuda": cuda_usable(),
+                             "agent_kinds": {name: agent_kinds_for(name) for name in GAMES},
                              "engines": [e for e in ENGINE_SUGGESTIONS if "backend=cuda" not in e or cuda_usable()]})
 
-    # -- Oware ------------------------------------------------------------------------------------------
-    async def oware_new(request: Request):
-        from ..games.oware import OwareState
-        from ._web_oware import state_json as oware_json
+    # -- every game: /api/{game}/... ----------------------------------------------------------------
+    def game_of(request: Request):
+        from ..games import get
 
-        data = await _body(request, {"houses": False, "seeds": False})
-        houses = _int(data, "houses", 6, -2**31, 2**31)  # the range is the library's, with its message
-        seeds = _int(data, "seeds", 4, -2**31, 2**31)
-        return JSONResponse({"state": oware_json(OwareState.initial(houses, seeds))})
+        try:
+            return get(request.path_params.get("game", "kalah"))  # (Kalah's routes without the game)
+        except ValueError as exc:
+            raise NotFound(str(exc)) from None
 
-    async def oware_position(request: Request):
-        from ._web_oware import replay, state_json as oware_json
+    def line_fields(game, **more) -> dict:
+        return {"position": True, "moves": False, **{k: False for k in game.variant}, **more}
 
-        data = await _body(request, {"position": True, "moves": False})
+    async def game_new(request: Request):
+        game = game_of(request)
+        data = await _body(request, {k: False for k in game.variant})
 
         def run():
-            _, state, reason = replay(data["position"], data.get("moves"))
-            return {"state": oware_json(state, reason)}
+            variant = web_game.variant_of(game, data)
+            return {"state": game_json(game, game.initial(**variant), variant=variant)}
 
         return JSONResponse(await run_in_threadpool(run))
 
-    async def oware_move(request: Request):
-        from ._web_oware import replay, state_json as oware_json
+    async def game_position(request: Request):
+        game = game_of(request)
+        data = await _body(request, line_fields(game))
 
-        data = await _body(request, {"position": True, "moves": False, "move": True})
+        def run():
+            _, state, reason = web_game.replay(game, data)
+            return {"state": game_json(game, state, reason, web_game.variant_of(game, data))}
 
-        def play():
-            _, state, _ = replay(data["position"], data.get("moves"))
-            house = _int(data, "move", None, -2**31, 2**31, "move (a house index)")
-            reason = state.end_reason(house)
-            return {"state": oware_json(state.play(house), reason), "move": house, "player": state.player}
+        return JSONResponse(await run_in_threadpool(run))
 
-        return JSONResponse(await run_in_threadpool(play))
+    async def game_move(request: Request):
+        game = game_of(request)
+        data = await _body(request, line_fields(game, move=True))
 
-    async def oware_agent_move(request: Request):
-        from ._web_oware import agent_reply, agent_seconds, make_agent, replay
+        def run():
+            _, state, _ = web_game.replay(game, data)
+            after, reason = web_game.play(state, data["move"])
+            return {"state": game_json(game, after, reason, web_game.variant_of(game, data)), "move": data["move"],
+                    "player": state.player, "extra_turn": after.player == state.player}
 
-        data = await _body(request, {"position": True, "moves": False, "agent": True, "seed": False})
-        start, state, _ = await run_in_threadpool(replay, data["position"], data.get("moves"))
+        return JSONResponse(await run_in_threadpool(run))
+
+    async def game_agent_move(request: Request):
+        game = game_of(request)
+        data = await _body(request, line_fields(game, agent=True, seed=False))
+        start, state, _ = await run_in_threadpool(web_game.replay, game, data)
         if state.is_over:
             raise ValueError("the game is over in this position: no move to search")
         seed = _int(data, "seed", 0, 0, 2**63 - 1)
-        agent = await run_in_threadpool(make_agent, data["agent"], seed, start, data.get("moves") or [])
-        _check_cap(f"agent {data['agent']}", agent_seconds(agent), max_seconds)
+        variant = web_game.variant_of(game, data)
+        key = (game.name, data["agent"], seed, tuple(sorted(variant.items())))
+        agent = agents.get(key) if isinstance(data["agent"], str) else None
+        if agent is None:
+            agent = await run_in_threadpool(web_game.make_agent, game, data["agent"], seed, start,
+                                            data.get("moves") or [], state, variant)
+            if not hasattr(agent, "begin"):  # kept: an engine keeps its table across the moves of a game
+                if len(agents) >= KEEP_AGENTS:
+                    agents.pop(next(iter(agents)))
+                agents[key] = agent
+        else:
+            await run_in_threadpool(check_agent_for, game.name, agent, state, variant)
+        _check_cap(f"agent {data['agent']}", web_game.agent_seconds(agent), max_seconds)
 
         def run(job):
             job.progress = {"phase": "search", "agent": str(data["agent"])}
-            return agent_reply(agent, state, job.stop)
+            if getattr(agent, "engine", False) and hasattr(agent, "prepare"):
+                job.progress["phase"] = "preparing (an endgame database is built once, then cached)"
+                agent.prepare(state)
+                job.progress["phase"] = "search"
+            return web_game.agent_reply(game, agent, state, job.stop,
+                                        lambda after, reason: game_json(game, after, reason, variant))
 
         job = searches.start("move", run)
         return JSONResponse({"job": job.to_json()}, status_code=202)
 
-    async def oware_analyse(request: Request):
-        from ..arena.oware_analysis import analyse_oware_position
-        from ._web_oware import check_analysis, replay
+    async def game_analyse(request: Request):
+        from ..arena.analysis import analyse_moves
 
-        data = await _body(request, {"position": True, "moves": False, "iterations": False, "time": False,
-                                     "playouts": False, "seed": False, "exact": False, "backend": False})
-        _, state, _ = await run_in_threadpool(replay, data["position"], data.get("moves"))
+        game = game_of(request)
+        data = await _body(request, line_fields(game, iterations=False, time=False, playouts=False, seed=False,
+                                                exact=False, backend=False))
+        _, state, _ = await run_in_threadpool(web_game.replay, game, data)
         if state.is_over:
             raise ValueError("the game is over in this position: no move to analyse")
-        options = check_analysis(data, max_seconds)
+        options = web_game.check_analysis(data, max_seconds)
 
         def run(job):
             def progress(phase):
                 job.progress = {"phase": phase}
 
-            return analyse_oware_position(state, stop=job.stop, progress=progress, **options)
+            return analyse_moves(game, state, stop=job.stop, progress=progress, **options)
 
         job = searches.start("analysis", run)
-        return JSONResponse({"job": job.to_json()}, status_code=202)
-
-    async def new(request: Request):
-        from ..games.kalah import KalahState
-
-        data = await _body(request, {"houses": False, "seeds": False, "empty_capture": False})
-        houses = _int(data, "houses", 6, -2**31, 2**31)  # the range is the library's, with its message
-        seeds = _int(data, "seeds", 4, -2**31, 2**31)
-        state = KalahState.initial(houses, seeds, empty_capture=_bool(data, "empty_capture"))
-        return JSONResponse({"state": kalah_json(state)})
-
-    async def position(request: Request):
-        data = await _body(request, {"position": True, "empty_capture": False})
-        return JSONResponse({"state": kalah_json(await run_in_threadpool(_position, data))})
-
-    async def move(request: Request):
-        data = await _body(request, {"position": True, "empty_capture": False, "move": True})
-
-        def play():
-            state = _position(data)
-            pit = _int(data, "move", None, -2**31, 2**31, "move (a pit index)")
-            after = state.play(pit)
-            return {"state": kalah_json(after), "move": pit, "player": state.player,
-                    "extra_turn": after.player == state.player}
-
-        return JSONResponse(await run_in_threadpool(play))
-
-    async def agent_move(request: Request):
-        from ..arena.agents import check_perfect_board
-
-        data = await _body(request, {"position": True, "empty_capture": False, "agent": True, "seed": False})
-        state = await run_in_threadpool(_live_position, data)
-        seed = _int(data, "seed", 0, 0, 2**63 - 1)
-        agent = agent_for(_text(data, "agent"), seed)
-        _check_cap(f"agent {data['agent']}", _spec_seconds(agent), max_seconds)
-        if agent.kind == "perfect":
-            check_perfect_board(state)
-
-        def run(job):
-            job.progress = {"phase": "search", "agent": str(data["agent"])}
-            if agent.engine:
-                job.progress["phase"] = "preparing (an endgame database is built once, then cached)"
-                agent.prepare(state)
-                job.progress["phase"] = "search"
-            pit = agent.choose(state, job.stop)
-            if job.stop.is_set():
-                raise KeyboardInterrupt
-            after = state.play(pit)
-            shown = ("value", "depth", "nodes", "pv", "exact", "margin")
-            last = {k: v for k, v in (agent.last or {}).items() if k in shown}
-            return {"move": pit, "player": state.player, "state": kalah_json(after),
-                    "extra_turn": after.player == state.player, "info": last}
-
-        job = searches.start("move", run)
         return JSONResponse({"job": job.to_json()}, status_code=202)
 
     async def analyse(request: Request):
@@ -542,20 +483,20 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
     routes = [
         Route("/", page),
         Route("/api/info", _api(info)),
-        Route("/api/new", _api(new), methods=["POST"]),
-        Route("/api/position", _api(position), methods=["POST"]),
-        Route("/api/move", _api(move), methods=["POST"]),
-        Route("/api/agent-move", _api(agent_move), methods=["POST"]),
+        Route("/api/new", _api(game_new), methods=["POST"]),  # Kalah's routes without the game: the same
+        Route("/api/position", _api(game_position), methods=["POST"]),
+        Route("/api/move", _api(game_move), methods=["POST"]),
+        Route("/api/agent-move", _api(game_agent_move), methods=["POST"]),
         Route("/api/analyse", _api(analyse), methods=["POST"]),
-        Route("/api/oware/new", _api(oware_new), methods=["POST"]),
-        Route("/api/oware/position", _api(oware_position), methods=["POST"]),
-        Route("/api/oware/move", _api(oware_move), methods=["POST"]),
-        Route("/api/oware/agent-move", _api(oware_agent_move), methods=["POST"]),
-        Route("/api/oware/analyse", _api(oware_analyse), methods=["POST"]),
         Route("/api/jobs/{job}", _api(job_status)),
         Route("/api/jobs/{job}/cancel", _api(job_cancel), methods=["POST"]),
         Route("/api/records", _api(records)),
         Route("/api/records/{name}", _api(record)),
+        Route("/api/{game}/new", _api(game_new), methods=["POST"]),
+        Route("/api/{game}/position", _api(game_position), methods=["POST"]),
+        Route("/api/{game}/move", _api(game_move), methods=["POST"]),
+        Route("/api/{game}/agent-move", _api(game_agent_move), methods=["POST"]),
+        Route("/api/{game}/analyse", _api(game_analyse), methods=["POST"]),
         Mount("/static", StaticFiles(directory=WEB_DIR), name="static"),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))] if allowed_hosts else []

@@ -77,6 +77,24 @@ class Option(NamedTuple):
     help: str
 
 
+class TextUI(NamedTuple):
+    """How people see and name a game's positions and moves (``play``, ``analyse``, the web page).
+
+    ``board(state, last=None, markup=False) -> str``: the board drawn in text, ``last`` the move
+    just played (marked when ``markup``: rich markup with the styles ``p0``, ``p1`` for the two
+    sides, ``last`` for the move just played, ``dim`` for labels). ``move_name(state, move) ->
+    str``: a phrase for ``move`` played in ``state`` ("sows house 3 (pit 3)"). ``ask(state) ->
+    str``: what a person types ("house 1-6"). ``parse_move(state, text) -> move``: a typed move,
+    one-line ``ValueError`` that says what to type. ``board_json(state) -> dict``: what the page's
+    drawing script of the game draws (``cli/web/<game>.js``)."""
+
+    board: Callable
+    move_name: Callable
+    ask: Callable
+    parse_move: Callable
+    board_json: Callable
+
+
 class Rules(NamedTuple):
     """The compiled rule functions of a game (signatures in the module docstring)."""
 
@@ -173,6 +191,15 @@ class Game:
         Optional: the game's counterpart in OpenSpiel (:class:`OpenSpielMap`: the pyspiel game's
         name and parameters, our move <-> its action, the moves that replay a state), read by
         :mod:`jitsearch.arena.openspiel_agents` and :mod:`jitsearch.interop.openspiel`.
+    move_values : callable or None
+        Optional, for analysis: ``move_values(state) -> dict | None``, the exact value of legal
+        moves for the player to move under perfect play, ``{"values": {move: final margin, the
+        mover's, in the game's units}, "rule": str}`` (``rule``: what the values assume, when it
+        is not the game's own rule), or ``None`` where that would take more than about a second
+        (an analysis then shows its search's estimates only). Moves it cannot settle are left out.
+    ui : TextUI or None
+        Optional: the text and web forms of positions and moves (:class:`TextUI`); ``None``: the
+        state's ``to_text`` and the move numbers themselves.
     """
 
     name: str
@@ -197,6 +224,8 @@ class Game:
     position_key: Callable | None = None
     move_order: Callable | None = None
     engine_protocol: Any = None
+    ui: TextUI | None = None
+    move_values: Callable | None = None
 
     def defaults(self) -> dict:
         """The variant options' defaults."""

@@ -13,7 +13,9 @@ const S = {
   job: null,        // the search in progress: {id, kind}
   analysis: null,   // the last analysis result, for the position it was made for
   replay: null,     // {file, games, game}
+  variant: {},      // the variant options the line's start was read with
 };
+let INFO = null;    // /api/info: the games, their variant options and agent kinds
 
 function showError(message) { $("error").textContent = message ? "error: " + message : ""; }
 
@@ -34,32 +36,56 @@ async function api(path, body) {
 }
 
 const current = () => S.history[S.cursor];
-const rules = () => ({empty_capture: current() ? current().state.empty_capture : $("empty-capture").checked});
-const houseNumber = (state, pit) => pit <= state.houses ? pit : pit - state.houses - 1;
-// Oware: the game of the position on the board (the selector only says what a new game is)
-const isOware = (state) => state ? state.game === "oware" : $("game").value === "oware";
-// Oware's house letters, OpenSpiel's: A.. for player 0 (indices 0..m-1), a.. for player 1 (m..2m-1)
-const houseLetter = (state, h) => String.fromCharCode((h < state.houses ? 65 : 97) + h % state.houses);
-// an Oware request names its line: the start (text) and the houses played since; the server replays them
-const owareLine = () => ({position: S.history[0].state.text, moves: S.history.slice(1, S.cursor + 1).map(
-  (h) => h.move)});
-// what an Oware analysis was made for: the position and the line that reached it (its repetition record)
-const lineKey = () => JSON.stringify(owareLine());
-const OWARE_ENDS = {
-  "repetition": "a position since the last capture came back",
-  "move limit": "the move limit was reached",
-  "scores": "a player has captured more than half of the seeds (or both half)",
-  "no move": "the player to move has no legal move",
-};
-const moveName = (state, mover, move) => isOware(state) ? `p${mover} ${houseLetter(state, move)}`
-  : `p${mover} h${houseNumber(state, move)}`;
+// the drawing script of a state's game (web/<game>.js; the selector says what a new game is)
+const board = (state) => BOARDS[state ? state.game : $("game").value] || BOARDS.generic;
+// a request names its line: the start (text), the moves played since (the server replays them, so a record
+// the rules keep is the game's) and the variant the start was read with
+const line = () => ({position: S.history[0].state.text, moves: S.history.slice(1, S.cursor + 1).map((h) => h.move),
+                     ...S.variant});
+// what an analysis was made for: the position and the line that reached it
+const lineKey = () => JSON.stringify(line());
+
+// the variant options of a game (from /api/info) as inputs, id = the option's name with "-" for "_"
+function variantInputs(game) {
+  const box = $("variant");
+  const old = {};
+  for (const input of box.querySelectorAll("input")) old[input.id] = input;
+  box.innerHTML = "";
+  for (const [key, opt] of Object.entries((INFO && INFO.variants && INFO.variants[game]) || {})) {
+    const id = key.replace(/_/g, "-");
+    const label = document.createElement("label");
+    const input = document.createElement("input");
+    input.id = id;
+    input.dataset.key = key;
+    input.title = opt.help;
+    if (opt.type === "bool") {
+      input.type = "checkbox";
+      input.checked = old[id] && old[id].type === "checkbox" ? old[id].checked : opt.default;
+      label.append(input, " " + key.replace(/_/g, " "));
+    } else {
+      input.type = "number";
+      input.value = old[id] && old[id].type === "number" ? old[id].value : opt.default;
+      label.append(key.replace(/_/g, " ") + " ", input);
+    }
+    box.appendChild(label);
+  }
+}
+
+function variantOf() {
+  const out = {};
+  for (const input of $("variant").querySelectorAll("input"))
+    out[input.dataset.key] = input.type === "checkbox" ? input.checked : Number(input.value);
+  return out;
+}
 
 function setGame(game) {
-  document.body.className = game;
-  $("title").textContent = "jitsearch · " + (game === "oware" ? "Oware" : "Kalah");
-  $("position-input").placeholder = game === "oware" ? "4,4,4,4,4,4/4,4,4,4,4,4/0,0 p0"
-    : "4,4,4,4,4,4/0/4,4,4,4,4,4/0 p0";
-  for (const id of ["p0", "p1"]) $(id).setAttribute("list", game === "oware" ? "oware-agent-specs" : "agent-specs");
+  const b = BOARDS[game] || BOARDS.generic;
+  document.body.className = `${game} analysis-${b.analysis}`;
+  $("title").textContent = "jitsearch · " + b.title;
+  $("position-input").placeholder = b.placeholder;
+  agentList(game);
+  for (const id of ["p0", "p1"]) $(id).setAttribute("list", game + "-agent-specs");
+  if ($("variant").dataset.game !== game) { variantInputs(game); $("variant").dataset.game = game; }
 }
 
 // ---- the board ------------------------------------------------------------------------------------
@@ -75,108 +101,17 @@ function drawBoard() {
   const box = $("board");
   box.innerHTML = "";
   if (!entry) return;
-  if (isOware(entry.state)) drawOwareBoard(entry, box); else drawKalahBoard(entry, box);
   const st = entry.state;
+  const values = {};
+  if (S.analysis && S.analysis.key === lineKey()) for (const r of S.analysis.moves) values[r.move] = r;
+  board(st).draw(entry, box, {el, values, formatValue, playerName, play: playMove,
+                              human: !st.over && specOf(st.player) === "human" && !S.replay && !S.job});
   box.dataset.position = st.text;
   box.dataset.game = S.replay ? S.replay.game : "";
   box.dataset.generation = S.generation;   // (for tests: which game or set-up this board belongs to)
   box.dataset.start = S.history[0].state.text;
   box.dataset.player = st.player;
-  box.dataset.kind = st.game || "kalah";
-}
-
-function drawOwareBoard(entry, box) {
-  // player 1's houses on top, right to left (a at the right), player 0's below, left to right (A at the
-  // left), as OpenSpiel draws Oware; each side's captured seeds at its right-hand end
-  const st = entry.state, m = st.houses, b = st.board;
-  const cell = 80, pad = 20, side = 90, W = 2 * pad + 2 * side + m * cell, H = 340;
-  const svg = el("svg", {viewBox: `0 0 ${W} ${H}`, "aria-label": "Oware board"}, box);
-  svg.style.maxWidth = Math.round(1.25 * W) + "px";
-  el("rect", {x: 0, y: 0, width: W, height: H, rx: 24, class: "board-bg"}, svg);
-  const human = !st.over && specOf(st.player) === "human" && !S.replay && !S.job;
-  const sown = new Set(entry.sown || []);
-  const values = {};
-  if (S.analysis && S.analysis.game === "oware" && S.analysis.key === lineKey())
-    for (const r of S.analysis.moves) values[r.move] = r;
-  const house = (i, cx, cy, owner) => {
-    const classes = ["pit", "house", "p" + owner];
-    if (human && st.legal.includes(i)) classes.push("legal");
-    if (entry.move === i) classes.push("last");
-    if (sown.has(i)) classes.push("sown");
-    const g = el("g", {class: classes.join(" "), "data-pit": i, "data-count": b[i], "data-owner": owner}, svg);
-    el("circle", {cx, cy, r: cell / 2 - 8}, g);
-    el("text", {x: cx, y: cy, class: "count"}, g).textContent = b[i];
-    el("text", {x: cx, y: owner === 0 ? cy + 50 : cy - 44, class: "label"}, g).textContent = houseLetter(st, i);
-    const v = values[i];   // the analysis, under the house: the exact margin where known, else the visit share
-    if (v) el("text", {x: cx, y: owner === 0 ? cy + 64 : cy - 58, class: "val",
-                       "data-source": v.db_value === undefined ? "mcts" : "exact"}, g).textContent =
-      v.db_value === undefined ? `${Math.round(100 * v.share)}%` : (v.db_margin > 0 ? "+" : "") + v.db_margin;
-    if (classes.includes("legal")) g.addEventListener("click", () => playMove(i));
-  };
-  for (let i = 0; i < m; i++) house(i, pad + side + (i + 0.5) * cell, 225, 0);
-  for (let i = m; i < 2 * m; i++) house(i, pad + side + (2 * m - 1 - i + 0.5) * cell, 115, 1);
-  const captured = (player, x, y) => {
-    const g = el("g", {class: "captured", "data-player": player, "data-count": b[2 * m + player]}, svg);
-    el("rect", {x: x - side / 2 + 6, y: y - 45, width: side - 12, height: 90, rx: 14}, g);
-    el("text", {x, y: y - 28, class: "label"}, g).textContent = `p${player} captured`;
-    el("text", {x, y: y + 8, class: "count"}, g).textContent = b[2 * m + player];
-  };
-  captured(1, pad + side / 2, 115);
-  captured(0, W - pad - side / 2, 225);
-  if (!st.over) {
-    const y = st.player === 0 ? H - 10 : 22;
-    el("text", {x: W / 2, y, class: "turn-text", "text-anchor": "middle", id: "turn"}, svg).textContent =
-      `player ${st.player} to move`;
-  }
-}
-
-function drawKalahBoard(entry, box) {
-  const st = entry.state, m = st.houses, b = st.board;
-  const cell = 80, pad = 20, storeW = 80, W = 2 * pad + 2 * storeW + m * cell, H = 340;
-  const svg = el("svg", {viewBox: `0 0 ${W} ${H}`, "aria-label": "Kalah board"}, box);
-  svg.style.maxWidth = Math.round(1.25 * W) + "px";
-  el("rect", {x: 0, y: 0, width: W, height: H, rx: 24, class: "board-bg"}, svg);
-  const values = {};
-  if (S.analysis && S.analysis.position === st.text) for (const r of S.analysis.moves) values[r.move] = r;
-  const human = !st.over && specOf(st.player) === "human" && !S.replay && !S.job;
-  const sown = new Set(entry.sown || []);
-  const pit = (i, cx, cy, store, owner) => {
-    const classes = ["pit", store ? "store" : "house", "p" + owner];
-    if (!store && human && st.legal.includes(i)) classes.push("legal");
-    if (entry.move === i) classes.push("last");
-    if (sown.has(i)) classes.push("sown");
-    const g = el("g", {class: classes.join(" "), "data-pit": i, "data-count": b[i], "data-owner": owner}, svg);
-    if (store) el("rect", {x: cx - storeW / 2 + 8, y: 70, width: storeW - 16, height: 200, rx: 30}, g);
-    else el("circle", {cx, cy, r: cell / 2 - 8}, g);
-    el("text", {x: cx, y: cy, class: "count"}, g).textContent = b[i];
-    if (!store) {
-      el("text", {x: cx, y: owner === 0 ? cy + 50 : cy - 44, class: "label"}, g).textContent =
-        "h" + houseNumber(st, i);
-      const v = values[i];
-      if (v && v.value !== null) {
-        el("text", {x: cx, y: owner === 0 ? cy + 64 : cy - 58, class: "val", "data-source": v.source}, g)
-          .textContent = formatValue(v, true);
-      }
-    }
-    if (classes.includes("legal")) g.addEventListener("click", () => playMove(i));
-  };
-  pit(0, pad + storeW / 2, H / 2, true, 1);
-  pit(m + 1, W - pad - storeW / 2, H / 2, true, 0);
-  // whose store is whose: the player, and who plays it (you, an agent, a record's player)
-  for (const [owner, x] of [[1, pad + storeW / 2], [0, W - pad - storeW / 2]]) {
-    el("text", {x, y: 60, class: "store-label", "data-owner": owner, id: "store-label-" + owner}, svg).textContent =
-      `player ${owner}`;
-    const name = playerName(owner);   // shortened to fit under the store; the whole of it in data-who
-    el("text", {x, y: 292, class: "store-who", "data-owner": owner, id: "store-who-" + owner, "data-who": name},
-       svg).textContent = name.length <= 14 ? name : name.split(":")[0].slice(0, 12) + "…";
-  }
-  for (let i = 1; i <= m; i++) pit(i, pad + storeW + (i - 0.5) * cell, 225, false, 0);
-  for (let i = m + 2; i <= 2 * m + 1; i++) pit(i, pad + storeW + (2 * m + 1 - i + 0.5) * cell, 115, false, 1);
-  if (!st.over) {
-    const y = st.player === 0 ? H - 10 : 22;
-    el("text", {x: W / 2, y, class: "turn-text", "text-anchor": "middle", id: "turn"}, svg).textContent =
-      `player ${st.player} to move` + (entry.extra ? " (extra turn)" : "");
-  }
+  box.dataset.kind = st.game;
 }
 
 function specOf(player) { return $("p" + player).value.trim() || "human"; }
@@ -191,13 +126,20 @@ function playerName(player) {
   return spec === "human" ? "you" : spec;
 }
 
-// the Kalah agents the server suggests for the position on the board (none it would refuse there)
-function suggestAgents(state) {
-  if (!state || !state.agents) return;
-  const list = $("agent-specs");
-  if ([...list.options].map((o) => o.value).join() === state.agents.join()) return;
+// the agents the server suggests for the position on the board (none it would refuse there, and every other
+// kind its parser knows for the game)
+function agentList(game, state) {
+  let list = $(game + "-agent-specs");
+  if (!list) {
+    list = document.createElement("datalist");
+    list.id = game + "-agent-specs";
+    document.body.appendChild(list);
+  }
+  if (state && state.over) return;   // (a finished game suggests nothing: the list stays)
+  const specs = state ? state.agents : ["human", ...((INFO && INFO.agent_kinds && INFO.agent_kinds[game]) || [])];
+  if ([...list.options].map((o) => o.value).join() === specs.join()) return;
   list.innerHTML = "";
-  for (const spec of state.agents) {
+  for (const spec of specs) {
     const o = document.createElement("option");
     o.value = spec;
     list.appendChild(o);
@@ -207,40 +149,28 @@ function suggestAgents(state) {
 function drawStatus() {
   const entry = current();
   if (!entry) return;
-  const st = entry.state;
+  const st = entry.state, b = board(st);
   let text;
-  if (st.over && isOware(st)) {
+  if (st.over) {
     text = st.result === "draw" ? "game over: a draw" : `game over: player ${st.result === "p0" ? 0 : 1} wins`;
-    text += `, ${st.scores[0]}–${st.scores[1]}`;
-    if (st.reason) text += ` (${OWARE_ENDS[st.reason] || st.reason}; the seeds left went to their side's owner)`;
-  } else if (st.over) {
-    text = st.result === "draw" ? "game over: a draw" : `game over: player ${st.result === "p0" ? 0 : 1} wins`;
-    text += `, margin ${st.margin > 0 ? "+" : ""}${st.margin}`;
+    text += b.overText(st);
   } else {
     let who = specOf(st.player);
     if (S.replay) {   // the record's players: A was player a_player
       const g = S.replay.games[S.replay.game];
       who = "replay: " + (st.player === g.a_player ? g.a : g.b);
     }
-    text = `player ${st.player} to move (${who})`;
-    if (entry.extra) text += ` — extra turn: player ${st.player}'s last seed ended in its store`;
-    if (isOware(st)) {
-      const theirs = st.board.slice((1 - st.player) * st.houses, (2 - st.player) * st.houses);
-      if (theirs.every((x) => x === 0)) text += ` — must feed: only moves that reach player ${1 - st.player}'s row`;
-      text += ` · captured ${st.scores[0]}–${st.scores[1]} · ply ${st.ply}`;
-    }
+    text = `player ${st.player} to move (${who})` + b.statusText(st, entry);
     if (S.job && S.job.kind === "move") text += " — thinking…";
   }
-  if (entry.move !== null && entry.move !== undefined)
-    text += isOware(st) ? ` · last: player ${entry.mover} ${houseLetter(st, entry.move)} (house ${entry.move})`
-      : ` · last: player ${entry.mover} house ${houseNumber(st, entry.move)} (pit ${entry.move})`;
+  if (entry.move !== null && entry.move !== undefined) text += b.lastText(st, entry);
   $("status").textContent = text;
   $("position-text").textContent = st.text;
   const list = $("history");
   list.innerHTML = "";
   S.history.slice(1).forEach((h, k) => {
     const li = document.createElement("li");
-    li.textContent = moveName(h.state, h.mover, h.move) + (h.extra ? " +" : "");
+    li.textContent = b.moveName(h.state, h.mover, h.move) + (h.extra ? " +" : "");
     li.dataset.pit = h.move;
     li.dataset.position = h.state.text;
     if (k + 1 === S.cursor) li.style.fontWeight = "700";
@@ -251,16 +181,12 @@ function drawStatus() {
 
 function render() {
   const entry = current();
-  if (entry && !isOware(entry.state)) suggestAgents(entry.state);
+  if (entry) agentList(entry.state.game, entry.state);
   drawBoard(); drawStatus(); drawAnalysis();
 }
 
 // ---- playing ------------------------------------------------------------------------------------------
-function sownPits(before, move, after) {
-  const out = [];
-  for (let i = 0; i < before.board.length; i++) if (after.board[i] !== before.board[i] && i !== move) out.push(i);
-  return out;
-}
+const sownPits = (before, move, after) => board(after).changed(before, move, after);
 
 function push(answer) {
   const before = current().state;
@@ -284,9 +210,7 @@ function start(state) {
 async function playMove(pitIndex) {
   const gen = S.generation;
   try {
-    const answer = isOware(current().state)
-      ? await api("/api/oware/move", {...owareLine(), move: pitIndex})
-      : await api("/api/move", {position: current().state.text, ...rules(), move: pitIndex});
+    const answer = await api(`/api/${current().state.game}/move`, {...line(), move: pitIndex});
     if (gen !== S.generation) return;
     showError("");
     push(answer);
@@ -316,9 +240,7 @@ async function maybeEngineMove() {
   if (st.over || specOf(st.player) === "human") return;
   const gen = S.generation;
   try {
-    const started = isOware(st)
-      ? await api("/api/oware/agent-move", {...owareLine(), agent: specOf(st.player), seed: S.cursor})
-      : await api("/api/agent-move", {position: st.text, ...rules(), agent: specOf(st.player), seed: st.player});
+    const started = await api(`/api/${st.game}/agent-move`, {...line(), agent: specOf(st.player), seed: st.player});
     S.job = {id: started.job.id, kind: "move"};
     drawStatus();
     const result = await poll(started.job);
@@ -341,10 +263,11 @@ async function maybeEngineMove() {
 async function newGame() {
   S.replay = null;
   try {
-    const size = {houses: Number($("houses").value), seeds: Number($("seeds").value)};
-    setGame($("game").value);
-    const answer = isOware() ? await api("/api/oware/new", size)
-      : await api("/api/new", {...size, empty_capture: $("empty-capture").checked});
+    const game = $("game").value;
+    setGame(game);
+    const variant = variantOf();
+    const answer = await api(`/api/${game}/new`, variant);
+    S.variant = variant;
     S.autoplay = true;
     start(answer.state);
   } catch (e) { showError(e.message); }
@@ -353,10 +276,11 @@ async function newGame() {
 async function loadPosition() {
   S.replay = null;
   try {
-    setGame($("game").value);
-    const answer = isOware() ? await api("/api/oware/position", {position: $("position-input").value})
-      : await api("/api/position", {position: $("position-input").value,
-                                    empty_capture: $("empty-capture").checked});
+    const game = $("game").value;
+    setGame(game);
+    const variant = variantOf();
+    const answer = await api(`/api/${game}/position`, {position: $("position-input").value, ...variant});
+    S.variant = variant;
     S.autoplay = false;   // a set-up position waits for a click or Go
     start(answer.state);
   } catch (e) { showError(e.message); }
@@ -394,19 +318,26 @@ function formatValue(r, short) {
 }
 
 function drawAnalysis() {
-  if (isOware(current() && current().state)) { drawOwareAnalysis(); return; }
+  const entry = current();
+  if (entry && board(entry.state).analysis === "engine") drawEngineAnalysis(); else drawMctsAnalysis();
+}
+
+// the engine panel (a game whose drawing script says analysis: "engine"): exact solves, then an engine
+function drawEngineAnalysis() {
   const body = $("analysis-table").querySelector("tbody");
   body.innerHTML = "";
   const a = S.analysis;
   const entry = current();
-  if (!a || !entry || a.position !== entry.state.text) { $("pv").textContent = ""; return; }
+  if (!a || !entry || a.key !== lineKey()) { $("pv").textContent = ""; return; }
+  const s = entry.state, b = board(s);
   for (const r of a.moves) {
     const tr = document.createElement("tr");
     tr.dataset.move = r.move;
     tr.dataset.source = r.source || "none";
     if (r.move === a.best_move) tr.className = "best";
     const src = r.source === "engine" && r.depth ? `engine, depth ${r.depth}` : (r.source || "not valued");
-    for (const [text, cls] of [["h" + r.house, ""], [formatValue(r, false), "value"], [src, "src-" + r.source]]) {
+    for (const [text, cls] of [[b.houseName(s, r.move), ""], [formatValue(r, false), "value"],
+                               [src, "src-" + r.source]]) {
       const td = document.createElement("td");
       td.textContent = text;
       if (cls) td.className = cls;
@@ -414,29 +345,27 @@ function drawAnalysis() {
     }
     body.appendChild(tr);
   }
-  const s = entry.state, line = [];
-  for (const mv of a.pv) line.push(`p${mv <= s.houses ? 0 : 1} h${houseNumber(s, mv)}`);
-  $("pv").textContent = a.pv.length ? "principal variation: " + line.join(", ") +
+  const pv = a.pv.map((mv) => b.pvName(s, mv));
+  $("pv").textContent = a.pv.length ? "principal variation: " + pv.join(", ") +
     (a.interrupted ? " (stopped early)" : "") : (a.interrupted ? "stopped early" : "");
 }
 
-function drawOwareAnalysis() {
-  const body = $("oware-analysis-table").querySelector("tbody");
+// the MCTS panel (every other game): one tree, and the game's exact values where it gives them
+function drawMctsAnalysis() {
+  const body = $("mcts-analysis-table").querySelector("tbody");
   body.innerHTML = "";
   const a = S.analysis, entry = current();
-  if (!a || !entry || a.game !== "oware" || a.key !== lineKey()) { $("oware-analysis-summary").textContent = "";
-    return; }
-  const st = entry.state;
+  if (!a || !entry || a.key !== lineKey()) { $("mcts-analysis-summary").textContent = ""; return; }
+  const st = entry.state, b = board(st);
   for (const r of a.moves) {
     const tr = document.createElement("tr");
     tr.dataset.move = r.move;
     tr.dataset.visits = r.visits;
-    if (r.db_value !== undefined) tr.dataset.dbValue = r.db_value;
+    if (r.exact !== undefined) tr.dataset.exact = r.exact;
     if (r.move === a.best_move) tr.className = "best";
-    const exact = r.db_value === undefined ? "–" : `${r.db_value / 2} of ${a.seeds_on_board}: ${r.db_result} ` +
-      `${r.db_margin > 0 ? "+" : ""}${r.db_margin}` + (a.exact_best.includes(r.move) ? " ★" : "");
-    const cells = [[`${houseLetter(st, r.move)} (${r.move})`, ""], [`${r.visits} (${(100 * r.share).toFixed(1)}%)`,
-      "visits"], [r.value === null ? "–" : r.value.toFixed(3), "value"], [exact, "exact"]];
+    const exact = r.exact === undefined ? "–" : b.exactText(r, a, st);
+    const cells = [[b.houseName(st, r.move), ""], [`${r.visits} (${(100 * r.share).toFixed(1)}%)`, "visits"],
+      [r.value === null ? "–" : r.value.toFixed(3), "value"], [exact, "exact"]];
     for (const [text, cls] of cells) {
       const td = document.createElement("td");
       td.textContent = text;
@@ -446,43 +375,44 @@ function drawOwareAnalysis() {
     body.appendChild(tr);
   }
   let text = `${a.iterations} iterations in ${a.seconds.toFixed(2)} s (${a.backend}), best ` +
-    `${houseLetter(st, a.best_move)}, root value ${a.value === null ? "–" : a.value.toFixed(3)}`;
+    `${b.houseName(st, a.best_move)}, root value ${a.value === null ? "–" : a.value.toFixed(3)}`;
   if (a.interrupted) text += " (stopped early)";
-  text += a.exact ? ` · exact: ${a.seeds_on_board} seeds on the board, the database's rule (even split of ` +
-    `endless play)` : ` · no exact values: ${a.seeds_on_board} seeds on the board, above ${a.exact_seeds}`;
-  $("oware-analysis-summary").textContent = text;
+  text += a.exact ? ` · exact values: ${a.exact_rule || "perfect play"}` : " · no exact values in this position";
+  $("mcts-analysis-summary").textContent = text;
 }
 
-async function analyseOware() {
+async function analyseMcts() {
   const entry = current();
   if (!entry || entry.state.over) return;
   const key = lineKey();
-  $("oware-analysis-progress").textContent = "";
+  $("mcts-analysis-progress").textContent = "";
   try {
-    const started = await api("/api/oware/analyse", {...owareLine(), iterations: Number($("oware-iterations").value),
-      playouts: Number($("oware-playouts").value), exact: $("oware-exact").checked});
+    const started = await api(`/api/${entry.state.game}/analyse`, {...line(),
+      iterations: Number($("mcts-iterations").value), playouts: Number($("mcts-playouts").value),
+      exact: $("mcts-exact").checked});
     S.job = {id: started.job.id, kind: "analysis"};
-    drawBoard();   // the houses are not clickable while a search runs
+    drawBoard();   // the board is not clickable while a search runs
     const result = await poll(started.job, (job) => {
-      const phase = {database: "endgame database", mcts: "MCTS"}[(job.progress || {}).phase] || "starting";
-      $("oware-analysis-progress").textContent = job.status === "running"
+      const phase = {exact: "exact values", mcts: "MCTS"}[(job.progress || {}).phase] || "starting";
+      $("mcts-analysis-progress").textContent = job.status === "running"
         ? `${phase} · ${job.seconds.toFixed(1)} s` + (job.stopping ? " · stopping" : "")
         : `${job.status} in ${job.seconds.toFixed(1)} s`;
     });
     showError("");
-    S.analysis = {...result, game: "oware", key};   // drawn only while its line is on the board
+    S.analysis = {...result, key};   // drawn only while its line is on the board
     render();
   } catch (e) { showError(e.message); render(); }
 }
 
 async function analyse() {
   const entry = current();
-  if (entry && isOware(entry.state)) { await analyseOware(); return; }
   if (!entry) return;
-  const st = entry.state;
+  if (board(entry.state).analysis !== "engine") { await analyseMcts(); return; }
+  const st = entry.state, key = lineKey();
   $("analysis-progress").textContent = "";
   try {
-    const started = await api("/api/analyse", {position: st.text, ...rules(), engine: $("engine").value.trim(),
+    const started = await api("/api/analyse", {position: st.text, empty_capture: !!S.variant.empty_capture,
+                                               engine: $("engine").value.trim(),
                                                solve_time: Number($("solve-time").value)});
     S.job = {id: started.job.id, kind: "analysis"};
     drawBoard();   // the houses are not clickable while a search runs
@@ -496,7 +426,7 @@ async function analyse() {
         : `${job.status} in ${job.seconds.toFixed(1)} s`;
     });
     showError("");
-    S.analysis = result;   // drawn only while its position is on the board
+    S.analysis = {...result, key};   // drawn only while its line is on the board
     render();
   } catch (e) { showError(e.message); render(); }
 }
@@ -556,7 +486,7 @@ async function openRecord() {
     recordRead = null;   // read it again: it may have changed since it was listed
     const data = await readRecord(name, true);
     if (!data) return;
-    const game = data.games[0].game === "oware" ? "oware" : "kalah";   // a file of Kalah or of Oware games
+    const game = data.games[0].game;
     $("game").value = game;
     setGame(game);
     S.replay = {file: data.file, games: data.games, game: 0};
@@ -566,7 +496,7 @@ async function openRecord() {
       const o = document.createElement("option");
       o.value = k;
       o.textContent = `line ${g.line}: ${g.a} vs ${g.b}, pair ${g.pair} seat ${g.seat}, ` +
-        (g.game === "oware" ? `${g.scores[0]}–${g.scores[1]}` : `margin ${g.margin}`) + `, ${g.plies.length} plies`;
+        (BOARDS[game] || BOARDS.generic).recordResult(g) + `, ${g.plies.length} plies`;
       sel.appendChild(o);
     });
     await showGame(0);
@@ -576,11 +506,12 @@ async function openRecord() {
 async function showGame(k) {
   const g = S.replay.games[k];
   const gen = ++S.generation;
-  // Oware: each position is the start and the moves played since, so that it carries the game's record
-  const states = (await Promise.all(g.positions.map((text, i) => g.game === "oware"
-    ? api("/api/oware/position", {position: g.start, moves: g.plies.slice(0, i)})
-    : api("/api/position", {position: text, empty_capture: g.empty_capture})))).map((a) => a.state);
+  // each position is the start and the moves played since, so that it carries the game's record
+  const game = g.game, variant = (BOARDS[game] || BOARDS.generic).recordRules(g);
+  const states = (await Promise.all(g.positions.map((text, i) => api(`/api/${game}/position`,
+    {position: g.start, moves: g.plies.slice(0, i), ...variant})))).map((a) => a.state);
   if (gen !== S.generation) return;   // another game (or a new game) was asked for meanwhile
+  S.variant = variant;
   S.replay.game = k;
   S.history = states.map((state, i) => i === 0 ? {state, move: null, mover: null, extra: false}
     : {state, move: g.plies[i - 1], mover: states[i - 1].player, extra: state.player === states[i - 1].player,
@@ -611,8 +542,7 @@ function autoAnalyse() {
     while (S.job) await new Promise((r) => setTimeout(r, 50));
     if (token !== autoToken) return;   // a later step took over
     const entry = current();
-    const done = S.analysis && (isOware(entry && entry.state) ? S.analysis.key === lineKey()
-      : S.analysis.position === entry.state.text);
+    const done = S.analysis && S.analysis.key === lineKey();
     if (entry && !entry.state.over && !done) analyse();
   }, 250);
 }
@@ -625,8 +555,8 @@ $("go").addEventListener("click", () => { S.replay = null; S.autoplay = true; re
 $("stop-play").addEventListener("click", () => { S.autoplay = false; stopSearch(); });
 $("analyse").addEventListener("click", analyse);
 $("cancel").addEventListener("click", stopSearch);
-$("oware-analyse").addEventListener("click", analyseOware);
-$("oware-cancel").addEventListener("click", stopSearch);
+$("mcts-analyse").addEventListener("click", analyseMcts);
+$("mcts-cancel").addEventListener("click", stopSearch);
 $("open-record").addEventListener("click", openRecord);
 $("record-file").addEventListener("change", recordChosen);
 $("record-game").addEventListener("change", () => showGame(Number($("record-game").value)).catch(
@@ -640,28 +570,27 @@ for (const id of ["p0", "p1"]) $(id).addEventListener("change", () => render());
 
 $("game").addEventListener("change", newGame);
 
-(async () => {   // the server says which game to show first (jitsearch serve --game)
-  let info = null;
-  try { info = await api("/api/info"); } catch (e) { showError(e.message); }
-  if (info && info.game) $("game").value = info.game;
-  for (const kind of (info && info.oware_agents) || []) {   // every kind the server's Oware parser knows
-    const list = $("oware-agent-specs");
-    if (![...list.options].some((o) => o.value.split(":")[0] === kind)) {
-      const o = document.createElement("option");
-      o.value = kind === "openspiel" ? "openspiel:mcts,simulations=1000" : kind;
-      list.appendChild(o);
-    }
+(async () => {   // the server says which game to show first (jitsearch serve --game) and which it has
+  try { INFO = await api("/api/info"); } catch (e) { showError(e.message); }
+  const sel = $("game");
+  for (const game of (INFO && INFO.games) || []) {
+    if ([...sel.options].some((o) => o.value === game)) continue;
+    const o = document.createElement("option");
+    o.value = game;
+    o.textContent = BOARDS[game] ? BOARDS[game].title : game;
+    sel.appendChild(o);
   }
-  if (info && info.engines) {   // the analysis engines this machine runs (no CUDA one without a GPU)
+  if (INFO && INFO.game) sel.value = INFO.game;
+  if (INFO && INFO.engines) {   // the analysis engines this machine runs (no CUDA one without a GPU)
     const list = $("engine-specs");
     list.innerHTML = "";
-    for (const spec of info.engines) {
+    for (const spec of INFO.engines) {
       const o = document.createElement("option");
       o.value = spec;
       list.appendChild(o);
     }
   }
-  setGame($("game").value);
-  if (info) loadRecordList(info).catch((e) => showError(e.message));
+  setGame(sel.value);
+  if (INFO) loadRecordList(INFO).catch((e) => showError(e.message));
   newGame();
 })();

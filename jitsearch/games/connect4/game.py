@@ -4,9 +4,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from ..protocol import EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states, no_record
+from ..protocol import (EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, TextUI, check_states,
+                        no_record)
 from . import rules
 from .rules import MAX_HEIGHT, MAX_WIDTH
 from .state import Connect4State
@@ -121,3 +124,82 @@ GAME = Game(
     openspiel=OPENSPIEL,
     engine_protocol=EngineProtocol(variant_of=lambda state: {"width": state.width, "height": state.height}),
 )
+
+
+# -- text and web forms (play, analyse, serve: protocol.TextUI) ------------------------------------
+
+def board_text(state: Connect4State, last: int | None = None, markup: bool = False) -> str:
+    """The grid, top row first (``x`` player 0, ``o`` player 1, ``.`` empty), the columns numbered
+    from 1 below it; ``last`` (a column) is where the last stone fell."""
+    w, h = state.width, state.height
+    top = None
+    if last is not None:
+        top = max((r for r in range(h) if state.cell(last, r) >= 0), default=None)
+
+    def cell(c, r):
+        who = state.cell(c, r)
+        text = ".xo"[who + 1]
+        if not markup or who < 0:
+            return text
+        text = f"[p{who}]{text}[/p{who}]"
+        return f"[last]{text}[/last]" if (c, r) == (last, top) else text
+
+    rows = [" ".join(cell(c, r) for c in range(w)) for r in range(h - 1, -1, -1)]
+    labels = " ".join(str(c + 1) for c in range(w))
+    who = {0: "x (player 0) to move", 1: "o (player 1) to move"}.get(state.player, f"game over: {state.result}")
+    return "\n".join(rows + [f"[dim]{labels}[/dim]" if markup else labels, who])
+
+
+def parse_move(state: Connect4State, text: str) -> int:
+    """A column 1..width typed by the player to move, as the move 0..width-1."""
+    try:
+        column = int(text)
+    except ValueError:
+        column = 0
+    if not 1 <= column <= state.width:
+        raise ValueError(f"type a column from 1 to {state.width}")
+    if column - 1 not in state.legal_moves():
+        raise ValueError(f"column {column} is full")
+    return column - 1
+
+
+def board_json(state: Connect4State) -> dict:
+    """What ``web/connect4.js`` draws: ``cells[row][column]``, rows top to bottom, -1 empty, else
+    the player whose stone it is."""
+    w, h = state.width, state.height
+    return {"width": w, "height": h, "ply": state.ply,
+            "cells": [[state.cell(c, r) for c in range(w)] for r in range(h - 1, -1, -1)]}
+
+
+GAME = replace(GAME, ui=TextUI(
+    board=board_text,
+    move_name=lambda state, column: f"drops a stone in column {column + 1}",
+    ask=lambda state: f"column 1-{state.width}",
+    parse_move=parse_move,
+    board_json=board_json))
+
+
+# -- exact move values for analysis (protocol: Game.move_values) ---------------------------------
+
+#: Empty cells up to which an analysis solves every move (Pons's solver: well under a second).
+EXACT_EMPTY_CELLS = 16
+
+
+def move_values(state: Connect4State):
+    """Pons's score (the mover's: positive wins, the faster the larger) after each move, when at
+    most :data:`EXACT_EMPTY_CELLS` cells are empty; else None."""
+    from .solver import solve
+
+    if state.is_over or state.width * state.height - state.ply > EXACT_EMPTY_CELLS:
+        return None
+    values = {}
+    for move in state.legal_moves():
+        child = state.play(move)
+        if child.is_over:  # a win now scores (cells + 1 - stones played before it) / 2; a full board draws
+            values[move] = (state.width * state.height + 1 - state.ply) // 2 if child.margin else 0
+        else:
+            values[move] = -solve(child)  # Pons's score is the child's mover's
+    return {"values": values, "rule": "Pons's score: the mover wins with a positive one, the sooner the larger"}
+
+
+GAME = replace(GAME, move_values=move_values)

@@ -8,11 +8,13 @@ live board (the ``store`` evaluation of the MCTS kernels, before their squash).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ...rng import GOLDEN, mix64_body
 from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
-                        no_record, rule_word_line)
+                        no_record, rule_word_line, TextUI)
 from . import rules
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
 
@@ -169,3 +171,85 @@ GAME = Game(
 )
 
 assert GAME_OVER == rules.GAME_OVER
+
+
+# -- text and web forms (play, analyse, serve: protocol.TextUI) ------------------------------------
+
+def board_text(state: KalahState, last: int | None = None, markup: bool = False) -> str:
+    """The board as players see it: player 1's houses on top (numbered from its left, so right to
+    left here) and its store on the left, player 0's below and its store on the right; ``last``
+    (a pit) is the house just sown. ``markup``: rich markup, each side in its style."""
+    m, b = state.houses, state.board
+
+    def tag(text, *styles):
+        if not markup:
+            return text
+        for s in reversed(styles):
+            text = f"[{s}]{text}[/{s}]"
+        return text
+
+    def pit(i, player):
+        return tag(f"{int(b[i]):>2}", f"p{player}", *(["last"] if i == last else []))
+
+    mover = None if state.is_over else state.player
+    names = [tag(f"p{p} >" if mover == p else f"p{p}  ", f"p{p}") for p in (0, 1)]
+    who = "game over" if state.is_over else f"player {state.player} to move"
+    return "\n".join([
+        names[1] + "  " + " ".join(tag(f"{i:>2}", "dim") for i in range(m, 0, -1)),
+        "      " + " ".join(pit(i, 1) for i in range(2 * m + 1, m + 1, -1)),
+        "  " + tag(f"{int(b[0]):>2}", "p1", "underline") + "  " + " " * (3 * m) + tag(f"{int(b[m + 1]):>2}", "p0",
+                                                                                        "underline"),
+        "      " + " ".join(pit(i, 0) for i in range(1, m + 1)),
+        names[0] + "  " + " ".join(tag(f"{i:>2}", "dim") for i in range(1, m + 1)),
+        tag(f"  {who}; margin {state.margin:+d}", "italic"),
+    ])
+
+
+def _house(state: KalahState, pit: int) -> int:
+    return pit if state.player == 0 else pit - state.houses - 1
+
+
+def parse_move(state: KalahState, text: str) -> int:
+    """A house number 1..m typed by the player to move, as its pit."""
+    try:
+        pit = state.house_number_to_pit(int(text))
+    except ValueError:
+        raise ValueError(f"type a number from 1 to {state.houses}") from None
+    if pit not in state.legal_moves():
+        raise ValueError("that house is empty")
+    return pit
+
+
+def board_json(state: KalahState) -> dict:
+    """What ``web/kalah.js`` draws: the pits (layout of :mod:`.rules`), houses, rule and seeds."""
+    return {"board": [int(x) for x in state.board], "houses": state.houses, "empty_capture": state.empty_capture,
+            "seeds_total": state.seeds_total}
+
+
+GAME = replace(GAME, ui=TextUI(
+    board=board_text,
+    move_name=lambda state, pit: f"sows house {_house(state, pit)} (pit {pit})",
+    ask=lambda state: f"house 1-{state.houses}",
+    parse_move=parse_move,
+    board_json=board_json))
+
+
+# -- exact move values for analysis (protocol: Game.move_values) ---------------------------------
+
+#: Seconds an analysis spends solving the moves exactly (:func:`.moves.move_values`).
+EXACT_SECONDS = 1.0
+
+
+def move_values(state: KalahState):
+    """The final margin (the mover's) after each move that :func:`.moves.move_values` solves
+    within :data:`EXACT_SECONDS`; None when it solves none."""
+    from .moves import move_values as solve_moves
+
+    if state.is_over:
+        return None
+    r = solve_moves(state, time_limit=EXACT_SECONDS, max_bytes=256 * 1024**2)
+    values = {row["move"]: row["value"] for row in r["moves"] if row["margin"] is not None}
+    return {"values": values, "rule": None} if values else None
+
+
+GAME = replace(GAME, move_values=move_values)

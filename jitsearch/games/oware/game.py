@@ -10,10 +10,13 @@ board.
 
 from __future__ import annotations
 
+import functools
+from dataclasses import replace
+
 import numpy as np
 
 from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
-                        rule_word_line)
+                        rule_word_line, TextUI)
 from . import rules
 from .rules import OPENSPIEL_MOVE_LIMIT
 from .state import BOARD_DTYPE, MAX_HOUSES, MAX_MOVE_LIMIT, OwareState
@@ -195,3 +198,104 @@ GAME = Game(
 )
 
 assert GAME_OVER == rules.GAME_OVER
+
+
+# -- text and web forms (play, analyse, serve: protocol.TextUI) ------------------------------------
+
+def _letters(state: OwareState) -> str:
+    """The player to move's house letters, OpenSpiel's: A.. for player 0, a.. for player 1."""
+    return ("ABCDEFGHIJKL" if state.player == 0 else "abcdefghijkl")[:state.houses]
+
+
+def move_name(state: OwareState, house: int) -> str:
+    letter = chr((ord("A") if state.player == 0 else ord("a")) + state.action_of(house))
+    return f"sows {letter} (house {house})"
+
+
+def parse_move(state: OwareState, text: str) -> int:
+    """A house letter typed by the player to move (A.. for player 0, a.. for player 1), as its house."""
+    letters = _letters(state)
+    if len(text) != 1 or text not in letters:
+        raise ValueError(f"type one of {' '.join(letters)}")
+    house = state.house_of(letters.index(text))
+    if house not in state.legal_moves():
+        raise ValueError("not a legal move (empty, or it does not feed the opponent)")
+    return house
+
+
+def board_json(state: OwareState) -> dict:
+    """What ``web/oware.js`` draws: houses 0..2m-1 then the two captured counts, the scores, the move
+    count against the limit and the repetition record's length."""
+    return {"board": [int(x) for x in state.board], "houses": state.houses, "scores": list(state.scores),
+            "seeds_total": state.seeds_total, "ply": state.ply, "move_limit": state.move_limit,
+            "repetition_rows": len(state.history)}
+
+
+GAME = replace(GAME, ui=TextUI(
+    board=lambda state, last=None, markup=False: state.ascii(),
+    move_name=move_name,
+    ask=lambda state: f"house {_letters(state)[0]}-{_letters(state)[-1]}",
+    parse_move=parse_move,
+    board_json=board_json))
+
+
+# -- exact move values for analysis (protocol: Game.move_values) ---------------------------------
+
+#: Largest endgame database an analysis builds (positions; Oware(6) up to 10 seeds is 646,646, about 0.3 s).
+MAX_EXACT_POSITIONS = 700_000
+#: What the exact values assume (the endgame database's rule, not OpenSpiel's).
+EXACT_RULE = ("endgame database: endless play without a capture splits the seeds on the board evenly (not "
+              "OpenSpiel's repetition rule); the move limit is not applied")
+
+
+@functools.lru_cache(maxsize=16)
+def exact_seeds_limit(houses: int) -> int:
+    """The most seeds on the board for which analysis gives exact values on Oware(``houses``): the
+    largest S whose database (layers 0..S) has at most :data:`MAX_EXACT_POSITIONS` positions."""
+    from .endgame import MAX_DB_SEEDS, database_size
+
+    s = 0
+    while s < MAX_DB_SEEDS and database_size(houses, s + 1) <= MAX_EXACT_POSITIONS:
+        s += 1
+    return s
+
+
+@functools.lru_cache(maxsize=4)
+def _database(houses: int, seeds: int, grand_slam_illegal: bool):
+    from .endgame import build_database
+
+    return build_database(houses, seeds, grand_slam_illegal=grand_slam_illegal)
+
+
+def exact_half_seeds(state: OwareState, db) -> dict:
+    """``{house: half-seeds}`` for the player to move, every legal move, from ``db`` (built to at least
+    the seeds on the board): a move capturing c of the S seeds is worth 2c + 2(S - c) - v(child) =
+    2S - v(child), the child's value being the opponent's (twice the seeds the mover gets from here on)."""
+    from .state import RULES
+
+    m, p = state.houses, state.player
+    total = int(state.board[:2 * m].sum())
+    out = {}
+    for h in state.legal_moves():
+        b = np.array(state.board, dtype=np.int32)
+        last = RULES.sow(b, m, h)
+        RULES.capture(b, m, p, last)
+        out[h] = 2 * total - db.value(b[:2 * m], 1 - p)
+    return out
+
+
+def move_values(state: OwareState):
+    """The final score difference (the mover's) after each move under perfect play, from the
+    endgame database when the board holds at most :func:`exact_seeds_limit` seeds (:data:`EXACT_RULE`);
+    else None."""
+    m = state.houses
+    on_board = int(state.board[:2 * m].sum())
+    if state.is_over or on_board > exact_seeds_limit(m):
+        return None
+    half = exact_half_seeds(state, _database(m, on_board, state.grand_slam_illegal))
+    mine, theirs = int(state.board[2 * m + state.player]), int(state.board[2 * m + 1 - state.player])
+    values = {h: (2 * mine + v - (2 * theirs + 2 * on_board - v)) / 2 for h, v in half.items()}
+    return {"values": values, "rule": EXACT_RULE, "half_seeds": half}
+
+
+GAME = replace(GAME, move_values=move_values)
