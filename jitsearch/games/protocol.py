@@ -200,6 +200,10 @@ class Game:
     ui : TextUI or None
         Optional: the text and web forms of positions and moves (:class:`TextUI`); ``None``: the
         state's ``to_text`` and the move numbers themselves.
+    engine_protocol : EngineProtocol or None
+        Optional: what the engine line protocol needs beyond the state's text (:class:`EngineProtocol`:
+        the variant of a state, an older ``game`` line, the engine's table bytes); ``None``: the
+        ``game NAME KEY=VALUE ...`` line alone.
     """
 
     name: str
