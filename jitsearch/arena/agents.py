@@ -11,7 +11,7 @@ endgame is within the solver's reach the engine proves the game and plays
 the proven-best move, see the engine's docstring), ``exact_share=`` (share
 of the move's time a proof may take, default 0.5); an engine option without
 ``time=`` gives a fixed-depth engine search, ``depth=5`` unless given;
-``plain=1``: the plain iterative deepening of seeds 002/004 that shipped
+``plain=1``: the plain textbook iterative deepening that shipped
 before the engine),
 ``openspiel:mcts,simulations=1000`` and the other OpenSpiel bots of
 :mod:`jitsearch.arena.openspiel_agents` (with the ``openspiel`` extra),
@@ -23,7 +23,7 @@ in seconds; a position with more seeds in its houses than
 :func:`perfect_seed_limit` allows is refused in one line), ``human`` (the CLI
 asks), ``cmd:PROGRAM ARGS...`` (an external engine speaking the line protocol,
 :mod:`jitsearch.arena.external_engine`). ``eval`` is ``store`` (store difference, the default) or
-``heuristic`` (seed 003's weighted H1..H5).
+``heuristic`` (Siljander's weighted H1..H5, "Heuristic Monte-Carlo Tree Search for Mancala").
 
 Monte Carlo agents (:mod:`jitsearch.mcts.search`): ``mcts:iterations=100``
 or ``mcts:time=1`` with ``c=`` (default sqrt 2), ``formula=ucb1|sqrt|sqrtlog``,
@@ -35,7 +35,7 @@ evaluation, weight 0..1; 0 = off), ``solver=1``
 (MCTS-Solver; 0, 1, true or false), ``playouts=`` (per leaf), ``final=visits|value``,
 ``workers=`` (root parallelism), ``backend=cpu|cuda|auto`` with ``batch=``
 (leaves per launch, chosen with virtual loss); ``hmcts:...`` is ``mcts`` with
-``reward=heuristic`` (seed 003's HMCTS); ``mc:playouts=1000`` (or
+``reward=heuristic`` (Siljander's HMCTS); ``mc:playouts=1000`` (or
 ``time=``) is pure Monte Carlo. Their random streams come from the agent's
 seed and the number of moves it has made, so a game replays exactly.
 
@@ -345,7 +345,7 @@ class Agent:
                 raise ValueError("exact_share= is exact mode's share of the move's time: drop it or exact=0")
         if self.engine:
             if self.eval == "heuristic":
-                raise ValueError("the engine evaluates with eval=fitted (default) or eval=store; seed 003's "
+                raise ValueError("the engine evaluates with eval=fitted (default) or eval=store; Siljander's "
                                  "heuristic is the plain search's: add plain=1")
             self.eval = self.eval or "fitted"
 
@@ -572,8 +572,53 @@ def agent_kind(spec: str) -> str:
     return spec.strip().partition(":")[0].strip()
 
 
-def parse_agent(spec: str, *, seed: int | None = None) -> Agent:
-    """Build an :class:`Agent` from a spec string (see module docstring).
+def parse_agent(spec: str, *, game="kalah", seed: int | None = None):
+    """The agent of ``spec`` for ``game`` (a registered name or a :class:`~jitsearch.games.protocol.Game`).
+
+    Every agent has ``agent(state) -> move`` (searched on the search thread from the main thread:
+    Ctrl-C safe), ``agent.choose(state, stop=None) -> move`` (the calling thread; ``stop`` a
+    ``threading.Event``), ``agent.last`` (the last search's info) and ``agent.with_seed(seed)``;
+    agents that keep a game of their own add ``start(opening_moves)``, ``observe(move)`` and
+    ``close()``. ``cmd:PROGRAM ARGS...`` is an external engine, ``openspiel:BOT,...`` an OpenSpiel
+    bot; Kalah's kinds are :class:`Agent`'s (module docstring), every other game's are
+    :mod:`jitsearch.arena.game_agents`' (``random``, ``mc``, ``mcts`` and the game's engines).
+    """
+    from ..games import get as get_game
+
+    if not isinstance(spec, str):
+        raise ValueError(f"an agent spec is a string such as 'alphabeta:depth=6', got {type(spec).__name__}")
+    if len(spec) > MAX_SPEC:
+        raise ValueError(f"an agent spec has at most {MAX_SPEC} characters, got {len(spec)}")
+    game = get_game(game)
+    kind = agent_kind(spec)
+    rest = spec.strip().partition(":")[2]
+    if game.State is KalahState:  # Kalah's agents: its engines are still arena code (the Agent class)
+        return _parse_kalah_agent(spec, kind, rest, seed)
+    if not spec.strip():
+        raise ValueError(f"an agent spec is a string such as alphabeta:depth=6, got {spec!r}")
+    if kind == "openspiel":
+        from .openspiel_agents import parse_openspiel_spec
+
+        return parse_openspiel_spec(spec.strip(), rest, random.randrange(1 << 31) if seed is None
+                                    else check_int("seed", seed, 0), game=game.name)
+    if kind == "cmd":
+        from .oware_external import OwareExternalAgent
+
+        if game.name != "oware":  # the line protocol over the Game protocol is the interop layer's
+            raise ValueError(f"cmd: engines play kalah and oware, not {game.name}")
+        return OwareExternalAgent(spec, random.randrange(1 << 31) if seed is None else check_int("seed", seed, 0))
+    from .game_agents import parse_game_agent
+
+    return parse_game_agent(game, spec, rest, seed)
+
+
+def parse_oware_agent(spec: str, seed: int | None = None):
+    """Deprecated: :func:`parse_agent` with ``game="oware"``."""
+    return parse_agent(spec, game="oware", seed=seed)
+
+
+def _parse_kalah_agent(spec: str, kind: str, rest: str, seed: int | None) -> Agent:
+    """Kalah's :class:`Agent` from its spec.
 
     ``kind`` or ``kind:name=value,...``. Refused with ``ValueError`` naming
     the spec: an unknown kind or option, an option given twice, an empty
@@ -581,8 +626,7 @@ def parse_agent(spec: str, *, seed: int | None = None) -> Agent:
     0/1/true/false for ``solver``) or out of its range, ``reward=`` with
     ``hmcts`` (it means reward=heuristic), ``batch`` / ``virtual_loss``
     without ``backend``, ``iterations=`` with ``time=`` (``mcts``, ``hmcts``:
-    a budget is one or the other, as in Oware's
-    :func:`~jitsearch.arena.oware_arena.parse_oware_agent`).
+    a budget is one or the other, as in every game's ``mcts``).
 
     Budgets that combine: ``alphabeta:depth=D,time=T`` is a timed search
     (iterative deepening, or the engine) that also stops at depth ``D``
@@ -590,12 +634,6 @@ def parse_agent(spec: str, *, seed: int | None = None) -> Agent:
     ``mc:playouts=N,time=T`` plays rounds of ``N`` playouts until ``T``
     seconds have passed (``N`` alone: one round).
     """
-    if not isinstance(spec, str):
-        raise ValueError(f"an agent spec is a string such as 'alphabeta:depth=6', got {type(spec).__name__}")
-    if len(spec) > MAX_SPEC:
-        raise ValueError(f"an agent spec has at most {MAX_SPEC} characters, got {len(spec)}")
-    kind = agent_kind(spec)
-    rest = spec.strip().partition(":")[2]
     if kind == "openspiel":
         from .openspiel_agents import parse_openspiel_spec
 

@@ -3,7 +3,7 @@
 Games come in pairs with the seats swapped (A moves first in game 0 of a
 pair, B in game 1), both games of a pair starting after the same seeded
 random opening plies (``openings``, for diversity). A game stops at the end
-or at ``max_plies`` (default 300, as seed 003); a capped game is scored by
+or at ``max_plies`` (default 300, as Siljander's Kalah tournaments); a capped game is scored by
 the store difference at that point. Every agent's random stream is derived
 from (tournament seed, pair, seat, side), so a tournament replays exactly.
 

@@ -75,6 +75,12 @@ def solver(state: KalahState) -> int:
     return int(solve_exact(state)["margin"])
 
 
+def balance(state: KalahState, depth: int) -> float:
+    """The depth-``depth`` alpha-beta value (store difference) of ``state`` (opening suites)."""
+    from .alphabeta import search
+    return search(state, depth)["value"]
+
+
 GAME = Game(
     name="kalah",
     State=KalahState,
@@ -93,6 +99,7 @@ GAME = Game(
     max_plies=-1,
     board_dtype=np.dtype(BOARD_DTYPE),
     solver=solver,
+    balance=balance,
 )
 
 assert GAME_OVER == rules.GAME_OVER
