@@ -16,7 +16,7 @@ options are checked once, when the spec is parsed.
 
 An agent's random stream comes from its seed and the number of moves it has made, so a game
 replays exactly. Called from the main thread the search runs on the agents' search thread
-(:func:`jitsearch.arena.agents.run_search`: Ctrl-C raises ``KeyboardInterrupt`` at once);
+(:func:`jitsearch.arena.search_thread.run_search`: Ctrl-C raises ``KeyboardInterrupt`` at once);
 :meth:`GameAgent.choose` searches in the calling thread and ``stop`` (a ``threading.Event``)
 ends it within about a second, raising ``KeyboardInterrupt``.
 """
@@ -37,6 +37,7 @@ from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
 from ..mcts.config import (MAX_BLOCKS, MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TIME,
                            MAX_TREE_ITERATIONS, MAX_WEIGHT)
 from ..stop import check_stop, raise_if_stopped
+from .search_thread import run_search
 
 #: The generic kinds and their option types (every game).
 GENERIC = {"random": {}, "mc": {"playouts": int, "time": float},
@@ -130,8 +131,6 @@ class GameAgent:
         return twin
 
     def __call__(self, state) -> int:
-        from .agents import run_search
-
         self._check_state(state)
         if self.kind == "random":
             return self._search(None, state)

@@ -249,7 +249,9 @@ class GameRecords:
     def __call__(self, rec: dict):
         m = self.match
         if rec.get("game") != m.game:
-            raise ForeignRecord(f"not a {m.game} game record (a {rec.get('game') or 'kalah'} tournament's)")
+            name = m.game.capitalize()
+            raise ForeignRecord(f"not {'an' if name[:1] in 'AEIOU' else 'a'} {name} game record (a "
+                                f"{str(rec.get('game') or 'kalah').capitalize()} tournament's)")
         if "config" not in rec:
             raise ForeignRecord("its records were written by an older jitsearch (no config id or check value)")
         pair = get_field(rec, "pair", "int", low=0, high=MAX_PAIRS - 1)

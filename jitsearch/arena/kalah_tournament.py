@@ -297,8 +297,9 @@ class GameRecords:
 
     def __call__(self, rec: dict):
         m = self.match
-        if rec.get("game") == "oware":
-            raise ForeignRecord("an Oware game record in a Kalah match's file")
+        if rec.get("game") not in (None, "kalah"):
+            name = str(rec["game"]).capitalize()
+            raise ForeignRecord(f"{'an' if name[:1] in 'AEIOU' else 'a'} {name} game record in a Kalah match's file")
         pair = get_field(rec, "pair", "int", low=0, high=MAX_PAIRS - 1)
         seat = get_field(rec, "seat", "int", choices=(0, 1))
         a_player = get_field(rec, "a_player", "int", choices=(0, 1))

@@ -11,7 +11,7 @@ from .agents import parse_oware_agent  # noqa: F401  (deprecated name)
 from .game_agents import kinds
 from .game_match import GameMatch
 from .game_match import opening_line as _line
-from .game_match import play_game as play_oware_game  # noqa: F401  (deprecated name)
+from .game_match import play_game
 
 #: The agent kinds of Oware (the generic ones and Oware's engines).
 OWARE_AGENTS = kinds(get_game("oware"))
@@ -29,3 +29,17 @@ def run_oware_match(spec_a: str, spec_b: str, pairs: int, *, houses: int = 6, se
 
     match = GameMatch.of("oware", {"houses": houses, "seeds": seeds}, openings=openings, seed=seed)
     return run_tournament(spec_a, spec_b, match, pairs, **options)
+
+
+def play_oware_game(state, agents, *, on_move=None) -> dict:
+    """:func:`jitsearch.arena.game_match.play_game` with the final ``scores`` (the former result)."""
+    last = {"state": state}
+
+    def hook(before, move, after, agent):
+        last["state"] = after
+        if on_move:
+            on_move(before, move, after, agent)
+
+    g = play_game(state, agents, on_move=hook)
+    return {"moves": g["moves"], "final": g["final"], "scores": list(last["state"].scores), "margin": g["margin"],
+            "result": g["result"], "plies": g["plies"]}

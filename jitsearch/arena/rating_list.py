@@ -148,8 +148,9 @@ def _record_kind(rec: dict) -> str:
             raise BadRecord(str(exc)) from None
         return game
     if "game" in rec and rec["game"] != "random-tree":
-        raise BadRecord(f"a {rec['game']} record written by an older jitsearch (no a_result, config id or check "
-                        f"value): play its match again to rate it")
+        name = str(rec["game"]).capitalize()
+        raise BadRecord(f"{'an' if name[:1] in 'AEIOU' else 'a'} {name} record written by an older jitsearch (no "
+                        f"a_result, config id or check value): play its match again to rate it")
     if "winner" in rec:
         return "random-tree"
     raise BadRecord("not a game record of a tournament (it has neither a_result, as every game's records have, "

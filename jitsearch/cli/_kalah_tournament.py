@@ -312,15 +312,13 @@ def match_tournament(given, *, game, variant, a, b, pairs, openings, random_open
     from ..arena.executor import ExecutorError, describe
 
     where = describe(workers, scheduler, pairs * (len(engine_pairs(specs, fmt)) if multi else 1))
-    if not as_json:
-        stderr.print(f"running on {where}", soft_wrap=True)
     state = {"result": None}
     title = _title(game, variant) + ": " + (f"{len(specs)} engines, {fmt}" if multi else f"A = {a} vs B = {b}")
 
     def render():
         r = state["result"]
         if r is None:
-            return Table(title=title + " (starting)")
+            return Table(title=f"{title} (starting on {where})")
         return standings_table(r, title) if multi else match_table(r, title)
 
     live = Live(render(), console=stderr, transient=True, refresh_per_second=4) if not as_json else None

@@ -33,9 +33,12 @@ def tournament(
     game: Annotated[str, typer.Option("--game", help="random-tree, or a registered game (kalah, oware, connect4, or "
                                                      "one added with jitsearch.games.register).")] = "random-tree",
     variant: VariantOpt = None,
-    a: Annotated[str, typer.Option("--a", help="Player A, e.g. fe:depth=3,delta=0.5 or alphabeta:depth=5.")] = "fe",
-    b: Annotated[str, typer.Option("--b", help="Player B, e.g. alphabeta:depth=3 or mcts:iterations=100.")]
-    = "alphabeta",
+    a: Annotated[Optional[str], typer.Option("--a", help="Player A, e.g. fe:depth=3,delta=0.5 or alphabeta:depth=5 "
+                                                         "(default: fe on random trees, mcts in a game).",
+                                             show_default=False)] = None,
+    b: Annotated[Optional[str], typer.Option("--b", help="Player B, e.g. alphabeta:depth=3 or mcts:iterations=100 "
+                                                         "(default: alphabeta on random trees, random in a game).",
+                                             show_default=False)] = None,
     pairs: Annotated[int, typer.Option("--pairs", help="Pairs of games (seats swapped) per tournament.")] = 100,
     houses: Annotated[Optional[int], typer.Option("--houses", help="Kalah, Oware: houses per side (= --variant "
                                                                    "houses=N).", show_default=False)] = None,
@@ -175,6 +178,7 @@ def tournament(
     if plot is not None:
         check_output_file(plot, "--plot", PLOT_SUFFIXES)
     if game != "random-tree":
+        a, b = a or "mcts", b or "random"
         rules = resolve_game(game)
         refuse_options(given, _TREE_GAME_OPTIONS, "applies to --game random-tree only")
         flags = {k: v for k, v in (("houses", houses), ("seeds", seeds), ("empty_capture", empty_capture))
@@ -189,6 +193,7 @@ def tournament(
                          lockstep=lockstep, ratings=ratings, movetime=movetime, timemargin=timemargin,
                          engine_logs=engine_logs, engine_start_timeout=engine_start_timeout)
         return
+    a, b = a or "fe", b or "alphabeta"
     refuse_options(given, _GAME_TOURNAMENT_OPTIONS, "applies to a registered game (--game kalah, oware, ...), "
                                                     "not to --game random-tree")
     if not depth_increment:
