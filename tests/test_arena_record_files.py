@@ -1,4 +1,4 @@
-"""Tournaments under hostile conditions (issue 11): damaged, edited and foreign
+"""Tournament record files under hostile conditions: damaged, edited and foreign
 resume files, torn last lines, Ctrl-C, killed parents, unusable --out paths,
 small samples and nonsense settings."""
 
