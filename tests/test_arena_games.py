@@ -9,8 +9,8 @@ import json
 import pytest
 
 from jitsearch import games
-from jitsearch.arena.agents import parse_agent
-from jitsearch.arena.game_match import GameMatch, GameRecords, play_game
+from jitsearch.arena.agents import parse_agent, play_game
+from jitsearch.arena.game_match import GameMatch, GameRecords
 from jitsearch.arena.kalah_arena import run_tournament
 from jitsearch.cli.app import main
 from jitsearch.games.oware import OwareState
@@ -87,7 +87,7 @@ def test_choose_with_stop_set_raises_and_last_reports():
 
 
 @pytest.mark.parametrize("spec, words", [
-    ("bogus", "unknown oware agent"), ("mc:depth=3", "unknown option"), ("alphabeta:depth=0", "depth"),
+    ("bogus", "unknown Oware agent"), ("mc:depth=3", "unknown option"), ("alphabeta:depth=0", "depth"),
     ("alphabeta:depth=2,depth=3", "given twice"), ("mc:playouts=x", "bad value"), ("alphabeta:time=-1", "time"),
     ("mcts:backend=gpu", "backend must be one of"), ("mcts:iterations=10,time=1", "not both"),
     ("mcts:formula=x", "formula"), ("mcts:blocks=2", "parallel=tree"),
@@ -125,7 +125,7 @@ def test_play_cli(capsys):
 
 
 def test_connect4_has_no_engine_kinds_and_no_evaluations():
-    with pytest.raises(ValueError, match="unknown connect4 agent 'alphabeta'"):
+    with pytest.raises(ValueError, match="unknown Connect4 agent 'alphabeta'"):
         parse_agent("alphabeta:depth=2", game="connect4")
     with pytest.raises(ValueError, match="leaf evaluations"):
         parse_agent("mcts:eval=capture", game="connect4")

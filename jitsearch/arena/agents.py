@@ -640,34 +640,43 @@ def start_agents(agents, opening_moves) -> None:
             agent.start(list(opening_moves))
 
 
-def play_game(state: KalahState, agents, *, max_plies: int = 300, on_move=None) -> dict:
-    """Play to the end (or ``max_plies``, 1..MAX_PLIES); returns moves,
-    final board and margin. ``agents``: two callables state -> pit (player
-    0's first); ``on_move(before, pit, after, agent)`` is called after each
-    move when given."""
-    if not isinstance(state, KalahState):
-        raise ValueError(f"state must be a KalahState, got {type(state).__name__}")
+def play_game(state, agents, *, max_plies: int | None = None, on_move=None) -> dict:
+    """Play ``state`` (a state of any game) to the end, or ``max_plies`` moves (1..MAX_PLIES; None: no cap);
+    returns :func:`game_result`. ``agents``: two callables state -> move (player 0's first); ``on_move(before,
+    move, after, agent)`` is called after each move when given. Agents that keep their own game hear every move
+    (``observe``); OpenSpiel's Oware bots are shown the position first (``begin``)."""
+    if not all(callable(getattr(state, name, None)) for name in ("play", "legal_moves", "to_text")):
+        raise ValueError(f"state must be a game state such as a KalahState (play, legal_moves, to_text), got "
+                         f"{type(state).__name__}")
     if not isinstance(agents, (list, tuple)) or len(agents) != 2 or not all(callable(a) for a in agents):
         raise ValueError("agents must be two callables (player 0's first), such as parse_agent(...) results")
-    max_plies = check_int("max_plies", max_plies, 1, MAX_PLIES)
+    if max_plies is not None:
+        max_plies = check_int("max_plies", max_plies, 1, MAX_PLIES)
     if on_move is not None and not callable(on_move):
         raise ValueError(f"on_move must be a callable or None, got {type(on_move).__name__}")
+    for x in {id(x): x for x in agents if hasattr(x, "begin")}.values():
+        x.begin(state)
     moves = []
-    while not state.is_over and len(moves) < max_plies:
+    while not state.is_over and (max_plies is None or len(moves) < max_plies):
         agent = agents[state.player]
-        pit = agent(state)
-        if pit not in state.legal_moves():
-            raise RuntimeError(f"agent {agent} chose an illegal move {pit} in {state.to_text()}")
+        move = agent(state)
+        if move not in state.legal_moves():
+            raise RuntimeError(f"agent {agent} chose an illegal move {move} in {state.to_text()}")
         before = state
-        state = state.play(pit)
-        moves.append(pit)
-        inform_move(agents, pit)
+        state = state.play(move)
+        moves.append(int(move))
+        inform_move(agents, move)
         if on_move:
-            on_move(before, pit, state, agent)
+            on_move(before, move, state, agent)
     return game_result(moves, state)
 
 
-def game_result(moves, final: KalahState) -> dict:
-    """:func:`play_game`'s result for ``moves`` that reached ``final``."""
-    return {"moves": list(moves), "final_board": [int(x) for x in final.board], "margin": final.margin,
-            "result": final.result, "plies": len(moves), "final": final.to_text(), "finished": final.is_over}
+def game_result(moves, final) -> dict:
+    """:func:`play_game`'s result for ``moves`` that reached ``final``: ``moves``, ``margin`` (player 0's),
+    ``result`` (``p0``, ``p1``, ``draw``; None if unfinished), ``plies``, ``final`` (its text), ``finished``, and
+    ``final_board`` where the state has a board (Kalah, Oware)."""
+    out = {"moves": list(moves), "margin": int(final.margin), "result": final.result, "plies": len(moves),
+           "final": final.to_text(), "finished": final.is_over}
+    if hasattr(final, "board"):
+        out["final_board"] = [int(x) for x in final.board]
+    return out

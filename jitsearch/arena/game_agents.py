@@ -8,9 +8,9 @@ that many seconds have passed); ``mcts:iterations=2000`` or ``mcts:time=0.5`` (o
 :func:`jitsearch.mcts.game.search_game`; options ``playouts=`` per leaf (default 1), ``c=``
 (default sqrt 2), ``formula=ucb1|sqrt|sqrtlog``, ``leaves=`` per step, ``threads=``,
 ``backend=cpu|cuda|auto``; ``parallel=tree`` grows one shared tree with ``blocks=`` workers on
-a GPU, :func:`jitsearch.mcts.game_shared.tree_parallel_game`; leaf evaluations ``eval=``,
-``eval_plies=``, ``imm=`` where the game's MCTS module offers them, today Oware's
-``eval=capture``). A game's engines add their kinds with their options (Oware: ``alphabeta``
+a GPU, :func:`jitsearch.mcts.game_shared.tree_parallel_game`; a game with an MCTS module of
+its own, ``jitsearch.mcts.NAME`` (today Oware's), is searched by it, which adds leaf
+evaluations ``eval=``, ``eval_plies=``, ``imm=``: Oware's ``eval=capture``). A game's engines add their kinds with their options (Oware: ``alphabeta``
 and ``fsss`` with ``depth=``, ``time=``, ``w=``, ``db=``). Each option may be given once; the
 options are checked once, when the spec is parsed.
 
@@ -34,6 +34,7 @@ from .._checks import check_float, check_int
 from ..games.protocol import Game
 from ..kernels.backend import BackendError, resolve
 from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
+from ..rng import mix64_py
 from ..mcts.config import (MAX_BLOCKS, MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TIME,
                            MAX_TREE_ITERATIONS, MAX_WEIGHT)
 from ..stop import check_stop, raise_if_stopped
@@ -44,6 +45,8 @@ GENERIC = {"random": {}, "mc": {"playouts": int, "time": float},
            "mcts": {"iterations": int, "time": float, "playouts": int, "c": float, "formula": str, "leaves": int,
                     "threads": int, "backend": str, "parallel": str, "blocks": int, "eval": str,
                     "eval_plies": int, "imm": float}}
+#: Playouts a child of flat Monte Carlo plays between two looks at ``stop``.
+MC_CHUNK = 1024
 #: The MCTS options that need the game's evaluating search (:func:`evaluating_mcts`).
 EVAL_OPTIONS = ("eval", "eval_plies", "imm")
 
@@ -176,7 +179,7 @@ class GameAgent:
             common["formula"] = o["formula"]
         if "threads" in o:
             common["threads"] = o["threads"]
-        module = evaluating_mcts(self.game) if any(k in o for k in EVAL_OPTIONS) else None
+        module = evaluating_mcts(self.game)  # the game's own MCTS (Oware's) where it has one, else the generic
         if module is not None:
             common.update(eval=o.get("eval"), eval_plies=o.get("eval_plies"), imm=o.get("imm", 0.0))
         if o.get("parallel") == "tree":
@@ -213,12 +216,15 @@ class GameAgent:
         played = 0
         start = _time.perf_counter()
         while True:
-            if live:
-                out = evaluate(self.game, [children[k] for k in live], playouts, seed + played, gen=CPU_RNG)
+            for first in range(0, playouts if live else 0, MC_CHUNK):  # stop is read between chunks
+                n = min(MC_CHUNK, playouts - first)
+                out = evaluate(self.game, [children[k] for k in live], n, mix64_py(seed + played * playouts + first),
+                               gen=CPU_RNG)
                 for i, k in enumerate(live):  # counts are for the child's player to move
                     mover_is_next = children[k].player == state.player
                     won = out["wins"][i] if mover_is_next else out["losses"][i]
                     points[k] += won + 0.5 * out["draws"][i]
+                raise_if_stopped(stop)
             played += 1
             raise_if_stopped(stop)
             if limit is None or _time.perf_counter() - start >= limit:
@@ -242,7 +248,7 @@ def parse_game_agent(game: Game, spec: str, rest: str, seed: int | None) -> Game
     kind = spec.strip().partition(":")[0].strip()
     known = kinds(game)
     if kind not in known:
-        raise ValueError(f"unknown {game.name} agent {kind!r}: one of {', '.join([*known, 'openspiel', 'cmd'])}")
+        raise ValueError(f"unknown {game.name.capitalize()} agent {kind!r}: one of {', '.join([*known, 'openspiel', 'cmd'])}")
     options = {}
     for item in filter(None, (x.strip() for x in rest.split(","))):
         key, eq, value = (x.strip() for x in item.partition("="))

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from .._checks import check_int, is_int
 from ..games import get as get_game
 from ..rng import mix64_py
-from .agents import inform_move, parse_agent
+from .agents import parse_agent, play_game
 from .external_engine import TERMINATIONS, EngineSettings, Forfeit
 from .records import MAX_PAIRS, BadRecord, ForeignRecord, config_id, dict_differences, get_field, verify_check
 
@@ -188,27 +188,6 @@ def _start(agent, opening_moves, variant: dict) -> None:
     agent.start(list(opening_moves), **{k: v for k, v in variant.items() if k in params})
 
 
-def play_game(state, agents, *, max_plies: int = 0, on_move=None) -> dict:
-    """Play ``state`` to the end (or ``max_plies`` moves, 0: no cap) with two agents (player 0's first);
-    ``on_move(before, move, after, agent)`` after each move. Agents that keep their own game hear every move
-    (``observe``); OpenSpiel's Oware bots are given the position first (``begin``)."""
-    for x in {id(x): x for x in agents if hasattr(x, "begin")}.values():
-        x.begin(state)
-    moves = []
-    while not state.is_over and (not max_plies or len(moves) < max_plies):
-        agent = agents[state.player]
-        move = agent(state)
-        if move not in state.legal_moves():
-            raise RuntimeError(f"agent {agent} chose an illegal move {move} in {state.to_text()}")
-        before, state = state, state.play(move)
-        moves.append(int(move))
-        inform_move(agents, move)
-        if on_move:
-            on_move(before, move, state, agent)
-    return {"moves": moves, "final": state.to_text(), "margin": int(state.margin), "result": _result(state.margin),
-            "plies": len(moves), "finished": state.is_over}
-
-
 def play_one(a: str, b: str, match: GameMatch, pair: int, seat: int, engine_settings=None) -> dict:
     """Game ``seat`` (0: A is player 0, 1: B is) of ``pair``; returns its record. An external engine that
     forfeits loses the game, recorded with its ``termination``."""
@@ -227,7 +206,7 @@ def play_one(a: str, b: str, match: GameMatch, pair: int, seat: int, engine_sett
         moves.append(int(move))
         now["state"] = after
 
-    cap = max(0, match.max_plies - len(opening_moves)) if match.max_plies else 0
+    cap = max(1, match.max_plies - len(opening_moves)) if match.max_plies else None
     try:
         play_game(start, agents, max_plies=cap, on_move=on_move)
     except Forfeit as forfeit:

@@ -11,7 +11,7 @@ from .agents import parse_oware_agent  # noqa: F401  (deprecated name)
 from .game_agents import kinds
 from .game_match import GameMatch
 from .game_match import opening_line as _line
-from .game_match import play_game
+from .agents import play_game
 
 #: The agent kinds of Oware (the generic ones and Oware's engines).
 OWARE_AGENTS = kinds(get_game("oware"))
@@ -32,7 +32,7 @@ def run_oware_match(spec_a: str, spec_b: str, pairs: int, *, houses: int = 6, se
 
 
 def play_oware_game(state, agents, *, on_move=None) -> dict:
-    """:func:`jitsearch.arena.game_match.play_game` with the final ``scores`` (the former result)."""
+    """:func:`jitsearch.arena.agents.play_game` with the final ``scores`` (the former result)."""
     last = {"state": state}
 
     def hook(before, move, after, agent):
