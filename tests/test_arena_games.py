@@ -284,7 +284,8 @@ def test_sprt_workers_and_plot(name, capsys, tmp_path):
                          tmp_path / "p.png")
     assert code == 0, err
     obj = json.loads(out)
-    assert obj["sprt"]["decision"] in ("H1 accepted", "H0 accepted") and obj["games"] < 100 and (tmp_path / "p.png").stat().st_size
+    assert obj["sprt"]["decision"] in ("H1 accepted", "H0 accepted") and obj["games"] < 100
+    assert (tmp_path / "p.png").stat().st_size
     assert obj["max_plies"] == 60 and obj["suite"] == 2
 
 

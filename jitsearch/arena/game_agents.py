@@ -10,7 +10,8 @@ that many seconds have passed); ``mcts:iterations=2000`` or ``mcts:time=0.5`` (o
 ``backend=cpu|cuda|auto``; ``parallel=tree`` grows one shared tree with ``blocks=`` workers on
 a GPU, :func:`jitsearch.mcts.game_shared.tree_parallel_game`; a game with an MCTS module of
 its own, ``jitsearch.mcts.NAME`` (today Oware's), is searched by it, which adds leaf
-evaluations ``eval=``, ``eval_plies=``, ``imm=``: Oware's ``eval=capture``). A game's engines add their kinds with their options (Oware: ``alphabeta``
+evaluations ``eval=``, ``eval_plies=``, ``imm=``: Oware's ``eval=capture``). A game's engines add
+their kinds with their options (Oware: ``alphabeta``
 and ``fsss`` with ``depth=``, ``time=``, ``w=``, ``db=``). Each option may be given once; the
 options are checked once, when the spec is parsed.
 
@@ -248,12 +249,14 @@ def parse_game_agent(game: Game, spec: str, rest: str, seed: int | None) -> Game
     kind = spec.strip().partition(":")[0].strip()
     known = kinds(game)
     if kind not in known:
-        raise ValueError(f"unknown {game.name.capitalize()} agent {kind!r}: one of {', '.join([*known, 'openspiel', 'cmd'])}")
+        raise ValueError(f"unknown {game.name.capitalize()} agent {kind!r}: one of "
+                         f"{', '.join([*known, 'openspiel', 'cmd'])}")
     options = {}
     for item in filter(None, (x.strip() for x in rest.split(","))):
         key, eq, value = (x.strip() for x in item.partition("="))
         if not eq or key not in known[kind]:
-            raise ValueError(f"{spec}: unknown option {item!r} for {kind} (options: {', '.join(known[kind]) or 'none'})")
+            raise ValueError(f"{spec}: unknown option {item!r} for {kind} (options: "
+                             f"{', '.join(known[kind]) or 'none'})")
         if key in options:
             raise ValueError(f"{spec}: option {key} given twice")
         try:

@@ -1,4 +1,5 @@
-"""Tournaments of games on incremental random trees (Zhang, "Forward Estimation for Game-Tree Search", section 5; Korf & Chickering).
+"""Tournaments of games on incremental random trees (Zhang, "Forward Estimation for Game-Tree
+Search", section 5; Korf & Chickering).
 
 The game itself (a walk down a fresh incremental random tree, each player
 searching to its own horizon with alpha-beta or forward estimation) is the

@@ -294,7 +294,8 @@ def read_results(sources) -> RecordResults:
         games = ", ".join(f"{n} of {spec}" for spec, n in itself.items())
         if not counts:
             raise ValueError(f"the records hold only games of an engine against itself ({games}): nothing to rate")
-        notes.append(f"left out {sum(itself.values())} {KINDS.get(kind, 'game')}s of an engine against itself ({games}): they "
+        unit = KINDS.get(kind, "game")
+        notes.append(f"left out {sum(itself.values())} {unit}s of an engine against itself ({games}): they "
                      f"say nothing about ratings")
     if len(settings) > 1:
         notes.append(f"the records come from {len(settings)} different game settings (board, rules, ply cap or "
