@@ -267,7 +267,7 @@ def test_tournament_cli_json_and_errors(capsys):
     assert "unknown game 'chess'" in err
 
 
-@pytest.mark.parametrize("name", list(GAMES))
+@pytest.mark.parametrize("name", ["oware", pytest.param("connect4", marks=pytest.mark.slow)])
 def test_sprt_workers_and_plot(name, capsys, tmp_path):
     """--sprt stops at its bounds, --workers 2 plays on a local Dask cluster the same games as one process,
     --plot writes the Elo and LLR chart, --max-plies and --random-openings apply to every game."""
