@@ -265,6 +265,19 @@ def test_tournament_cli_json_and_errors(capsys):
     code, out, err = run(capsys, "tournament", "--game", "chess")
     one_line(code, err)
     assert "unknown game 'chess'" in err
+    code, out, err = run(capsys, "tournament", "--game", "connect4", "--random-openings", "2", "--balanced", "1")
+    one_line(code, err)
+    assert "needs a search value of connect4 positions" in err
+
+
+def test_balanced_random_openings_of_oware():
+    """--balanced keeps the random openings whose depth-limited alpha-beta value (Game.balance) is near 0."""
+    from jitsearch.arena.openings import random_game_openings
+
+    game = games.get("oware")
+    suite = random_game_openings(3, "oware", {"houses": 4, "seeds": 3}, seed=1, balanced=0.5, depth=2)
+    assert len(suite) == 3
+    assert all(abs(game.balance(game.from_text(t), 2)) <= 0.5 for t in suite)
 
 
 @pytest.mark.parametrize("name", ["oware", pytest.param("connect4", marks=pytest.mark.slow)])
