@@ -179,7 +179,10 @@ def tournament(
         check_output_file(plot, "--plot", PLOT_SUFFIXES)
     if game != "random-tree":
         a, b = a or "mcts", b or "random"
-        rules = resolve_game(game)
+        try:
+            rules = resolve_game(game)
+        except UserError as exc:
+            raise UserError(f"--game must be random-tree or a registered game: {exc}") from None
         refuse_options(given, _TREE_GAME_OPTIONS, "applies to --game random-tree only")
         flags = {k: v for k, v in (("houses", houses), ("seeds", seeds), ("empty_capture", empty_capture))
                  if k in given}
