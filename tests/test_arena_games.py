@@ -11,7 +11,7 @@ import pytest
 from jitsearch import games
 from jitsearch.arena.agents import parse_agent, play_game
 from jitsearch.arena.game_match import GameMatch, GameRecords
-from jitsearch.arena.kalah_arena import run_tournament
+from jitsearch.arena.matches import run_tournament
 from jitsearch.cli.app import main
 from jitsearch.games.oware import OwareState
 

@@ -7,7 +7,7 @@ A match (:class:`GameMatch`) plays pairs of games from the same opening, A first
 (redrawn, with the next draw of the same stream, while they end the game). A game stops at its
 end or at ``max_plies`` plies from the start (0: no cap; a capped game is scored by the sign
 of the margin there, as Kalah's ply cap). Everything else (the executor, SPRT, gauntlets and
-round robins, ``resume``, Ctrl-C, the statistics) is :mod:`jitsearch.arena.kalah_arena`', the same
+round robins, ``resume``, Ctrl-C, the statistics) is :mod:`jitsearch.arena.matches`', the same
 for every game; Kalah keeps its own record format (:mod:`jitsearch.arena.kalah_tournament`) so
 its files written before still read.
 

@@ -18,7 +18,7 @@ board, margin, length, cap flag and result must agree with them; records
 carry a check value (blake2b of their other fields) so any edit is caught.
 Records of files written before check values existed are accepted when
 they pass the replay. Pairs run on the arena's executor (this process, or a
-Dask cluster: :mod:`jitsearch.arena.kalah_arena`); Ctrl-C stops the
+Dask cluster: :mod:`jitsearch.arena.matches`); Ctrl-C stops the
 tournament at once and returns the summary of the games finished so far,
 with ``"interrupted": True``. Pairs may start from an opening suite
 (``KalahMatch.suite``, :mod:`jitsearch.arena.openings`).

@@ -1,6 +1,6 @@
 """Deprecated names of Oware's former arena, kept for the modules that still import them: agents
 are :func:`jitsearch.arena.agents.parse_agent` with ``game="oware"``, matches
-:func:`jitsearch.arena.kalah_arena.run_tournament` of a
+:func:`jitsearch.arena.matches.run_tournament` of a
 :class:`~jitsearch.arena.game_match.GameMatch` (every game's). Delete once nothing imports it."""
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ def opening_line(houses: int, seeds: int, plies: int, seed: int, index: int):
 
 def run_oware_match(spec_a: str, spec_b: str, pairs: int, *, houses: int = 6, seeds: int = 4, openings: int = 0,
                     seed: int = 0, **options) -> dict:
-    """:func:`jitsearch.arena.kalah_arena.run_tournament` of an Oware(houses, seeds) match."""
-    from .kalah_arena import run_tournament
+    """:func:`jitsearch.arena.matches.run_tournament` of an Oware(houses, seeds) match."""
+    from .matches import run_tournament
 
     match = GameMatch.of("oware", {"houses": houses, "seeds": seeds}, openings=openings, seed=seed)
     return run_tournament(spec_a, spec_b, match, pairs, **options)

@@ -223,7 +223,7 @@ def match_tournament(given, *, game, variant, a, b, pairs, openings, random_open
     default cap (Kalah 300, every other game none)."""
     from ..arena.agents import agent_kind, parse_agent
     from ..arena.game_match import GameMatch
-    from ..arena.kalah_arena import FORMATS, engine_pairs, plot_trajectory, run_engines, run_tournament
+    from ..arena.matches import FORMATS, engine_pairs, plot_trajectory, run_engines, run_tournament
     from ..arena.kalah_tournament import KalahMatch
     from ..arena.stats import SPRT
 

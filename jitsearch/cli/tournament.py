@@ -1,6 +1,6 @@
 """``jitsearch tournament``: paired games between two searchers, on random trees
 (:mod:`jitsearch.arena.random_tree_tournament`) or any registered game
-(``--game NAME --variant KEY=VALUE``: :mod:`jitsearch.arena.kalah_arena`,
+(``--game NAME --variant KEY=VALUE``: :mod:`jitsearch.arena.matches`,
 every option for every game). Every game writes its records as it ends,
 refuses a file of another tournament, stops on Ctrl-C with the summary of
 the finished games (exit 130) and continues with --resume."""
