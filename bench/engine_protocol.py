@@ -65,7 +65,7 @@ def main() -> int:
     args = ap.parse_args()
     from jitsearch.arena.agents import parse_agent
     from jitsearch.arena.external_engine import EngineSettings, close_engines
-    from jitsearch.arena.kalah_arena import run_kalah_tournament
+    from jitsearch.arena.matches import run_kalah_tournament
     from jitsearch.arena.kalah_tournament import KalahMatch
 
     load_start = os.getloadavg()

@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from jitsearch.arena.kalah_arena import run_kalah_tournament
+from jitsearch.arena.matches import run_kalah_tournament
 from jitsearch.arena.kalah_tournament import KalahMatch
 from jitsearch.arena.openings import random_openings
 from jitsearch.games.kalah import KalahState

@@ -22,7 +22,7 @@ import json
 import platform
 from pathlib import Path
 
-from jitsearch.arena.kalah_arena import run_kalah_tournament
+from jitsearch.arena.matches import run_kalah_tournament
 from jitsearch.arena.kalah_tournament import KalahMatch, read_records
 from jitsearch.arena.opening_suites import shipped_suite
 from jitsearch.games.kalah import KalahState

@@ -15,7 +15,7 @@ import platform
 import sys
 from pathlib import Path
 
-from jitsearch.arena.kalah_arena import run_kalah_tournament
+from jitsearch.arena.matches import run_kalah_tournament
 from jitsearch.arena.kalah_tournament import KalahMatch
 
 OURS = ("mcts:time={t}", "alphabeta:time={t},plain=1", "mcts:time={t},solver=1", "alphabeta:time={t}",

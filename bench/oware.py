@@ -43,7 +43,9 @@ def main() -> int:
     ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args()
 
-    from jitsearch.arena.oware_arena import parse_oware_agent, run_oware_match
+    from jitsearch.arena.agents import parse_agent
+    from jitsearch.arena.game_match import GameMatch
+    from jitsearch.arena.matches import run_tournament
     from jitsearch.games.kalah import KalahState
     from jitsearch.games.oware import OwareState
     from jitsearch.kernels.oware_playouts import evaluate_states
@@ -79,7 +81,7 @@ def main() -> int:
     print(json.dumps(playouts, indent=1))
 
     # MC playouts per move that take about --time seconds from the start (6 children)
-    probe = parse_oware_agent("mc:playouts=200", seed=1)
+    probe = parse_agent("mc:playouts=200", game="oware", seed=1)
     probe(ow)
     t0 = time.perf_counter()
     probe(ow)
@@ -87,7 +89,7 @@ def main() -> int:
     mc_playouts = max(10, int(args.time / per))
     a, b = f"alphabeta:time={args.time}", f"mc:playouts={mc_playouts}"
     t0 = time.perf_counter()
-    match = run_oware_match(a, b, args.pairs, openings=2, seed=1)
+    match = run_tournament(a, b, GameMatch.of("oware", {}, openings=2, seed=1), args.pairs)
     strength = {"a": a, "b": b, "pairs": args.pairs, "wall_s": time.perf_counter() - t0,
                 "games": match["games"], "wins": match["a_wins"], "draws": match["draws"],
                 "losses": match["b_wins"], "score": match["a_score"],

@@ -1,5 +1,5 @@
 """Strength of Oware MCTS with leaf evaluations: paired games from seeded
-random openings (``run_oware_match(..., openings=2)``) at a fixed time per move.
+random openings (``GameMatch.of("oware", {}, openings=2, ...)``) at a fixed time per move.
 
 1. A short sweep (``--sweep-pairs`` pairs at ``--sweep-time`` s a move) of
    ``mcts:eval=capture,eval_plies=k,imm=alpha`` against ``--sweep-against``
@@ -30,7 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from jitsearch.arena.oware_arena import run_oware_match  # noqa: E402
+from jitsearch.arena.game_match import GameMatch  # noqa: E402
+from jitsearch.arena.matches import run_tournament  # noqa: E402
 from jitsearch.arena.stats import pentanomial_from_pairs, summary  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results" / "oware_mcts_strength.json"
@@ -39,7 +40,7 @@ RESULTS = Path(__file__).parent / "results" / "oware_mcts_strength.json"
 def _worker(job):
     a, b, pairs, seed, out = job
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-    run_oware_match(a, b, pairs, openings=2, seed=seed, out=out)
+    run_tournament(a, b, GameMatch.of("oware", {}, openings=2, seed=seed), pairs, out=out)
     return out
 
 

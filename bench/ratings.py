@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from jitsearch.arena.agents import agent_kind, parse_agent
-from jitsearch.arena.kalah_arena import run_engines
+from jitsearch.arena.matches import run_engines
 from jitsearch.arena.kalah_tournament import KalahMatch
 from jitsearch.arena.openings import random_openings, read_openings
 from jitsearch.arena.rating_list import rating_list, ratings_markdown, read_results

@@ -1,5 +1,5 @@
 """Budget options that combine in an agent spec, the same way in Kalah (:func:`parse_agent`) and Oware
-(:func:`parse_oware_agent`): ``iterations=`` with ``time=`` is refused in one line, ``depth=`` with ``time=`` is
+(:func:`parse_agent` with ``game="oware"``): ``iterations=`` with ``time=`` is refused in one line, ``depth=`` with ``time=`` is
 a depth cap on a timed search, ``mc:playouts=N,time=T`` rounds of N playouts for T seconds."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from jitsearch.arena.agents import parse_agent
-from jitsearch.arena.oware_arena import parse_oware_agent
+from jitsearch.arena.agents import parse_agent
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.oware import OwareState
 
@@ -28,7 +28,7 @@ def test_iterations_and_time_are_refused_in_both_games(spec):
     assert "\n" not in str(kalah.value) and spec in str(kalah.value)
     if not spec.startswith("hmcts"):
         with pytest.raises(ValueError, match="give iterations= or time=, not both"):
-            parse_oware_agent(spec, seed=0)
+            parse_agent(spec, game="oware", seed=0)
 
 
 def test_cli_engine_refuses_iterations_and_time():
@@ -48,7 +48,7 @@ def test_depth_caps_a_timed_kalah_search(spec):
 @pytest.mark.parametrize("spec", ["alphabeta:depth=2,time=30", pytest.param("fsss:depth=2,time=30",
                                                                              marks=pytest.mark.slow)])
 def test_depth_caps_a_timed_oware_search(spec):
-    agent = parse_oware_agent(spec, seed=1)
+    agent = parse_agent(spec, game="oware", seed=1)
     agent(OwareState.initial(4, 3))
     assert 1 <= agent.last["depth"] <= 2
 

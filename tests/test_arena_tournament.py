@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from jitsearch.arena.kalah_arena import engine_pairs, plot_trajectory, run_engines, run_match
+from jitsearch.arena.matches import engine_pairs, plot_trajectory, run_engines, run_match
 from jitsearch.arena.kalah_tournament import KalahMatch, play_one
 from jitsearch.arena.openings import random_openings, read_openings
 from jitsearch.arena.stats import SPRT
@@ -206,4 +206,4 @@ def test_cli_bad_tournament_options_exit_2(capsys, tmp_path, args, words):
 
 def test_cli_kalah_options_are_refused_for_random_trees(capsys):
     code, out, err = cli(capsys, "tournament", "--game", "random-tree", "--sprt", "0,5")
-    assert code == 2 and "--sprt applies to --game kalah only" in err
+    assert code == 2 and "--sprt applies to a registered game" in err and "not to --game random-tree" in err

@@ -27,7 +27,7 @@ from jitsearch.arena.agents import parse_agent, play_game
 from jitsearch.arena.engine_protocol import EngineServer, serve
 from jitsearch.arena.external_engine import (TERMINATIONS, EngineSettings, ExternalAgent, close_engines,
                                              parse_command, running_pids)
-from jitsearch.arena.kalah_arena import run_engines, run_kalah_tournament
+from jitsearch.arena.matches import run_engines, run_kalah_tournament
 from jitsearch.arena.kalah_tournament import GameRecords, KalahMatch, read_records
 from jitsearch.arena.records import BadRecord, seal
 from jitsearch.cli._kalah_tournament import _engine_list
@@ -434,7 +434,7 @@ def test_play_with_an_engine_that_forfeits_is_one_line():
 def test_engines_die_with_a_killed_tester(tmp_path):
     """SIGKILL to the process that runs the match (nothing of it runs after) still ends its engines."""
     tag = str(tmp_path)
-    script = (f"from jitsearch.arena.kalah_arena import run_kalah_tournament\n"
+    script = (f"from jitsearch.arena.matches import run_kalah_tournament\n"
               f"from jitsearch.arena.kalah_tournament import KalahMatch\n"
               f"from jitsearch.arena.external_engine import EngineSettings\n"
               f"run_kalah_tournament('random', {bad('timeout', 0, tag)!r}, KalahMatch(houses=4, seeds=3), 2,\n"

@@ -14,7 +14,7 @@ import pytest
 from jitsearch.arena.agents import parse_agent, play_game
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah.solver import solve_exact
-from jitsearch.arena.kalah_arena import run_kalah_tournament
+from jitsearch.arena.matches import run_kalah_tournament
 from jitsearch.arena.kalah_tournament import KalahMatch, summarize
 from jitsearch.kernels import rng
 from jitsearch.kernels.playouts import CPU_RNG, evaluate_cpu

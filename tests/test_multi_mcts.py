@@ -12,7 +12,7 @@ import pytest
 
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah.solver import solve_exact
-from jitsearch.arena.kalah_arena import run_kalah_tournament
+from jitsearch.arena.matches import run_kalah_tournament
 from jitsearch.arena.kalah_tournament import KalahMatch, play_one
 from jitsearch.kernels.multi_mcts import TreeBatch, grow_trees_cpu, log_table_for
 from jitsearch.mcts.multi import analyse_positions, multi_tree_search, search_many, tree_keys_for

@@ -448,17 +448,17 @@ def test_alphabeta_probes_the_database():
 
 
 def test_alphabeta_agent_db_option():
-    from jitsearch.arena.oware_arena import parse_oware_agent
+    from jitsearch.arena.agents import parse_agent
 
-    agent = parse_oware_agent("alphabeta:depth=2,db=6", seed=1)
+    agent = parse_agent("alphabeta:depth=2,db=6", game="oware", seed=1)
     state = OwareState.from_text("0,0,0,0,1,2/1,0,0,0,0,1/20,21 p0")
     assert agent(state) in state.legal_moves()
     value = agent.last["value"]  # every child holds <= 6 seeds: a database leaf, a final result
     assert value == 0 or abs(value) >= 1000
     with pytest.raises(ValueError, match="db"):
-        parse_oware_agent("alphabeta:db=0")
+        parse_agent("alphabeta:db=0", game="oware")
     with pytest.raises(ValueError, match="lower db="):
-        parse_oware_agent("alphabeta:db=40")
+        parse_agent("alphabeta:db=40", game="oware")
 
 
 # the same kernel for both rules: the second rule in the slow step

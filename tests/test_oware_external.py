@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 from jitsearch.arena.external_engine import ExternalAgent, close_engines, running_pids
-from jitsearch.arena.oware_arena import parse_oware_agent, run_oware_match
+from jitsearch.arena.agents import parse_agent
+from jitsearch.arena.game_match import GameMatch
+from jitsearch.arena.matches import run_tournament
 from jitsearch.games import get
 from jitsearch.games.oware import OwareState
 
@@ -62,12 +64,12 @@ def test_line_from_history_replays_the_record():
 
 
 def test_parser_accepts_cmd_specs_and_refuses_bad_ones():
-    agent = parse_oware_agent("cmd:python 'my engine.py' --opt a,b", seed=5)
+    agent = parse_agent("cmd:python 'my engine.py' --opt a,b", game="oware", seed=5)
     assert isinstance(agent, ExternalAgent) and agent.argv == ("python", "my engine.py", "--opt", "a,b")
     assert agent.seed == 5
     for spec in ("cmd:", "cmd:python 'unclosed"):
         with pytest.raises(ValueError) as err:
-            parse_oware_agent(spec)
+            parse_agent(spec, game="oware")
         assert "\n" not in str(err.value)
 
 
@@ -77,8 +79,8 @@ def test_served_engine_plays_the_in_process_games(tmp_path):
     engine gets the start and every move, so its repetition record and move count are the game's)."""
     for spec, other in (("random", "alphabeta:depth=2"), ("alphabeta:depth=2", "random")):
         ours, theirs = tmp_path / f"in-{spec}.jsonl", tmp_path / f"cmd-{spec}.jsonl"
-        a = run_oware_match(spec, other, 1, houses=3, seeds=3, openings=3, seed=4, out=ours)
-        b = run_oware_match(served(spec), other, 1, houses=3, seeds=3, openings=3, seed=4, out=theirs)
+        a = run_tournament(spec, other, GameMatch.of("oware", {"houses": 3, "seeds": 3}, openings=3, seed=4), 1, out=ours)
+        b = run_tournament(served(spec), other, GameMatch.of("oware", {"houses": 3, "seeds": 3}, openings=3, seed=4), 1, out=theirs)
         assert _games(ours) == _games(theirs) and len(_games(ours)) == 2
         assert a["statistics"]["pentanomial"] == b["statistics"]["pentanomial"]
 
@@ -170,7 +172,7 @@ def test_engine_that_forfeits_loses_its_games_and_the_match_goes_on(tmp_path, mo
                               str(tmp_path / "logs"))
     bad = bad_engine(tmp_path, mode)
     path = tmp_path / "g.jsonl"
-    r = run_oware_match("random", bad, 2, houses=3, seeds=2, openings=2, seed=1, out=path,
+    r = run_tournament("random", bad, GameMatch.of("oware", {"houses": 3, "seeds": 2}, openings=2, seed=1), 2, out=path,
                         engine_settings=settings)
     assert r["games"] == 4 and r["a_wins"] == 4 and not r["interrupted"]
     assert r["terminations"] == {termination: {"a": 0, "b": 4}}
@@ -183,7 +185,7 @@ def test_engine_that_forfeits_loses_its_games_and_the_match_goes_on(tmp_path, mo
         assert not state.is_over and state.player == 1 - rec["seat"]  # B was to move, and lost
         assert rec["final"] == state.to_text() and rec["result"] == f"p{rec['seat']}"
     assert running_pids() == []
-    again = run_oware_match("random", bad, 3, houses=3, seeds=2, openings=2, seed=1, out=path, resume=True,
+    again = run_tournament("random", bad, GameMatch.of("oware", {"houses": 3, "seeds": 2}, openings=2, seed=1), 3, out=path, resume=True,
                             engine_settings=settings)
     assert again["games"] == 6 and again["terminations"] == {termination: {"a": 0, "b": 6}}
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from jitsearch.arena.engine_protocol import EngineServer
-from jitsearch.arena.oware_arena import parse_oware_agent
+from jitsearch.arena.agents import parse_agent
 from jitsearch.cli.app import main
 from jitsearch.games.oware import OwareState
 from jitsearch.games.oware import alphabeta as ab
@@ -179,17 +179,17 @@ def test_search_errors(bad, words):
 def test_agent_plays_like_alphabeta():
     s = OwareState.from_board([0, 0, 8, 0, 0, 1, 1, 1, 1, 1, 2, 3, 0, 0], 0)
     for spec in ("fsss:depth=3", "fsss:time=0.05"):
-        assert parse_oware_agent(spec, seed=1)(s) == 2  # the winning capture
+        assert parse_agent(spec, game="oware", seed=1)(s) == 2  # the winning capture
     for t in _positions(5, 4, 6, 4):
-        f, a = parse_oware_agent("fsss:depth=4,w=0.5", seed=1), parse_oware_agent("alphabeta:depth=4,w=0.5", seed=1)
+        f, a = parse_agent("fsss:depth=4,w=0.5", game="oware", seed=1), parse_agent("alphabeta:depth=4,w=0.5", game="oware", seed=1)
         move = f(t)
         a(t)
         assert f.last["value"] == a.last["value"] and f.last["depth"] == 4
         assert _move_value(t, move, 4, 0.5) == a.last["value"]
-    agent = parse_oware_agent("fsss:depth=2,db=6", seed=1)
+    agent = parse_agent("fsss:depth=2,db=6", game="oware", seed=1)
     t = OwareState.from_text("0,0,0,0,1,2/1,0,0,0,0,1/20,21 p0")
     assert agent(t) in t.legal_moves()
-    twin = parse_oware_agent("alphabeta:depth=2,db=6", seed=1)
+    twin = parse_agent("alphabeta:depth=2,db=6", game="oware", seed=1)
     twin(t)
     assert agent.last["value"] == twin.last["value"] == ab.search(t, 2, endgame=build_database(6, 6)).value
 
@@ -200,7 +200,7 @@ def test_agent_plays_like_alphabeta():
 ])
 def test_bad_specs(spec, words):
     with pytest.raises(ValueError, match=words):
-        parse_oware_agent(spec)
+        parse_agent(spec, game="oware")
 
 
 def run(capsys, *args):

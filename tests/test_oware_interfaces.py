@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from jitsearch.arena.engine_protocol import EngineServer
-from jitsearch.arena.oware_arena import parse_oware_agent, play_oware_game
+from jitsearch.arena.agents import parse_agent, play_game
 from jitsearch.games.oware import OwareState
 from jitsearch.games.oware.naive import NaiveOware
 
@@ -81,7 +81,7 @@ def test_oware_server_requests_and_errors():
     # the position the engine holds is the game's, with its repetition record and move count
     assert s.state == OwareState.initial().play(5).play(9) and s.state.ply == 2
     answers, _ = s.handle("go 1000")
-    assert answers[-1] == f"move {parse_oware_agent('alphabeta:depth=3')(s.state)}"
+    assert answers[-1] == f"move {parse_agent('alphabeta:depth=3', game="oware")(s.state)}"
     assert answers[0].startswith("info depth 3")
     assert s.handle("quit") == ([], True)
 
@@ -100,7 +100,7 @@ def test_served_oware_game_equals_in_process_game(spec):
         server = EngineServer(spec, game="oware")
         assert server.handle("game 3 3 standard")[0] == ["ok"] and server.handle(f"seed {seed}")[0] == ["ok"]
         state, moves = OwareState.initial(3, 3), []
-        other = parse_oware_agent("alphabeta:depth=2", seed=0)
+        other = parse_agent("alphabeta:depth=2", game="oware", seed=0)
         while not state.is_over:
             if state.player == 0:
                 assert server.handle(f"position {OwareState.initial(3, 3).to_text()} moves "
@@ -112,8 +112,8 @@ def test_served_oware_game_equals_in_process_game(spec):
             state = state.play(house)
         return moves
 
-    reference = play_oware_game(OwareState.initial(3, 3), [parse_oware_agent(spec, seed=11),
-                                                            parse_oware_agent("alphabeta:depth=2", seed=0)])
+    reference = play_game(OwareState.initial(3, 3), [parse_agent(spec, game="oware", seed=11),
+                                                            parse_agent("alphabeta:depth=2", game="oware", seed=0)])
     assert through_server(11) == reference["moves"]
 
 
@@ -134,7 +134,7 @@ def test_cli_engine_oware_session():
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[:4] == ["hello jitsearch oware alphabeta:depth=2", "ok", "ok", "ok"]
-    want = parse_oware_agent("alphabeta:depth=2")(OwareState.initial(4, 3).play(3))
+    want = parse_agent("alphabeta:depth=2", game="oware")(OwareState.initial(4, 3).play(3))
     assert lines[-1] == f"move {want}"
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jitsearch.arena.oware_arena import parse_oware_agent, play_oware_game
+from jitsearch.arena.agents import parse_agent, play_game
 from jitsearch.cli.app import main
 from jitsearch.games.oware import OwareState
 from jitsearch.games.oware.solver import solve
@@ -179,10 +179,10 @@ def test_bad_arguments_are_one_line_value_errors(call, words):
 
 def test_mcts_agent_plays_legal_moves_and_replays_exactly():
     start = OwareState.initial(3, 3)
-    games = [play_oware_game(start, [parse_oware_agent("mcts:iterations=60,playouts=2", 1),
-                                     parse_oware_agent("random", 2)]) for _ in range(2)]
+    games = [play_game(start, [parse_agent("mcts:iterations=60,playouts=2", game="oware", seed=1),
+                                     parse_agent("random", game="oware", seed=2)]) for _ in range(2)]
     assert games[0] == games[1]
-    agent = parse_oware_agent("mcts:time=0.05,c=1.0,leaves=2,backend=cpu", 3)
+    agent = parse_agent("mcts:time=0.05,c=1.0,leaves=2,backend=cpu", game="oware", seed=3)
     assert agent(OwareState.initial()) in range(6)
     assert agent.last["iterations"] > 0
 
@@ -196,7 +196,7 @@ def test_mcts_agent_plays_legal_moves_and_replays_exactly():
 ])
 def test_bad_mcts_agent_specs(spec, words):
     with pytest.raises(ValueError, match=words):
-        parse_oware_agent(spec, 0)
+        parse_agent(spec, game="oware", seed=0)
 
 
 _SIM_SCRIPT = r"""
@@ -274,11 +274,11 @@ def test_shared_tree_finds_the_solvers_winning_move_and_refuses_bad_options():
         tree_parallel_oware([OwareState.initial()], blocks=4, backend="cpu")
     with pytest.raises(ValueError, match="already over"):
         tree_parallel_oware([OwareState.from_text("0,0,0,0,0,0/0,0,0,0,0,0/30,18 end")])
-    agent = parse_oware_agent("mcts:iterations=50,parallel=tree", 1)
+    agent = parse_agent("mcts:iterations=50,parallel=tree", game="oware", seed=1)
     assert agent(OwareState.initial()) in range(6)
     for spec in ("mcts:blocks=4", "mcts:parallel=tree,leaves=2", "mcts:parallel=both"):
         with pytest.raises(ValueError):
-            parse_oware_agent(spec, 0)
+            parse_agent(spec, game="oware", seed=0)
 
 
 _SHARED_SIM_SCRIPT = r"""

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jitsearch.arena.oware_arena import parse_oware_agent
+from jitsearch.arena.agents import parse_agent
 from jitsearch.games.oware import OwareState
 from jitsearch.kernels.multi_mcts import REWARD_UNITS
 from jitsearch.kernels.oware_playouts import CPU_UNITS as CPU_STEP
@@ -175,7 +175,7 @@ def test_shared_tree_uncapped_eval_equals_random_playouts():
                                 eval_plies=1000, return_trees=True)
     for name in tp.FIELDS:
         assert np.array_equal(getattr(tp, name), getattr(te, name)), name
-    agent = parse_oware_agent("mcts:iterations=100,parallel=tree,eval=capture,imm=0.3", 2)
+    agent = parse_agent("mcts:iterations=100,parallel=tree,eval=capture,imm=0.3", game="oware", seed=2)
     assert agent(OwareState.initial()) in range(6)
 
 
@@ -185,7 +185,7 @@ def test_eval_and_imm_are_deterministic_and_the_agent_takes_them():
     a, b = search_oware(s, **kw), search_oware(s, **kw)
     assert a["children"] == b["children"] and a["move"] == b["move"]
     assert search_oware(s, **{**kw, "imm": 0.0})["children"] != a["children"]
-    agent = parse_oware_agent("mcts:iterations=200,eval=capture,eval_plies=2,imm=0.5,backend=cpu", 1)
+    agent = parse_agent("mcts:iterations=200,eval=capture,eval_plies=2,imm=0.5,backend=cpu", game="oware", seed=1)
     assert agent(OwareState.initial()) in range(6)
 
 
@@ -206,7 +206,7 @@ def test_bad_eval_options(kw, words):
                                   "mcts:eval=capture,imm=2", "mcts:eval=capture,eval_plies=x"])
 def test_bad_eval_agent_specs(spec):
     with pytest.raises(ValueError):
-        parse_oware_agent(spec, 0)
+        parse_agent(spec, game="oware", seed=0)
 
 
 _SIM_SCRIPT = r"""

@@ -61,7 +61,7 @@ def test_random_games_in_lockstep(m, n, games, every_child):
 
 
 def test_our_bot_plays_openspiel_oware():
-    from jitsearch.arena.oware_arena import parse_oware_agent
+    from jitsearch.arena.agents import parse_agent
     from jitsearch.interop.openspiel import make_bot as make_oware_bot
 
     def oware_state_of(state):
@@ -83,7 +83,7 @@ def test_our_bot_plays_openspiel_oware():
             if bot is ours:
                 a = ours.step(state)
                 # the bot's action is our agent's move on the same position
-                assert a == oware_state_of(state).action_of(parse_oware_agent("alphabeta:depth=3")(oware_state_of(state)))
+                assert a == oware_state_of(state).action_of(parse_agent("alphabeta:depth=3", game="oware")(oware_state_of(state)))
             else:
                 a = bot.step(state)
             state.apply_action(a)
@@ -110,15 +110,15 @@ def test_openspiel_agent_moves_as_its_bot_in_lockstep(algorithm, m, n):
     """Each move of ``openspiel:ALG`` in our game loop equals the OpenSpiel bot's ``step`` on an OpenSpiel state
     that only OpenSpiel's rules moved (same seed), and every game ends where OpenSpiel's does: small boards end
     by repetition often, so the repetition record is checked too."""
-    from jitsearch.arena.oware_arena import parse_oware_agent, play_oware_game
+    from jitsearch.arena.agents import parse_agent, play_game
 
     spec = "openspiel:mcts,simulations=60" if algorithm == "mcts" else "openspiel:random"
     game = pyspiel.load_game("oware", {"num_houses_per_player": m, "num_seeds_per_house": n})
     endings = set()
     for g in range(2 if algorithm == "mcts" else 40):
         seat, seed = g % 2, 100 + g
-        agent = parse_oware_agent(spec, seed=seed)
-        other = parse_oware_agent("random", seed=seed)
+        agent = parse_agent(spec, game="oware", seed=seed)
+        other = parse_agent("random", game="oware", seed=seed)
         theirs, _keep = _their_bot(game, algorithm, seed, seat)
         state = game.new_initial_state()
 
@@ -128,7 +128,7 @@ def test_openspiel_agent_moves_as_its_bot_in_lockstep(algorithm, m, n):
             state.apply_action(before.action_of(house))
             assert state.is_terminal() == after.is_over
 
-        result = play_oware_game(OwareState.initial(m, n), [agent, other] if seat == 0 else [other, agent],
+        result = play_game(OwareState.initial(m, n), [agent, other] if seat == 0 else [other, agent],
                                  on_move=on_move)
         assert state.is_terminal() and list(state.returns()) == list(OwareState.from_text(result["final"]).returns)
         endings.add(result["plies"])
@@ -138,12 +138,13 @@ def test_openspiel_agent_moves_as_its_bot_in_lockstep(algorithm, m, n):
 def test_openspiel_alphabeta_agent_is_openspiels_search():
     from open_spiel.python.algorithms import minimax
 
-    from jitsearch.arena.oware_arena import opening_line, parse_oware_agent
+    from jitsearch.arena.agents import parse_agent
+    from jitsearch.arena.game_match import GameMatch, opening_line
 
     game = pyspiel.load_game("oware")
     for index in range(3):
-        ours, moves = opening_line(6, 4, 6, 9, index)
-        agent = parse_oware_agent("openspiel:alphabeta,depth=3", seed=1)
+        ours, moves = opening_line(GameMatch.of("oware", {"houses": 6, "seeds": 4}, openings=6, seed=9), index)
+        agent = parse_agent("openspiel:alphabeta,depth=3", game="oware", seed=1)
         agent.start(moves, houses=6, seeds=4)
         state = game.new_initial_state()
         for h in moves:
@@ -160,10 +161,12 @@ def test_openspiel_alphabeta_agent_is_openspiels_search():
 
 
 def test_tournament_against_openspiel_mcts(tmp_path):
-    from jitsearch.arena.oware_arena import run_oware_match
+    from jitsearch.arena.game_match import GameMatch
+    from jitsearch.arena.matches import run_tournament
 
     out = tmp_path / "g.jsonl"
-    r = run_oware_match("alphabeta:depth=2", "openspiel:mcts,simulations=100", 2, openings=2, seed=3, out=out)
+    r = run_tournament("alphabeta:depth=2", "openspiel:mcts,simulations=100",
+                       GameMatch.of("oware", {"houses": 6, "seeds": 4}, openings=2, seed=3), 2, out=out)
     assert r["games"] == 4 and sum(r["statistics"]["pentanomial"]) == 2
     recs = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(recs) == 4 and all(x["b"] == "openspiel:mcts,simulations=100" for x in recs)
@@ -197,17 +200,17 @@ def test_tournament_cli_with_an_openspiel_bot(capsys):
 
 
 def test_openspiel_agent_refuses_what_it_cannot_follow():
-    from jitsearch.arena.oware_arena import parse_oware_agent
+    from jitsearch.arena.agents import parse_agent
 
-    a = parse_oware_agent("openspiel:random", seed=1)
+    a = parse_agent("openspiel:random", game="oware", seed=1)
     with pytest.raises(ValueError, match="not shown how the game reached"):
         a(OwareState.initial().play(3))
     with pytest.raises(ValueError, match="grand slams legal"):
         a(OwareState.initial(grand_slam_illegal=True))
-    a = parse_oware_agent("openspiel:random", seed=1)
+    a = parse_agent("openspiel:random", game="oware", seed=1)
     s = OwareState.initial(4, 3)
     h = a(s)
     with pytest.raises(ValueError, match="every move must reach observe"):
         a(s.play(h).play(s.play(h).legal_moves()[0]))  # two moves it was not told
     with pytest.raises(ValueError, match="unknown option"):
-        parse_oware_agent("openspiel:mcts,depth=3")
+        parse_agent("openspiel:mcts,depth=3", game="oware")

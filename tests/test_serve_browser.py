@@ -396,11 +396,11 @@ def test_play_oware_by_clicking(page):
     until(page, lambda d: d.find_element(By.ID, "board").get_attribute("data-start") == start.to_text())
     assert page.find_element(By.ID, "title").text == "jitsearch · Oware"
     assert not page.find_element(By.ID, "analysis-panel").is_displayed()
-    from jitsearch.arena.oware_arena import OWARE_AGENTS
+    from jitsearch.cli.common import agent_kinds_for
 
     offered = page.execute_script("return Array.from(document.querySelectorAll('#oware-agent-specs option'), "
                                   "o => o.value.split(':')[0]);")
-    assert {*OWARE_AGENTS, "openspiel"} <= set(offered)  # an agent kind added to the parser is offered
+    assert set(agent_kinds_for("oware")) <= set(offered)  # an agent kind added to the parser is offered
     state, checked, clicks = start, 0, 0
     while True:
         until(page, lambda d: (len(history(d)) > checked or not clicks)

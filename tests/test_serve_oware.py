@@ -1,5 +1,5 @@
 """`jitsearch serve` for Oware: its API routes (Starlette's TestClient) against the rules of
-:mod:`jitsearch.games.oware` and the agents of :mod:`jitsearch.arena.oware_arena`."""
+:mod:`jitsearch.games.oware` and its agents (:func:`jitsearch.arena.agents.parse_agent`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ with warnings.catch_warnings():  # Starlette 1.x asks for httpx2 but still works
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient  # noqa: E402
 
-from jitsearch.arena.oware_arena import OWARE_AGENTS, parse_oware_agent  # noqa: E402
+from jitsearch.arena.agents import parse_agent  # noqa: E402
+from jitsearch.arena.game_agents import kinds  # noqa: E402
+from jitsearch.games import get as get_game  # noqa: E402
 from jitsearch.cli.app import main  # noqa: E402
 from jitsearch.cli.webapp import TOKEN_HEADER, create_app  # noqa: E402
 from jitsearch.games.oware import OwareState  # noqa: E402
@@ -64,7 +66,7 @@ def check_state(js, state: OwareState, reason=None):
 def test_info_and_new_game(client):
     info = client.get("/api/info").json()
     assert info["game"] == "oware" and info["games"] == ["kalah", "oware", "connect4"]
-    assert info["oware_agents"] == [*OWARE_AGENTS, "openspiel"]  # an agent kind added to the parser shows up
+    assert info["agent_kinds"]["oware"] == [*kinds(get_game("oware")), "openspiel"]  # an agent kind added to the parser shows up
     r = client.post("/api/oware/new", json={"houses": 3, "seeds": 2})
     assert r.status_code == 200
     check_state(r.json()["state"], OwareState.initial(3, 2))
@@ -153,7 +155,7 @@ def test_agent_move_is_the_agents_move(client, spec):
     job = wait(client, r.json()["job"])
     assert job["status"] == "done", job
     res = job["result"]
-    want = parse_oware_agent(spec, seed=7)(state)
+    want = parse_agent(spec, game="oware", seed=7)(state)
     assert res["move"] == want and res["player"] == state.player
     check_state(res["state"], state.play(want), state.end_reason(want))
     if spec.startswith("alphabeta"):

@@ -20,7 +20,8 @@ with warnings.catch_warnings():  # Starlette 1.x asks for httpx2 but still works
     from starlette.testclient import TestClient  # noqa: E402
 
 from jitsearch.arena.analysis import analyse_moves  # noqa: E402
-from jitsearch.arena.oware_arena import run_oware_match  # noqa: E402
+from jitsearch.arena.game_match import GameMatch  # noqa: E402
+from jitsearch.arena.matches import run_tournament  # noqa: E402
 from jitsearch.cli.webapp import TOKEN_HEADER, create_app  # noqa: E402
 from jitsearch.games import get  # noqa: E402
 from jitsearch.games.oware import OwareState  # noqa: E402
@@ -189,8 +190,8 @@ def test_cmd_agents_are_refused_by_the_page(client):
 
 def test_oware_records_replay(tmp_path):
     """A tournament's Oware record file opens on the page: each game's positions are the game's."""
-    run_oware_match("random", "alphabeta:depth=1", 1, houses=3, seeds=3, openings=2, seed=3,
-                    out=tmp_path / "ow.jsonl")
+    run_tournament("random", "alphabeta:depth=1", GameMatch.of("oware", {"houses": 3, "seeds": 3}, openings=2, seed=3), 1,
+                   out=tmp_path / "ow.jsonl")
     app = create_app(records_dir=tmp_path, game="oware")
     with TestClient(app, headers=page_headers(app)) as c:
         files = c.get("/api/records").json()["files"]

@@ -158,7 +158,7 @@ def test_mcts_search_and_agent_specs_reach_the_tree_parallel_search():
 def test_lockstep_games_equal_games_played_one_at_a_time(tmp_path):
     import json
 
-    from jitsearch.arena.kalah_arena import run_kalah_tournament
+    from jitsearch.arena.matches import run_kalah_tournament
     from jitsearch.arena.kalah_tournament import KalahMatch, play_one
 
     spec = "mcts:iterations=40,playouts=2,backend=cpu,parallel=tree,trees=2"

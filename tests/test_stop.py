@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from jitsearch.arena.agents import parse_agent
-from jitsearch.arena.oware_arena import parse_oware_agent
+from jitsearch.arena.agents import parse_agent
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.oware import OwareState
 
@@ -110,15 +110,15 @@ OWARE_CASES = [
 @pytest.mark.parametrize("spec,warm", OWARE_CASES, ids=[_id(c) for c in OWARE_CASES])
 def test_every_oware_agent_kind_stops_within_about_a_second(spec, warm):
     state = OwareState.initial()
-    parse_oware_agent(warm, 1).choose(state)
-    took = _stops(parse_oware_agent(spec, 1), state)
+    parse_agent(warm, game="oware", seed=1).choose(state)
+    took = _stops(parse_agent(spec, game="oware", seed=1), state)
     assert took < STOP_SECONDS, (spec, took)
 
 
 def test_random_agents_take_a_stop_and_move():
     stop = threading.Event()
     assert parse_agent("random", seed=1).choose(KalahState.initial(6, 4), stop) in range(1, 7)
-    assert parse_oware_agent("random", 1).choose(OwareState.initial(), stop) in range(6)
+    assert parse_agent("random", game="oware", seed=1).choose(OwareState.initial(), stop) in range(6)
 
 
 def test_an_oware_mcts_search_that_reports_an_interruption_is_not_played(monkeypatch):
@@ -132,9 +132,9 @@ def test_an_oware_mcts_search_that_reports_an_interruption_is_not_played(monkeyp
                         lambda *a, **k: {"positions": [dict(fake)], "iterations": 3, "interrupted": True})
     for spec in ("mcts:iterations=300000", "mcts:iterations=300000,parallel=tree"):
         with pytest.raises(KeyboardInterrupt):
-            parse_oware_agent(spec, 1).choose(state)
+            parse_agent(spec, game="oware", seed=1).choose(state)
         with pytest.raises(KeyboardInterrupt):
-            parse_oware_agent(spec, 1)(state)
+            parse_agent(spec, game="oware", seed=1)(state)
 
 
 def test_a_kalah_mcts_search_that_reports_an_interruption_is_not_played(monkeypatch):
@@ -151,14 +151,14 @@ def test_a_stop_set_before_the_search_raises_at_once():
     stop = threading.Event()
     stop.set()
     for agent, state in ((parse_agent("alphabeta:depth=3"), KalahState.initial(6, 4)),
-                         (parse_oware_agent("alphabeta:depth=3", 1), OwareState.initial())):
+                         (parse_agent("alphabeta:depth=3", game="oware", seed=1), OwareState.initial())):
         with pytest.raises(KeyboardInterrupt):
             agent.choose(state, stop)
 
 
 def test_a_bad_stop_is_refused_in_one_line():
     with pytest.raises(ValueError, match="threading.Event"):
-        parse_oware_agent("alphabeta:depth=2", 1).choose(OwareState.initial(), "stop")
+        parse_agent("alphabeta:depth=2", game="oware", seed=1).choose(OwareState.initial(), "stop")
 
 
 # -- the flag does not change what a search that is not stopped does ----------------------------------------------

@@ -5,11 +5,14 @@ It sits above :mod:`jitsearch.mcts` in the layers (trees -> search -> games
 -> kernels -> mcts -> arena -> interop -> cli), so an agent may use any
 searcher.
 
-* agents: :mod:`.agents` (our engines), :mod:`.openspiel_agents`
+* agents: :mod:`.agents` (``parse_agent(spec, game=...)`` for every game;
+  Kalah's engines), :mod:`.game_agents` (every game's generic kinds and its
+  ``Game.engines``), :mod:`.search_thread` (Ctrl-C safe searches), :mod:`.openspiel_agents`
   (OpenSpiel's bots, with the ``openspiel`` extra), :mod:`.external_engine`
   (``cmd:`` programs speaking the line protocol of :mod:`.engine_protocol`);
-* games and matches: :mod:`.kalah_tournament` (one Kalah game, its records
-  and their checks), :mod:`.kalah_arena` (matches with SPRT stopping,
+* games and matches: :mod:`.game_match` (one game of any game, its records
+  and their checks), :mod:`.kalah_tournament` (Kalah's, in its record format
+  of before), :mod:`.matches` (matches of every game with SPRT stopping,
   gauntlets and round robins), :mod:`.random_tree_tournament`;
 * statistics: :mod:`.stats` (W/D/L, pentanomial, Elo, nElo, LOS, SPRT),
   :mod:`.ratings` (maximum-likelihood ratings of many players) and

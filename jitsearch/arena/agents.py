@@ -11,7 +11,7 @@ endgame is within the solver's reach the engine proves the game and plays
 the proven-best move, see the engine's docstring), ``exact_share=`` (share
 of the move's time a proof may take, default 0.5); an engine option without
 ``time=`` gives a fixed-depth engine search, ``depth=5`` unless given;
-``plain=1``: the plain iterative deepening of seeds 002/004 that shipped
+``plain=1``: the plain textbook iterative deepening that shipped
 before the engine),
 ``openspiel:mcts,simulations=1000`` and the other OpenSpiel bots of
 :mod:`jitsearch.arena.openspiel_agents` (with the ``openspiel`` extra),
@@ -23,7 +23,7 @@ in seconds; a position with more seeds in its houses than
 :func:`perfect_seed_limit` allows is refused in one line), ``human`` (the CLI
 asks), ``cmd:PROGRAM ARGS...`` (an external engine speaking the line protocol,
 :mod:`jitsearch.arena.external_engine`). ``eval`` is ``store`` (store difference, the default) or
-``heuristic`` (seed 003's weighted H1..H5).
+``heuristic`` (Siljander's weighted H1..H5, "Heuristic Monte-Carlo Tree Search for Mancala").
 
 Monte Carlo agents (:mod:`jitsearch.mcts.search`): ``mcts:iterations=100``
 or ``mcts:time=1`` with ``c=`` (default sqrt 2), ``formula=ucb1|sqrt|sqrtlog``,
@@ -35,7 +35,7 @@ evaluation, weight 0..1; 0 = off), ``solver=1``
 (MCTS-Solver; 0, 1, true or false), ``playouts=`` (per leaf), ``final=visits|value``,
 ``workers=`` (root parallelism), ``backend=cpu|cuda|auto`` with ``batch=``
 (leaves per launch, chosen with virtual loss); ``hmcts:...`` is ``mcts`` with
-``reward=heuristic`` (seed 003's HMCTS); ``mc:playouts=1000`` (or
+``reward=heuristic`` (Siljander's HMCTS); ``mc:playouts=1000`` (or
 ``time=``) is pure Monte Carlo. Their random streams come from the agent's
 seed and the number of moves it has made, so a game replays exactly.
 
@@ -65,7 +65,6 @@ s), ``perfect`` and ``mtdf`` between the solver's iterations.
 from __future__ import annotations
 
 import copy
-import queue
 import random
 import threading
 from dataclasses import dataclass, field
@@ -78,6 +77,7 @@ from ..games.kalah.alphabeta import iterative_deepening, search
 from ..games.kalah.fsss import fsss_search
 from ..games.kalah.solver import solve_exact
 from ..stop import check_stop, raise_if_stopped
+from .search_thread import run_search
 
 KINDS = ("random", "human", "alphabeta", "fsss", "mtdf", "perfect", "mcts", "hmcts", "mc")
 #: Value type of each MCTS option in a spec (``bool``: 0, 1, true or false).
@@ -129,81 +129,6 @@ def perfect_seed_limit(houses: int) -> int | None:
     return PERFECT_MAX_SEEDS.get(houses, PERFECT_MAX_SEEDS_WIDE)
 
 
-class _SearchJob:
-    """One search handed to the search thread: ``fn(stop, *args)``; ``stop``
-    is set when the caller gave up waiting (Ctrl-C)."""
-
-    __slots__ = ("fn", "args", "done", "stop", "result", "error")
-
-    def __init__(self, fn, args):
-        self.fn, self.args = fn, args
-        self.done = threading.Event()
-        self.stop = threading.Event()
-        self.result = None
-        self.error = None
-
-    def run(self) -> None:
-        try:
-            self.result = self.fn(self.stop, *self.args)
-        except BaseException as exc:  # handed to the waiting thread
-            self.error = exc
-        finally:
-            self.done.set()
-
-
-class _SearchThread:
-    """A daemon thread that runs the main thread's searches one at a time
-    (started once and kept: a hand-off costs tens of microseconds, a new
-    thread per move several times that)."""
-
-    def __init__(self):
-        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._loop, name="jitsearch-agent-search", daemon=True)
-        self.thread.start()
-
-    def _loop(self) -> None:
-        while True:
-            job = self.jobs.get()
-            if job is None:  # retired (its search was abandoned): end once that search returns
-                return
-            job.run()
-            del job  # drop the search's arrays before waiting for the next one
-
-
-_search_thread: _SearchThread | None = None
-#: Seconds the main thread waits per slice (a Ctrl-C is seen at once anyway: a wait is interruptible).
-_WAIT_SLICE = 0.1
-
-
-def run_search(fn, *args):
-    """``fn(stop, *args)``, interruptible by Ctrl-C.
-
-    From the main thread: run on the search thread while the main thread
-    waits, so that ``KeyboardInterrupt`` is raised here at once even while
-    ``fn`` is inside a long ``nogil`` kernel; the search is then abandoned
-    (``stop``, a ``threading.Event``, is set for ``fn`` to notice if it can;
-    the next search gets a fresh thread, since this one is still busy).
-    From any other thread: ``fn(None, *args)`` right here.
-    """
-    global _search_thread
-    if threading.current_thread() is not threading.main_thread():
-        return fn(None, *args)
-    job = _SearchJob(fn, args)
-    try:
-        if _search_thread is None or not _search_thread.thread.is_alive():
-            _search_thread = _SearchThread()
-        _search_thread.jobs.put(job)
-        while not job.done.wait(_WAIT_SLICE):
-            pass
-    except KeyboardInterrupt:
-        job.stop.set()
-        if not job.done.is_set() and _search_thread is not None:
-            _search_thread.jobs.put(None)  # still busy with the abandoned search: it ends after it,
-            _search_thread = None  # and the next search starts a new thread
-        raise
-    if job.error is not None:
-        raise job.error
-    return job.result
 
 
 def _seeds_in_houses(state: KalahState) -> int:
@@ -345,7 +270,7 @@ class Agent:
                 raise ValueError("exact_share= is exact mode's share of the move's time: drop it or exact=0")
         if self.engine:
             if self.eval == "heuristic":
-                raise ValueError("the engine evaluates with eval=fitted (default) or eval=store; seed 003's "
+                raise ValueError("the engine evaluates with eval=fitted (default) or eval=store; Siljander's "
                                  "heuristic is the plain search's: add plain=1")
             self.eval = self.eval or "fitted"
 
@@ -572,8 +497,46 @@ def agent_kind(spec: str) -> str:
     return spec.strip().partition(":")[0].strip()
 
 
-def parse_agent(spec: str, *, seed: int | None = None) -> Agent:
-    """Build an :class:`Agent` from a spec string (see module docstring).
+def parse_agent(spec: str, *, game="kalah", seed: int | None = None):
+    """The agent of ``spec`` for ``game`` (a registered name or a :class:`~jitsearch.games.protocol.Game`).
+
+    Every agent has ``agent(state) -> move`` (searched on the search thread from the main thread:
+    Ctrl-C safe), ``agent.choose(state, stop=None) -> move`` (the calling thread; ``stop`` a
+    ``threading.Event``), ``agent.last`` (the last search's info) and ``agent.with_seed(seed)``;
+    agents that keep a game of their own add ``start(opening_moves)``, ``observe(move)`` and
+    ``close()``. ``cmd:PROGRAM ARGS...`` is an external engine, ``openspiel:BOT,...`` an OpenSpiel
+    bot; Kalah's kinds are :class:`Agent`'s (module docstring), every other game's are
+    :mod:`jitsearch.arena.game_agents`' (``random``, ``mc``, ``mcts`` and the game's engines).
+    """
+    from ..games import get as get_game
+
+    if not isinstance(spec, str):
+        raise ValueError(f"an agent spec is a string such as 'alphabeta:depth=6', got {type(spec).__name__}")
+    if len(spec) > MAX_SPEC:
+        raise ValueError(f"an agent spec has at most {MAX_SPEC} characters, got {len(spec)}")
+    game = get_game(game)
+    kind = agent_kind(spec)
+    rest = spec.strip().partition(":")[2]
+    if game.State is KalahState:  # Kalah's agents: its engines are still arena code (the Agent class)
+        return _parse_kalah_agent(spec, kind, rest, seed)
+    if not spec.strip():
+        raise ValueError(f"an agent spec is a string such as alphabeta:depth=6, got {spec!r}")
+    if kind == "openspiel":
+        from .openspiel_agents import parse_openspiel_spec
+
+        return parse_openspiel_spec(spec.strip(), rest, random.randrange(1 << 31) if seed is None
+                                    else check_int("seed", seed, 0), game=game.name)
+    if kind == "cmd":  # an external engine speaking the line protocol (every game)
+        from .external_engine import ExternalAgent
+
+        return ExternalAgent(spec, seed=seed, game=game.name)
+    from .game_agents import parse_game_agent
+
+    return parse_game_agent(game, spec, rest, seed)
+
+
+def _parse_kalah_agent(spec: str, kind: str, rest: str, seed: int | None) -> Agent:
+    """Kalah's :class:`Agent` from its spec.
 
     ``kind`` or ``kind:name=value,...``. Refused with ``ValueError`` naming
     the spec: an unknown kind or option, an option given twice, an empty
@@ -581,8 +544,7 @@ def parse_agent(spec: str, *, seed: int | None = None) -> Agent:
     0/1/true/false for ``solver``) or out of its range, ``reward=`` with
     ``hmcts`` (it means reward=heuristic), ``batch`` / ``virtual_loss``
     without ``backend``, ``iterations=`` with ``time=`` (``mcts``, ``hmcts``:
-    a budget is one or the other, as in Oware's
-    :func:`~jitsearch.arena.oware_arena.parse_oware_agent`).
+    a budget is one or the other, as in every game's ``mcts``).
 
     Budgets that combine: ``alphabeta:depth=D,time=T`` is a timed search
     (iterative deepening, or the engine) that also stops at depth ``D``
@@ -590,12 +552,6 @@ def parse_agent(spec: str, *, seed: int | None = None) -> Agent:
     ``mc:playouts=N,time=T`` plays rounds of ``N`` playouts until ``T``
     seconds have passed (``N`` alone: one round).
     """
-    if not isinstance(spec, str):
-        raise ValueError(f"an agent spec is a string such as 'alphabeta:depth=6', got {type(spec).__name__}")
-    if len(spec) > MAX_SPEC:
-        raise ValueError(f"an agent spec has at most {MAX_SPEC} characters, got {len(spec)}")
-    kind = agent_kind(spec)
-    rest = spec.strip().partition(":")[2]
     if kind == "openspiel":
         from .openspiel_agents import parse_openspiel_spec
 
@@ -677,34 +633,43 @@ def start_agents(agents, opening_moves) -> None:
             agent.start(list(opening_moves))
 
 
-def play_game(state: KalahState, agents, *, max_plies: int = 300, on_move=None) -> dict:
-    """Play to the end (or ``max_plies``, 1..MAX_PLIES); returns moves,
-    final board and margin. ``agents``: two callables state -> pit (player
-    0's first); ``on_move(before, pit, after, agent)`` is called after each
-    move when given."""
-    if not isinstance(state, KalahState):
-        raise ValueError(f"state must be a KalahState, got {type(state).__name__}")
+def play_game(state, agents, *, max_plies: int | None = None, on_move=None) -> dict:
+    """Play ``state`` (a state of any game) to the end, or ``max_plies`` moves (1..MAX_PLIES; None: no cap);
+    returns :func:`game_result`. ``agents``: two callables state -> move (player 0's first); ``on_move(before,
+    move, after, agent)`` is called after each move when given. Agents that keep their own game hear every move
+    (``observe``); OpenSpiel's Oware bots are shown the position first (``begin``)."""
+    if not all(callable(getattr(state, name, None)) for name in ("play", "legal_moves", "to_text")):
+        raise ValueError(f"state must be a game state such as a KalahState (play, legal_moves, to_text), got "
+                         f"{type(state).__name__}")
     if not isinstance(agents, (list, tuple)) or len(agents) != 2 or not all(callable(a) for a in agents):
         raise ValueError("agents must be two callables (player 0's first), such as parse_agent(...) results")
-    max_plies = check_int("max_plies", max_plies, 1, MAX_PLIES)
+    if max_plies is not None:
+        max_plies = check_int("max_plies", max_plies, 1, MAX_PLIES)
     if on_move is not None and not callable(on_move):
         raise ValueError(f"on_move must be a callable or None, got {type(on_move).__name__}")
+    for x in {id(x): x for x in agents if hasattr(x, "begin")}.values():
+        x.begin(state)
     moves = []
-    while not state.is_over and len(moves) < max_plies:
+    while not state.is_over and (max_plies is None or len(moves) < max_plies):
         agent = agents[state.player]
-        pit = agent(state)
-        if pit not in state.legal_moves():
-            raise RuntimeError(f"agent {agent} chose an illegal move {pit} in {state.to_text()}")
+        move = agent(state)
+        if move not in state.legal_moves():
+            raise RuntimeError(f"agent {agent} chose an illegal move {move} in {state.to_text()}")
         before = state
-        state = state.play(pit)
-        moves.append(pit)
-        inform_move(agents, pit)
+        state = state.play(move)
+        moves.append(int(move))
+        inform_move(agents, move)
         if on_move:
-            on_move(before, pit, state, agent)
+            on_move(before, move, state, agent)
     return game_result(moves, state)
 
 
-def game_result(moves, final: KalahState) -> dict:
-    """:func:`play_game`'s result for ``moves`` that reached ``final``."""
-    return {"moves": list(moves), "final_board": [int(x) for x in final.board], "margin": final.margin,
-            "result": final.result, "plies": len(moves), "final": final.to_text(), "finished": final.is_over}
+def game_result(moves, final) -> dict:
+    """:func:`play_game`'s result for ``moves`` that reached ``final``: ``moves``, ``margin`` (player 0's),
+    ``result`` (``p0``, ``p1``, ``draw``; None if unfinished), ``plies``, ``final`` (its text), ``finished``, and
+    ``final_board`` where the state has a board (Kalah, Oware)."""
+    out = {"moves": list(moves), "margin": int(final.margin), "result": final.result, "plies": len(moves),
+           "final": final.to_text(), "finished": final.is_over}
+    if hasattr(final, "board"):
+        out["final_board"] = [int(x) for x in final.board]
+    return out

@@ -70,14 +70,7 @@ __all__ = ["EngineServer", "MAX_LINE", "game_words", "read_request", "serve", "s
 
 def _agent_for(game_name: str, spec: str, seed):
     """Our agent of ``spec`` for the game called ``game_name`` (one-line ``ValueError`` for a bad spec)."""
-    # MERGE: becomes parse_agent(spec, game=game_name, seed=seed)
-    if game_name == "kalah":
-        return parse_agent(spec, seed=seed)
-    if game_name == "oware":
-        from .oware_arena import parse_oware_agent
-
-        return parse_oware_agent(spec, seed=seed)
-    raise ValueError(f"no agent kinds for {game_name} yet: agents play kalah or oware")
+    return parse_agent(spec, game=game_name, seed=seed)
 
 
 def served_agent(game_name: str, spec: str, *, seed: int | None = None):

@@ -3,7 +3,7 @@
 Games come in pairs with the seats swapped (A moves first in game 0 of a
 pair, B in game 1), both games of a pair starting after the same seeded
 random opening plies (``openings``, for diversity). A game stops at the end
-or at ``max_plies`` (default 300, as seed 003); a capped game is scored by
+or at ``max_plies`` (default 300, as Siljander's Kalah tournaments); a capped game is scored by
 the store difference at that point. Every agent's random stream is derived
 from (tournament seed, pair, seat, side), so a tournament replays exactly.
 
@@ -18,7 +18,7 @@ board, margin, length, cap flag and result must agree with them; records
 carry a check value (blake2b of their other fields) so any edit is caught.
 Records of files written before check values existed are accepted when
 they pass the replay. Pairs run on the arena's executor (this process, or a
-Dask cluster: :mod:`jitsearch.arena.kalah_arena`); Ctrl-C stops the
+Dask cluster: :mod:`jitsearch.arena.matches`); Ctrl-C stops the
 tournament at once and returns the summary of the games finished so far,
 with ``"interrupted": True``. Pairs may start from an opening suite
 (``KalahMatch.suite``, :mod:`jitsearch.arena.openings`).
@@ -297,8 +297,9 @@ class GameRecords:
 
     def __call__(self, rec: dict):
         m = self.match
-        if rec.get("game") == "oware":
-            raise ForeignRecord("an Oware game record in a Kalah match's file")
+        if rec.get("game") not in (None, "kalah"):
+            name = str(rec["game"]).capitalize()
+            raise ForeignRecord(f"{'an' if name[:1] in 'AEIOU' else 'a'} {name} game record in a Kalah match's file")
         pair = get_field(rec, "pair", "int", low=0, high=MAX_PAIRS - 1)
         seat = get_field(rec, "seat", "int", choices=(0, 1))
         a_player = get_field(rec, "a_player", "int", choices=(0, 1))

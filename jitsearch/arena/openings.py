@@ -1,7 +1,8 @@
-"""Opening suites for Kalah tournaments: positions read from a file, or
-generated from a seed (optionally only balanced ones).
+"""Opening suites for tournaments of every game: positions read from a file, or
+generated from a seed (optionally only balanced ones, where the game has a
+search value: :attr:`~jitsearch.games.protocol.Game.balance`).
 
-A suite is a tuple of position texts (:meth:`KalahState.to_text`, e.g.
+A suite is a tuple of position texts (the game's ``to_text``, e.g. Kalah's
 ``4,4,4,4,4,4/0/4,4,4,4,4,4/0 p0``); pair ``p`` of a tournament starts from
 ``suite[p % len(suite)]`` and plays it with both seats, so every opening is
 played from both sides once per ``len(suite)`` pairs.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from ..games.kalah import KalahState
+from ..games import get as get_game
 from ..rng import mix64_py
 
 #: Openings in one suite at most.
@@ -26,11 +27,31 @@ BALANCE_TRIES = 200
 
 
 def read_openings(path, houses: int, seeds: int, empty_capture: bool) -> tuple[str, ...]:
-    """The positions of ``path``, one per line (blank lines and ``#``
+    """The Kalah positions of ``path``, one per line (blank lines and ``#``
     comments skipped), checked: each parses, has ``houses`` houses a side and
     ``2·houses·seeds`` seeds in all, and is not over. UTF-8, with or without a
     byte-order mark. Errors name ``file:line``."""
+    total = 2 * houses * seeds
+
+    def check(s, where):
+        if s.houses != houses:
+            raise ValueError(f"{where}: {s.houses} houses a side, the tournament plays {houses}")
+        if int(sum(int(x) for x in s.board)) != total:
+            raise ValueError(f"{where}: {sum(int(x) for x in s.board)} seeds in all, Kalah({houses},{seeds}) has "
+                             f"{total}")
+
+    return read_game_openings(path, get_game("kalah"), {"houses": houses, "seeds": seeds,
+                                                        "empty_capture": empty_capture}, check=check)
+
+
+def read_game_openings(path, game, variant: dict, *, check=None) -> tuple[str, ...]:
+    """The positions of ``game`` in ``path``, one per line (blank lines and ``#`` comments skipped),
+    checked: each parses as a position of ``variant`` (the game's ``from_text``; its compiled variant
+    ``cfg`` that of the variant's start), is not over and passes ``check(state, "file:line")`` when
+    given. UTF-8, with or without a byte-order mark. Errors name ``file:line``."""
+    game = get_game(game)
     path = Path(path)
+    want = game.cfg(game.initial(**variant))
     try:
         lines = path.read_text(encoding="utf-8-sig").splitlines()
     except FileNotFoundError:
@@ -39,7 +60,6 @@ def read_openings(path, houses: int, seeds: int, empty_capture: bool) -> tuple[s
         raise ValueError(f"openings file {path} is a directory") from None
     except UnicodeDecodeError:
         raise ValueError(f"openings file {path} is not a text file") from None
-    total = 2 * houses * seeds
     out = []
     for number, raw in enumerate(lines, 1):
         text = raw.split("#", 1)[0].strip()
@@ -47,14 +67,14 @@ def read_openings(path, houses: int, seeds: int, empty_capture: bool) -> tuple[s
             continue
         where = f"{path}:{number}"
         try:
-            s = KalahState.from_text(text, empty_capture=empty_capture)
+            s = game.from_text(text, **variant)
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
-        if s.houses != houses:
-            raise ValueError(f"{where}: {s.houses} houses a side, the tournament plays {houses}")
-        if int(sum(int(x) for x in s.board)) != total:
-            raise ValueError(f"{where}: {sum(int(x) for x in s.board)} seeds in all, Kalah({houses},{seeds}) has "
-                             f"{total}")
+        if check is not None:
+            check(s, where)
+        if game.cfg(s) != want:
+            raise ValueError(f"{where}: not a position of the tournament's variant ({game.cfg(s)} here, {want} "
+                             f"there)")
         if s.is_over:
             raise ValueError(f"{where}: the game is over in this position")
         out.append(s.to_text())
@@ -67,10 +87,22 @@ def read_openings(path, houses: int, seeds: int, empty_capture: bool) -> tuple[s
 
 def random_openings(count: int, houses: int, seeds: int, empty_capture: bool, seed: int, *,
                     balanced: float | None = None, depth: int = BALANCE_DEPTH) -> tuple[str, ...]:
-    """``count`` distinct positions after RANDOM_PLIES random plies from the
-    start, drawn from ``seed`` (the same seed gives the same suite). With
-    ``balanced``, keep only positions whose depth-``depth`` alpha-beta value
-    (store difference) lies within ``balanced`` seeds of 0."""
+    """:func:`random_game_openings` of Kalah(houses, seeds): with ``balanced``, the depth-``depth``
+    alpha-beta value (store difference) lies within ``balanced`` seeds of 0."""
+    return random_game_openings(count, get_game("kalah"), {"houses": houses, "seeds": seeds,
+                                                           "empty_capture": empty_capture}, seed,
+                                balanced=balanced, depth=depth)
+
+
+def random_game_openings(count: int, game, variant: dict, seed: int, *, balanced: float | None = None,
+                         depth: int = BALANCE_DEPTH) -> tuple[str, ...]:
+    """``count`` distinct positions of ``game`` after RANDOM_PLIES random plies from the start of
+    ``variant``, drawn from ``seed`` (the same seed gives the same suite). With ``balanced``, keep
+    only positions whose depth-``depth`` search value (the game's ``balance`` hook, in its margin's
+    units) lies within ``balanced`` of 0."""
+    game = get_game(game)
+    if balanced is not None and game.balance is None:
+        raise ValueError(f"balanced openings need a search value of {game.name} positions, which it lacks")
     if not isinstance(count, int) or not 1 <= count <= MAX_OPENINGS:
         raise ValueError(f"random openings: count must be an integer in 1..{MAX_OPENINGS:,}, got {count!r}")
     if balanced is not None and not balanced >= 0:
@@ -86,7 +118,7 @@ def random_openings(count: int, houses: int, seeds: int, empty_capture: bool, se
             what = f"within {balanced} of balance at depth {depth}" if balanced is not None else "distinct"
             raise ValueError(f"found only {len(out)} of {count} random openings {what} in {limit:,} tries: "
                              f"ask for fewer or widen --balanced")
-        s = KalahState.initial(houses, seeds, empty_capture=empty_capture)
+        s = game.initial(**variant)
         for _ in range(rng.randint(*RANDOM_PLIES)):
             if s.is_over:
                 break
@@ -97,10 +129,7 @@ def random_openings(count: int, houses: int, seeds: int, empty_capture: bool, se
         if text in seen:
             continue
         seen.add(text)
-        if balanced is not None:
-            from ..games.kalah.alphabeta import search
-
-            if abs(search(s, depth)["value"]) > balanced:
-                continue
+        if balanced is not None and abs(game.balance(s, depth)) > balanced:
+            continue
         out.append(text)
     return tuple(out)

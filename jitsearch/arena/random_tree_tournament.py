@@ -1,4 +1,5 @@
-"""Tournaments of games on incremental random trees (seed 001, section 5; Korf & Chickering).
+"""Tournaments of games on incremental random trees (Zhang, "Forward Estimation for Game-Tree
+Search", section 5; Korf & Chickering).
 
 The game itself (a walk down a fresh incremental random tree, each player
 searching to its own horizon with alpha-beta or forward estimation) is the
@@ -440,7 +441,7 @@ def depth_increment_protocol(a: PlayerSpec, b: PlayerSpec, config: GameConfig, p
 
 
 def more_less_points(rounds: list[dict]) -> list[dict]:
-    """Per horizon of player b: the MORE and LESS tournaments of seed 001.
+    """Per horizon of player b: the MORE and LESS tournaments of Zhang's forward-estimation paper.
 
     MORE: the tournament at that horizon where player a generated more
     nodes than b (after which b gained a ply); LESS: the tournament just

@@ -12,19 +12,19 @@ kinds are understood, told apart by their keys:
 
 * Kalah game records (:mod:`jitsearch.arena.kalah_tournament`): one game,
   ``a_result`` ("win", "draw", "loss") from engine ``a``'s side;
-* Oware game records (:mod:`jitsearch.arena.oware_arena`, ``game:
-  "oware"``): the same, one game each;
+* game records of every other game (:mod:`jitsearch.arena.game_match`,
+  ``game`` its name): the same, one game each;
 * random-tree pair records (:mod:`jitsearch.arena.random_tree_tournament`):
   one result per *pair* of games, ``winner`` ("a", "b", "tie"), counted as
   the tournament counts it (a pair is one win, draw or loss).
 
 A game that an external engine lost by a time forfeit, an illegal move or
 a crash (``termination``) counts as its loss whatever the board's margin,
-as the tournament counted it. Oware records, and Kalah records whose
+as the tournament counted it. Records of other games, and Kalah records whose
 config id is that of their players and settings (``match``; every record
 ``tournament`` writes), are checked by the tournament's own check
 (:class:`jitsearch.arena.kalah_tournament.GameRecords`,
-:class:`jitsearch.arena.oware_arena.GameRecords`): their moves are replayed
+:class:`jitsearch.arena.game_match.GameRecords`): their moves are replayed
 from the opening and must give the recorded final board and result. Other
 Kalah records (older files, records made by hand) get the lighter checks
 below.
@@ -51,6 +51,7 @@ from pathlib import Path
 
 from .._checks import check_float
 from .records import BadRecord, ForeignRecord, get_field, read_record_file, verify_check
+from ..games import get as get_game
 from .ratings import fit_ratings
 
 #: Suffix of the record files searched for in a folder.
@@ -58,7 +59,7 @@ RECORD_SUFFIX = ".jsonl"
 #: File types :func:`plot_ratings` writes (matplotlib picks the format from the suffix).
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 #: Record kinds: what one record counts.
-KINDS = {"kalah": "game", "oware": "game", "random-tree": "pair"}
+KINDS = {"random-tree": "pair"}
 _KALAH_RESULT = {"win": 0, "draw": 1, "loss": 2}
 _TREE_RESULT = {"a": 0, "tie": 1, "b": 2}
 
@@ -70,8 +71,8 @@ class RecordResults:
     ``results``: (engine_a, engine_b, wins_a, draws, losses_a) per pair of
     engines that met (each unordered pair once, in order of first
     appearance), the input of :func:`jitsearch.arena.ratings.fit_ratings`;
-    ``kind``: "kalah", "oware" or "random-tree"; ``games``: results counted
-    (games for Kalah and Oware, game pairs for random trees: ``unit`` says which);
+    ``kind``: a game's name or "random-tree"; ``games``: results counted
+    (games for every game, game pairs for random trees: ``unit`` says which);
     ``files``: the files read, in order; ``settings``: the distinct game
     settings of the records (as recorded; older records without them are
     not listed); ``notes``: what the reader repaired or wants known.
@@ -86,7 +87,7 @@ class RecordResults:
 
     @property
     def unit(self) -> str:
-        return KINDS[self.kind]
+        return KINDS.get(self.kind, "game")
 
     @property
     def engines(self) -> list[str]:
@@ -138,13 +139,21 @@ def record_paths(sources) -> list[Path]:
 
 def _record_kind(rec: dict) -> str:
     if "a_result" in rec:
-        return "oware" if rec.get("game") == "oware" else "kalah"
-    if rec.get("game") == "oware":
-        raise BadRecord("an Oware record written by an older jitsearch (no a_result, config id or check value): "
-                        "play its match again to rate it")
+        game = rec.get("game", "kalah")
+        if not isinstance(game, str) or game == "random-tree":
+            raise BadRecord(f"game {game!r} is not a registered game")
+        try:
+            get_game(game)
+        except ValueError as exc:
+            raise BadRecord(str(exc)) from None
+        return game
+    if "game" in rec and rec["game"] != "random-tree":
+        name = str(rec["game"]).capitalize()
+        raise BadRecord(f"{'an' if name[:1] in 'AEIOU' else 'a'} {name} record written by an older jitsearch (no "
+                        f"a_result, config id or check value): play its match again to rate it")
     if "winner" in rec:
         return "random-tree"
-    raise BadRecord("not a game record of a tournament (it has neither a_result, as Kalah and Oware games have, "
+    raise BadRecord("not a game record of a tournament (it has neither a_result, as every game's records have, "
                     "nor winner, as random-tree pairs have)")
 
 
@@ -162,10 +171,12 @@ class _MatchChecks:
 
     @staticmethod
     def _make(kind: str, a: str, b: str, settings: dict):
-        if kind == "oware":
-            from .oware_arena import GameRecords, OwareMatch
+        if kind != "kalah":
+            from .game_match import GameMatch, GameRecords
 
-            cls, check = OwareMatch, GameRecords
+            cls, check = GameMatch, GameRecords
+            settings = {**settings, "variant": tuple(tuple(x) for x in settings.get("variant") or ()),
+                        "suite": tuple(settings.get("suite") or ())}
         else:
             from .kalah_tournament import GameRecords, KalahMatch
 
@@ -190,16 +201,16 @@ def _check_record(rec: dict, kind: str, checks: _MatchChecks):
     pair = get_field(rec, "pair", "int", low=0)
     if "check" in rec:
         get_field(rec, "check", "str")
-    if kind in ("kalah", "oware"):
+    if kind != "random-tree":
         seat = get_field(rec, "seat", "int", choices=(0, 1))
         a_player = get_field(rec, "a_player", "int", choices=(0, 1))
         margin = get_field(rec, "margin", "int")
         result = get_field(rec, "a_result", "str", choices=tuple(_KALAH_RESULT))
         termination = get_field(rec, "termination", "str") if "termination" in rec else None
-        settings = get_field(rec, "match", "dict") if (kind == "oware" or "match" in rec) else None
+        settings = get_field(rec, "match", "dict") if (kind != "kalah" or "match" in rec) else None
         verify_check(rec)
         check = checks(kind, a, b, settings) if settings is not None else None
-        if check is not None and (kind == "oware" or check.cid == cid):
+        if check is not None and (kind != "kalah" or check.cid == cid):
             try:  # the tournament's own check: fields, replay, result, forfeit
                 check(rec)
             except ForeignRecord as exc:  # a config id that its players and settings do not give
@@ -283,7 +294,8 @@ def read_results(sources) -> RecordResults:
         games = ", ".join(f"{n} of {spec}" for spec, n in itself.items())
         if not counts:
             raise ValueError(f"the records hold only games of an engine against itself ({games}): nothing to rate")
-        notes.append(f"left out {sum(itself.values())} {KINDS[kind]}s of an engine against itself ({games}): they "
+        unit = KINDS.get(kind, "game")
+        notes.append(f"left out {sum(itself.values())} {unit}s of an engine against itself ({games}): they "
                      f"say nothing about ratings")
     if len(settings) > 1:
         notes.append(f"the records come from {len(settings)} different game settings (board, rules, ply cap or "

@@ -64,7 +64,7 @@ GAMMA = math.log(10.0) / 400.0
 
 def results_from_crosstable(result: dict) -> list[tuple[str, str, int, int, int]]:
     """(engine_i, engine_j, wins_i, draws, losses_i) of each match of a
-    :func:`jitsearch.arena.kalah_arena.run_engines` result (``engines`` and
+    :func:`jitsearch.arena.matches.run_engines` result (``engines`` and
     ``crosstable``), each unordered pair once."""
     engines, table = result["engines"], result["crosstable"]
     out = []

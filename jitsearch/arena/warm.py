@@ -23,13 +23,13 @@ from __future__ import annotations
 import sys
 
 from .._jit import CompileBeside
-from ..games.kalah import KalahState
+from ..games import get as get_game
 
 #: How long to wait for a helper process before compiling here instead.
 HELPER_SECONDS = 300.0
 
 
-def _helper_argv(spec: str, state: KalahState) -> list[str]:
+def _helper_argv(spec: str, state) -> list[str]:
     return CompileBeside.python_argv("jitsearch.arena.warm", "_helper_main", spec, state.to_text(),
                                      1 if state.empty_capture else 0)
 
@@ -39,10 +39,10 @@ def _helper_main() -> None:
     from .agents import parse_agent
 
     spec, text, empty = sys.argv[1:4]
-    parse_agent(spec, seed=0).warm(KalahState.from_text(text, empty_capture=empty == "1"))
+    parse_agent(spec, seed=0).warm(get_game("kalah").from_text(text, empty_capture=empty == "1"))
 
 
-def warm_agents(specs, state: KalahState, *, helpers: bool = True) -> dict:
+def warm_agents(specs, state, *, helpers: bool = True) -> dict:
     """Warm the agent of each spec (duplicates once; agents that compile
     nothing of ours, ``cmd:``, OpenSpiel, random, are skipped) before the first
     game, the others in helper processes while the first one compiles here

@@ -9,7 +9,7 @@ Measured, each after a warm-up (the JIT and the CUDA kernel compiled first):
 * positions analysed per second: ``positions`` random mid-game positions x
   ``analyse_iterations`` iterations each, in one batch;
 * strength at equal wall time per move: paired games from 2 random opening
-  plies (:func:`jitsearch.arena.kalah_arena.run_kalah_tournament`),
+  plies (:func:`jitsearch.arena.matches.run_kalah_tournament`),
   the multi-tree search against CPU MCTS on one core and against CPU root
   parallelism on every core, with the score and its 95% interval.
 
@@ -127,7 +127,7 @@ def measure_analysis(backend: str, positions: int, iterations: int, playouts: in
 
 
 def play_strength(device_spec: str, cpu_spec: str, pairs: int, out_file=None) -> dict:
-    from ..arena.kalah_arena import run_kalah_tournament
+    from ..arena.matches import run_kalah_tournament
     from ..arena.kalah_tournament import KalahMatch
 
     match = KalahMatch(6, 4, False, 300, 2, seed=12)

@@ -28,7 +28,7 @@ import math
 import platform
 from pathlib import Path
 
-from ..arena.kalah_arena import run_kalah_tournament
+from ..arena.matches import run_kalah_tournament
 from ..arena.kalah_tournament import KalahMatch
 from ._plot import pyplot
 

@@ -1,6 +1,9 @@
-"""``jitsearch tournament --game kalah``: one match (--a/--b) or several
-engines (--engines, gauntlet or round robin), with opening suites, an SPRT,
-a live table, a plot and the arena's executor (local or Dask)."""
+"""``jitsearch tournament --game GAME`` for every registered game: one match
+(--a/--b) or several engines (--engines, gauntlet or round robin), with
+opening suites, an SPRT, a live table, a plot and the arena's executor (local
+or Dask). Kalah matches keep their own record format
+(:class:`~jitsearch.arena.kalah_tournament.KalahMatch`); every other game's
+is :class:`~jitsearch.arena.game_match.GameMatch`."""
 
 from __future__ import annotations
 
@@ -160,20 +163,21 @@ def _fit(r: dict):
     return fit
 
 
-def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openings, random_openings, balanced,
-                     balance_depth, max_plies, seed, workers, scheduler, engines, fmt, sprt, alpha, beta, sprt_model,
-                     plot, out, resume, as_json, lockstep, ratings=False, movetime=None, timemargin=None,
-                     engine_logs=None, engine_start_timeout=None):
-    from ..arena.agents import parse_agent
-    from ..arena.kalah_arena import FORMATS, engine_pairs, plot_trajectory, run_engines
-    from ..arena.kalah_arena import run_kalah_tournament
-    from ..arena.kalah_tournament import KalahMatch
-    from ..arena.opening_suites import RESERVED_NAME, shipped_suite_path
-    from ..arena.openings import random_openings as make_random_openings, read_openings
-    from ..arena.stats import SPRT
+def _title(game, variant: dict) -> str:
+    if game.name == "kalah":  # (the title Kalah tables always had)
+        return (f"Kalah({variant['houses']},{variant['seeds']})"
+                f"{' empty capture' if variant['empty_capture'] else ''}")
+    changed = {k: v for k, v in variant.items() if v != game.variant[k].default}
+    return game.name + (f"({', '.join(f'{k}={v}' for k, v in changed.items())})" if changed else "")
 
-    # -- every user error before anything runs
+
+def _suite(game, variant, openings: str, given, random_openings, balanced, balance_depth, seed):
+    """(random opening plies, suite) of ``--openings`` / ``--random-openings``."""
+    from ..arena.opening_suites import RESERVED_NAME, shipped_suite_path
+    from ..arena.openings import random_game_openings, read_game_openings, read_openings
+
     plies, suite = 0, ()
+    kalah = game.name == "kalah"
     if openings.strip().isdigit():
         plies = int(openings)
     else:
@@ -181,10 +185,14 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
             raise UserError("give either --openings FILE or --random-openings K, not both")
         try:
             if openings.strip() == RESERVED_NAME:  # the suite shipped for this board (./balanced reads a file)
-                suite = read_openings(shipped_suite_path(houses, seeds, empty_capture), houses, seeds,
-                                      empty_capture)
+                if not kalah:
+                    raise UserError(f"no balanced suite is shipped for {game.name}: give --openings FILE, or "
+                                    f"--random-openings K with --balanced MARGIN")
+                path = shipped_suite_path(variant["houses"], variant["seeds"], variant["empty_capture"])
             else:
-                suite = read_openings(Path(openings), houses, seeds, empty_capture)
+                path = Path(openings)
+            suite = (read_openings(path, variant["houses"], variant["seeds"], variant["empty_capture"]) if kalah
+                     else read_game_openings(path, game, variant))
         except ValueError as exc:
             raise UserError(str(exc)) from None
     if random_openings is not None:
@@ -194,8 +202,34 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
             raise UserError(f"--balance-depth must lie in 1..20, got {balance_depth}")
         if balanced is not None and not balanced >= 0:
             raise UserError(f"--balanced must be >= 0, got {balanced}")
+        if balanced is not None and game.balance is None:
+            raise UserError(f"--balanced needs a search value of {game.name} positions, which it lacks")
+        with stderr.status("generating openings"):
+            try:
+                suite = random_game_openings(random_openings, game, variant, seed, balanced=balanced,
+                                             depth=balance_depth)
+            except ValueError as exc:
+                raise UserError(str(exc)) from None
     else:
         refuse_options(given, ("balanced", "balance_depth"), "applies with --random-openings only")
+    return plies, suite
+
+
+def match_tournament(given, *, game, variant, a, b, pairs, openings, random_openings, balanced, balance_depth,
+                     max_plies, seed, workers, scheduler, engines, fmt, sprt, alpha, beta, sprt_model, plot, out,
+                     resume, as_json, lockstep, ratings=False, movetime=None, timemargin=None, engine_logs=None,
+                     engine_start_timeout=None):
+    """A tournament of ``game`` (a Game) in ``variant`` (its full variant); ``max_plies`` None: the game's
+    default cap (Kalah 300, every other game none)."""
+    from ..arena.agents import agent_kind, parse_agent
+    from ..arena.game_match import GameMatch
+    from ..arena.matches import FORMATS, engine_pairs, plot_trajectory, run_engines, run_tournament
+    from ..arena.kalah_tournament import KalahMatch
+    from ..arena.stats import SPRT
+
+    kalah = game.name == "kalah"  # Kalah's record format (files written before keep reading)
+    # -- every user error before anything runs
+    plies, suite = _suite(game, variant, openings, given, random_openings, balanced, balance_depth, seed)
     multi = engines is not None
     if multi:
         refuse_options(given, ("a", "b"), "and --engines exclude each other")
@@ -213,10 +247,12 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
     else:
         refuse_options(given, ("fmt", "ratings"), "applies with --engines only")
         specs = [a, b]
-    agents = [parse_agent(spec) for spec in specs]
-    for agent in agents:
-        if agent.kind == "human":
+    if not kalah:
+        refuse_options(given, ("lockstep",), "plays Kalah's multi-tree MCTS agents only (--game kalah)")
+    for spec in specs:
+        if agent_kind(spec) == "human":
             raise UserError("a tournament needs engines, not human players")
+    agents = [parse_agent(spec, game=game) for spec in specs]
     test = None
     if sprt is not None:
         elo0, elo1 = _parse_sprt(sprt)
@@ -233,28 +269,38 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
             raise UserError("--plot needs matplotlib: pip install 'jitsearch[bench]'") from None
     if scheduler is not None and not scheduler.strip():
         raise UserError("--scheduler needs an address such as tcp://HOST:8786")
-    if random_openings is not None:
-        with stderr.status("generating openings"):
-            try:
-                suite = make_random_openings(random_openings, houses, seeds, empty_capture, seed,
-                                             balanced=balanced, depth=balance_depth)
-            except ValueError as exc:
-                raise UserError(str(exc)) from None
     settings = engine_settings(given, specs, movetime=movetime, timemargin=timemargin, engine_logs=engine_logs,
                                out=out, multi=multi, start_timeout=engine_start_timeout)
-    match = KalahMatch(houses, seeds, empty_capture, max_plies, plies, seed, suite)
-    match.check()
     from ..arena.external_engine import ExternalAgent, close_engines
 
-    for spec, agent in zip(specs, agents):  # a board an agent cannot play, before the first game
-        try:
-            if isinstance(agent, ExternalAgent):  # started here (and kept for the games), asked for the board
-                agent.check_match(houses, seeds, empty_capture, suite, settings=settings)
-            else:
-                agent.check_match(houses, seeds, empty_capture, suite)
+    try:
+        if kalah:
+            houses, seeds, empty_capture = variant["houses"], variant["seeds"], variant["empty_capture"]
+            match = KalahMatch(houses, seeds, empty_capture, 300 if max_plies is None else max_plies, plies, seed,
+                               suite)
+        else:
+            match = GameMatch.of(game, variant, openings=plies, seed=seed, max_plies=max_plies or 0, suite=suite)
+        match.check()
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if kalah:
+        for spec, agent in zip(specs, agents):  # a board an agent cannot play, before the first game
+            try:
+                if isinstance(agent, ExternalAgent):  # started here (and kept for the games), asked for the board
+                    agent.check_match(houses, seeds, empty_capture, suite, settings=settings)
+                else:
+                    agent.check_match(houses, seeds, empty_capture, suite)
+            except ValueError as exc:
+                close_engines()
+                raise UserError(f"{spec}: {exc}") from None
+    else:
+        from ..arena.game_match import check_agents
+
+        try:  # a cmd: engine is started and asked for the board
+            check_agents(specs, match, settings)
         except ValueError as exc:
             close_engines()
-            raise UserError(f"{spec}: {exc}") from None
+            raise UserError(str(exc)) from None
     if settings is not None and not as_json:
         stderr.print(f"cmd: engines: {settings.movetime_ms} ms a move + {settings.margin_ms} ms margin; their "
                      f"stderr goes to {settings.log_dir}", soft_wrap=True)
@@ -266,16 +312,13 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
     from ..arena.executor import ExecutorError, describe
 
     where = describe(workers, scheduler, pairs * (len(engine_pairs(specs, fmt)) if multi else 1))
-    if not as_json:
-        stderr.print(f"running on {where}", soft_wrap=True)
     state = {"result": None}
-    title = (f"Kalah({houses},{seeds}){' empty capture' if empty_capture else ''}: "
-             + (f"{len(specs)} engines, {fmt}" if multi else f"A = {a} vs B = {b}"))
+    title = _title(game, variant) + ": " + (f"{len(specs)} engines, {fmt}" if multi else f"A = {a} vs B = {b}")
 
     def render():
         r = state["result"]
         if r is None:
-            return Table(title=title + " (starting)")
+            return Table(title=f"{title} (starting on {where})")
         return standings_table(r, title) if multi else match_table(r, title)
 
     live = Live(render(), console=stderr, transient=True, refresh_per_second=4) if not as_json else None
@@ -292,14 +335,14 @@ def kalah_tournament(given, *, a, b, pairs, houses, seeds, empty_capture, openin
             r = run_engines(specs, fmt, match, pairs, out_dir=out, resume=resume, workers=workers,
                             scheduler=scheduler, on_update=on_update, engine_settings=settings)
         else:
-            r = run_kalah_tournament(a, b, match, pairs, out=out, resume=resume, workers=workers, lockstep=lockstep,
-                                     scheduler=scheduler, sprt=test, on_update=on_update, engine_settings=settings)
-    except ExecutorError as exc:
+            r = run_tournament(a, b, match, pairs, out=out, resume=resume, workers=workers, lockstep=lockstep,
+                               scheduler=scheduler, sprt=test, on_update=on_update, engine_settings=settings)
+    except (ExecutorError, ValueError) as exc:
         raise UserError(str(exc)) from None
     finally:
         if live is not None:
             live.stop()
-    r["game"] = "kalah"
+    r["game"] = game.name
     print_match_notes(r["matches"] if multi else [r], settings)
     if ratings:
         r["ratings"] = _fit(r)

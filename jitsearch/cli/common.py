@@ -54,33 +54,25 @@ def emit_json(obj) -> None:
 # -- agents of every game (play, analyse and the web page) ---------------------------------------
 
 def agent_for(game_name: str, spec: str, seed: int | None):
-    """The agent of ``spec`` for the game called ``game_name``: ``agent(state) -> move``,
-    ``choose(state, stop) -> move``, ``last`` (what its search found). A game without agents yet
-    raises one-line ``ValueError``."""
-    # MERGE: becomes parse_agent(spec, game=game_name, seed=seed)
-    if game_name == "kalah":
-        from ..arena.agents import parse_agent
+    """The agent of ``spec`` for the game called ``game_name``
+    (:func:`jitsearch.arena.agents.parse_agent`): ``agent(state) -> move``, ``choose(state, stop) ->
+    move``, ``last`` (what its search found); a bad spec raises one-line ``ValueError``."""
+    from ..arena.agents import parse_agent
 
-        return parse_agent(spec, seed=seed)
-    if game_name == "oware":
-        from ..arena.oware_arena import parse_oware_agent
-
-        return parse_oware_agent(spec, seed=seed)
-    raise ValueError(f"no engine plays {game_name} yet (agent {spec!r}); play it as human against human")
+    return parse_agent(spec, game=game_name, seed=seed)
 
 
 def agent_kinds_for(game_name: str) -> list[str]:
-    """The agent kinds the page offers for the game (no ``human``, no ``cmd``)."""
-    # MERGE: becomes the generic agent's kinds for the game (its KINDS plus game.engines)
+    """The agent kinds the page offers for the game (no ``human``, no ``cmd``): Kalah's own kinds, or
+    the generic ones plus the game's engines, and ``openspiel`` where the game has a mapping."""
+    from ..arena.agents import KINDS
+    from ..arena.game_agents import kinds
+    from ..games import get
+
+    game = get(game_name)
     if game_name == "kalah":
-        from ..arena.agents import KINDS
-
         return [k for k in KINDS if k != "human"]
-    if game_name == "oware":
-        from ..arena.oware_arena import OWARE_AGENTS
-
-        return [*OWARE_AGENTS, "openspiel"]
-    return []
+    return [*kinds(game), *(["openspiel"] if game.openspiel is not None else [])]
 
 
 def check_spec_for(game_name: str, spec: str, variant: dict, from_position: bool) -> None:

@@ -309,7 +309,6 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
 
     async def info(request: Request):
         from ..arena.agents import KINDS
-        from ..arena.oware_arena import OWARE_AGENTS
         from ..games import GAMES
         from .common import agent_kinds_for
 
@@ -319,7 +318,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         return JSONResponse({"version": __version__, "max_seconds": max_seconds, "records": records_dir is not None,
                              "agents": [k for k in KINDS if k != "human"], "max_houses": GAMES["kalah"].max_moves,
                              "games": list(GAMES), "game": game, "variants": variants,
-                             "oware_agents": [*OWARE_AGENTS, "openspiel"], "cuda": cuda_usable(),
+                             "cuda": cuda_usable(),
                              "agent_kinds": {name: agent_kinds_for(name) for name in GAMES},
                              "engines": [e for e in ENGINE_SUGGESTIONS if "backend=cuda" not in e or cuda_usable()]})
 

@@ -163,7 +163,8 @@ class Game:
         The longest game of any variant, -1 when no bound is known (Kalah).
     board_dtype : numpy dtype
     engines : dict
-        Optional: game-specific agent kinds, name -> factory.
+        Optional: game-specific agent kinds, name -> :class:`Engine` (a pure searcher the arena
+        wraps in an agent: threads, Ctrl-C, seeds and specs are the arena's).
     solver : callable or None
         Optional: ``solver(state) -> int``, the exact value of a live state under perfect play,
         from player 0's view, in the game's units (Kalah and Oware the final margin; Connect
@@ -204,6 +205,10 @@ class Game:
         Optional: what the engine line protocol needs beyond the state's text (:class:`EngineProtocol`:
         the variant of a state, an older ``game`` line, the engine's table bytes); ``None``: the
         ``game NAME KEY=VALUE ...`` line alone.
+    balance : callable or None
+        Optional: ``balance(state, depth) -> number``, a depth-limited search value of a live
+        state from its player to move's view (Kalah the store difference), what balanced opening
+        suites keep near 0 (:mod:`jitsearch.arena.openings`).
     """
 
     name: str
@@ -230,6 +235,7 @@ class Game:
     engine_protocol: Any = None
     ui: TextUI | None = None
     move_values: Callable | None = None
+    balance: Callable | None = None
 
     def defaults(self) -> dict:
         """The variant options' defaults."""
@@ -344,3 +350,15 @@ def check_game(game) -> Game:
         if not isinstance(getattr(game, attr), int) or getattr(game, attr) < 1:
             raise ValueError(f"game {game.name!r}: {attr} must be a positive int")
     return game
+
+
+class Engine(NamedTuple):
+    """A game-specific agent kind (:attr:`Game.engines`): ``options`` the spec's option names and
+    value types (``int``, ``float``, ``str``, ``bool``); ``make(options) -> search`` checks the
+    options once (one-line ``ValueError``) and returns ``search(state, seed, stop) -> dict``, the
+    move as ``"move"`` plus what the search reports. ``search`` runs in the calling thread, reads
+    ``stop`` (a ``threading.Event`` or None) often enough to end within about a second once it is
+    set, and is deterministic given ``seed``."""
+
+    options: dict
+    make: Callable

@@ -143,6 +143,10 @@ def _mancala_params(variant: dict) -> dict:
 OPENSPIEL = OpenSpielMap(name="mancala", params=_mancala_params,
                          variant=lambda params: {"houses": 6, "seeds": 4, "empty_capture": False},
                          action=lambda state, move: int(move), move=lambda state, action: int(action))
+def balance(state: KalahState, depth: int) -> float:
+    """The depth-``depth`` alpha-beta value (store difference) of ``state`` (opening suites)."""
+    from .alphabeta import search
+    return search(state, depth)["value"]
 
 
 GAME = Game(
@@ -168,6 +172,7 @@ GAME = Game(
     openspiel=OPENSPIEL,
     engine_protocol=EngineProtocol(variant_of=variant_of, legacy_game=legacy_game, legacy_words=legacy_words,
                                    table_bytes=table_bytes),
+    balance=balance,
 )
 
 assert GAME_OVER == rules.GAME_OVER

@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
-                        rule_word_line, TextUI)
+                        rule_word_line, TextUI, Engine)
 from . import rules
 from .rules import OPENSPIEL_MOVE_LIMIT
 from .state import BOARD_DTYPE, MAX_HOUSES, MAX_MOVE_LIMIT, OwareState
@@ -171,6 +171,57 @@ OPENSPIEL = OpenSpielMap(
     variant=lambda p: {"houses": int(p["num_houses_per_player"]), "seeds": int(p["num_seeds_per_house"]),
                        "move_limit": OPENSPIEL_MOVE_LIMIT, "grand_slam_illegal": False},
     action=lambda state, move: state.action_of(move), move=lambda state, action: state.house_of(action))
+#: Memory an engine's endgame database (``db=S``) may take.
+DB_MAX_BYTES = 1 << 30
+def endgame_database(houses: int, seeds: int, grand_slam_illegal: bool):
+    """The database of a ``db=S`` engine, built once a process (in memory)."""
+    from .endgame import build_database
+    key = (houses, seeds, grand_slam_illegal)
+    if key not in DATABASES_BUILT:
+        if len(DATABASES_BUILT) >= 4:
+            DATABASES_BUILT.pop(next(iter(DATABASES_BUILT)))
+        DATABASES_BUILT[key] = build_database(houses, seeds, grand_slam_illegal=grand_slam_illegal,
+                                         max_bytes=DB_MAX_BYTES)
+    return DATABASES_BUILT[key]
+DATABASES_BUILT: dict = {}
+def _deepening_engine(module_name: str) -> Engine:
+    """Iterative deepening of :mod:`.alphabeta` or :mod:`.fsss` as an agent kind: ``depth=`` (default 6
+    without ``time=``, else a cap), ``time=`` seconds, ``w=`` the weight of the seeds-on-side term,
+    ``db=S`` an endgame database of up to S seeds probed at the leaves."""
+    def make(options: dict):
+        from ..._checks import check_float, check_int
+        from ...trees.memory import check_bytes
+        from .alphabeta import DEFAULT_SIDE_WEIGHT, MAX_DEPTH
+        from .endgame import MAX_DB_SEEDS, estimate_build
+        o = options
+        if "depth" in o:
+            check_int("depth", o["depth"], 1, MAX_DEPTH)
+        if "time" in o:
+            check_float("time", o["time"], 0.0, 3600.0, lo_open=True)
+        if "w" in o:
+            check_float("w", o["w"], -100.0, 100.0)
+        if "db" in o:
+            check_int("db", o["db"], 1, MAX_DB_SEEDS)
+            check_bytes(estimate_build(6, o["db"])["ram_bytes"], DB_MAX_BYTES,
+                        f"an endgame database of {o['db']} seeds (6 houses)", "lower db=")
+        depth = o.get("depth", MAX_DEPTH if "time" in o else 6)
+        def search(state: OwareState, seed: int, stop) -> dict:
+            from . import alphabeta, fsss
+            deepen = (fsss if module_name == "fsss" else alphabeta).iterative_deepening
+            db = endgame_database(state.houses, o["db"], state.grand_slam_illegal) if "db" in o else None
+            r = deepen(state, time_limit=o.get("time"), max_depth=depth, side_weight=o.get("w", DEFAULT_SIDE_WEIGHT),
+                       endgame=db, stop=stop)
+            info = {"move": r.move, "depth": r.depth, "value": r.value, "nodes": r.nodes}
+            if module_name == "fsss":
+                info["evaluations"] = r.evaluations
+            return info
+        return search
+    return Engine({"depth": int, "time": float, "w": float, "db": int}, make)
+def balance(state: OwareState, depth: int) -> float:
+    """The depth-``depth`` alpha-beta value of ``state`` for its player to move (:mod:`.alphabeta`;
+    opening suites)."""
+    from .alphabeta import iterative_deepening
+    return iterative_deepening(state, max_depth=depth).value
 
 
 GAME = Game(
@@ -195,6 +246,8 @@ GAME = Game(
     openspiel=OPENSPIEL,
     engine_protocol=EngineProtocol(variant_of=variant_of, legacy_game=legacy_game, legacy_words=legacy_words,
                                    line=line),
+    balance=balance,
+    engines={"alphabeta": _deepening_engine("alphabeta"), "fsss": _deepening_engine("fsss")},
 )
 
 assert GAME_OVER == rules.GAME_OVER

@@ -1,4 +1,4 @@
-"""Tournaments under hostile conditions (issue 11): damaged, edited and foreign
+"""Tournament record files under hostile conditions: damaged, edited and foreign
 resume files, torn last lines, Ctrl-C, killed parents, unusable --out paths,
 small samples and nonsense settings."""
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from jitsearch.arena.kalah_arena import run_kalah_tournament
+from jitsearch.arena.matches import run_kalah_tournament
 from jitsearch.arena.kalah_tournament import KalahMatch, summarize
 from jitsearch.arena.random_tree_tournament import GameConfig, PlayerSpec, depth_increment_protocol, run_tournament
 from jitsearch.arena.records import record_check
@@ -415,7 +415,7 @@ def test_interrupted_tree_tournament_and_protocol_resume(tree_full, tmp_path):
 
 _CHILD = textwrap.dedent("""
     import sys
-    from jitsearch.arena.kalah_arena import run_kalah_tournament
+    from jitsearch.arena.matches import run_kalah_tournament
     from jitsearch.arena.kalah_tournament import KalahMatch
     run_kalah_tournament("random", "alphabeta:depth=18", KalahMatch(6, 6), 50, workers=2)
 """)

@@ -1,4 +1,4 @@
-"""Issue 21 (agents, play, tournament): Ctrl-C stops every agent's search at
+"""Agents, play and tournaments at their edges: Ctrl-C stops every agent's search at
 once, ``perfect`` refuses boards it cannot solve, output paths are checked
 before the first game, openspiel agents are refused up front where they
 cannot play, an SPRT cut off by --pairs says "undecided", and hints name only

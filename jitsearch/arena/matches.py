@@ -1,15 +1,16 @@
-"""Kalah matches as engine testers run them: paired games scheduled on the
-arena's executor (this process, a local Dask cluster or a remote one),
+"""Matches of every game as engine testers run them: paired games scheduled on
+the arena's executor (this process, a local Dask cluster or a remote one),
 pentanomial statistics, an SPRT that stops the run, and several engines at
 once (a gauntlet or a round robin with its crosstable).
 
-A *match* is A against B over ``pairs`` pairs of one game: Kalah
-(:class:`~jitsearch.arena.kalah_tournament.KalahMatch`,
-:mod:`jitsearch.arena.kalah_tournament` plays and checks each game and owns
-the record format) or Oware (:class:`~jitsearch.arena.oware_arena.OwareMatch`,
-:mod:`jitsearch.arena.oware_arena`); :func:`game_rules` names the module of
-a match, and everything here (the checked record file, ``resume``, Ctrl-C,
-the statistics) is the same for both. A task is a pair
+A *match* is A against B over ``pairs`` pairs of one game: any game of the
+protocol (:class:`~jitsearch.arena.game_match.GameMatch`,
+:mod:`jitsearch.arena.game_match` plays and checks each game) or Kalah in
+its own record format (:class:`~jitsearch.arena.kalah_tournament.KalahMatch`,
+:mod:`jitsearch.arena.kalah_tournament`, whose files written before keep
+reading); :func:`game_rules` names the module of a match, and everything
+here (the checked record file, ``resume``, Ctrl-C, the statistics) is the
+same for every game. A task is a pair
 (both seats, or the seat still missing on ``resume``); its records are
 appended to the match's JSONL file in completion order, each with its pair
 and seat, so the file, ``resume`` and the statistics do not depend on the
@@ -26,14 +27,14 @@ result without a word would misreport the match.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict
 from itertools import combinations
 
-from ..games.kalah import KalahState
+from ..games import get as get_game
 from .executor import MAX_WORKERS, run_tasks
 from .external_engine import EngineSettings, ExternalAgent, close_engines
-from . import kalah_tournament
+from . import game_match, kalah_tournament
+from .game_match import GameMatch
 from .kalah_tournament import KalahMatch, agent_template, game_key_text, play_lockstep, summarize
 from .records import (MAX_PAIRS, RecordSink, check_count, check_out_path, check_records, config_id, read_record_file,
                       seal)
@@ -50,12 +51,9 @@ def game_rules(match):
     its (pair, seat) key, as :func:`jitsearch.arena.records.check_records` calls it)."""
     if isinstance(match, KalahMatch):
         return kalah_tournament
-    # another game's match class lives in the module of its rules (OwareMatch: jitsearch.arena.oware_arena),
-    # which this machinery does not import by name
-    rules = sys.modules.get(type(match).__module__)
-    if rules is None or not all(callable(getattr(rules, name, None)) for name in ("play_one", "GameRecords")):
-        raise ValueError(f"match must be a KalahMatch or an OwareMatch, got {match!r}")
-    return rules
+    if isinstance(match, GameMatch):
+        return game_match
+    raise ValueError(f"match must be a GameMatch or a KalahMatch, got {match!r}")
 
 
 def _play_pair(task):
@@ -64,8 +62,11 @@ def _play_pair(task):
     return tag, [play_one(a, b, match, pair, seat, engine_settings) for seat in seats]
 
 
-def _check_agents(specs, match: KalahMatch, engine_settings: EngineSettings | None) -> None:
+def _check_agents(specs, match, engine_settings: EngineSettings | None) -> None:
     """Parse and check every agent before any game (a ``cmd:`` engine is started and asked for the board)."""
+    if isinstance(match, GameMatch):
+        game_match.check_agents(specs, match, engine_settings)
+        return
     if engine_settings is not None:
         if not isinstance(engine_settings, EngineSettings):
             raise ValueError(f"engine_settings must be an EngineSettings, got {engine_settings!r}")
@@ -83,7 +84,7 @@ def _check_agents(specs, match: KalahMatch, engine_settings: EngineSettings | No
         else:
             agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite)  # perfect, openspiel
     # a first run compiles the agents' kernels side by side (helper processes), not one after another
-    warm_agents(specs, KalahState.initial(match.houses, match.seeds, empty_capture=match.empty_capture))
+    warm_agents(specs, get_game("kalah").initial(match.houses, match.seeds, match.empty_capture))
 
 
 class MatchRun:
@@ -384,9 +385,9 @@ def plot_trajectory(result: dict, path) -> None:
     plt.close(fig)
 
 
-def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=None, resume: bool = False,
-                         workers: int = 1, progress=None, lockstep: bool = False, scheduler: str | None = None,
-                         sprt=None, on_update=None, engine_settings: EngineSettings | None = None) -> dict:
+def run_tournament(a: str, b: str, match, pairs: int, *, out=None, resume: bool = False, workers: int = 1,
+                   progress=None, lockstep: bool = False, scheduler: str | None = None, sprt=None, on_update=None,
+                   engine_settings: EngineSettings | None = None) -> dict:
     """Play ``pairs`` pairs of games (2·pairs games); see the module docstring.
 
     Everything is checked before the first game: the arguments, the output
@@ -409,14 +410,16 @@ def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=N
     """
     check_count("pairs", pairs, MAX_PAIRS)
     check_count("workers", workers, MAX_WORKERS)
-    if not isinstance(match, KalahMatch):
-        raise ValueError(f"match must be a KalahMatch, got {match!r}")
+    game_rules(match)
     match.check()
     for spec in (a, b):
         if not isinstance(spec, str):
             raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=3', got {spec!r}")
-        agent_template(spec)  # spec errors before any game; parsed once, games copy it
+        if isinstance(match, KalahMatch):
+            agent_template(spec)  # spec errors before any game; parsed once, games copy it
     match.check_openings(pairs)
+    if lockstep and isinstance(match, GameMatch):
+        raise ValueError("lockstep plays Kalah's multi-tree MCTS agents (mcts:iterations=N,backend=cuda) only")
     if lockstep:
         if workers != 1 or scheduler:
             raise ValueError("a lockstep tournament plays its games in one process: leave workers at 1 and give "
@@ -431,3 +434,7 @@ def run_kalah_tournament(a: str, b: str, match: KalahMatch, pairs: int, *, out=N
         raise
     return run_match(a, b, match, pairs, out=out, resume=resume, workers=workers, scheduler=scheduler, sprt=sprt,
                      progress=progress, on_update=on_update, lockstep=lockstep, engine_settings=engine_settings)
+
+
+#: The former name of :func:`run_tournament`.
+run_kalah_tournament = run_tournament

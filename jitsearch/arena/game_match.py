@@ -1,0 +1,332 @@
+"""Paired games of any game of the protocol (:mod:`jitsearch.games.protocol`): the match record
+that carries the game and its variant, a game's record, and the replay check of a record file.
+
+A match (:class:`GameMatch`) plays pairs of games from the same opening, A first in one game
+(seat 0) and second in the other (seat 1). Pair ``p`` starts from the start position, or from
+``suite[p % len(suite)]`` (position texts of the game), then ``openings`` seeded random plies
+(redrawn, with the next draw of the same stream, while they end the game). A game stops at its
+end or at ``max_plies`` plies from the start (0: no cap; a capped game is scored by the sign
+of the margin there, as Kalah's ply cap). Everything else (the executor, SPRT, gauntlets and
+round robins, ``resume``, Ctrl-C, the statistics) is :mod:`jitsearch.arena.matches`', the same
+for every game; Kalah keeps its own record format (:mod:`jitsearch.arena.kalah_tournament`) so
+its files written before still read.
+
+A record (:func:`play_one`) holds ``game`` (the game's name), ``pair``, ``seat`` (= ``a_seat`` =
+``a_player``: the player A is), ``opening_moves`` (the opening's plies from the start or the suite
+position, which ``start`` holds when there is a suite) and ``opening`` (the text of the position
+they reach), ``moves`` (played from there), ``plies`` (both together), ``final`` (the text of the
+last position), ``margin`` (player 0's), ``result`` (``p0``, ``p1`` or ``draw``: the margin's
+sign), ``capped``, ``a_result`` and ``a_score`` (A's), the match's ``a``, ``b``, ``config``,
+``match`` and a ``check`` value. An external engine that times out, moves illegally or crashes
+loses the game: ``termination`` and ``detail``, ``final`` the position it failed to move in.
+:class:`GameRecords` replays every record's moves before a match uses it.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import random
+from dataclasses import asdict, dataclass
+
+from .._checks import check_int, is_int
+from ..games import get as get_game
+from ..rng import mix64_py
+from .agents import parse_agent, play_game
+from .external_engine import TERMINATIONS, EngineSettings, Forfeit
+from .records import MAX_PAIRS, BadRecord, ForeignRecord, config_id, dict_differences, get_field, verify_check
+
+#: Random opening plies a match may ask for.
+MAX_OPENING_PLIES = 40
+#: Most plies a game may be capped at.
+MAX_PLIES = 1_000_000
+#: Draws of a pair's opening stream before its random plies are declared to always end the game.
+OPENING_TRIES = 1000
+_A_SCORE = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+
+
+@dataclass(frozen=True)
+class GameMatch:
+    """The settings of a match of any game (every field is part of its config id): ``game`` a registered
+    name, ``variant`` the full variant as sorted ``(option, value)`` pairs, ``openings`` seeded random plies
+    per pair, ``seed`` (openings and agents), ``max_plies`` (0: no cap) and ``suite`` (position texts)."""
+
+    game: str
+    variant: tuple = ()
+    openings: int = 0
+    seed: int = 0
+    max_plies: int = 0
+    suite: tuple = ()
+
+    @classmethod
+    def of(cls, game, variant: dict | None = None, **settings) -> "GameMatch":
+        """The match of ``game`` (a name or a Game) and ``variant`` (defaults filled in), checked."""
+        game = get_game(game)
+        full = game.check_variant(**(variant or {}))
+        return cls(game.name, tuple(sorted(full.items())), **settings).check()
+
+    @property
+    def rules(self):
+        return get_game(self.game)
+
+    @property
+    def options(self) -> dict:
+        return dict(self.variant)
+
+    def check(self) -> "GameMatch":
+        game = get_game(self.game)
+        if not isinstance(self.variant, tuple):
+            raise ValueError("variant must be a tuple of (option, value) pairs")
+        game.initial(**game.check_variant(**self.options))  # the variant's own checks
+        check_int("openings", self.openings, 0, MAX_OPENING_PLIES)
+        if not is_int(self.seed) or not 0 <= self.seed < 2**64:
+            raise ValueError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
+        check_int("max_plies", self.max_plies, 0, MAX_PLIES)
+        if self.max_plies and self.openings >= self.max_plies:
+            raise ValueError(f"openings ({self.openings}) must be below max_plies ({self.max_plies})")
+        if not isinstance(self.suite, tuple) or not all(isinstance(x, str) for x in self.suite):
+            raise ValueError("suite must be a tuple of position texts")
+        for i, text in enumerate(self.suite):
+            if self.start_state(i).is_over:
+                raise ValueError(f"opening {i + 1} ({text}) is a finished game")
+        return self
+
+    def describe(self) -> dict:
+        """The settings a match result lists (the suite by its length)."""
+        return {**self.options, "openings": self.openings, "seed": self.seed, "max_plies": self.max_plies,
+                "suite": len(self.suite)}
+
+    def start_state(self, pair: int):
+        """Where ``pair`` starts before its random plies: its suite position, or the start position."""
+        game = self.rules
+        if self.suite:
+            return game.from_text(self.suite[pair % len(self.suite)], **self.options)
+        return game.initial(**self.options)
+
+    def check_openings(self, pairs: int) -> None:
+        """Every pair's opening leaves a live game (else one-line ``ValueError``)."""
+        for pair in range(pairs):
+            opening_line(self, pair)
+
+
+@functools.lru_cache(maxsize=4096)
+def _opening(match: GameMatch, pair: int):
+    start = match.start_state(pair)
+    rnd = random.Random(mix64_py(match.seed * 7919 + pair))
+    for _ in range(OPENING_TRIES):
+        s, moves = start, []
+        for _ in range(match.openings):
+            if s.is_over:
+                break
+            moves.append(rnd.choice(s.legal_moves()))
+            s = s.play(moves[-1])
+        if not s.is_over:
+            return s, tuple(moves)
+    raise ValueError(f"{match.openings} random opening plies end every game of pair {pair}: use fewer")
+
+
+def opening_line(match: GameMatch, pair: int):
+    """(the position pair ``pair``'s games start from, the opening plies that reach it)."""
+    state, moves = _opening(match, pair)
+    return state, list(moves)
+
+
+def _a_result(margin: int, a_player: int) -> str:
+    mine = margin if a_player == 0 else -margin
+    return "win" if mine > 0 else ("loss" if mine < 0 else "draw")
+
+
+def _result(margin: int) -> str:
+    return "p0" if margin > 0 else ("p1" if margin < 0 else "draw")
+
+
+def _record(match, pair, seat, opening_moves, start, moves, state, forfeit=None) -> dict:
+    if forfeit is None:
+        a_result, result = _a_result(state.margin, seat), _result(state.margin)
+    else:
+        a_result = "loss" if state.player == seat else "win"
+        result = "p1" if state.player == 0 else "p0"
+    rec = {"game": match.game, "pair": pair, "seat": seat, "a_seat": seat, "a_player": seat,
+           "opening_moves": [int(m) for m in opening_moves], "opening": start.to_text(), "moves": moves,
+           "plies": len(opening_moves) + len(moves), "final": state.to_text(), "margin": int(state.margin),
+           "result": result, "capped": not state.is_over and forfeit is None, "a_result": a_result,
+           "a_score": _A_SCORE[a_result]}
+    if match.suite:
+        rec["start"] = match.suite[pair % len(match.suite)]
+    if forfeit is not None:
+        rec["termination"] = forfeit.termination
+        rec["detail"] = forfeit.detail
+    return rec
+
+
+def _parse(spec: str, game: str, seed: int, engine_settings):
+    if spec.strip().startswith("cmd:") and engine_settings is not None:
+        from .external_engine import engine_settings as use_engine_settings
+
+        with use_engine_settings(engine_settings):
+            return parse_agent(spec, game=game, seed=seed)
+    return parse_agent(spec, game=game, seed=seed)
+
+
+@functools.lru_cache(maxsize=64)
+def agent_template(spec: str, game: str):
+    """The agent of ``spec`` for ``game``, parsed and checked once a process (games copy it)."""
+    return parse_agent(spec, game=game, seed=0)
+
+
+def _agent(spec: str, game: str, seed: int, engine_settings):
+    if spec.strip().startswith(("cmd:", "openspiel:")):  # they keep a process or a game of their own
+        return _parse(spec, game, seed, engine_settings)
+    return agent_template(spec, game).with_seed(seed)
+
+
+def _start(agent, opening_moves, variant: dict) -> None:
+    """A new game for an agent that keeps its own: the start plus ``opening_moves`` (the variant options its
+    ``start`` names, e.g. an Oware engine's ``houses`` and ``seeds``)."""
+    params = inspect.signature(agent.start).parameters
+    agent.start(list(opening_moves), **{k: v for k, v in variant.items() if k in params})
+
+
+def play_one(a: str, b: str, match: GameMatch, pair: int, seat: int, engine_settings=None) -> dict:
+    """Game ``seat`` (0: A is player 0, 1: B is) of ``pair``; returns its record. An external engine that
+    forfeits loses the game, recorded with its ``termination``."""
+    start, opening_moves = opening_line(match, pair)
+    base = mix64_py((match.seed * 1_000_003 + pair) * 4 + seat * 2) >> 1
+    agent_a = _agent(a, match.game, base, engine_settings)
+    agent_b = _agent(b, match.game, base + 1, engine_settings)
+    for x in (agent_a, agent_b):
+        if hasattr(x, "start"):
+            _start(x, opening_moves, match.options)
+    agents = [agent_a, agent_b] if seat == 0 else [agent_b, agent_a]
+    moves: list[int] = []
+    now = {"state": start}
+
+    def on_move(before, move, after, agent):
+        moves.append(int(move))
+        now["state"] = after
+
+    cap = max(1, match.max_plies - len(opening_moves)) if match.max_plies else None
+    try:
+        play_game(start, agents, max_plies=cap, on_move=on_move)
+    except Forfeit as forfeit:
+        return _record(match, pair, seat, opening_moves, start, moves, now["state"], forfeit)
+    return _record(match, pair, seat, opening_moves, start, moves, now["state"])
+
+
+class GameRecords:
+    """Checks the records of a match file against one match (the ``check_fn`` of
+    :func:`jitsearch.arena.records.check_records`): returns a record's (pair, seat), raises
+    :class:`~jitsearch.arena.records.ForeignRecord` for another match's record and
+    :class:`~jitsearch.arena.records.BadRecord` for one that does not agree with itself or its replay."""
+
+    def __init__(self, a: str, b: str, match: GameMatch):
+        self.a, self.b, self.match = a, b, match
+        self.settings = json.loads(json.dumps(asdict(match)))  # as a record holds it (tuples as lists)
+        self.cid = config_id(a, b, match)
+
+    def __call__(self, rec: dict):
+        m = self.match
+        if rec.get("game") != m.game:
+            name = m.game.capitalize()
+            raise ForeignRecord(f"not {'an' if name[:1] in 'AEIOU' else 'a'} {name} game record (a "
+                                f"{str(rec.get('game') or 'kalah').capitalize()} tournament's)")
+        if "config" not in rec:
+            raise ForeignRecord("its records were written by an older jitsearch (no config id or check value)")
+        pair = get_field(rec, "pair", "int", low=0, high=MAX_PAIRS - 1)
+        seat = get_field(rec, "seat", "int", choices=(0, 1))
+        a, b = get_field(rec, "a", "str"), get_field(rec, "b", "str")
+        cid = get_field(rec, "config", "str")
+        settings = get_field(rec, "match", "dict")
+        opening_moves = get_field(rec, "opening_moves", "ints")
+        opening_text = get_field(rec, "opening", "str")
+        moves = get_field(rec, "moves", "ints")
+        plies = get_field(rec, "plies", "int", low=0)
+        final = get_field(rec, "final", "str")
+        margin = get_field(rec, "margin", "int")
+        result = get_field(rec, "result", "str", choices=("p0", "p1", "draw"))
+        capped = get_field(rec, "capped", "bool")
+        a_result = get_field(rec, "a_result", "str", choices=tuple(_A_SCORE))
+        a_score = get_field(rec, "a_score", "number")
+        termination = get_field(rec, "termination", "str", choices=TERMINATIONS) if "termination" in rec else None
+        if "detail" in rec:
+            get_field(rec, "detail", "str")
+        get_field(rec, "check", "str")
+        verify_check(rec)
+        # -- is it this match's?
+        if (a, b) != (self.a, self.b):
+            raise ForeignRecord(f"players {a!r} vs {b!r} in the file, {self.a!r} vs {self.b!r} here")
+        if settings != self.settings:
+            raise ForeignRecord("settings differ: " + dict_differences(_flat(settings), _flat(self.settings)))
+        if cid != self.cid:
+            raise BadRecord("its config id does not agree with its players and settings")
+        # -- does it agree with itself and with its moves?
+        for key in ("a_seat", "a_player"):
+            if rec.get(key) != seat:
+                raise BadRecord(f"{key} {json.dumps(rec.get(key))} does not agree with seat {seat}")
+        start, expected = opening_line(m, pair)
+        if opening_moves != expected:
+            raise BadRecord(f"opening_moves {opening_moves} are not pair {pair}'s seeded opening {expected}")
+        if m.suite and rec.get("start") != m.suite[pair % len(m.suite)]:
+            raise BadRecord(f"start {rec.get('start')!r} is not pair {pair}'s suite opening")
+        if opening_text != start.to_text():
+            raise BadRecord(f"opening {opening_text!r} is not where its opening moves lead ({start.to_text()})")
+        state = start
+        for i, move in enumerate(moves):
+            if state.is_over or move not in state.legal_moves():
+                raise BadRecord(f"move {i + 1} ({move}) is not legal in {state.to_text()}")
+            state = state.play(move)
+        if plies != len(opening_moves) + len(moves):
+            raise BadRecord(f"plies {plies} does not agree with {len(opening_moves)} opening plies and "
+                            f"{len(moves)} moves")
+        if final != state.to_text():
+            raise BadRecord(f"final {final!r} is not the position its moves lead to ({state.to_text()})")
+        if margin != state.margin:
+            raise BadRecord(f"margin {margin} does not agree with the final position (margin {state.margin})")
+        at_cap = bool(m.max_plies) and plies >= m.max_plies
+        if termination is not None:  # lost by the engine to move in the last position
+            if state.is_over or capped:
+                raise BadRecord(f"termination {termination!r} in a game that was over or capped")
+            expected_result = "loss" if state.player == seat else "win"
+            if a_result != expected_result or result != ("p1" if state.player == 0 else "p0"):
+                raise BadRecord(f"a_result {a_result!r} and result {result!r} do not agree with a forfeit "
+                                f"({termination}) of player {state.player} (A is player {seat})")
+        else:
+            if capped != (not state.is_over) or (capped and not at_cap):
+                raise BadRecord(f"capped {json.dumps(capped)} does not agree with the game ("
+                                f"{'over' if state.is_over else 'not over'} after {plies} plies, cap "
+                                f"{m.max_plies or 'none'})")
+            if result != _result(state.margin) or a_result != _a_result(state.margin, seat):
+                raise BadRecord(f"result {result!r} and a_result {a_result!r} do not agree with margin "
+                                f"{state.margin} and A as player {seat}")
+        if a_score != _A_SCORE[a_result]:
+            raise BadRecord(f"a_score {a_score} does not agree with a_result {a_result!r}")
+        return (pair, seat)
+
+
+def _flat(settings: dict) -> dict:
+    """A match's settings with its variant options spelled out (what a difference names)."""
+    out = {k: v for k, v in settings.items() if k != "variant"}
+    for item in settings.get("variant") or ():
+        if isinstance(item, (list, tuple)) and len(item) == 2:
+            out[str(item[0])] = item[1]
+    return out
+
+
+def check_agents(specs, match: GameMatch, engine_settings: EngineSettings | None) -> None:
+    """Parse every agent before any game; a ``cmd:`` engine is started and asked for the board (a program
+    that cannot start or refuses it is one ``ValueError`` line); a human player is refused."""
+    if engine_settings is not None:
+        if not isinstance(engine_settings, EngineSettings):
+            raise ValueError(f"engine_settings must be an EngineSettings, got {engine_settings!r}")
+        engine_settings.check()
+    for spec in specs:
+        if not isinstance(spec, str):
+            raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=6', got {spec!r}")
+        if spec.strip().partition(":")[0].strip() == "human":
+            raise ValueError("a tournament needs engines, not human players")
+    agents = [_parse(spec, match.game, 0, engine_settings) for spec in specs]
+    for agent in agents:
+        if hasattr(agent, "check_match"):
+            params = inspect.signature(agent.check_match).parameters
+            agent.check_match(**{k: v for k, v in match.options.items() if k in params})
