@@ -81,7 +81,7 @@ def test_oware_server_requests_and_errors():
     # the position the engine holds is the game's, with its repetition record and move count
     assert s.state == OwareState.initial().play(5).play(9) and s.state.ply == 2
     answers, _ = s.handle("go 1000")
-    assert answers[-1] == f"move {parse_agent('alphabeta:depth=3', game="oware")(s.state)}"
+    assert answers[-1] == f"move {parse_agent('alphabeta:depth=3', game='oware')(s.state)}"
     assert answers[0].startswith("info depth 3")
     assert s.handle("quit") == ([], True)
 
