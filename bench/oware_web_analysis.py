@@ -28,7 +28,7 @@ from pathlib import Path
 from jitsearch.arena.oware_analysis import analyse_oware_position, exact_seeds_limit
 from jitsearch.games.oware import OwareState
 from jitsearch.games.oware.endgame import build_database, database_size
-from jitsearch.mcts.oware import analyse_oware
+from jitsearch.mcts.wrappers import analyse_oware
 
 OUT = Path(__file__).resolve().parent / "results" / "oware_web_analysis.json"
 

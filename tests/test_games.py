@@ -252,12 +252,12 @@ def test_generic_playouts_equal_kalahs_kernels():
 @pytest.mark.slow  # compiles kernels of its own (8-16 s on a cold cache)
 def test_generic_playouts_equal_owares_kernel():
     from jitsearch.games.playout import evaluate
-    from jitsearch.kernels import oware_playouts as op
+    from jitsearch.kernels.game_playouts import evaluate_states
     game = games.get("oware")
     for variant in VARIANTS["oware"]:
         states = _positions(game, variant, 6, seed=12) + [game.initial(**variant)]
         ours = evaluate(game, states, 64, 98, gen=GEN)
-        theirs = op.evaluate_states(states, 64, 98)
+        theirs = evaluate_states(game, states, 64, 98, threads=2)
         for key in ("wins", "draws", "losses", "margin_sum", "plies"):
             np.testing.assert_array_equal(ours[key], theirs[key], err_msg=f"{variant} {key}")
 

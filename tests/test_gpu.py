@@ -250,8 +250,10 @@ def test_kernel_compiles_to_ptx_for_sm90():
         from jitsearch.kernels.cuda_playouts import compile_ptx
         from jitsearch.kernels.cuda_playouts import compile_packed_ptx, compile_register_ptx
         from jitsearch.kernels.cuda_shared_tree import compile_ptx as compile_shared_ptx
-        from jitsearch.mcts.oware import compile_ptx as compile_oware_mcts_ptx
-        from jitsearch.mcts.oware import compile_shared_ptx as compile_oware_shared_ptx
+        from jitsearch.games import get as get_game
+        from jitsearch.kernels.cuda_game_mcts import compile_ptx as compile_game_mcts_ptx
+        from jitsearch.kernels.cuda_game_playouts import compile_ptx as compile_game_playouts_ptx
+        from jitsearch.kernels.cuda_game_shared_tree import compile_ptx as compile_game_shared_ptx
 
         ptx = compile_ptx((9, 0))
         mcts_ptx = compile_mcts_ptx((9, 0))
@@ -259,8 +261,10 @@ def test_kernel_compiles_to_ptx_for_sm90():
         shared_register_ptx = compile_shared_ptx((9, 0), houses=6)
         packed_ptx = compile_packed_ptx(6, (9, 0))
         register_ptx = {form: compile_register_ptx(6, (9, 0), form) for form in ("jobs", "playout")}
-        oware_mcts_ptx = compile_oware_mcts_ptx((9, 0))
-        oware_shared_ptx = compile_oware_shared_ptx((9, 0))
+        oware = get_game("oware")
+        oware_mcts_ptx = compile_game_mcts_ptx(oware, (9, 0), node_dtype=np.int16)
+        oware_shared_ptx = compile_game_shared_ptx(oware, (9, 0), param=0.25, hist_dtype=np.int32)
+        oware_playouts_ptx = compile_game_playouts_ptx(oware, (9, 0))
     except Exception as exc:
         why = missing_toolchain(exc)
         if why is None or require:  # anything but a missing NVVM/NVRTC is a failure, not a skip
@@ -278,6 +282,7 @@ def test_kernel_compiles_to_ptx_for_sm90():
     assert "ld.local" in ptx
     assert ".target sm_90" in oware_mcts_ptx and "_oware_mcts_kernel" in oware_mcts_ptx
     assert ".target sm_90" in oware_shared_ptx and "_oware_shared_tree_kernel" in oware_shared_ptx
+    assert ".target sm_90" in oware_playouts_ptx and "_oware_playout_kernel" in oware_playouts_ptx
     assert "ld.global.cg" in shared_ptx and "atom.global.cas" in shared_ptx.replace("atom.cas", "atom.global.cas")
 
 

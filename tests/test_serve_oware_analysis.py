@@ -23,7 +23,7 @@ from jitsearch.arena.oware_arena import run_oware_match  # noqa: E402
 from jitsearch.cli.webapp import TOKEN_HEADER, create_app  # noqa: E402
 from jitsearch.games.oware import OwareState  # noqa: E402
 from jitsearch.games.oware.endgame import build_database, database_size  # noqa: E402
-from jitsearch.mcts.oware import analyse_oware  # noqa: E402
+from jitsearch.mcts.wrappers import analyse_oware  # noqa: E402
 
 START_64 = "4,4,4,4,4,4/4,4,4,4,4,4/0,0 p0"
 LATE = "0,1,0,2,0,1/1,0,2,0,1,0/14,16 p0"  # 8 seeds on the board

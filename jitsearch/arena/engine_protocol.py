@@ -373,7 +373,7 @@ def check_oware_memory(agent, houses: int) -> None:
     o = getattr(agent, "options", {})
     if getattr(agent, "kind", None) != "mcts" or "iterations" not in o or o.get("parallel", "root") != "root":
         return
-    from ..mcts.oware import node_bytes
+    from ..mcts.wrappers import node_bytes
     from ..mcts.multi import default_leaves
     from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 

@@ -83,7 +83,7 @@ def analyse_oware_position(state: OwareState, *, iterations: int | None = 2000, 
     ``exact_best`` (the moves of the highest ``db_value``), ``db_value``
     (the position's) and ``exact_rule``.
     """
-    from ..mcts.oware import analyse_oware
+    from ..mcts.wrappers import analyse_oware
     from .oware_arena import endgame_database
 
     if not isinstance(state, OwareState):

@@ -78,7 +78,7 @@ from ..games.oware.alphabeta import DEFAULT_SIDE_WEIGHT, MAX_DEPTH, iterative_de
 from ..games.oware.endgame import MAX_DB_SEEDS, build_database, estimate_build
 from ..trees.memory import check_bytes
 from ..kernels.backend import BackendError, resolve
-from ..kernels.oware_playouts import evaluate_states
+from ..mcts.wrappers import evaluate_states
 from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
 from ..mcts.config import (MAX_BLOCKS, MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREE_ITERATIONS,
                            MAX_WEIGHT)
@@ -183,14 +183,14 @@ class OwareAgent:
             self.last = {"depth": r.depth, "value": r.value, "nodes": r.nodes, "evaluations": r.evaluations}
             return r.move
         if self.kind == "mcts":
-            from ..mcts.oware import search_oware
+            from ..mcts.wrappers import search_oware
 
             o = self.options
             common = dict(iterations=o.get("iterations"), time=o.get("time"), seed=rnd.getrandbits(63),
                           playouts=o.get("playouts", 1), c=o.get("c", math.sqrt(2)), backend=self.backend,
                           eval=o.get("eval"), eval_plies=o.get("eval_plies"), imm=o.get("imm", 0.0), stop=stop)
             if o.get("parallel") == "tree":
-                from ..mcts.oware import tree_parallel_oware
+                from ..mcts.wrappers import tree_parallel_oware
 
                 if common["iterations"] is None and common["time"] is None:
                     common["iterations"] = 1000
@@ -209,7 +209,7 @@ class OwareAgent:
         scores = {}
         if live:
             if self.backend == "cuda":
-                from ..kernels.cuda_oware_playouts import evaluate_states_cuda
+                from ..mcts.wrappers import evaluate_states_cuda
 
                 out = evaluate_states_cuda(live, playouts, seed=rnd.getrandbits(63))
             else:
@@ -296,7 +296,7 @@ def parse_oware_agent(spec: str, seed: int | None = None) -> OwareAgent:
             if options.get("parallel") != "tree":
                 raise ValueError(f"{spec}: blocks= applies only with parallel=tree")
             check_int("blocks", options["blocks"], 1, MAX_BLOCKS)
-        from ..mcts.oware import check_oware_eval
+        from ..mcts.wrappers import check_oware_eval
 
         try:
             check_oware_eval(options.get("eval"), options.get("eval_plies"), options.get("imm", 0.0), None)

@@ -205,7 +205,7 @@ def _analyse_oware(positions_file, houses, seeds, *, iterations, time_limit, pla
                    seed, max_bytes, as_json, out):
     """``analyse --game oware``: one tree per position (:func:`jitsearch.mcts.oware.analyse_oware`)."""
     from ..games.oware import OwareState
-    from ..mcts.oware import analyse_oware
+    from ..mcts.wrappers import analyse_oware
 
     if positions_file is None:
         try:

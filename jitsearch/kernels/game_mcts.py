@@ -40,9 +40,11 @@ integers, so the CPU twin and the GPU kernel grow bit-identical trees for the sa
 
 **Evaluations.** A playout stops after ``max_plies`` random plies (``NO_PLY_CAP``: to the end);
 if the game is not over it scores the evaluation units of its position, ``eval_units(board,
-cfg, param)``: by default (:func:`default_units`) the game's ``evaluate`` squashed as
-:func:`~jitsearch.kernels.evaluation.store_value` with ``param`` the squash's scale; a game's
-driver may give its own pair (Oware: :func:`jitsearch.kernels.oware_playouts.game_units`).
+cfg, param)``: by default (:func:`default_units`) the game's own evaluation
+(:attr:`Game.search_eval <jitsearch.games.protocol.Game>`, Oware's capture evaluation with
+``param`` its side weight) or its ``evaluate``, squashed as
+:func:`~jitsearch.kernels.evaluation.store_value`; a caller may give its own pair (Kalah's
+heuristic reward: :func:`jitsearch.kernels.multi_mcts.game_units`).
 With ``alpha`` > 0 the backups also keep implicit minimax values of the leaves' static
 evaluations (:func:`jitsearch.kernels.multi_mcts.make_imm_backup`), and selection mixes them in.
 """
@@ -95,20 +97,33 @@ def named(jit, fn, tag):
     return jit(fn)
 
 
-def default_units(jit, rules):
-    """``(outcome_units(board, cfg), eval_units(board, cfg, param))`` from the game's rules:
-    player 0's units of a finished game by the sign of ``margin``, and of a live one
-    ``evaluate`` (player 0's) squashed as store_value with scale ``param``: 0.5 + v / (2 (|v| +
-    max(1, param))), rounded to units."""
+def default_units(jit, rules, search_eval=None):
+    """``(outcome_units(board, cfg), eval_units(board, cfg, param))`` of a game: player 0's units
+    of a finished game by the sign of ``margin``, and of a live one an estimate ``v`` squashed as
+    store_value, 0.5 + v / (2 (|v| + max(1, s / 8))), rounded to units: with the game's
+    ``search_eval`` (:class:`~jitsearch.games.protocol.SearchEval`) its ``value`` and ``scale``,
+    else ``evaluate`` (player 0's) and s = 8 ``param``."""
     of_margin = jit(margin_units)
-    margin, evaluate = rules.margin, rules.evaluate
+    margin = rules.margin
     squash = jit(store_value)
+    if search_eval is not None:
+        value, scale = search_eval.build(jit)
+    else:
+        evaluate = rules.evaluate
+
+        def value(board, cfg, param):
+            return evaluate(board, cfg, np.int64(0))
+
+        def scale(board, cfg, param):
+            return 8.0 * param
+
+        value, scale = jit(value), jit(scale)
 
     def outcome_units(board, cfg):
         return of_margin(margin(board, cfg))
 
     def eval_units(board, cfg, param):
-        r = squash(evaluate(board, cfg, np.int64(0)), 8.0 * param)
+        r = squash(value(board, cfg, param), scale(board, cfg, param))
         return np.int64(math.floor(r * REWARD_UNITS + 0.5))
 
     return jit(outcome_units), jit(eval_units)
@@ -134,7 +149,7 @@ def make_step(jit, game, gen, *, inline=None, units=None, tag=""):
     imm_backup = make_imm_backup(jit)
     scales = jit(imm_scales)
     playout = make_playout(jit, rules, gen, tag)
-    fns = (units or default_units)(jit, rules)
+    fns = units(jit, rules) if units else default_units(jit, rules, game.search_eval)
     outcome_units, eval_units = fns[0], fns[1]
     if len(fns) > 2:
         ended_units = fns[2]

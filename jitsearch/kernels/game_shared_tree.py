@@ -135,7 +135,7 @@ def make_shared_step(jit, game, gen, ops, *, inline=None, units=None, tag=""):
     imm_backup = make_shared_imm_backup(jit, ops)
     scales = jit(imm_scales)
     playout = make_playout(jit, rules, gen, tag)
-    fns = (units or default_units)(jit, rules)
+    fns = units(jit, rules) if units else default_units(jit, rules, game.search_eval)
     outcome_units, eval_units = fns[0], fns[1]
     ended_units = fns[2] if len(fns) > 2 else None
 
