@@ -1,5 +1,5 @@
 """Tree-parallel MCTS: many workers growing one shared tree, described once
-and compiled for the CPU (one worker per tree, the twin: since issue 36 the
+and compiled for the CPU (one worker per tree, the twin: the
 shared-tree step written once over the game protocol,
 :mod:`jitsearch.kernels.game_shared_tree`, with Kalah's units) and for CUDA in
 :mod:`jitsearch.kernels.cuda_shared_tree` (many thread blocks per tree; its
@@ -83,7 +83,7 @@ def make_shared_step(jit, rules, gen, playout, ops, margin_playout=None):
     allocate.
 
     ``margin_playout`` (optional; the GPU's register-board playout of
-    :mod:`.register_playout` for one m, which the step is then only run
+    :mod:`jitsearch.games.kalah.register` for one m, which the step is then only run
     with): ``(board, mover, empty_capture, key) -> (player 0's final
     margin, plies)``, the same game as ``playout``'s; used for the playouts
     that need nothing but the final margin (no ply cap, an outcome

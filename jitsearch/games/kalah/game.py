@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..protocol import GAME_OVER, Game, Option, Packed, Rules, Sizes, check_states, no_record
-from . import rules
+from . import fast, rules
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
 
 __all__ = ["GAME", "build"]
@@ -93,6 +93,7 @@ GAME = Game(
     max_plies=-1,
     board_dtype=np.dtype(BOARD_DTYPE),
     solver=solver,
+    fast_playouts=fast,
 )
 
 assert GAME_OVER == rules.GAME_OVER
