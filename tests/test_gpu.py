@@ -294,8 +294,10 @@ def _grow_both(m, n, empty_capture, positions, trees_per_position, capacity, pla
     (in ``chunks`` launches); returns the two TreeBatches. ``reward`` is a
     kernel reward code (2: the store evaluation), ``max_plies`` the plies
     before a playout is scored, ``alpha`` the implicit minimax weight."""
-    from jitsearch.kernels import cuda_mcts
-    from jitsearch.kernels.multi_mcts import TreeBatch, grow_trees_cpu, log_table_for
+    from jitsearch.games import get as get_game
+    from jitsearch.kernels.cuda_common import threads_for
+    from jitsearch.kernels.cuda_game_mcts import DeviceGameTrees
+    from jitsearch.kernels.multi_mcts import TreeBatch, game_units, grow_trees_cpu, log_table_for, no_record
     from jitsearch.mcts.multi import tree_keys_for
 
     b, p = _batch(m, n, positions, seed, near_end=near_end, empty_capture=empty_capture)
@@ -312,10 +314,12 @@ def _grow_both(m, n, empty_capture, positions, trees_per_position, capacity, pla
                    alpha, leaves, 0, iterations)
     gpu = TreeBatch(t, capacity, m, imm=alpha > 0)
     gpu.set_roots(boards, players)
-    dev = cuda_mcts.DeviceTrees(gpu, keys, totals, logs)
+    hist, rows, ply = no_record(t)
+    dev = DeviceGameTrees(get_game("kalah"), game_units, gpu, keys, hist, rows, ply, logs, 1,
+                          threads_for(leaves * playouts))
     done = 0
     for k in chunks:
-        dev.grow(m, 1.3, formula, reward, playouts, empty_capture, max_plies, alpha, leaves, done, k)
+        dev.grow((m, bool(empty_capture)), 1.3, formula, playouts, max_plies, np.int64(reward), alpha, leaves, done, k)
         done += k
     dev.copy_back(gpu)
     return cpu, gpu

@@ -76,10 +76,26 @@ def multiprocessors() -> int:
         return 1
 
 
+def in_module(fn, namespace: dict):
+    """``fn`` with the global names of ``namespace`` (a kernel module's ``globals()``).
+
+    The CUDA simulator runs a kernel with the ``cuda`` global of the kernel's module swapped for
+    its fake module during the whole launch, but swaps a device function's module only around
+    each call: from another module, one simulated thread's return can restore the real module
+    while another thread is inside (``numba.cuda`` has no ``atomic`` then). A device function
+    that names ``cuda`` is therefore compiled as a copy living in the kernel's module; on a GPU
+    this changes nothing (the same source, the same ``cuda``)."""
+    import types
+
+    copy = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__qualname__ = fn.__qualname__
+    return copy
+
+
 def add_outcome_atomic(wins, draws, losses, margin_sum, plies_out, s, mover, margin, plies):
     """One playout's result added to state ``s``'s counters with integer atomics (exact in any
     order): its outcome for ``mover``, player 0's ``margin`` and its ``plies``; every playout
-    kernel's, compiled with ``cuda.jit(device=True)``."""
+    kernel's, compiled with ``cuda.jit(device=True)`` from the kernel's module (:func:`in_module`)."""
     mine = margin if mover == 0 else -margin
     if mine > 0:
         cuda.atomic.add(wins, s, 1)

@@ -20,7 +20,7 @@ from .._checks import check_int, check_seed
 from ..games import get as get_game
 from ..games.playout import NO_CAP, make_playout
 from . import rng
-from .cuda_common import KernelCache, add_outcome_atomic, compile_ptx as ptx_of, signature_of
+from .cuda_common import KernelCache, add_outcome_atomic, in_module, compile_ptx as ptx_of, signature_of
 from .game_playouts import MAX_PLAYOUTS_PER_STATE, OUTPUTS, check_work
 
 #: The most global memory the playouts' records may take.
@@ -35,7 +35,7 @@ def make_kernel(device, game):
     gen = rng.build(device)
     playout = make_playout(device, rules, gen, "flat_" + game.name)
     margin, stream_key = rules.margin, gen.stream_key
-    record = device(add_outcome_atomic)
+    record = device(in_module(add_outcome_atomic, globals()))
     cells, max_moves = int(game.max_cells), int(game.max_moves)
     cell_type = from_dtype(np.dtype(game.board_dtype))
 

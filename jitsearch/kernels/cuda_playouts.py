@@ -26,7 +26,7 @@ from ..games.kalah import register as register_playout
 from ..games.kalah import rules as kalah_rules
 from ..games.kalah import MAX_HOUSES
 from . import rng
-from .cuda_common import KernelCache, add_outcome_atomic, compile_ptx as ptx_of  # noqa: F401  (re-exported)
+from .cuda_common import KernelCache, add_outcome_atomic, in_module, compile_ptx as ptx_of  # noqa: F401  (re-exported)
 from .playouts import make_playout
 from .sentinels import NO_PLY_CAP
 
@@ -42,7 +42,7 @@ def make_kernel(device):
     gen = rng.build(device)
     playout = make_playout(device, rules, gen)
     stream_key = gen.stream_key
-    record = device(add_outcome_atomic)
+    record = device(in_module(add_outcome_atomic, globals()))
 
     def _playout_kernel(boards, players, m, empty_capture, playouts_per_state, seed, wins, draws, losses,
                         margin_sum, plies):
@@ -205,7 +205,7 @@ def make_packed_kernel(device, houses: int):
     load, legal_count, step, final_margin = rules.load, rules.legal_count, rules.step, rules.margin
     gen = rng.build(device)
     draw, below, stream_key = gen.draw, gen.below, gen.stream_key
-    record = device(add_outcome_atomic)
+    record = device(in_module(add_outcome_atomic, globals()))
 
     def _packed_playout_kernel(boards, players, m, empty_capture, playouts_per_state, seed, wins, draws, losses,
                                margin_sum, plies):
@@ -260,7 +260,7 @@ def make_register_kernel(device, houses: int, form: str = "jobs"):
     if form not in REGISTER_FORMS:
         raise ValueError(f"form must be one of {REGISTER_FORMS}, got {form!r}")
     stream_key = rng.build(device).stream_key
-    record = device(add_outcome_atomic)
+    record = device(in_module(add_outcome_atomic, globals()))
     if form == "jobs":
         jobs = register_playout.build_jobs(device, houses, stream_key, record)
 

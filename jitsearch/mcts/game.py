@@ -26,20 +26,79 @@ import time as _time
 
 import numpy as np
 
-from .._checks import check_bool, check_choice, check_float, check_int, kernel_array
+from .._checks import check_bool, check_choice, check_float, check_int, check_seed, kernel_array
 from .._threads import cpu_threads
 from ..games import get as get_game
 from ..kernels.game_mcts import GameTrees, cpu_step, grow_trees_cpu, node_bytes, scratch_bytes, scratch_rows
 from ..kernels.tree_step import REWARD_UNITS, log_table_for
 from ..kernels.sentinels import FORMULAS, NO_NODE, NO_PLY_CAP
+from ..rng import mix64_py
 from ..stop import check_stop
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from .config import (DEFAULT_EVAL_PLIES, MAX_LEAVES, MAX_PLAYOUT_DEPTH, MAX_STEP_PLAYOUTS, MAX_TREES,
                      check_tree_options)
-from .multi import DEFAULT_TIME_NODES, MAX_NODES, default_leaves, grow_in_chunks, most_visited, tree_keys_for
 
 #: Default playouts per leaf of :func:`analyse_game`.
 DEFAULT_PLAYOUTS = 8
+#: Nodes per tree (int32 indices).
+MAX_NODES = 1 << 24
+#: Default nodes per tree in a time-limited search.
+DEFAULT_TIME_NODES = 1 << 16
+CHUNK_SECONDS = 0.02
+
+
+
+def default_leaves(backend: str) -> int:
+    """Leaves per step when the caller gives none: 8 on a GPU (a step's
+    playouts run at once on the block's threads), 1 on the CPU (where they
+    run one after another, so more leaves per step only dilutes selection)."""
+    return 8 if backend == "cuda" else 1
+
+
+def tree_keys_for(seed: int, count: int, offset: int = 0) -> np.ndarray:
+    """Stream keys of trees ``offset .. offset+count-1`` under ``seed``."""
+    seed = check_seed("seed", seed)
+    return np.array([mix64_py(seed * 0x9E3779B97F4A7C15 + offset + t + 1) for t in range(count)],
+                    dtype=np.uint64)
+
+
+def grow_in_chunks(grow, done, total: int | None, seconds: float | None, first: int, stop=None) -> bool:
+    """Call ``grow(k)`` with chunks of ``k`` units until ``done()`` reaches
+    ``total`` or ``seconds`` have passed; the first chunk is ``first``, the
+    next ones are sized from the measured rate to last about CHUNK_SECONDS
+    (at most 4x the previous), the last one to end near the deadline.
+    Returns True if Ctrl-C stopped it (between or inside chunks) or
+    ``stop`` (a ``threading.Event``) was set (seen between chunks)."""
+    deadline = None if seconds is None else _time.perf_counter() + seconds
+    chunk = first
+    try:
+        while True:
+            if stop is not None and stop.is_set():
+                return True
+            todo = chunk if total is None else min(chunk, total - done())
+            if todo <= 0:
+                return False
+            t0 = _time.perf_counter()
+            grow(todo)
+            now = _time.perf_counter()
+            if deadline is not None and now >= deadline:
+                return False
+            rate = todo / max(now - t0, 1e-6)
+            target = CHUNK_SECONDS if deadline is None else min(CHUNK_SECONDS, max(deadline - now, 1e-3))
+            chunk = int(max(1, min(rate * target, 4 * chunk)))
+    except KeyboardInterrupt:
+        return True
+
+
+def most_visited(children: list[dict]) -> int:
+    """Most visits; ties to the better mean value, then house order; -1 if none."""
+    best, key = -1, None
+    for ch in children:
+        k = (ch["visits"], ch["value"] if ch["value"] is not None else -1.0)
+        if key is None or k > key:
+            best, key = ch["move"], k
+    return best
+
 
 
 def node_dtype_of(game):
@@ -109,7 +168,8 @@ class GameGrower:
         self.cfg = packed.cfg
         self.rows = scratch_rows(game, packed.cfg, packed.rows, packed.plies)
         self.args = (float(c), FORMULAS[formula], int(playouts))
-        self.eval_args = (NO_PLY_CAP if eval_plies is None else int(eval_plies), float(param), float(imm))
+        param = param if isinstance(param, np.integer) else float(param)  # the units' parameter keeps its type
+        self.eval_args = (NO_PLY_CAP if eval_plies is None else int(eval_plies), param, float(imm))
         self.leaves = int(leaves)
         node_dtype = np.dtype(node_dtype or node_dtype_of(game))
         cells = packed.boards.shape[1]

@@ -23,7 +23,7 @@ from ..stop import check_stop
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 from .config import MAX_BLOCKS, check_tree_options
 from .game import DEFAULT_PLAYOUTS, check_eval, checked_run_options, checked_states
-from .multi import MAX_NODES, grow_in_chunks, most_visited
+from .game import MAX_NODES, grow_in_chunks, most_visited
 
 #: Nodes per shared tree for a time budget by default.
 DEFAULT_SHARED_TIME_NODES = 1 << 22
