@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """CPU MCTS iterations per second: Oware(6,4) against Kalah(6,4), multi-tree.
 
-Both searches are the multi-tree kernels (:func:`jitsearch.mcts.oware.analyse_oware`
+Both searches are the multi-tree kernels (:func:`jitsearch.mcts.wrappers.analyse_oware`
 and :func:`jitsearch.mcts.multi.analyse_positions`) from the start position,
 UCT with c = sqrt 2, one playout per leaf, one leaf per step, the CPU
 backend, warmed (JIT) first; medians of ``--runs`` interleaved runs, the

@@ -1,5 +1,5 @@
 """`jitsearch serve`'s Oware analysis (``POST /api/oware/analyse``) and record replay, against the library:
-:func:`jitsearch.mcts.oware.analyse_oware` and :mod:`jitsearch.games.oware.endgame`."""
+:func:`jitsearch.mcts.wrappers.analyse_oware` and :mod:`jitsearch.games.oware.endgame`."""
 
 from __future__ import annotations
 

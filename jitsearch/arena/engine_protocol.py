@@ -367,7 +367,7 @@ def check_kalah_memory(agent, state: KalahState) -> None:
 
 def check_oware_memory(agent, houses: int) -> None:
     """Refuse (``ValueError``, one line) an Oware MCTS agent (one tree, ``parallel=root``) whose tree would not
-    fit: (iterations + leaves) x houses + 1 nodes, as :func:`jitsearch.mcts.oware.analyse_oware` sizes it,
+    fit: (iterations + leaves) x houses + 1 nodes, as :func:`jitsearch.mcts.wrappers.analyse_oware` sizes it,
     against the search's default limit and the machine's memory. The other kinds allocate little, or check
     at parse (``db=``)."""
     o = getattr(agent, "options", {})

@@ -1,7 +1,7 @@
 """Every legal move of one Oware position valued, as the web board shows it.
 
 :func:`analyse_oware_position` runs one MCTS tree on the position
-(:func:`jitsearch.mcts.oware.analyse_oware`: per move its visits, visit
+(:func:`jitsearch.mcts.wrappers.analyse_oware`: per move its visits, visit
 share and ``value``, the mover's mean reward, win 1, draw 1/2, loss 0) and,
 where the board holds few enough seeds (:func:`exact_seeds_limit`), the
 exact value of every move in the endgame database
@@ -66,7 +66,7 @@ def analyse_oware_position(state: OwareState, *, iterations: int | None = 2000, 
                            stop: threading.Event | None = None, progress=None) -> dict:
     """Value every legal move of ``state`` (module docstring).
 
-    MCTS options as :func:`~jitsearch.mcts.oware.analyse_oware` (one tree;
+    MCTS options as :func:`~jitsearch.mcts.wrappers.analyse_oware` (one tree;
     ``iterations`` or ``time``); its results are that function's for the
     same arguments. ``exact``: add the database values when the board holds
     at most :func:`exact_seeds_limit` seeds. ``stop`` (a

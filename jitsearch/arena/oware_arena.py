@@ -12,12 +12,12 @@ alphabeta's); ``mc:playouts=200``
 with the best mean result for the mover, ties to the lowest house; options
 ``threads=`` and ``backend=cpu|cuda|auto``: the CUDA twin of the playouts,
 bit-identical results); ``mcts:iterations=2000`` or ``mcts:time=0.5``
-(one UCT tree, :func:`jitsearch.mcts.oware.search_oware`; options
+(one UCT tree, :func:`jitsearch.mcts.wrappers.search_oware`; options
 ``playouts=`` per leaf (default 1), ``c=`` (default sqrt 2), ``leaves=`` per
 step, ``backend=cpu|cuda|auto``, and leaf evaluations ``eval=capture``
 (``eval_plies=`` random plies, default 4, then the alpha-beta's evaluation
 squashed) with ``imm=`` implicit minimax backups; ``parallel=tree`` grows one shared tree
-with ``blocks=`` workers on a GPU, :func:`jitsearch.mcts.oware.tree_parallel_oware`;
+with ``blocks=`` workers on a GPU, :func:`jitsearch.mcts.wrappers.tree_parallel_oware`;
 a time-limited search stops on time, its compilation done before the clock
 starts). Each option may be given once. An agent's random stream comes
 from its seed and the number of moves it has made, so a game replays

@@ -203,7 +203,7 @@ def analyse(
 
 def _analyse_oware(positions_file, houses, seeds, *, iterations, time_limit, playouts, leaves, c, formula, backend,
                    seed, max_bytes, as_json, out):
-    """``analyse --game oware``: one tree per position (:func:`jitsearch.mcts.oware.analyse_oware`)."""
+    """``analyse --game oware``: one tree per position (:func:`jitsearch.mcts.wrappers.analyse_oware`)."""
     from ..games.oware import OwareState
     from ..mcts.wrappers import analyse_oware
 
