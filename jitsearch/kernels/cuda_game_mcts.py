@@ -25,7 +25,7 @@ import numpy as np
 from numba import cuda, from_dtype, int32, int64
 
 from . import rng
-from .game_mcts import make_step
+from .game_mcts import Roots, Tree, make_step, opts_of
 from .tree_step import REWARD_UNITS
 from .sentinels import TERMINAL
 
@@ -49,9 +49,10 @@ def make_kernel(game, device, units=None):
     max_moves = int(game.max_moves)
     cell_type = from_dtype(np.dtype(game.board_dtype))
 
-    def _game_mcts_kernel(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards,
-                          size, tree_keys, root_hist, root_rows, root_ply, log_table, cfg, c, formula, playouts,
-                          max_plies, param, alpha, leaves_per_step, first_step, steps, scratch):
+    def _game_mcts_kernel(tree, roots, log_table, cfg, opts, leaves_per_step, first_step, steps, scratch):
+        parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size = tree
+        tree_keys, root_hist, root_rows, root_ply = roots
+        c, formula, playouts, max_plies, param, alpha = opts
         t = cuda.blockIdx.x
         if t >= parent.shape[0]:
             return
@@ -136,8 +137,9 @@ class DeviceGameTrees:
 
     def grow(self, cfg, c, formula, playouts, max_plies, param, alpha, leaves_per_step, first_step, steps):
         kernel(self.game, self.units)[self.num_trees, self.threads, self.stream](
-            *self.arrays, *self.inputs, self.log_table, cfg, c, formula, playouts, max_plies, param, alpha,
-            leaves_per_step, first_step, steps, self.scratch)
+            Tree(*self.arrays), Roots(*self.inputs), self.log_table, cfg,
+            opts_of(c, formula, playouts, max_plies, param, alpha), int(leaves_per_step), int(first_step), int(steps),
+            self.scratch)
         self.stream.synchronize()
 
     def copy_back(self, trees):
@@ -156,7 +158,8 @@ def compile_ptx(game, cc=(9, 0), units=None, node_dtype=None, param=1.0) -> str:
     state = game.initial()
     packed = game.pack([state])
     trees = GameTrees(1, 2, packed.boards.shape[1], node_dtype or game.board_dtype)
-    sig = signature_of(*trees.arrays(), np.zeros(1, np.uint64), packed.hists, np.zeros(1, np.int32),
-                       np.zeros(1, np.int32), np.zeros(4), packed.cfg, 1.0, 0, 1, 1, param, 0.0, 1, 0, 1,
+    sig = signature_of(trees.tree(), Roots(np.zeros(1, np.uint64), packed.hists, np.zeros(1, np.int32),
+                                           np.zeros(1, np.int32)),
+                       np.zeros(4), packed.cfg, opts_of(1.0, 0, 1, 1, param, 0.0), 1, 0, 1,
                        np.zeros((1, 1, packed.hists.shape[2]), packed.hists.dtype))
     return ptx_of(make_kernel(game, cuda.jit(device=True), units), sig, cc)
