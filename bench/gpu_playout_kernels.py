@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Kernel-only GPU playout rates of every playout kernel (issue 24, part 2),
+"""Kernel-only GPU playout rates of every playout kernel,
 and the tree-parallel MCTS iterations that follow.
 
 1. Kernel only: random playouts per second from the start of Kalah(6,4)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""CPU scaling on many cores (issue 24, part 5): speedup and parallel
+"""CPU scaling on many cores: speedup and parallel
 efficiency of jitsearch's multi-threaded CPU paths at 1, 2, 4, 8, 16 threads.
 
 Five measurements, in this order, on Kalah(6,4) (the endgame database on

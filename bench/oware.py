@@ -1,8 +1,8 @@
 #!/usr/bin/env python
-"""Oware against Kalah, and Oware's searchers against each other (issue 26, item 5).
+"""Oware against Kalah, and Oware's searchers against each other.
 
 1. Random playouts per second on the CPU (one thread): Oware(6,4) with
-   :func:`jitsearch.kernels.oware_playouts.evaluate_states` against Kalah(6,4)
+   :func:`jitsearch.kernels.game_playouts.evaluate_states` against Kalah(6,4)
    with :func:`jitsearch.kernels.playouts.evaluate_cpu`, each from the start
    position, both warmed up first, medians of ``--runs`` interleaved runs;
    the ratio is Oware / Kalah measured in the same run. Plies per playout
@@ -48,7 +48,7 @@ def main() -> int:
     from jitsearch.arena.matches import run_tournament
     from jitsearch.games.kalah import KalahState
     from jitsearch.games.oware import OwareState
-    from jitsearch.kernels.oware_playouts import evaluate_states
+    from jitsearch.mcts.wrappers import evaluate_states
     from jitsearch.kernels.playouts import evaluate_cpu
 
     load_start = os.getloadavg()

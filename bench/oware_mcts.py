@@ -1,7 +1,7 @@
 #!/usr/bin/env python
-"""CPU MCTS iterations per second: Oware(6,4) against Kalah(6,4), multi-tree (issue 26, item 3).
+"""CPU MCTS iterations per second: Oware(6,4) against Kalah(6,4), multi-tree.
 
-Both searches are the multi-tree kernels (:func:`jitsearch.mcts.oware.analyse_oware`
+Both searches are the multi-tree kernels (:func:`jitsearch.mcts.wrappers.analyse_oware`
 and :func:`jitsearch.mcts.multi.analyse_positions`) from the start position,
 UCT with c = sqrt 2, one playout per leaf, one leaf per step, the CPU
 backend, warmed (JIT) first; medians of ``--runs`` interleaved runs, the
@@ -39,7 +39,7 @@ def main() -> int:
     from jitsearch.games.kalah import KalahState
     from jitsearch.games.oware import OwareState
     from jitsearch.mcts.multi import analyse_positions
-    from jitsearch.mcts.oware import analyse_oware, tree_parallel_oware
+    from jitsearch.mcts.wrappers import analyse_oware, tree_parallel_oware
 
     load_start = os.getloadavg()
     ow, ka = OwareState.initial(6, 4), KalahState.initial(6, 4)

@@ -29,7 +29,8 @@ from jitsearch.arena.analysis import analyse_moves
 from jitsearch.games.oware import OwareState
 from jitsearch.games.oware.endgame import build_database, database_size
 from jitsearch.games.oware.game import exact_seeds_limit
-from jitsearch.mcts.oware import analyse_oware
+
+from jitsearch.mcts.wrappers import analyse_oware
 
 OUT = Path(__file__).resolve().parent / "results" / "oware_web_analysis.json"
 

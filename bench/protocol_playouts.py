@@ -4,7 +4,7 @@ playout kernels, one core, paired in one run.
 
 Kalah: :func:`jitsearch.kernels.playouts.evaluate_cpu` with its ``generic`` kernel (the same
 rule functions, called directly) and with the default (fastest: SIMD or packed boards); Oware:
-:func:`jitsearch.kernels.oware_playouts.evaluate_states`; Connect Four has no other kernel
+:func:`jitsearch.kernels.game_playouts.evaluate_states`; Connect Four has no other kernel
 (its playouts/s are listed alone). Every repeat runs each kernel once on the same states and
 seed, in turn (so load changes hit both), and checks that the results are identical. Figures
 are medians of the repeats; ratios are medians of the per-repeat ratios. Writes
@@ -31,7 +31,8 @@ from numba import njit
 import jitsearch.games as games
 from jitsearch._jit import stable_ids
 from jitsearch.games.playout import evaluate
-from jitsearch.kernels import oware_playouts, playouts, rng
+from jitsearch.kernels import playouts, rng
+from jitsearch.mcts.wrappers import evaluate_states as oware_evaluate_states
 
 GEN = rng.build(stable_ids(njit(cache=True)))
 KEYS = ("wins", "draws", "losses", "margin_sum", "plies")
@@ -65,7 +66,7 @@ def kernels_for(name, states, playouts_per_state, seed):
             out["kalah generic"] = lambda: playouts.evaluate_cpu(p.boards, p.players, playouts_per_state, seed,
                                                                  empty_capture=p.cfg[1], kernel="generic")
     elif name == "oware":
-        out["oware kernel"] = lambda: oware_playouts.evaluate_states(states, playouts_per_state, seed)
+        out["oware kernel"] = lambda: oware_evaluate_states(states, playouts_per_state, seed)
     return out
 
 

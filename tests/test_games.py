@@ -252,12 +252,12 @@ def test_generic_playouts_equal_kalahs_kernels():
 @pytest.mark.slow  # compiles kernels of its own (8-16 s on a cold cache)
 def test_generic_playouts_equal_owares_kernel():
     from jitsearch.games.playout import evaluate
-    from jitsearch.kernels import oware_playouts as op
+    from jitsearch.kernels.game_playouts import evaluate_states
     game = games.get("oware")
     for variant in VARIANTS["oware"]:
         states = _positions(game, variant, 6, seed=12) + [game.initial(**variant)]
         ours = evaluate(game, states, 64, 98, gen=GEN)
-        theirs = op.evaluate_states(states, 64, 98)
+        theirs = evaluate_states(game, states, 64, 98, threads=2)
         for key in ("wins", "draws", "losses", "margin_sum", "plies"):
             np.testing.assert_array_equal(ours[key], theirs[key], err_msg=f"{variant} {key}")
 
@@ -330,6 +330,14 @@ for t in range(threads):
                        NO_CAP)
     assert (out[t, 0], out[t, 1]) == (cpu_margin(b, p.cfg), k), (t, out[t], k)
     assert np.array_equal(b, boards[t])
+
+# the shipped batch kernel (kernels/cuda_game_playouts) against the CPU's counters
+from jitsearch.kernels.cuda_game_playouts import evaluate_states_cuda
+from jitsearch.kernels.game_playouts import evaluate_states
+states = [game.initial()] * 3
+cpu = evaluate_states(game, states, 3, 9)
+gpu = evaluate_states_cuda(game, states, 3, 9, threads_per_block=4, blocks=1)
+assert all(np.array_equal(cpu[key], gpu[key]) for key in cpu), (cpu, gpu)
 print("ok", out.tolist())
 """
 
@@ -385,60 +393,24 @@ def test_solver_hook_gives_player_zeros_exact_value(name):
             break
 
 
-def _ptx_kernel(game):
-    """One generic playout kernel for ``game``: the board and the move list in local arrays of the
-    game's compile-time bounds, ``cfg`` a tuple kernel argument, the record a global array."""
-    from numba import cuda
-
-    from jitsearch.games.playout import NO_CAP, make_playout
-    dev = cuda.jit(device=True)
-    rules, gen = game.build(dev), rng.build(dev)
-    play = make_playout(dev, rules, gen, game.name)
-    margin, stream_key = rules.margin, gen.stream_key
-    cells, max_moves, dtype = game.max_cells, game.max_moves, game.board_dtype.type
-
-    def kernel(boards, players, hists, rows, plies, cfg, seed, out):
-        t = cuda.grid(1)
-        if t < boards.shape[0]:
-            board = cuda.local.array(cells, dtype)
-            moves = cuda.local.array(max_moves, np.int64)
-            for i in range(boards.shape[1]):
-                board[i] = boards[t, i]
-            cur = (np.int64(0), rows[t], plies[t])
-            k, _, _ = play(board, cfg, players[t], moves, hists[t], cur, stream_key(seed, 0, t), NO_CAP)
-            out[t, 0] = margin(board, cfg)
-            out[t, 1] = k
-
-    return kernel
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_generic_playout_compiles_to_ptx_for_sm90(name):
-    """The one playout source compiles to PTX for sm_90 for every game (NVVM only, no device; the
-    gpu extra). Skipped without numba-cuda or under the simulator, like tests/test_gpu.py's check."""
+    """The generic playout kernel (:mod:`jitsearch.kernels.cuda_game_playouts`: the board and the
+    move list in local arrays of the game's compile-time bounds, ``cfg`` a tuple kernel argument,
+    the record a global array) compiles to PTX for sm_90 for every game (NVVM only, no device;
+    the gpu extra). Skipped without numba-cuda or under the simulator, like tests/test_gpu.py's."""
     import importlib.util
     import os
-    import types as pytypes
-    from unittest import mock
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         pytest.skip("the simulator has no compiler")
     require = os.environ.get("JITSEARCH_REQUIRE_PTX") == "1"
     if importlib.util.find_spec("numba_cuda") is None and not require:
         pytest.skip("numba-cuda (the gpu extra) is not installed")
-    from numba import cuda, types
-    from numba.cuda import dispatcher
-    from numba.np.numpy_support import from_dtype
-    game = games.get(name)
-    p = game.pack(game.initial())
-    cfg = types.Tuple(tuple(types.boolean if isinstance(v, bool) else types.int64 for v in p.cfg))
-    sig = (types.Array(from_dtype(game.board_dtype), 2, "C"), types.int64[:], types.int32[:, :, :], types.int64[:],
-           types.int64[:], cfg, types.uint64, types.int64[:, :])
-    fake = pytypes.SimpleNamespace(compute_capability=(9, 0))
+    from jitsearch.kernels.cuda_game_playouts import compile_ptx
     try:
-        with mock.patch.object(dispatcher, "get_current_device", lambda: fake):
-            ptx, _ = cuda.compile_ptx(_ptx_kernel(game), sig, cc=(9, 0))
+        ptx = compile_ptx(games.get(name), (9, 0))
     except Exception as exc:  # a missing NVVM is a skip; anything else fails
         if require or type(exc).__name__ not in ("NvvmSupportError", "NvrtcSupportError", "CudaSupportError"):
             raise
         pytest.skip(f"no CUDA compiler toolchain ({type(exc).__name__})")
-    assert ".target sm_90" in ptx
+    assert ".target sm_90" in ptx and f"_{name}_playout_kernel" in ptx

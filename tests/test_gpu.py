@@ -250,8 +250,10 @@ def test_kernel_compiles_to_ptx_for_sm90():
         from jitsearch.kernels.cuda_playouts import compile_ptx
         from jitsearch.kernels.cuda_playouts import compile_packed_ptx, compile_register_ptx
         from jitsearch.kernels.cuda_shared_tree import compile_ptx as compile_shared_ptx
-        from jitsearch.mcts.oware import compile_ptx as compile_oware_mcts_ptx
-        from jitsearch.mcts.oware import compile_shared_ptx as compile_oware_shared_ptx
+        from jitsearch.games import get as get_game
+        from jitsearch.kernels.cuda_game_mcts import compile_ptx as compile_game_mcts_ptx
+        from jitsearch.kernels.cuda_game_playouts import compile_ptx as compile_game_playouts_ptx
+        from jitsearch.kernels.cuda_game_shared_tree import compile_ptx as compile_game_shared_ptx
 
         ptx = compile_ptx((9, 0))
         mcts_ptx = compile_mcts_ptx((9, 0))
@@ -259,8 +261,10 @@ def test_kernel_compiles_to_ptx_for_sm90():
         shared_register_ptx = compile_shared_ptx((9, 0), houses=6)
         packed_ptx = compile_packed_ptx(6, (9, 0))
         register_ptx = {form: compile_register_ptx(6, (9, 0), form) for form in ("jobs", "playout")}
-        oware_mcts_ptx = compile_oware_mcts_ptx((9, 0))
-        oware_shared_ptx = compile_oware_shared_ptx((9, 0))
+        oware = get_game("oware")
+        oware_mcts_ptx = compile_game_mcts_ptx(oware, (9, 0), node_dtype=np.int16)
+        oware_shared_ptx = compile_game_shared_ptx(oware, (9, 0), param=0.25, hist_dtype=np.int32)
+        oware_playouts_ptx = compile_game_playouts_ptx(oware, (9, 0))
     except Exception as exc:
         why = missing_toolchain(exc)
         if why is None or require:  # anything but a missing NVVM/NVRTC is a failure, not a skip
@@ -278,6 +282,7 @@ def test_kernel_compiles_to_ptx_for_sm90():
     assert "ld.local" in ptx
     assert ".target sm_90" in oware_mcts_ptx and "_oware_mcts_kernel" in oware_mcts_ptx
     assert ".target sm_90" in oware_shared_ptx and "_oware_shared_tree_kernel" in oware_shared_ptx
+    assert ".target sm_90" in oware_playouts_ptx and "_oware_playout_kernel" in oware_playouts_ptx
     assert "ld.global.cg" in shared_ptx and "atom.global.cas" in shared_ptx.replace("atom.cas", "atom.global.cas")
 
 
@@ -289,8 +294,10 @@ def _grow_both(m, n, empty_capture, positions, trees_per_position, capacity, pla
     (in ``chunks`` launches); returns the two TreeBatches. ``reward`` is a
     kernel reward code (2: the store evaluation), ``max_plies`` the plies
     before a playout is scored, ``alpha`` the implicit minimax weight."""
-    from jitsearch.kernels import cuda_mcts
-    from jitsearch.kernels.multi_mcts import TreeBatch, grow_trees_cpu, log_table_for
+    from jitsearch.games import get as get_game
+    from jitsearch.kernels.cuda_common import threads_for
+    from jitsearch.kernels.cuda_game_mcts import DeviceGameTrees
+    from jitsearch.kernels.multi_mcts import TreeBatch, game_units, grow_trees_cpu, log_table_for, no_record
     from jitsearch.mcts.multi import tree_keys_for
 
     b, p = _batch(m, n, positions, seed, near_end=near_end, empty_capture=empty_capture)
@@ -307,10 +314,12 @@ def _grow_both(m, n, empty_capture, positions, trees_per_position, capacity, pla
                    alpha, leaves, 0, iterations)
     gpu = TreeBatch(t, capacity, m, imm=alpha > 0)
     gpu.set_roots(boards, players)
-    dev = cuda_mcts.DeviceTrees(gpu, keys, totals, logs)
+    hist, rows, ply = no_record(t)
+    dev = DeviceGameTrees(get_game("kalah"), game_units, gpu, keys, hist, rows, ply, logs, 1,
+                          threads_for(leaves * playouts))
     done = 0
     for k in chunks:
-        dev.grow(m, 1.3, formula, reward, playouts, empty_capture, max_plies, alpha, leaves, done, k)
+        dev.grow((m, bool(empty_capture)), 1.3, formula, playouts, max_plies, np.int64(reward), alpha, leaves, done, k)
         done += k
     dev.copy_back(gpu)
     return cpu, gpu

@@ -24,7 +24,7 @@ from jitsearch.games.oware import OwareState
 from jitsearch.games.oware.solver import solve
 from jitsearch.kernels.sentinels import NO_NODE, TERMINAL
 from jitsearch.mcts.multi import tree_keys_for
-from jitsearch.mcts.oware import analyse_oware, search_oware, tree_parallel_oware
+from jitsearch.mcts.wrappers import analyse_oware, search_oware, tree_parallel_oware
 
 
 def _states(seed, count, min_rows=1, **kw):
@@ -205,7 +205,7 @@ import numpy as np
 warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
 from jitsearch.games.oware import OwareState
 from jitsearch.kernels import cuda_game_mcts as cuda_oware_mcts
-from jitsearch.mcts.oware import analyse_oware
+from jitsearch.mcts.wrappers import analyse_oware
 from jitsearch.mcts.multi import tree_keys_for
 
 cuda_oware_mcts.threads_for = lambda jobs, trees, per_thread: 3  # few threads a block: the simulator is slow
@@ -287,7 +287,7 @@ import numpy as np
 warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
 from jitsearch.games.oware import OwareState
 from jitsearch.kernels import cuda_game_shared_tree
-from jitsearch.mcts.oware import tree_parallel_oware
+from jitsearch.mcts.wrappers import tree_parallel_oware
 from jitsearch.mcts.multi import tree_keys_for
 
 cuda_game_shared_tree.threads_for = lambda playouts, blocks, per_thread: 3  # few threads: the simulator is slow
@@ -413,7 +413,7 @@ def test_mcts_agent_as_an_openspiel_bot():
 def test_a_stop_event_ends_the_growth_between_chunks():
     import threading
 
-    from jitsearch.mcts.oware import analyse_oware
+    from jitsearch.mcts.wrappers import analyse_oware
 
     class StopAfter:
         """An event that reads as set from its ``n``-th look on (the driver looks once per chunk)."""

@@ -21,9 +21,10 @@ import pytest
 from jitsearch.arena.agents import parse_agent
 from jitsearch.games.oware import OwareState
 from jitsearch.kernels.multi_mcts import REWARD_UNITS
-from jitsearch.kernels.oware_playouts import CPU_UNITS as CPU_STEP
+from jitsearch.games import get as get_game
+from jitsearch.kernels.game_mcts import cpu_step
 from jitsearch.kernels.sentinels import TERMINAL, UNEVALUATED
-from jitsearch.mcts.oware import analyse_oware, search_oware, tree_parallel_oware
+from jitsearch.mcts.wrappers import analyse_oware, search_oware, tree_parallel_oware
 
 from test_oware_mcts import _states
 
@@ -52,14 +53,15 @@ def _for_mover(units0, mover):
 
 @pytest.mark.slow
 def test_the_evaluation_equals_the_reference_on_random_boards():
+    eval_units = cpu_step(get_game("oware")).eval_units
     rnd = random.Random(3)
     for _ in range(300):
         m = rnd.choice([2, 3, 6])
         board = np.array([rnd.randrange(0, 9) for _ in range(2 * m)] + [rnd.randrange(0, 30), rnd.randrange(0, 30)],
                          np.int32)
         w = rnd.choice([0.0, 0.25, 0.5, 1.25, -0.5])
-        assert CPU_STEP.eval_units(board, m, w) == static_units(board, m, False, w)
-    assert CPU_STEP.eval_units(np.array([4] * 12 + [0, 0], np.int32), 6, 0.25) == REWARD_UNITS // 2
+        assert eval_units(board, (m, False, 200), w) == static_units(board, m, False, w)
+    assert eval_units(np.array([4] * 12 + [0, 0], np.int32), (6, False, 200), 0.25) == REWARD_UNITS // 2
 
 
 @pytest.mark.parametrize("kw", [{"houses": 3, "seeds": 2, "move_limit": 40}, {"houses": 6, "seeds": 4}])
@@ -215,7 +217,7 @@ import numpy as np
 warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
 from jitsearch.games.oware import OwareState
 from jitsearch.kernels import cuda_game_mcts as cuda_oware_mcts, cuda_game_shared_tree
-from jitsearch.mcts.oware import analyse_oware, tree_parallel_oware
+from jitsearch.mcts.wrappers import analyse_oware, tree_parallel_oware
 from jitsearch.mcts.multi import tree_keys_for
 
 cuda_oware_mcts.threads_for = lambda jobs, trees, per_thread: 3  # few threads a block: the simulator is slow

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from jitsearch.games.oware import OwareState
-from jitsearch.kernels.oware_playouts import evaluate_states
+from jitsearch.mcts.wrappers import evaluate_states
 from jitsearch.kernels.rng import below_py, draw_py, stream_key_py
 
 
@@ -85,8 +85,8 @@ import random, warnings
 import numpy as np
 warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
 from jitsearch.games.oware import OwareState
-from jitsearch.kernels.oware_playouts import evaluate_states
-from jitsearch.kernels.cuda_oware_playouts import evaluate_states_cuda
+from jitsearch.mcts.wrappers import evaluate_states
+from jitsearch.mcts.wrappers import evaluate_states_cuda
 
 for kw, count in (({}, 6), ({"houses": 3, "seeds": 2, "move_limit": 60}, 8)):
     rnd = random.Random(2)

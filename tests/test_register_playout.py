@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jitsearch.kernels import register_playout
+from jitsearch.games.kalah import register as register_playout
+from jitsearch.kernels.playouts import evaluate_register_cpu
 from jitsearch.kernels.playouts import evaluate_cpu
 
 KEYS = ("wins", "draws", "losses", "margin_sum", "plies")
@@ -38,15 +39,15 @@ def test_register_playout_equals_the_generic_playout(m, empty_capture):
     for seed in (0, 2**64 - 1):
         generic = evaluate_cpu(boards, players, 8, seed, empty_capture=empty_capture, kernel="generic")
         for lanes in (0, 1, 5, 1000):  # 0: one playout per call; else the job loop on that many lanes
-            regs = register_playout.evaluate_cpu(boards, players, 8, seed, empty_capture=empty_capture, lanes=lanes)
+            regs = evaluate_register_cpu(boards, players, 8, seed, empty_capture=empty_capture, lanes=lanes)
             for k in KEYS:
                 assert (regs[k] == generic[k]).all(), (k, seed, lanes)
 
 
 def test_register_playout_depends_on_the_stream():
     boards, players = _positions(6, 12, seed=1)
-    a = register_playout.evaluate_cpu(boards, players, 8, 1)
-    b = register_playout.evaluate_cpu(boards, players, 8, 2)
+    a = evaluate_register_cpu(boards, players, 8, 1)
+    b = evaluate_register_cpu(boards, players, 8, 2)
     assert any((a[k] != b[k]).any() for k in KEYS)
 
 
@@ -56,4 +57,4 @@ def test_register_playout_source_rejects_bad_houses():
     with pytest.raises(ValueError, match="houses must lie in 1..16"):
         register_playout.jobs_source(17)
     with pytest.raises(ValueError, match="lanes"):
-        register_playout.evaluate_cpu(np.array([[0, 1, 0, 1]]), [0], 1, 1, lanes=-1)
+        evaluate_register_cpu(np.array([[0, 1, 0, 1]]), [0], 1, 1, lanes=-1)

@@ -123,7 +123,7 @@ def test_random_agents_take_a_stop_and_move():
 
 def test_an_oware_mcts_search_that_reports_an_interruption_is_not_played(monkeypatch):
     """The Ctrl-C seen between chunks comes back as ``interrupted``: the agent raises, never plays it."""
-    import jitsearch.mcts.oware as oware_mcts
+    import jitsearch.mcts.wrappers as oware_mcts
 
     state = OwareState.initial()
     fake = {"move": 0, "value": 0.5, "iterations": 3, "nodes": 4, "interrupted": True, "children": []}
@@ -198,7 +198,7 @@ def test_kalah_mcts_grown_in_chunks_for_a_stop_is_the_tree_grown_in_one_call(opt
 
 
 def test_oware_playouts_with_an_unset_stop_give_the_same_counts():
-    from jitsearch.kernels.oware_playouts import evaluate_states
+    from jitsearch.mcts.wrappers import evaluate_states
 
     states = [OwareState.initial().play(h) for h in range(6)]
     a = evaluate_states(states, 50, seed=3)

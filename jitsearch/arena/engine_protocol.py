@@ -361,7 +361,7 @@ def _check_tree_of_options(agent, moves: int) -> None:
     if "iterations" not in o or o.get("parallel", "root") != "root":
         return
     from ..mcts.multi import default_leaves
-    from ..mcts.oware import node_bytes
+    from ..mcts.wrappers import node_bytes
     from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 
     leaves = o.get("leaves") or default_leaves(getattr(agent, "backend", "cpu"))

@@ -25,7 +25,6 @@ ends it within about a second, raising ``KeyboardInterrupt``.
 from __future__ import annotations
 
 import copy
-import importlib
 import math
 import random
 import threading
@@ -48,24 +47,13 @@ GENERIC = {"random": {}, "mc": {"playouts": int, "time": float},
                     "eval_plies": int, "imm": float}}
 #: Playouts a child of flat Monte Carlo plays between two looks at ``stop``.
 MC_CHUNK = 1024
-#: The MCTS options that need the game's evaluating search (:func:`evaluating_mcts`).
+#: The MCTS options of leaf evaluations (the game's ``search_eval`` hook, :func:`jitsearch.mcts.game.check_eval`).
 EVAL_OPTIONS = ("eval", "eval_plies", "imm")
 
 
 def kinds(game: Game) -> dict:
     """Every agent kind of ``game`` (name -> option types): the generic ones, then the game's engines."""
     return {**GENERIC, **{name: dict(engine.options) for name, engine in game.engines.items()}}
-
-
-def evaluating_mcts(game: Game):
-    """The game's MCTS module with leaf evaluations (``search_NAME``, ``tree_parallel_NAME``,
-    ``check_NAME_eval`` in ``jitsearch.mcts.NAME``), or None where the game has none."""
-    try:
-        module = importlib.import_module(f"jitsearch.mcts.{game.name}")
-    except ImportError:
-        return None
-    names = (f"search_{game.name}", f"tree_parallel_{game.name}", f"check_{game.name}_eval")
-    return module if all(callable(getattr(module, n, None)) for n in names) else None
 
 
 def check_options(game: Game, kind: str, options: dict):
@@ -104,10 +92,9 @@ def check_options(game: Game, kind: str, options: dict):
     if o.get("leaves", 1) * o.get("playouts", 1) > MAX_STEP_PLAYOUTS:
         raise ValueError(f"leaves x playouts is above the limit of {MAX_STEP_PLAYOUTS} per step")
     if any(k in o for k in EVAL_OPTIONS):
-        module = evaluating_mcts(game)
-        if module is None:
-            raise ValueError(f"eval=, eval_plies= and imm= need leaf evaluations, which {game.name}'s MCTS lacks")
-        getattr(module, f"check_{game.name}_eval")(o.get("eval"), o.get("eval_plies"), o.get("imm", 0.0), None)
+        from ..mcts.game import check_eval
+
+        check_eval(game, o.get("eval"), o.get("eval_plies"), o.get("imm", 0.0), None)
     return None
 
 
@@ -180,21 +167,15 @@ class GameAgent:
             common["formula"] = o["formula"]
         if "threads" in o:
             common["threads"] = o["threads"]
-        module = evaluating_mcts(self.game)  # the game's own MCTS (Oware's) where it has one, else the generic
-        if module is not None:
+        if any(k in o for k in EVAL_OPTIONS):  # leaf evaluations: the game's search_eval hook
             common.update(eval=o.get("eval"), eval_plies=o.get("eval_plies"), imm=o.get("imm", 0.0))
         if o.get("parallel") == "tree":
+            from ..mcts.game_shared import tree_parallel_game
+
             if common["iterations"] is None and common["time"] is None:
                 common["iterations"] = 1000
-            if module is not None:
-                out = getattr(module, f"tree_parallel_{self.game.name}")([state], blocks=o.get("blocks"), **common)
-            else:
-                from ..mcts.game_shared import tree_parallel_game
-
-                out = tree_parallel_game(self.game, [state], blocks=o.get("blocks"), **common)
+            out = tree_parallel_game(self.game, [state], blocks=o.get("blocks"), **common)
             r = {**out["positions"][0], "iterations": out["iterations"], "interrupted": out["interrupted"]}
-        elif module is not None:
-            r = getattr(module, f"search_{self.game.name}")(state, leaves=o.get("leaves"), **common)
         else:
             from ..mcts.game import search_game
 

@@ -6,8 +6,7 @@ move among the legal ones in the rules' order (``legal``'s); the outcome is play
 margin (:func:`make_evaluate` counts win / draw / loss for each state's player to move).
 With the same stream (the RNG ``gen`` of :mod:`jitsearch.kernels.rng`, passed in: the kernels
 own it) the moves, the boards and the outcome are those of Kalah's
-:func:`jitsearch.kernels.playouts.make_playout` and Oware's
-:func:`jitsearch.kernels.oware_playouts.make_capped_playout`.
+:func:`jitsearch.kernels.playouts.make_playout` and of the capped playout Oware had of its own.
 
 ``make_playout`` is plain Python for Numba's nopython subset: compile it with
 ``numba.njit`` (rules built with ``njit(inline='always')``, as the project's CPU kernels

@@ -131,6 +131,23 @@ class Packed(NamedTuple):
         return 0, int(self.rows[k]), int(self.plies[k])
 
 
+class SearchEval(NamedTuple):
+    """A game's own MCTS leaf evaluation (:attr:`Game.search_eval`).
+
+    ``build(jit) -> (value, scale)``: ``value(board, cfg, param)`` a static estimate of player
+    0's result (float64), ``scale(board, cfg, param)`` its squash scale (float64); the kernels
+    score ``0.5 + v / (2 (|v| + max(1, scale / 8)))`` rounded to reward units. ``evals``: the
+    names ``eval=`` accepts; ``param``: the keyword of the parameter (Oware ``side_weight``);
+    ``check_param(value or None) -> float``: the parameter checked, its default filled in
+    (one-line ValueError); ``node_dtype``: the tree's node boards (None: the board dtype)."""
+
+    build: Callable
+    evals: tuple
+    param: str
+    check_param: Callable
+    node_dtype: Any = None
+
+
 @dataclass(frozen=True, eq=False)
 class Game:
     """A game as a value.
@@ -187,7 +204,6 @@ class Game:
         Optional: ``move_order(jit) -> score`` compiled with ``jit``, ``score(board, cfg, player,
         move) -> float``: the alpha-beta search tries ``player``'s legal moves highest score
         first (ties in the rules' order). ``None``: the rules' order.
-    database, fast_playouts : optional hooks, None where the game has none.
     openspiel : OpenSpielMap or None
         Optional: the game's counterpart in OpenSpiel (:class:`OpenSpielMap`: the pyspiel game's
         name and parameters, our move <-> its action, the moves that replay a state), read by
@@ -209,6 +225,17 @@ class Game:
         Optional: ``balance(state, depth) -> number``, a depth-limited search value of a live
         state from its player to move's view (Kalah the store difference), what balanced opening
         suites keep near 0 (:mod:`jitsearch.arena.openings`).
+    database : optional hook, None where the game has none.
+    fast_playouts : module or None
+        Optional: the game's own playout kernels, bit-identical to the generic playout of
+        :mod:`jitsearch.games.playout` and faster where a board fits a vector or registers
+        (Kalah: :mod:`jitsearch.games.kalah.fast`). It gives ``kinds(cfg, simd) -> tuple`` (the
+        kinds that run a variant, fastest first, ``"generic"`` last) and ``cpu_evaluate(cfg,
+        kind, gen)`` (an ``evaluate_range`` of the kind); the kernels take the generic path where
+        it is None.
+    search_eval : SearchEval or None
+        Optional: the game's own MCTS leaf evaluation (``eval=`` of the searches over the
+        protocol); None: the searches play out to the end, or score ``evaluate``.
     """
 
     name: str
@@ -228,7 +255,7 @@ class Game:
     solver: Callable | None = None
     database: Callable | None = None
     openspiel: Any = None
-    fast_playouts: Callable | None = None
+    fast_playouts: Any = None
     node_record: Callable | None = None
     position_key: Callable | None = None
     move_order: Callable | None = None
@@ -236,6 +263,7 @@ class Game:
     ui: TextUI | None = None
     move_values: Callable | None = None
     balance: Callable | None = None
+    search_eval: Any = None
 
     def defaults(self) -> dict:
         """The variant options' defaults."""

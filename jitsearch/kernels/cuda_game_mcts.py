@@ -25,23 +25,16 @@ import numpy as np
 from numba import cuda, from_dtype, int32, int64
 
 from . import rng
-from .game_mcts import make_step
+from .game_mcts import Roots, Tree, make_step, opts_of
 from .tree_step import REWARD_UNITS
 from .sentinels import TERMINAL
 
-#: The most global memory the record scratch may take.
-MAX_SCRATCH_BYTES = 1 << 31
-#: Threads per block at most.
-MAX_THREADS = 256
+from .cuda_common import MAX_SCRATCH_BYTES, MAX_THREADS, KernelCache, free_bytes  # noqa: F401  (re-exported)
+from .cuda_common import compile_ptx as ptx_of, signature_of, threads_for  # noqa: F401  (re-exported)
+
 #: Leaves per step at most, and leaves x playouts per step at most (shared memory: 8 bytes a playout).
 MAX_LEAVES = 64
 MAX_JOBS = 1024
-
-
-def free_bytes() -> int:
-    """Free memory on the current device, in bytes."""
-    free, _total = cuda.current_context().get_memory_info()
-    return int(free) if np.isfinite(free) else 1 << 62  # the simulator reports infinity
 
 
 def make_kernel(game, device, units=None):
@@ -56,9 +49,10 @@ def make_kernel(game, device, units=None):
     max_moves = int(game.max_moves)
     cell_type = from_dtype(np.dtype(game.board_dtype))
 
-    def _game_mcts_kernel(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards,
-                          size, tree_keys, root_hist, root_rows, root_ply, log_table, cfg, c, formula, playouts,
-                          max_plies, param, alpha, leaves_per_step, first_step, steps, scratch):
+    def _game_mcts_kernel(tree, roots, log_table, cfg, opts, leaves_per_step, first_step, steps, scratch):
+        parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size = tree
+        tree_keys, root_hist, root_rows, root_ply = roots
+        c, formula, playouts, max_plies, param, alpha = opts
         t = cuda.blockIdx.x
         if t >= parent.shape[0]:
             return
@@ -113,23 +107,12 @@ def make_kernel(game, device, units=None):
     return _game_mcts_kernel
 
 
-_KERNELS: dict = {}
+_KERNELS = KernelCache()
 
 
 def kernel(game, units=None):
     """The compiled kernel of ``game`` and ``units`` (compiled on first launch)."""
-    key = (game, units)
-    if key not in _KERNELS:
-        _KERNELS[key] = cuda.jit(make_kernel(game, cuda.jit(device=True), units))
-    return _KERNELS[key]
-
-
-def threads_for(jobs: int, num_trees: int, per_thread_bytes: int) -> int:
-    """Threads per block: a step's playouts rounded up to a warp, at most MAX_THREADS, fewer
-    where the record scratch of every block's threads would pass MAX_SCRATCH_BYTES (at least 1)."""
-    want = int(min(MAX_THREADS, max(32, -(-jobs // 32) * 32)))
-    fits = MAX_SCRATCH_BYTES // max(1, num_trees * per_thread_bytes)
-    return int(max(1, min(want, fits)))
+    return _KERNELS.get((game, units), lambda device: make_kernel(game, device, units))
 
 
 class DeviceGameTrees:
@@ -154,8 +137,9 @@ class DeviceGameTrees:
 
     def grow(self, cfg, c, formula, playouts, max_plies, param, alpha, leaves_per_step, first_step, steps):
         kernel(self.game, self.units)[self.num_trees, self.threads, self.stream](
-            *self.arrays, *self.inputs, self.log_table, cfg, c, formula, playouts, max_plies, param, alpha,
-            leaves_per_step, first_step, steps, self.scratch)
+            Tree(*self.arrays), Roots(*self.inputs), self.log_table, cfg,
+            opts_of(c, formula, playouts, max_plies, param, alpha), int(leaves_per_step), int(first_step), int(steps),
+            self.scratch)
         self.stream.synchronize()
 
     def copy_back(self, trees):
@@ -169,22 +153,13 @@ def compile_ptx(game, cc=(9, 0), units=None, node_dtype=None, param=1.0) -> str:
     (needs NVVM only), as :func:`jitsearch.kernels.cuda_mcts.compile_ptx`; the argument types
     are those of a search of the game's initial position (``param``: the units' parameter,
     its type as the searches pass it)."""
-    import types
-    from unittest import mock
-
-    from numba import typeof
-    from numba.cuda import dispatcher
-
     from .game_mcts import GameTrees
 
     state = game.initial()
     packed = game.pack([state])
     trees = GameTrees(1, 2, packed.boards.shape[1], node_dtype or game.board_dtype)
-    args = (*trees.arrays(), np.zeros(1, np.uint64), packed.hists.astype(packed.hists.dtype),
-            np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(4), packed.cfg, 1.0, 0, 1, 1, param, 0.0, 1, 0, 1,
-            np.zeros((1, 1, packed.hists.shape[2]), packed.hists.dtype))
-    sig = tuple(typeof(a) for a in args)
-    fake = types.SimpleNamespace(compute_capability=tuple(cc))
-    with mock.patch.object(dispatcher, "get_current_device", lambda: fake):
-        ptx, _ = cuda.compile_ptx(make_kernel(game, cuda.jit(device=True), units), sig, cc=tuple(cc))
-    return ptx
+    sig = signature_of(trees.tree(), Roots(np.zeros(1, np.uint64), packed.hists, np.zeros(1, np.int32),
+                                           np.zeros(1, np.int32)),
+                       np.zeros(4), packed.cfg, opts_of(1.0, 0, 1, 1, param, 0.0), 1, 0, 1,
+                       np.zeros((1, 1, packed.hists.shape[2]), packed.hists.dtype))
+    return ptx_of(make_kernel(game, cuda.jit(device=True), units), sig, cc)

@@ -17,9 +17,11 @@ import numpy as np
 from numba import cuda, from_dtype, int64
 
 from . import rng
-from .cuda_game_mcts import MAX_SCRATCH_BYTES, threads_for  # noqa: F401 - one rule for both kernels' blocks
+from .cuda_common import MAX_SCRATCH_BYTES, KernelCache, multiprocessors, threads_for  # noqa: F401  (re-exported)
+from .cuda_common import compile_ptx as ptx_of, signature_of
 from .cuda_shared_tree import MAX_PLAYOUTS, gpu_ops
-from .game_shared_tree import MAX_PATH, make_shared_step
+from .game_mcts import opts_of
+from .game_shared_tree import MAX_PATH, SharedRoots, SharedTree, make_shared_step
 from .tree_step import REWARD_UNITS
 
 
@@ -34,10 +36,11 @@ def make_kernel(game, device, units=None):
     max_moves = int(game.max_moves)
     cell_type = from_dtype(np.dtype(game.board_dtype))
 
-    def _game_shared_tree_kernel(first_child, num_children, move, visits, value, imm, size, claims, root_boards,
-                                 root_players, root_hist, root_rows, root_ply, tree_keys, log_table, capacity, cfg, c,
-                                 formula, playouts, max_plies, param, alpha, blocks_per_tree, first_iteration,
-                                 iterations, scratch):
+    def _game_shared_tree_kernel(tree, claims, roots, log_table, capacity, cfg, opts, blocks_per_tree,
+                                 first_iteration, iterations, scratch):
+        first_child, num_children, move, visits, value, imm, size = tree
+        root_boards, root_players, root_hist, root_rows, root_ply, tree_keys = roots
+        c, formula, playouts, max_plies, param, alpha = opts
         g = cuda.blockIdx.x // blocks_per_tree
         if g >= size.shape[0]:
             return
@@ -103,25 +106,17 @@ def make_kernel(game, device, units=None):
     return _game_shared_tree_kernel
 
 
-_KERNELS: dict = {}
+_KERNELS = KernelCache()
 
 
 def kernel(game, units=None):
     """The compiled kernel of ``game`` and ``units`` (compiled on first launch)."""
-    key = (game, units)
-    if key not in _KERNELS:
-        _KERNELS[key] = cuda.jit(make_kernel(game, cuda.jit(device=True), units))
-    return _KERNELS[key]
-
+    return _KERNELS.get((game, units), lambda device: make_kernel(game, device, units))
 
 
 def default_blocks_per_tree(num_trees: int) -> int:
     """8 blocks per SM over all trees, at least one per tree."""
-    try:
-        sms = int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
-    except Exception:  # the simulator
-        sms = 1
-    return max(1, (8 * sms) // max(1, num_trees))
+    return max(1, (8 * multiprocessors()) // max(1, num_trees))
 
 
 class DeviceSharedTrees:
@@ -149,8 +144,9 @@ class DeviceSharedTrees:
             self.log_table = cuda.to_device(log_table, stream=self.stream)
         self.claims.copy_to_device(self._zeros, stream=self.stream)
         kernel(self.game, self.units)[self._zeros.shape[0] * self.blocks, self.threads, self.stream](
-            *self.arrays, self.claims, *self.roots, self.tree_keys, self.log_table, self.capacity, cfg, c, formula,
-            playouts, max_plies, param, alpha, self.blocks, first_iteration, iterations, self.scratch)
+            SharedTree(*self.arrays), self.claims, SharedRoots(*self.roots, self.tree_keys), self.log_table,
+            self.capacity, cfg, opts_of(c, formula, playouts, max_plies, param, alpha), self.blocks,
+            int(first_iteration), int(iterations), self.scratch)
         self.stream.synchronize()
 
     def copy_back(self, trees):
@@ -162,22 +158,13 @@ class DeviceSharedTrees:
 def compile_ptx(game, cc=(9, 0), units=None, param=1.0, hist_dtype=None) -> str:
     """PTX of ``game``'s shared-tree kernel for compute capability ``cc`` without a device (needs
     NVVM only); the argument types are those of a search of the game's initial position."""
-    import types
-    from unittest import mock
-
-    from numba import typeof
-    from numba.cuda import dispatcher
-
     from .game_shared_tree import SharedTrees
 
     packed = game.pack([game.initial()])
     hist = packed.hists.astype(hist_dtype or packed.hists.dtype)
     trees = SharedTrees(1, 2)
-    args = (*trees.arrays(), np.zeros(1, np.int64), packed.boards, np.zeros(1, np.int32), hist,
-            np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(1, np.uint64), np.zeros(4), 2, packed.cfg, 1.0, 0,
-            1, 1, param, 0.0, 1, 0, 1, np.zeros((1, 1, hist.shape[2]), hist.dtype))
-    sig = tuple(typeof(a) for a in args)
-    fake = types.SimpleNamespace(compute_capability=tuple(cc))
-    with mock.patch.object(dispatcher, "get_current_device", lambda: fake):
-        ptx, _ = cuda.compile_ptx(make_kernel(game, cuda.jit(device=True), units), sig, cc=tuple(cc))
-    return ptx
+    roots = SharedRoots(packed.boards, np.zeros(1, np.int32), hist, np.zeros(1, np.int32), np.zeros(1, np.int32),
+                        np.zeros(1, np.uint64))
+    sig = signature_of(SharedTree(*trees.arrays()), np.zeros(1, np.int64), roots, np.zeros(4), 2, packed.cfg,
+                       opts_of(1.0, 0, 1, 1, param, 0.0), 1, 0, 1, np.zeros((1, 1, hist.shape[2]), hist.dtype))
+    return ptx_of(make_kernel(game, cuda.jit(device=True), units), sig, cc)

@@ -22,28 +22,16 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32, int64
 
+from ..games.kalah import register as register_playout
 from ..games.kalah import rules as kalah_rules
 from ..games.kalah import MAX_HOUSES
 from . import rng
+from .cuda_common import KernelCache, add_outcome_atomic, in_module, compile_ptx as ptx_of  # noqa: F401  (re-exported)
 from .playouts import make_playout
-from .sentinels import MAX_PITS, NO_PLY_CAP
+from .sentinels import NO_PLY_CAP
 
-
-
-def add_outcome_atomic(wins, draws, losses, margin_sum, plies_out, s, mover, margin, plies):
-    """:func:`jitsearch.kernels.playouts.add_outcome` with integer atomics
-    (exact in any order: the counters do not depend on which thread ends
-    first): every playout kernel's, Kalah's and Oware's, compiled with
-    ``cuda.jit(device=True)``."""
-    mine = margin if mover == 0 else -margin
-    if mine > 0:
-        cuda.atomic.add(wins, s, 1)
-    elif mine < 0:
-        cuda.atomic.add(losses, s, 1)
-    else:
-        cuda.atomic.add(draws, s, 1)
-    cuda.atomic.add(margin_sum, s, margin)
-    cuda.atomic.add(plies_out, s, plies)
+#: Pits of a per-thread Kalah board (a constant, as CUDA local arrays need).
+MAX_PITS = 2 * MAX_HOUSES + 2
 
 
 def make_kernel(device):
@@ -54,7 +42,7 @@ def make_kernel(device):
     gen = rng.build(device)
     playout = make_playout(device, rules, gen)
     stream_key = gen.stream_key
-    record = device(add_outcome_atomic)
+    record = device(in_module(add_outcome_atomic, globals()))
 
     def _playout_kernel(boards, players, m, empty_capture, playouts_per_state, seed, wins, draws, losses,
                         margin_sum, plies):
@@ -86,22 +74,9 @@ def kernel():
 
 
 def compile_ptx(cc=(9, 0)) -> str:
-    """PTX of the kernel for compute capability ``cc`` without a device
-    (needs NVVM only): catches code the simulator accepts but a GPU rejects.
-
-    numba-cuda asks the current device for its compute capability when it
-    compiles a device function; with no driver we answer ``cc`` for the
-    duration of the call.
-    """
-    import types
-    from unittest import mock
-
-    from numba.cuda import dispatcher
-
-    fake = types.SimpleNamespace(compute_capability=tuple(cc))
-    with mock.patch.object(dispatcher, "get_current_device", lambda: fake):
-        ptx, _ = cuda.compile_ptx(make_kernel(cuda.jit(device=True)), KERNEL_SIGNATURE, cc=tuple(cc))
-    return ptx
+    """PTX of the kernel for compute capability ``cc`` without a device (needs NVVM only):
+    catches code the simulator accepts but a GPU rejects."""
+    return ptx_of(make_kernel(cuda.jit(device=True)), KERNEL_SIGNATURE, cc)
 
 
 KERNEL_SIGNATURE = ("void(int32[:, :], int64[:], int64, boolean, int64, uint64, int64[:], int64[:], int64[:], "
@@ -216,7 +191,7 @@ class CudaEvaluator:
         return {name: np.array(v) for name, v in result.items()}
 
 
-# -- packed boards (issue 13): the CPU's packed playout compiled for the GPU ---------------------
+# -- packed boards: the CPU's packed playout compiled for the GPU -------------------------------------
 
 def make_packed_kernel(device, houses: int):
     """The kernel on packed boards (:func:`kalah_rules.build_packed`) for
@@ -230,7 +205,7 @@ def make_packed_kernel(device, houses: int):
     load, legal_count, step, final_margin = rules.load, rules.legal_count, rules.step, rules.margin
     gen = rng.build(device)
     draw, below, stream_key = gen.draw, gen.below, gen.stream_key
-    record = device(add_outcome_atomic)
+    record = device(in_module(add_outcome_atomic, globals()))
 
     def _packed_playout_kernel(boards, players, m, empty_capture, playouts_per_state, seed, wins, draws, losses,
                                margin_sum, plies):
@@ -256,30 +231,20 @@ def make_packed_kernel(device, houses: int):
     return _packed_playout_kernel
 
 
-_PACKED = {}
+_KERNELS = KernelCache()
 
 
 def packed_kernel(houses: int):
     """The packed-board kernel for ``houses`` (compiled on first launch, cached per m)."""
-    if houses not in _PACKED:
-        _PACKED[houses] = cuda.jit(make_packed_kernel(cuda.jit(device=True), houses))
-    return _PACKED[houses]
+    return _KERNELS.get(("packed", houses), make_packed_kernel, houses)
 
 
 def compile_packed_ptx(houses: int = 6, cc=(9, 0)) -> str:
     """PTX of the packed-board kernel without a device (as :func:`compile_ptx`)."""
-    import types
-    from unittest import mock
-
-    from numba.cuda import dispatcher
-
-    fake = types.SimpleNamespace(compute_capability=tuple(cc))
-    with mock.patch.object(dispatcher, "get_current_device", lambda: fake):
-        ptx, _ = cuda.compile_ptx(make_packed_kernel(cuda.jit(device=True), houses), KERNEL_SIGNATURE, cc=tuple(cc))
-    return ptx
+    return ptx_of(make_packed_kernel(cuda.jit(device=True), houses), KERNEL_SIGNATURE, cc)
 
 
-# -- the board in registers (issue 24): :mod:`jitsearch.kernels.register_playout` ------------------
+# -- the board in registers: :mod:`jitsearch.games.kalah.register` ------------------------------------
 
 #: The register-board kernels: "jobs" (a thread that ends a game starts its
 #: next one inside the same loop over plies) and "playout" (one playout per
@@ -288,16 +253,14 @@ REGISTER_FORMS = ("jobs", "playout")
 
 
 def make_register_kernel(device, houses: int, form: str = "jobs"):
-    """The kernel with the board in registers (:mod:`.register_playout`) for
+    """The kernel with the board in registers (:mod:`jitsearch.games.kalah.register`) for
     boards of ``houses`` m, in ``form`` (:data:`REGISTER_FORMS`): the same
     arguments (``m`` must equal ``houses``) and bit-identical results as
     :func:`make_kernel`'s."""
-    from . import register_playout
-
     if form not in REGISTER_FORMS:
         raise ValueError(f"form must be one of {REGISTER_FORMS}, got {form!r}")
     stream_key = rng.build(device).stream_key
-    record = device(add_outcome_atomic)
+    record = device(in_module(add_outcome_atomic, globals()))
     if form == "jobs":
         jobs = register_playout.build_jobs(device, houses, stream_key, record)
 
@@ -325,25 +288,11 @@ def make_register_kernel(device, houses: int, form: str = "jobs"):
     return _register_playout_kernel
 
 
-_REGISTER = {}
-
-
 def register_kernel(houses: int, form: str = "jobs"):
     """The register-board kernel for ``houses`` in ``form`` (compiled on first launch, cached per (m, form))."""
-    if (houses, form) not in _REGISTER:
-        _REGISTER[houses, form] = cuda.jit(make_register_kernel(cuda.jit(device=True), houses, form))
-    return _REGISTER[houses, form]
+    return _KERNELS.get(("registers", houses, form), make_register_kernel, houses, form)
 
 
 def compile_register_ptx(houses: int = 6, cc=(9, 0), form: str = "jobs") -> str:
     """PTX of the register-board kernel without a device (as :func:`compile_ptx`)."""
-    import types
-    from unittest import mock
-
-    from numba.cuda import dispatcher
-
-    fake = types.SimpleNamespace(compute_capability=tuple(cc))
-    with mock.patch.object(dispatcher, "get_current_device", lambda: fake):
-        ptx, _ = cuda.compile_ptx(make_register_kernel(cuda.jit(device=True), houses, form), KERNEL_SIGNATURE,
-                                  cc=tuple(cc))
-    return ptx
+    return ptx_of(make_register_kernel(cuda.jit(device=True), houses, form), KERNEL_SIGNATURE, cc)

@@ -30,11 +30,15 @@ from numba import cuda, int32, int64
 
 from ..games.kalah import rules as kalah_rules
 from ..games.kalah import MAX_HOUSES
-from .sentinels import MAX_PITS, UNEVALUATED
+from .sentinels import UNEVALUATED
 from . import rng
+from .cuda_common import KernelCache, compile_ptx as ptx_of, multiprocessors, threads_for as common_threads_for
 from .multi_mcts import REWARD_UNITS
 from .playouts import make_playout
 from .shared_tree import IMM_BYTES, MAX_PATH, NODE_BYTES, make_shared_step
+
+#: Pits of a per-thread Kalah board (a constant, as CUDA local arrays need).
+MAX_PITS = 2 * MAX_HOUSES + 2
 
 #: Threads per block at most; playouts per leaf at most (one shared slot each).
 MAX_THREADS = 256
@@ -73,13 +77,13 @@ def gpu_ops(device):
 def make_kernel(device, houses: int | None = None):
     """The kernel's Python function with its step compiled by ``device``;
     with ``houses``, for boards of that m only, whose playouts to the end
-    run with the board in registers (:mod:`.register_playout`: the same
+    run with the board in registers (:mod:`jitsearch.games.kalah.register`: the same
     games, so the same trees)."""
     rules = kalah_rules.build(device)
     gen = rng.build(device)
     margin_playout = None
     if houses is not None:
-        from . import register_playout
+        from ..games.kalah import register as register_playout
 
         margin_playout = register_playout.build_board(device, houses)
     step = make_shared_step(device, rules, gen, make_playout(device, rules, gen), gpu_ops(device), margin_playout)
@@ -148,7 +152,7 @@ def make_kernel(device, houses: int | None = None):
 
 shared_tree_kernel = cuda.jit(make_kernel(cuda.jit(device=True)))
 
-_FOR_HOUSES = {}
+_FOR_HOUSES = KernelCache()
 
 
 def kernel_for(houses: int, registers: bool = True):
@@ -157,24 +161,18 @@ def kernel_for(houses: int, registers: bool = True):
     that m (compiled on first launch, cached per m), else the generic one."""
     if not registers:
         return shared_tree_kernel
-    if houses not in _FOR_HOUSES:
-        _FOR_HOUSES[houses] = cuda.jit(make_kernel(cuda.jit(device=True), houses))
-    return _FOR_HOUSES[houses]
+    return _FOR_HOUSES.get(houses, make_kernel, houses)
 
 
 def threads_for(playouts: int) -> int:
     """Threads per block: the leaf's playouts rounded up to a warp, at most MAX_THREADS."""
-    return int(min(MAX_THREADS, max(32, -(-playouts // 32) * 32)))
+    return common_threads_for(playouts, max_threads=MAX_THREADS)
 
 
 def default_blocks_per_tree(num_trees: int) -> int:
     """Blocks per tree when none is given: 8 per SM over all trees (leaves in
     flight enough to hide a playout's latency), at least one per tree."""
-    try:
-        sms = int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
-    except Exception:  # the simulator
-        sms = 1
-    return max(1, (8 * sms) // max(1, num_trees))
+    return max(1, (8 * multiprocessors()) // max(1, num_trees))
 
 
 @cuda.jit
@@ -271,7 +269,7 @@ def pooled_trees(num_trees: int, capacity: int, imm: bool = False) -> DeviceShar
 
 def free_bytes() -> int:
     """Free memory on the current device, in bytes (pooled trees not counted as used)."""
-    from .cuda_mcts import free_bytes as free
+    from .cuda_common import free_bytes as free
 
     pooled = sum(t.num_trees * t.capacity * (NODE_BYTES + (IMM_BYTES if t.imm else 0)) for t in _POOL.values())
     return free() + pooled
@@ -285,12 +283,4 @@ KERNEL_SIGNATURE = ("void(int32[:], int32[:], int32[:], int64[:], int64[:], int6
 def compile_ptx(cc=(9, 0), houses: int | None = None) -> str:
     """PTX of the kernel (with ``houses``: :func:`kernel_for`'s for that m) for compute capability ``cc``
     without a device (needs NVVM only)."""
-    import types
-    from unittest import mock
-
-    from numba.cuda import dispatcher
-
-    fake = types.SimpleNamespace(compute_capability=tuple(cc))
-    with mock.patch.object(dispatcher, "get_current_device", lambda: fake):
-        ptx, _ = cuda.compile_ptx(make_kernel(cuda.jit(device=True), houses), KERNEL_SIGNATURE, cc=tuple(cc))
-    return ptx
+    return ptx_of(make_kernel(cuda.jit(device=True), houses), KERNEL_SIGNATURE, cc)

@@ -13,7 +13,7 @@ the store difference, "fet4"). Every backend (the CPU tree of
   from the leaf (0: the leaf itself), then, if the game finished, its
   outcome (1 / 0.5 / 0 for a win / draw / loss), else the evaluation:
   ``store``, the store difference d (player's store minus the opponent's)
-  squashed into (0, 1) by :func:`store_value`; or ``heuristic``, seed 003's
+  squashed into (0, 1) by :func:`store_value`; or ``heuristic``, Siljander's (HMCTS)
   weighted H1..H5 difference mapped linearly into [0, 1] (HMCTS's
   mapping). ``eval=heuristic`` with ``eval_plies = k > 0`` is exactly the
   older ``playout_depth=k``.

@@ -40,9 +40,11 @@ integers, so the CPU twin and the GPU kernel grow bit-identical trees for the sa
 
 **Evaluations.** A playout stops after ``max_plies`` random plies (``NO_PLY_CAP``: to the end);
 if the game is not over it scores the evaluation units of its position, ``eval_units(board,
-cfg, param)``: by default (:func:`default_units`) the game's ``evaluate`` squashed as
-:func:`~jitsearch.kernels.evaluation.store_value` with ``param`` the squash's scale; a game's
-driver may give its own pair (Oware: :func:`jitsearch.kernels.oware_playouts.game_units`).
+cfg, param)``: by default (:func:`default_units`) the game's own evaluation
+(:attr:`Game.search_eval <jitsearch.games.protocol.Game>`, Oware's capture evaluation with
+``param`` its side weight) or its ``evaluate``, squashed as
+:func:`~jitsearch.kernels.evaluation.store_value`; a caller may give its own pair (Kalah's
+heuristic reward: :func:`jitsearch.kernels.multi_mcts.game_units`).
 With ``alpha`` > 0 the backups also keep implicit minimax values of the leaves' static
 evaluations (:func:`jitsearch.kernels.multi_mcts.make_imm_backup`), and selection mixes them in.
 """
@@ -50,6 +52,7 @@ evaluations (:func:`jitsearch.kernels.multi_mcts.make_imm_backup`), and selectio
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from types import SimpleNamespace
 
 import numpy as np
@@ -62,6 +65,14 @@ from . import rng
 from .evaluation import store_value
 from .tree_step import IMM_BYTES, REWARD_UNITS, imm_scales, make_backups, make_imm_backup, make_score, margin_units
 from .sentinels import NO_NODE, TERMINAL, UNEVALUATED
+
+#: The kernels' arguments (mctx's ``Tree``): a batch's node arrays (module docstring) ...
+Tree = namedtuple("Tree", "parent first_child num_children move to_move mover_in visits value imm boards size")
+#: ... the roots' stream keys and games (record rows, their count, moves played) ...
+Roots = namedtuple("Roots", "tree_keys hist rows ply")
+#: ... and the search's options: exploration c, formula code, playouts per leaf, plies before a
+#: playout is scored, the evaluation's parameter, the implicit minimax weight alpha.
+Opts = namedtuple("Opts", "c formula playouts max_plies param alpha")
 
 #: Bytes of a node without its board: six int32 and two int64 fields.
 NODE_FIXED_BYTES = 4 * 6 + 8 * 2
@@ -95,20 +106,33 @@ def named(jit, fn, tag):
     return jit(fn)
 
 
-def default_units(jit, rules):
-    """``(outcome_units(board, cfg), eval_units(board, cfg, param))`` from the game's rules:
-    player 0's units of a finished game by the sign of ``margin``, and of a live one
-    ``evaluate`` (player 0's) squashed as store_value with scale ``param``: 0.5 + v / (2 (|v| +
-    max(1, param))), rounded to units."""
+def default_units(jit, rules, search_eval=None):
+    """``(outcome_units(board, cfg), eval_units(board, cfg, param))`` of a game: player 0's units
+    of a finished game by the sign of ``margin``, and of a live one an estimate ``v`` squashed as
+    store_value, 0.5 + v / (2 (|v| + max(1, s / 8))), rounded to units: with the game's
+    ``search_eval`` (:class:`~jitsearch.games.protocol.SearchEval`) its ``value`` and ``scale``,
+    else ``evaluate`` (player 0's) and s = 8 ``param``."""
     of_margin = jit(margin_units)
-    margin, evaluate = rules.margin, rules.evaluate
+    margin = rules.margin
     squash = jit(store_value)
+    if search_eval is not None:
+        value, scale = search_eval.build(jit)
+    else:
+        evaluate = rules.evaluate
+
+        def value(board, cfg, param):
+            return evaluate(board, cfg, np.int64(0))
+
+        def scale(board, cfg, param):
+            return 8.0 * param
+
+        value, scale = jit(value), jit(scale)
 
     def outcome_units(board, cfg):
         return of_margin(margin(board, cfg))
 
     def eval_units(board, cfg, param):
-        r = squash(evaluate(board, cfg, np.int64(0)), 8.0 * param)
+        r = squash(value(board, cfg, param), scale(board, cfg, param))
         return np.int64(math.floor(r * REWARD_UNITS + 0.5))
 
     return jit(outcome_units), jit(eval_units)
@@ -134,7 +158,7 @@ def make_step(jit, game, gen, *, inline=None, units=None, tag=""):
     imm_backup = make_imm_backup(jit)
     scales = jit(imm_scales)
     playout = make_playout(jit, rules, gen, tag)
-    fns = (units or default_units)(jit, rules)
+    fns = units(jit, rules) if units else default_units(jit, rules, game.search_eval)
     outcome_units, eval_units = fns[0], fns[1]
     if len(fns) > 2:
         ended_units = fns[2]
@@ -270,9 +294,9 @@ def make_step(jit, game, gen, *, inline=None, units=None, tag=""):
 
 
 def make_grow(jit, step, game, tag=""):
-    """Compile the CPU twin ``grow_tree_range(parent, ..., size, tree_keys, root_hist,
-    root_rows, root_ply, log_table, cfg, c, formula, playouts, max_plies, param, alpha, rows,
-    leaves_per_step, first_step, steps, first_tree, last_tree)`` with ``jit``.
+    """Compile the CPU twin ``grow_tree_range(tree, roots, log_table, cfg, opts, rows,
+    leaves_per_step, first_step, steps, first_tree, last_tree)`` with ``jit`` (``tree`` a
+    :class:`Tree`, ``roots`` a :class:`Roots`, ``opts`` an :class:`Opts`).
 
     A step selects ``leaves_per_step`` leaves one after another, each descent leaving a virtual
     visit on its path; evaluates each leaf with ``playouts`` playouts (a terminal leaf by its
@@ -287,9 +311,11 @@ def make_grow(jit, step, game, tag=""):
     cell_type = np.dtype(game.board_dtype).type
     max_moves = int(game.max_moves)
 
-    def grow_tree_range(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size,
-                        tree_keys, root_hist, root_rows, root_ply, log_table, cfg, c, formula, playouts, max_plies,
-                        param, alpha, rows, leaves_per_step, first_step, steps, first_tree, last_tree):
+    def grow_tree_range(tree, roots, log_table, cfg, opts, rows, leaves_per_step, first_step, steps, first_tree,
+                        last_tree):
+        parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, boards, size = tree
+        tree_keys, root_hist, root_rows, root_ply = roots
+        c, formula, playouts, max_plies, param, alpha = opts
         n = boards.shape[2]
         units_per_visit = np.float64(playouts * REWARD_UNITS)
         units_all = np.int64(playouts) * REWARD_UNITS
@@ -343,21 +369,26 @@ def cpu_step(game, units=None):
     return _CPU[key]
 
 
+def opts_of(c, formula, playouts, max_plies, param, alpha) -> Opts:
+    """The kernels' :class:`Opts` with the argument types every call passes (one compilation)."""
+    param = param if isinstance(param, np.integer) else float(param)
+    return Opts(float(c), int(formula), int(playouts), int(max_plies), param, float(alpha))
+
+
 def grow_trees_cpu(grow, arrays, tree_keys, root_hist, root_rows, root_ply, log_table, cfg, c, formula, playouts,
                    max_plies, param, alpha, rows, leaves_per_step, first_step, steps, threads=None):
     """``grow`` (a game's ``grow_tree_range``) over every tree, contiguous ranges of trees on
     ``threads`` threads of the process-wide pool (default: every core, at most one per tree);
     a tree's result does not depend on the split."""
-    args = (*arrays, tree_keys, root_hist, root_rows, root_ply, log_table, cfg, c, formula, playouts, max_plies,
-            param, alpha, rows, leaves_per_step, first_step, steps)
+    args = (Tree(*arrays), Roots(tree_keys, root_hist, root_rows, root_ply), log_table, cfg,
+            opts_of(c, formula, playouts, max_plies, param, alpha), rows, leaves_per_step, first_step, steps)
     split_trees(grow, args, arrays[0].shape[0], threads)
 
 
 class GameTrees:
     """T trees of N nodes (module docstring) on the host; node boards of ``board_dtype``."""
 
-    FIELDS = ("parent", "first_child", "num_children", "move", "to_move", "mover_in", "visits", "value", "imm",
-              "boards", "size")
+    FIELDS = Tree._fields
 
     def __init__(self, num_trees: int, capacity: int, cells: int, board_dtype, imm: bool = False):
         """``imm``: keep implicit minimax values (else a [T, 1] placeholder)."""
@@ -382,3 +413,7 @@ class GameTrees:
 
     def arrays(self) -> tuple:
         return tuple(getattr(self, name) for name in self.FIELDS)
+
+    def tree(self) -> Tree:
+        """The arrays as the kernels take them."""
+        return Tree(*self.arrays())

@@ -22,6 +22,7 @@ iterations done).
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from types import SimpleNamespace
 
 import numpy as np
@@ -31,9 +32,14 @@ from .._jit import stable_ids
 from .._threads import split_trees
 from ..games.playout import make_playout
 from . import rng
-from .game_mcts import default_units, named
+from .game_mcts import default_units, named, opts_of
 from .tree_step import REWARD_UNITS, imm_scales, make_score
 from .sentinels import EXPANDING, NO_NODE, POOL_FULL, TERMINAL, UNEVALUATED
+
+#: The kernels' arguments: the flat node arrays (node i of tree g at g*N + i) ...
+SharedTree = namedtuple("SharedTree", "first_child num_children move visits value imm size")
+#: ... and the roots' positions, records (rows, their count, moves played) and stream keys.
+SharedRoots = namedtuple("SharedRoots", "boards players hist rows ply tree_keys")
 
 #: Nodes on one descent's path at most (a deeper descent stops and evaluates there).
 MAX_PATH = 256
@@ -135,7 +141,7 @@ def make_shared_step(jit, game, gen, ops, *, inline=None, units=None, tag=""):
     imm_backup = make_shared_imm_backup(jit, ops)
     scales = jit(imm_scales)
     playout = make_playout(jit, rules, gen, tag)
-    fns = (units or default_units)(jit, rules)
+    fns = units(jit, rules) if units else default_units(jit, rules, game.search_eval)
     outcome_units, eval_units = fns[0], fns[1]
     ended_units = fns[2] if len(fns) > 2 else None
 
@@ -256,9 +262,9 @@ def make_shared_step(jit, game, gen, ops, *, inline=None, units=None, tag=""):
 
 
 def make_grow(jit, step, game, tag=""):
-    """Compile the CPU twin ``grow_shared_range(first_child, ..., size, root_boards, root_players,
-    root_hist, root_rows, root_ply, tree_keys, log_table, capacity, cfg, c, formula, playouts,
-    max_plies, param, alpha, rows, first_iteration, iterations, first_tree, last_tree)``: one
+    """Compile the CPU twin ``grow_shared_range(tree, roots, log_table, capacity, cfg, opts, rows,
+    first_iteration, iterations, first_tree, last_tree)`` (``tree`` a :class:`SharedTree`,
+    ``roots`` a :class:`SharedRoots`, ``opts`` a :class:`jitsearch.kernels.game_mcts.Opts`): one
     worker per tree, the CUDA kernel run with one block per tree. ``rows``: the record scratch's
     rows (:func:`jitsearch.kernels.game_mcts.scratch_rows`)."""
     descend, leaf_units, backup = step.descend, step.leaf_units, step.backup
@@ -266,9 +272,11 @@ def make_grow(jit, step, game, tag=""):
     cell_type = np.dtype(game.board_dtype).type
     max_moves = int(game.max_moves)
 
-    def grow_shared_range(first_child, num_children, move, visits, value, imm, size, root_boards, root_players,
-                          root_hist, root_rows, root_ply, tree_keys, log_table, capacity, cfg, c, formula, playouts,
-                          max_plies, param, alpha, rows, first_iteration, iterations, first_tree, last_tree):
+    def grow_shared_range(tree, roots, log_table, capacity, cfg, opts, rows, first_iteration, iterations, first_tree,
+                          last_tree):
+        first_child, num_children, move, visits, value, imm, size = tree
+        root_boards, root_players, root_hist, root_rows, root_ply, tree_keys = roots
+        c, formula, playouts, max_plies, param, alpha = opts
         n = root_boards.shape[1]
         units_per_visit = np.float64(playouts) * np.float64(REWARD_UNITS)
         units_all = np.int64(playouts) * np.int64(REWARD_UNITS)
@@ -316,7 +324,7 @@ def cpu_step(game, units=None):
 class SharedTrees:
     """T shared trees of N nodes (flat arrays, node i of tree g at g*N + i) on the host."""
 
-    FIELDS = ("first_child", "num_children", "move", "visits", "value", "imm", "size")
+    FIELDS = SharedTree._fields
 
     def __init__(self, num_trees: int, capacity: int, imm: bool = False):
         """``imm``: keep implicit minimax values (else a one-entry placeholder)."""
@@ -348,6 +356,6 @@ def grow_shared_cpu(game, units, trees: SharedTrees, roots: tuple, tree_keys, lo
     """``game``'s ``grow_shared_range`` over every tree (``roots``: boards, players, hist, rows,
     ply), trees split over the process-wide pool."""
     grow = cpu_step(game, units).grow_shared_range
-    args = (*trees.arrays(), *roots, tree_keys, log_table, trees.capacity, cfg, c, formula, playouts, max_plies,
-            param, alpha, rows, first_iteration, iterations)
+    args = (SharedTree(*trees.arrays()), SharedRoots(*roots, tree_keys), log_table, trees.capacity, cfg,
+            opts_of(c, formula, playouts, max_plies, param, alpha), rows, first_iteration, iterations)
     split_trees(grow, args, trees.size.shape[0], threads)

@@ -66,8 +66,8 @@ from ..games.kalah import rules as kalah_rules
 from ..games.kalah.game import GAME as KALAH
 from ..games.kalah.rules import W1, W2, W3, W4, W5
 from .evaluation import store_value
-from .game_mcts import cpu_step, grow_trees_cpu as grow_game_trees
-from .sentinels import NO_NODE, REWARD_HEURISTIC, REWARD_STORE, UNEVALUATED
+from .game_mcts import GameTrees, cpu_step, grow_trees_cpu as grow_game_trees
+from .sentinels import REWARD_HEURISTIC, REWARD_STORE
 from .tree_step import (IMM_BYTES, REWARD_UNITS, imm_scales, log_table_for, make_backups,  # noqa: F401  (re-exported)
                         make_imm_backup, make_score, margin_units)
 
@@ -171,32 +171,11 @@ def grow_trees_cpu(parent, first_child, num_children, move, to_move, mover_in, v
               leaves_per_step, first_step, steps, threads)
 
 
-class TreeBatch:
-    """T trees of N nodes (see the module docstring), on the host."""
+class TreeBatch(GameTrees):
+    """T Kalah trees of N nodes (see the module docstring) on the host: int16 boards of 2m+2 pits."""
 
     def __init__(self, num_trees: int, capacity: int, houses: int, imm: bool = False):
         """``imm``: keep implicit minimax values (``imm[T, N]``; else a
         ``[T, 1]`` placeholder the kernels never touch)."""
-        t, c, n = int(num_trees), int(capacity), 2 * int(houses) + 2
+        super().__init__(num_trees, capacity, 2 * int(houses) + 2, np.int16, imm)
         self.houses = int(houses)
-        self.parent = np.full((t, c), NO_NODE, dtype=np.int32)
-        self.first_child = np.full((t, c), NO_NODE, dtype=np.int32)
-        self.num_children = np.zeros((t, c), dtype=np.int32)
-        self.move = np.full((t, c), -1, dtype=np.int32)
-        self.to_move = np.zeros((t, c), dtype=np.int32)
-        self.mover_in = np.zeros((t, c), dtype=np.int32)
-        self.visits = np.zeros((t, c), dtype=np.int64)
-        self.value = np.zeros((t, c), dtype=np.int64)
-        self.imm = np.full((t, c if imm else 1), UNEVALUATED, dtype=np.int64)
-        self.boards = np.zeros((t, c, n), dtype=np.int16)
-        self.size = np.ones(t, dtype=np.int32)
-
-    def set_roots(self, boards: np.ndarray, players: np.ndarray) -> None:
-        """Root of tree t = (boards[t], players[t]) (players: 0 or 1)."""
-        self.boards[:, 0, :] = boards
-        self.to_move[:, 0] = players
-        self.mover_in[:, 0] = 1 - players
-
-    def arrays(self):
-        return (self.parent, self.first_child, self.num_children, self.move, self.to_move, self.mover_in,
-                self.visits, self.value, self.imm, self.boards, self.size)

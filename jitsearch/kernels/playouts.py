@@ -1,43 +1,41 @@
-"""Uniformly random Kalah playouts: one description, compiled for the CPU
-here (the CPU twin) and for CUDA in :mod:`jitsearch.kernels.cuda_playouts`.
+"""Kalah's array API of random playouts: ``evaluate_cpu(boards[K, 2m+2], players[K],
+playouts_per_state, seed)`` per state (wins, draws, losses for its player to move, player 0's
+margins summed, plies), and the Kalah playout the single-tree MCTS and the CUDA kernels compile.
 
-A playout from (board, player) plays uniformly random legal moves to the end
-of the game; draw ``i`` of its stream (:mod:`jitsearch.kernels.rng`, keyed by
-(seed, state index, playout index)) picks the ``i``-th move among the legal
-ones in house order. Outcome for the player to move at the start: win, draw
-or loss, and player 0's final margin.
-
-The batched leaf evaluation, ``evaluate(boards[K, 2m+2], players[K],
-playouts_per_state, seed) -> (wins, draws, losses, margin_sum)`` per state
-(counts for each state's player to move, margins from player 0's view), is
-the interface MCTS uses; the CPU serves it here, the GPU in the CUDA module.
-On the CPU (:func:`cpu_kernels`, one kernel compiled per m, all with
-bit-identical results): boards of up to MAX_SIMD_HOUSES = 7 houses run as
-one 16-lane int16 vector (:func:`simd_rules.build_simd`, two games in lock
-step) where the CPU has AVX2 and BMI2 and $JITSEARCH_SIMD is not 0; else
-MIN_PACKED_HOUSES..MAX_PACKED_HOUSES on packed boards
-(:func:`kalah_rules.build_packed`), others on the generic rules, which the
-GPU runs too.
+A playout from (board, player) plays uniformly random legal moves to the end of the game; draw
+``i`` of its stream (:mod:`jitsearch.kernels.rng`, keyed by (seed, state index, playout index))
+picks the ``i``-th move among the legal ones in house order. The kernels (:func:`cpu_kernels`,
+all bit-identical) are Kalah's fast paths (:mod:`jitsearch.games.kalah.fast`: board vectors
+where the CPU has AVX2 and BMI2 and $JITSEARCH_SIMD is not 0, packed boards from
+MIN_PACKED_HOUSES houses) and otherwise the protocol's generic playout
+(:mod:`jitsearch.kernels.game_playouts`), which the GPU runs too
+(:mod:`jitsearch.kernels.cuda_playouts`).
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import os
 
 import numpy as np
 from numba import njit
-from numba.core import serialize
 
 from .._checks import check_bool, check_int, check_seed, kernel_array, max_threads
 from .._threads import run_in_pool
+from ..games.kalah import register
 from ..games.kalah import rules as kalah_rules
-from ..games.kalah import simd_rules
-from ..games.kalah.simd_rules import vget
+from ..games.kalah.fast import (KERNEL_KINDS, MIN_PACKED_HOUSES, SIMD_ENV, add_outcome,  # noqa: F401  (re-exported)
+                                available_kinds, check_kernel, cpu_playout_kind, cpu_range, make_packed_margin,
+                                make_simd_margin, make_simd_playout, simd_enabled, stable_jit)
+from ..games.kalah.game import GAME as KALAH
 from ..games.kalah.state import MAX_HOUSES, MAX_SEEDS, RULES
 from . import rng
+from .game_playouts import MAX_PLAYOUTS_PER_CALL, MAX_PLAYOUTS_PER_STATE, MAX_STATES, check_work  # noqa: F401
+from .game_playouts import INLINE_RNG, cpu_evaluate as cpu_protocol_evaluate
 from .sentinels import NO_PLY_CAP
+
+#: The dummy record and the unset stop flag of the protocol's kernel.
+NO_RECORD = np.zeros((1, 1, 1), dtype=np.int32)
+NO_STOP = np.zeros(1, dtype=np.int64)
 
 
 def make_playout(jit, rules, gen):
@@ -64,151 +62,28 @@ def make_playout(jit, rules, gen):
     return jit(playout)
 
 
-def stable_jit(jit):
-    """``jit`` (a Numba CPU decorator) whose dispatchers get a UUID derived
-    from their function's content (code, closure, options) instead of a
-    random one. Numba's on-disk cache keys a closure by its pickled cell
-    contents, and a pickled dispatcher carries its UUID: a kernel built by a
-    factory (closing over dispatchers, e.g. the per-m packed kernels) would
-    otherwise miss the cache in every new process and compile again (seconds
-    each). Every dispatcher such a kernel closes over, directly or not, must
-    come from a ``stable_jit``."""
-    def wrap(fn):
-        d = jit(fn)
-        try:  # private Numba API: without it the kernels still work, they only recompile per process
-            blob = serialize.dumps((fn, d.targetoptions, d.locals))
-            d._set_uuid("jitsearch-" + hashlib.sha256(blob).hexdigest())
-        except Exception:
-            pass
-        return d
-
-    return wrap
-
-
-def add_outcome(wins, draws, losses, margin_sum, plies_out, s, mover, margin, plies):
-    """Add one playout's result to state ``s``'s counters on the CPU: its
-    outcome for ``mover`` (the player to move at the state), player 0's
-    final ``margin`` and its ``plies`` (the GPU kernels add the same with
-    atomics: :func:`jitsearch.kernels.cuda_playouts.add_outcome_atomic`)."""
-    plies_out[s] += plies
-    margin_sum[s] += margin
-    mine = margin if mover == 0 else -margin
-    if mine > 0:
-        wins[s] += 1
-    elif mine < 0:
-        losses[s] += 1
-    else:
-        draws[s] += 1
-
-
 CPU_RULES = RULES  # the one CPU compilation of the rules
 CPU_RNG = rng.build(njit(cache=True))
 #: The rules as the playout compiles them: inlined into it at Numba's IR level
 #: (``inline='always'``), which measured 1.08x the playouts/s of calls into
 #: separately compiled functions (same results: the same source, only inlined).
 INLINE_RULES = kalah_rules.build(njit(cache=True, inline="always"))
-INLINE_RNG = rng.build(stable_jit(njit(cache=True, inline="always")))
 playout = make_playout(njit(cache=True), INLINE_RULES, CPU_RNG)
 stream_key = CPU_RNG.stream_key
 
 
-@njit(cache=True, nogil=True)
+_PROTOCOL_RANGE = cpu_protocol_evaluate(KALAH)
+
+
+@stable_jit(njit(cache=True, nogil=True))
 def evaluate_range(boards, players, m, empty_capture, playouts_per_state, seed, first, last,
                    wins, draws, losses, margin_sum, plies_out):
-    """Playouts of states ``first..last-1`` (the CPU twin of the kernel)."""
-    n = 2 * m + 2
-    board = np.empty(n, dtype=boards.dtype)
-    moves = np.empty(m, dtype=np.int64)
-    for s in range(first, last):
-        w = 0
-        d = 0
-        lo = 0
-        total = 0
-        plies = 0
-        mover = players[s]
-        for p in range(playouts_per_state):
-            for i in range(n):
-                board[i] = boards[s, i]
-            key = stream_key(seed, s, p)
-            k, _ = playout(board, m, np.int64(mover), empty_capture, key, np.int64(NO_PLY_CAP), moves)
-            plies += k
-            margin = board[m + 1] - board[0]
-            total += margin
-            mine = margin if mover == 0 else -margin
-            if mine > 0:
-                w += 1
-            elif mine < 0:
-                lo += 1
-            else:
-                d += 1
-        wins[s] = w
-        draws[s] = d
-        losses[s] = lo
-        margin_sum[s] = total
-        plies_out[s] = plies
-
-
-def make_packed_margin(jit, houses, gen):
-    """One playout to the end on a packed board (:func:`kalah_rules.build_packed`)
-    for ``houses`` m (1..MAX_PACKED_HOUSES): returns (``words``,
-    ``packed_margin``), where ``packed_margin(w, board, player, empty_capture,
-    key) -> (player 0's final margin, plies)`` loads ``board`` (2m+2 seed
-    counts, left unchanged) into ``w`` (scratch of ``words`` uint64) and plays
-    from it with ``player`` (0 or 1) to move; draw k of ``key``'s stream picks
-    the below(draw, count)-th legal house in house order, so the margin is
-    bit-identical to :func:`make_playout`'s with no ply cap."""
-    rules = kalah_rules.build_packed(stable_jit(njit(cache=True, inline="always")), houses)
-    load, legal_count, step, final_margin = rules.load, rules.legal_count, rules.step, rules.margin
-    draw, below = gen.draw, gen.below
-
-    def packed_margin(w, board, player, empty_capture, key):
-        side0, side1 = load(w, board)
-        k = 0
-        while player >= 0:
-            count, mask = legal_count(w, player)
-            player, side0, side1 = step(w, player, side0, side1, mask, below(draw(key, k), count), empty_capture)
-            k += 1
-        return final_margin(w, side0, side1), k
-
-    return rules.words, jit(packed_margin)
-
-
-def make_packed_evaluate(jit, houses, gen):
-    """``evaluate_range`` for boards of ``houses`` m (1..MAX_PACKED_HOUSES) on
-    packed boards (:func:`make_packed_margin`): the same arguments (``m``
-    must equal ``houses``) and bit-identical results, about 1.5x faster on
-    one core at Kalah(6,4)."""
-    words, packed_margin = make_packed_margin(stable_jit(njit(cache=True, inline="always")), houses, gen)
-    key_of = gen.stream_key
-
-    def evaluate_packed(boards, players, m, empty_capture, playouts_per_state, seed, first, last,
-                        wins, draws, losses, margin_sum, plies_out):
-        w = np.zeros(words, dtype=np.uint64)
-        for s in range(first, last):
-            won = 0
-            drawn = 0
-            lost = 0
-            total = 0
-            plies = 0
-            mover = players[s]
-            for p in range(playouts_per_state):
-                margin, k = packed_margin(w, boards[s], mover, empty_capture, key_of(seed, s, p))
-                plies += k
-                total += margin
-                mine = margin if mover == 0 else -margin
-                if mine > 0:
-                    won += 1
-                elif mine < 0:
-                    lost += 1
-                else:
-                    drawn += 1
-            wins[s] = won
-            draws[s] = drawn
-            losses[s] = lost
-            margin_sum[s] = total
-            plies_out[s] = plies
-
-    return jit(evaluate_packed)
+    """Playouts of states ``first..last-1`` on the generic kernel: the protocol's playout
+    (:func:`jitsearch.kernels.game_playouts.make_evaluate`) over Kalah's rules (the CPU twin of
+    the CUDA kernel)."""
+    rows = np.zeros(boards.shape[0], dtype=np.int64)
+    _PROTOCOL_RANGE(boards, players, NO_RECORD, rows, rows, (m, empty_capture), m, 0, playouts_per_state, seed,
+                    first, last, wins, draws, losses, margin_sum, plies_out, NO_STOP)
 
 
 def _make_parallel(range_fn):
@@ -231,183 +106,6 @@ def _make_parallel(range_fn):
 _evaluate_parallel = _make_parallel(evaluate_range)
 
 
-def make_simd_margin(jit, houses, gen):
-    """:func:`make_packed_margin`'s twin on a board vector
-    (:func:`simd_rules.build_simd`, m = ``houses`` <= MAX_SIMD_HOUSES, AVX2 and
-    BMI2 only): returns (1, ``simd_margin``) with the same signature and
-    bit-identical results (``w`` is unused scratch)."""
-    rules = simd_rules.build_simd(stable_jit(njit(cache=True, inline="always")), houses)
-    load, step, final_margin = rules.load, rules.step, rules.margin
-    draw = gen.draw
-
-    def simd_margin(w, board, player, empty_capture, key):
-        v, side0, side1 = load(board)
-        k = 0
-        while player >= 0:
-            v, player, side0, side1 = step(v, player, side0, side1, draw(key, k), empty_capture)
-            k += 1
-        return final_margin(v, side0, side1), k
-
-    return 1, jit(simd_margin)
-
-
-def make_simd_playout(jit, houses, gen):
-    """:func:`make_playout`'s ``playout`` (same signature, same results: the
-    board left as the generic rules leave it, swept when the game ended, as
-    it stands when ``max_plies`` cut the playout) on a board vector, for m =
-    ``houses`` <= MAX_SIMD_HOUSES (AVX2 and BMI2 only); ``moves`` is unused."""
-    rules = simd_rules.build_simd(stable_jit(njit(cache=True, inline="always")), houses)
-    load, step = rules.load, rules.step
-    draw = gen.draw
-    m = houses
-    n = 2 * m + 2
-
-    def simd_playout(board, m_, player, empty_capture, key, max_plies, moves):
-        v, side0, side1 = load(board)
-        player = np.int64(player)
-        plies = 0
-        while player >= 0 and plies < max_plies:
-            v, player, side0, side1 = step(v, player, side0, side1, draw(key, plies), empty_capture)
-            plies += 1
-        for i in range(n):
-            board[i] = vget(v, i)
-        if player < 0:  # the final sweep: each side's houses to its owner's store
-            board[m + 1] += side0
-            board[0] += side1
-            for i in range(m):
-                board[1 + i] = 0
-                board[m + 2 + i] = 0
-        return plies, player
-
-    return jit(simd_playout)
-
-
-def make_simd_evaluate(jit, houses, gen):
-    """``evaluate_range`` on board vectors (:func:`simd_rules.build_simd`, m =
-    ``houses`` <= MAX_SIMD_HOUSES; AVX2 and BMI2 only): the same arguments
-    (``m`` must equal ``houses``) and bit-identical results. Two playouts
-    run in lock step (their dependency chains overlap); the next playout in
-    (state, playout) order takes the place of whichever ends, so per-state
-    sums are the same whatever the order the playouts end in."""
-    inline = stable_jit(njit(cache=True, inline="always"))
-    rules = simd_rules.build_simd(inline, houses)
-    load, step, final_margin = rules.load, rules.step, rules.margin
-    draw, key_of = gen.draw, gen.stream_key
-
-    def start(boards, players, seed, first, playouts_per_state, job):
-        s = first + job // playouts_per_state
-        v, side0, side1 = load(boards[s])
-        return s, v, players[s], side0, side1, key_of(seed, s, job % playouts_per_state)
-
-    start, record = inline(start), inline(add_outcome)
-
-    def evaluate_simd(boards, players, m, empty_capture, playouts_per_state, seed, first, last,
-                      wins, draws, losses, margin_sum, plies_out):
-        for s in range(first, last):
-            wins[s] = 0
-            draws[s] = 0
-            losses[s] = 0
-            margin_sum[s] = 0
-            plies_out[s] = 0
-        jobs = (last - first) * playouts_per_state
-        if jobs <= 0:
-            return
-        # job j: playout j % playouts_per_state of state first + j // playouts_per_state
-        sa, va, pa, a0, a1, ka = start(boards, players, seed, first, playouts_per_state, 0)
-        na = 0
-        next_job = 1
-        if jobs > 1:
-            sb, vb, pb, b0, b1, kb = start(boards, players, seed, first, playouts_per_state, 1)
-            nb = 0
-            next_job = 2
-            while True:
-                va, pa, a0, a1 = step(va, pa, a0, a1, draw(ka, na), empty_capture)
-                vb, pb, b0, b1 = step(vb, pb, b0, b1, draw(kb, nb), empty_capture)
-                na += 1
-                nb += 1
-                if pa >= 0 and pb >= 0:
-                    continue
-                if pa < 0:
-                    record(wins, draws, losses, margin_sum, plies_out, sa, players[sa], final_margin(va, a0, a1), na)
-                    if next_job == jobs:  # B goes on alone (as A)
-                        sa, va, pa, a0, a1, ka, na = sb, vb, pb, b0, b1, kb, nb
-                        break
-                    sa, va, pa, a0, a1, ka = start(boards, players, seed, first, playouts_per_state, next_job)
-                    na = 0
-                    next_job += 1
-                if pb < 0:
-                    record(wins, draws, losses, margin_sum, plies_out, sb, players[sb], final_margin(vb, b0, b1), nb)
-                    if next_job == jobs:  # A goes on alone
-                        break
-                    sb, vb, pb, b0, b1, kb = start(boards, players, seed, first, playouts_per_state, next_job)
-                    nb = 0
-                    next_job += 1
-        while pa >= 0:
-            va, pa, a0, a1 = step(va, pa, a0, a1, draw(ka, na), empty_capture)
-            na += 1
-        record(wins, draws, losses, margin_sum, plies_out, sa, players[sa], final_margin(va, a0, a1), na)
-
-    return jit(evaluate_simd)
-
-
-#: The packed kernels from this many houses on (below, the generic ones measured
-#: as fast or faster: 0.76x packed/generic at m = 1, 0.97x at 2, 1.06x at 3, 1.32x at 4).
-MIN_PACKED_HOUSES = 4
-#: Environment variable: ``0`` turns the vector (SIMD) kernels off; unset or
-#: ``1``, they run wherever the CPU has AVX2 and BMI2 and m <= MAX_SIMD_HOUSES.
-SIMD_ENV = "JITSEARCH_SIMD"
-
-
-def simd_enabled() -> bool:
-    """True when the board-vector kernels may run: the CPU has AVX2 and BMI2
-    and $JITSEARCH_SIMD is not ``0`` (any value but 0/1 raises ValueError)."""
-    flag = os.environ.get(SIMD_ENV, "1").strip()
-    if flag not in ("0", "1", ""):
-        raise ValueError(f"{SIMD_ENV} must be 0 (scalar kernels) or 1 (vector kernels where the CPU has them), "
-                         f"got {flag!r}")
-    return flag != "0" and simd_rules.host_has_simd()
-
-
-#: The CPU playout kernels, fastest first (every one gives the same results).
-KERNEL_KINDS = ("simd", "packed", "generic")
-
-
-def cpu_playout_kind(m: int, simd: bool | None = None) -> str:
-    """Which CPU playout kernel m houses get: ``"simd"`` (board vectors,
-    1..MAX_SIMD_HOUSES, when ``simd``, default :func:`simd_enabled`),
-    ``"packed"`` (MIN_PACKED_HOUSES..MAX_PACKED_HOUSES) or ``"generic"``."""
-    if simd is None:
-        simd = simd_enabled()
-    if simd and 1 <= m <= simd_rules.MAX_SIMD_HOUSES:
-        return "simd"
-    if MIN_PACKED_HOUSES <= m <= kalah_rules.MAX_PACKED_HOUSES:
-        return "packed"
-    return "generic"
-
-
-def available_kinds(m: int) -> tuple:
-    """The kernel kinds that can run m houses on this CPU (``"simd"`` only when
-    :func:`simd_enabled`; ``"packed"`` for 1..MAX_PACKED_HOUSES)."""
-    kinds = []
-    if simd_enabled() and 1 <= m <= simd_rules.MAX_SIMD_HOUSES:
-        kinds.append("simd")
-    if 1 <= m <= kalah_rules.MAX_PACKED_HOUSES:
-        kinds.append("packed")
-    return tuple(kinds) + ("generic",)
-
-
-def check_kernel(m: int, kernel) -> str:
-    """``kernel`` (None: :func:`cpu_playout_kind`) checked against
-    :func:`available_kinds`; ValueError with the choices otherwise."""
-    if kernel is None:
-        return cpu_playout_kind(m)
-    kinds = available_kinds(m)
-    if kernel not in kinds:
-        why = "" if kernel not in KERNEL_KINDS else f" for {m} houses on this CPU"
-        raise ValueError(f"kernel must be one of {', '.join(kinds)}{why}, got {kernel!r}")
-    return kernel
-
-
 def cpu_kernels(m: int, kind: str | None = None):
     """(evaluate_range, its parallel twin) for m houses, of the ``kind``
     (default :func:`cpu_playout_kind`; all give identical results)."""
@@ -416,11 +114,8 @@ def cpu_kernels(m: int, kind: str | None = None):
 
 @functools.lru_cache(maxsize=None)
 def _cpu_kernels(m: int, kind: str):
-    if kind == "simd":
-        range_fn = make_simd_evaluate(stable_jit(njit(cache=True, nogil=True)), m, INLINE_RNG)
-        return range_fn, _make_parallel(range_fn)
-    if kind == "packed":
-        range_fn = make_packed_evaluate(stable_jit(njit(cache=True, nogil=True)), m, INLINE_RNG)
+    if kind in ("simd", "packed"):
+        range_fn = cpu_range(m, kind, INLINE_RNG)
         return range_fn, _make_parallel(range_fn)
     return evaluate_range, _evaluate_parallel
 
@@ -456,26 +151,9 @@ def _cpu_margin_kernel(m: int, kind: str):
     return None
 
 
-#: Playouts per state in one call: 1..MAX_PLAYOUTS_PER_STATE.
-MAX_PLAYOUTS_PER_STATE = 1 << 20
-#: States in one call: 1..MAX_STATES (their boards and five int64 counters each).
-MAX_STATES = 1 << 24
-#: Playouts in one call (states x playouts per state): at most MAX_PLAYOUTS_PER_CALL,
-#: about an hour on one CPU core, seconds on a GPU.
-MAX_PLAYOUTS_PER_CALL = 1 << 32
 #: Bytes allocated per state by a call: a copy of its board (int32[n]), its
 #: player (int64) and five int64 counters.
 OUTPUT_BYTES_PER_STATE = 8 + 5 * 8
-
-
-def check_work(states: int, playouts_per_state: int, what: str = "a playout batch") -> None:
-    """Refuse a batch above the documented work limits (before anything is allocated)."""
-    states = check_int("states", states, 1, MAX_STATES)
-    playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
-    if states * playouts_per_state > MAX_PLAYOUTS_PER_CALL:
-        raise ValueError(f"{what} of {states:,} states x {playouts_per_state:,} playouts = "
-                         f"{states * playouts_per_state:,} playouts is above the limit of "
-                         f"{MAX_PLAYOUTS_PER_CALL:,} per call: lower the states or the playouts")
 
 
 def validate_batch(boards, players, playouts_per_state, seed):
@@ -561,4 +239,46 @@ def evaluate_cpu(boards, players, playouts_per_state: int, seed: int, *, empty_c
         parallel_fn(*args, min(k, threads * 4), *res, threads)
     else:
         range_fn(*args, 0, k, *res)
+    return out
+
+
+_REGISTER_CPU: dict = {}
+
+
+def register_cpu_functions(houses: int):
+    """(``register_playout``, ``register_jobs``) for ``houses`` compiled for
+    the CPU (cached per m in this process; not on disk: the source is
+    generated)."""
+    if houses not in _REGISTER_CPU:
+        _REGISTER_CPU[houses] = (register.build(njit, houses),
+                                 register.build_jobs(njit, houses, rng.build(njit).stream_key, njit(add_outcome)))
+    return _REGISTER_CPU[houses]
+
+
+def evaluate_register_cpu(boards, players, playouts_per_state: int, seed: int, *, empty_capture: bool = False,
+                          lanes: int = 0) -> dict:
+    """:func:`evaluate_cpu`'s counters from the register playouts
+    (:mod:`jitsearch.games.kalah.register`) on the CPU (one thread), the GPU kernels' code: with
+    ``lanes=0`` one ``register_playout`` per (state, playout); with ``lanes
+    >= 1``, ``register_jobs`` run for each lane ``0 .. lanes-1`` with stride
+    ``lanes`` (as that many GPU threads would share the jobs). Checked
+    against the generic playout in the tests; arguments are checked as
+    there."""
+    b, p, m = validate_batch(boards, players, playouts_per_state, seed)
+    empty_capture = bool(check_bool("empty_capture", empty_capture))
+    lanes = check_int("lanes", lanes, 0, 1 << 20)
+    play, jobs = register_cpu_functions(m)
+    k = b.shape[0]
+    out = {name: np.zeros(k, dtype=np.int64) for name in ("wins", "draws", "losses", "margin_sum", "plies")}
+    counters = tuple(out[name] for name in ("wins", "draws", "losses", "margin_sum", "plies"))
+    pps = int(playouts_per_state)
+    if lanes:
+        for lane in range(lanes):
+            jobs(b, p, empty_capture, pps, np.uint64(seed), lane, lanes, k * pps, *counters)
+        return out
+    for s in range(k):
+        mover = int(p[s])
+        for j in range(pps):
+            margin, plies = play(b, s, mover, empty_capture, np.uint64(rng.stream_key_py(int(seed), s, j)))
+            add_outcome(*counters, s, mover, margin, plies)
     return out

@@ -1,5 +1,5 @@
 """Tree-parallel MCTS: many workers growing one shared tree, described once
-and compiled for the CPU (one worker per tree, the twin: since issue 36 the
+and compiled for the CPU (one worker per tree, the twin: the
 shared-tree step written once over the game protocol,
 :mod:`jitsearch.kernels.game_shared_tree`, with Kalah's units) and for CUDA in
 :mod:`jitsearch.kernels.cuda_shared_tree` (many thread blocks per tree; its
@@ -64,7 +64,8 @@ from .._checks import kernel_array
 from .._threads import split_trees
 
 from ..games.kalah.game import GAME as KALAH
-from .game_shared_tree import MAX_PATH, cpu_step, make_shared_backup, make_shared_imm_backup
+from .game_mcts import opts_of
+from .game_shared_tree import MAX_PATH, SharedRoots, SharedTree, cpu_step, make_shared_backup, make_shared_imm_backup
 from .multi_mcts import game_units, imm_scales, make_score, make_units, margin_units, no_record
 from .sentinels import EXPANDING, NO_NODE, NO_PLY_CAP, POOL_FULL, REWARD_HEURISTIC, TERMINAL, UNEVALUATED
 
@@ -83,7 +84,7 @@ def make_shared_step(jit, rules, gen, playout, ops, margin_playout=None):
     allocate.
 
     ``margin_playout`` (optional; the GPU's register-board playout of
-    :mod:`.register_playout` for one m, which the step is then only run
+    :mod:`jitsearch.games.kalah.register` for one m, which the step is then only run
     with): ``(board, mover, empty_capture, key) -> (player 0's final
     margin, plies)``, the same game as ``playout``'s; used for the playouts
     that need nothing but the final margin (no ply cap, an outcome
@@ -251,9 +252,10 @@ def grow_shared_cpu(first_child, num_children, move, visits, value, imm, size, r
     Kalah's units read off the board; kept for the GPU's signature."""
     num_trees = size.shape[0]
     hist, rows, plies = no_record(num_trees)
-    args = (first_child, num_children, move, visits, value, imm, size, root_boards, root_players, hist, rows, plies,
-            tree_keys, log_table, capacity, (int(m), bool(empty_capture)), float(c), int(formula), int(playouts),
-            int(max_plies), int(reward_kind), float(alpha), 1, int(first_iteration), int(iterations))
+    args = (SharedTree(first_child, num_children, move, visits, value, imm, size),
+            SharedRoots(root_boards, root_players, hist, rows, plies, tree_keys), log_table, capacity,
+            (int(m), bool(empty_capture)), opts_of(c, formula, playouts, max_plies, np.int64(reward_kind), alpha), 1,
+            int(first_iteration), int(iterations))
     split_trees(grow_shared_range, args, num_trees, threads)
 
 class SharedTrees:

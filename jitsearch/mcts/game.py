@@ -12,7 +12,11 @@ player's mean reward after it (win 1, draw 1/2, loss 0 by the sign of the game's
 move played has the most visits (ties to the better value, then the rules' order). An
 *iteration* expands and evaluates one leaf with ``playouts`` uniformly random playouts to the
 end of the game (tree t's iteration i draws playout k from ``stream_key(tree_keys[t], i, k)``).
-Oware's search (:mod:`jitsearch.mcts.oware`) is this one with its own evaluation.
+With ``eval=`` (a game with its own evaluation, :attr:`Game.search_eval
+<jitsearch.games.protocol.Game>`: Oware's ``capture``) each playout stops after ``eval_plies``
+random plies and, if the game goes on, scores the game's evaluation with ``eval_param`` (Oware:
+the side weight) squashed into (0, 1); ``imm`` = alpha > 0 adds implicit minimax backups of that
+evaluation (Lanctot et al. 2014).
 """
 
 from __future__ import annotations
@@ -22,19 +26,130 @@ import time as _time
 
 import numpy as np
 
-from .._checks import check_bool, check_int, kernel_array
+from .._checks import check_bool, check_choice, check_float, check_int, check_seed, kernel_array
 from .._threads import cpu_threads
 from ..games import get as get_game
 from ..kernels.game_mcts import GameTrees, cpu_step, grow_trees_cpu, node_bytes, scratch_bytes, scratch_rows
 from ..kernels.tree_step import REWARD_UNITS, log_table_for
 from ..kernels.sentinels import FORMULAS, NO_NODE, NO_PLY_CAP
+from ..rng import mix64_py
 from ..stop import check_stop
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
-from .config import MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREES, check_tree_options
-from .multi import DEFAULT_TIME_NODES, MAX_NODES, default_leaves, grow_in_chunks, most_visited, tree_keys_for
+from .config import (DEFAULT_EVAL_PLIES, MAX_LEAVES, MAX_PLAYOUT_DEPTH, MAX_STEP_PLAYOUTS, MAX_TREES,
+                     check_tree_options)
 
 #: Default playouts per leaf of :func:`analyse_game`.
 DEFAULT_PLAYOUTS = 8
+#: Nodes per tree (int32 indices).
+MAX_NODES = 1 << 24
+#: Default nodes per tree in a time-limited search.
+DEFAULT_TIME_NODES = 1 << 16
+CHUNK_SECONDS = 0.02
+
+
+
+def default_leaves(backend: str) -> int:
+    """Leaves per step when the caller gives none: 8 on a GPU (a step's
+    playouts run at once on the block's threads), 1 on the CPU (where they
+    run one after another, so more leaves per step only dilutes selection)."""
+    return 8 if backend == "cuda" else 1
+
+
+def tree_keys_for(seed: int, count: int, offset: int = 0) -> np.ndarray:
+    """Stream keys of trees ``offset .. offset+count-1`` under ``seed``."""
+    seed = check_seed("seed", seed)
+    return np.array([mix64_py(seed * 0x9E3779B97F4A7C15 + offset + t + 1) for t in range(count)],
+                    dtype=np.uint64)
+
+
+def grow_in_chunks(grow, done, total: int | None, seconds: float | None, first: int, stop=None) -> bool:
+    """Call ``grow(k)`` with chunks of ``k`` units until ``done()`` reaches
+    ``total`` or ``seconds`` have passed; the first chunk is ``first``, the
+    next ones are sized from the measured rate to last about CHUNK_SECONDS
+    (at most 4x the previous), the last one to end near the deadline.
+    Returns True if Ctrl-C stopped it (between or inside chunks) or
+    ``stop`` (a ``threading.Event``) was set (seen between chunks)."""
+    deadline = None if seconds is None else _time.perf_counter() + seconds
+    chunk = first
+    try:
+        while True:
+            if stop is not None and stop.is_set():
+                return True
+            todo = chunk if total is None else min(chunk, total - done())
+            if todo <= 0:
+                return False
+            t0 = _time.perf_counter()
+            grow(todo)
+            now = _time.perf_counter()
+            if deadline is not None and now >= deadline:
+                return False
+            rate = todo / max(now - t0, 1e-6)
+            target = CHUNK_SECONDS if deadline is None else min(CHUNK_SECONDS, max(deadline - now, 1e-3))
+            chunk = int(max(1, min(rate * target, 4 * chunk)))
+    except KeyboardInterrupt:
+        return True
+
+
+def most_visited(children: list[dict]) -> int:
+    """Most visits; ties to the better mean value, then house order; -1 if none."""
+    best, key = -1, None
+    for ch in children:
+        k = (ch["visits"], ch["value"] if ch["value"] is not None else -1.0)
+        if key is None or k > key:
+            best, key = ch["move"], k
+    return best
+
+
+
+def node_dtype_of(game):
+    """The dtype of ``game``'s node boards in a tree (its evaluation's, else its board dtype)."""
+    se = game.search_eval
+    return np.dtype(se.node_dtype if se is not None and se.node_dtype is not None else game.board_dtype)
+
+
+def check_eval(game, eval, eval_plies, imm, eval_param) -> tuple:
+    """(eval, eval_plies, imm, eval_param) checked for ``game``: ``eval`` None or one of the
+    game's evaluations (:attr:`Game.search_eval <jitsearch.games.protocol.Game>`);
+    ``eval_plies`` (default 4) and ``eval_param`` (default the game's) only with it; ``imm`` in
+    [0, 1], above 0 only with ``eval``. ``eval_param`` comes back as a float (1.0 for a game
+    without an evaluation of its own)."""
+    se = game.search_eval
+    name = se.param if se is not None else "eval_param"
+    if eval is not None:
+        if se is None:
+            raise ValueError(f"{game.name} has no MCTS evaluation (eval=): its playouts go to the end of the game")
+        eval = check_choice("eval", eval, se.evals)
+        eval_plies = DEFAULT_EVAL_PLIES if eval_plies is None else check_int("eval_plies", eval_plies, 0,
+                                                                             MAX_PLAYOUT_DEPTH)
+        eval_param = se.check_param(eval_param)
+    elif eval_plies is not None or eval_param is not None:
+        evals = "eval=" + "/".join(se.evals) if se is not None else "eval="
+        raise ValueError(f"eval_plies= and {name}= apply to {evals} (random playouts to the end have no "
+                         f"evaluation)")
+    else:
+        eval_param = se.check_param(None) if se is not None else 1.0
+    imm = check_float("imm", imm, 0.0, 1.0)
+    if imm and eval is None:
+        give = "eval=" + se.evals[0] if se is not None else "an eval="
+        raise ValueError(f"imm= (implicit minimax backups) backs up an evaluation: give {give}")
+    return eval, eval_plies, float(imm), float(eval_param)
+
+
+def checked_states(game, states) -> list:
+    """A non-empty list of live ``game`` states (a single state is wrapped), at most MAX_TREES."""
+    cls = game.State.__name__
+    if isinstance(states, game.State):
+        states = [states]
+    if not isinstance(states, (list, tuple)) or not states:
+        raise ValueError(f"states must be a non-empty list of {cls}")
+    for i, s in enumerate(states):
+        if not isinstance(s, game.State):
+            raise ValueError(f"states must be {cls}, got {type(s).__name__}")
+        if s.is_over:
+            raise ValueError(f"position {i + 1} is already over: no move to search")
+    if len(states) > MAX_TREES:
+        raise ValueError(f"{len(states):,} positions are above the limit of {MAX_TREES:,} per launch")
+    return list(states)
 
 
 class GameGrower:
@@ -53,9 +168,10 @@ class GameGrower:
         self.cfg = packed.cfg
         self.rows = scratch_rows(game, packed.cfg, packed.rows, packed.plies)
         self.args = (float(c), FORMULAS[formula], int(playouts))
-        self.eval_args = (NO_PLY_CAP if eval_plies is None else int(eval_plies), float(param), float(imm))
+        param = param if isinstance(param, np.integer) else float(param)  # the units' parameter keeps its type
+        self.eval_args = (NO_PLY_CAP if eval_plies is None else int(eval_plies), param, float(imm))
         self.leaves = int(leaves)
-        node_dtype = np.dtype(node_dtype or game.board_dtype)
+        node_dtype = np.dtype(node_dtype or node_dtype_of(game))
         cells = packed.boards.shape[1]
         hists = packed.hists
         per_scratch = scratch_bytes(self.rows, hists.shape[2], hists.dtype.itemsize)
@@ -174,12 +290,13 @@ def checked_run_options(threads, return_trees, tree_keys, seed, count):
     return threads, return_trees, tree_keys
 
 
-def default_capacity(game, opts, leaves: int, count: int, max_bytes: int, node_size: int) -> int:
-    """Nodes per tree: ``capacity`` checked, else enough for the iterations, else (a time
-    budget) as many as ``max_bytes`` holds for every tree, at most the default."""
-    m = game.max_moves
+def default_capacity(game, opts, leaves: int, count: int, max_bytes: int, node_size: int, moves: int) -> int:
+    """Nodes per tree: ``capacity`` checked (at least ``moves`` + 1, the variant's most moves),
+    else enough for the iterations, else (a time budget) as many as ``max_bytes`` holds for
+    every tree, at most the default."""
+    m = int(moves)
     if opts.capacity is not None:
-        return check_int("capacity", opts.capacity, 2, MAX_NODES)
+        return check_int("capacity", opts.capacity, m + 1, MAX_NODES)
     if opts.iterations is not None:
         return int(min(MAX_NODES, (opts.iterations + leaves) * m + 1))
     return max(m + 1, min(DEFAULT_TIME_NODES, int(max_bytes) // (2 * count * node_size)))
@@ -188,20 +305,35 @@ def default_capacity(game, opts, leaves: int, count: int, max_bytes: int, node_s
 def analyse_game(game, states, *, iterations: int | None = 1000, time: float | None = None, seed: int = 0,
                  tree_keys=None, c: float = math.sqrt(2), formula: str = "ucb1", playouts: int = DEFAULT_PLAYOUTS,
                  capacity: int | None = None, leaves: int | None = None, backend: str = "auto",
-                 max_bytes: int = DEFAULT_MAX_BYTES, threads: int | None = None, return_trees: bool = False,
-                 stop=None):
+                 max_bytes: int = DEFAULT_MAX_BYTES, memory_hint: str | None = None, threads: int | None = None,
+                 return_trees: bool = False, eval: str | None = None, eval_plies: int | None = None,
+                 imm: float = 0.0, eval_param: float | None = None, stop=None):
     """One MCTS tree per position of ``game`` (a registry name or a Game), all grown in one
-    launch (per chunk); options and result as :func:`jitsearch.mcts.oware.analyse_oware`
-    without the evaluation options (playouts go to the end of the game)."""
+    launch (per chunk).
+
+    ``states``: live states of one variant (with their records). ``iterations`` per tree, or
+    ``time`` seconds for the whole batch; ``playouts`` per leaf; ``leaves`` per step (default 8
+    on cuda, 1 on cpu); ``tree_keys`` (one uint64 per position) fix the random streams, else
+    they come from ``seed`` and the position's index. ``capacity``: nodes per tree (default:
+    enough for the iterations). ``max_bytes``: the trees and the record scratch must fit,
+    checked before any allocation. ``threads``: CPU threads (default every core). ``eval``,
+    ``eval_plies``, ``imm``, ``eval_param``: the module docstring (:func:`check_eval`).
+    ``stop`` (a ``threading.Event``): once set, the growth ends after the chunk running and
+    the trees grown so far are returned, ``interrupted`` True.
+
+    Returns ``positions`` (per position: ``move``, ``children`` = move, visits, value;
+    ``value`` the root player's mean reward over all iterations; ``nodes``), ``iterations``
+    (per tree), ``playouts_total``, ``seconds``, ``backend``, ``interrupted``, ``trees``,
+    ``playouts``, ``leaves``, ``game``; with ``return_trees``, (that dict, the
+    :class:`~jitsearch.kernels.game_mcts.GameTrees` grown)."""
     game = get_game(game)
-    if isinstance(states, game.State):
-        states = [states]
-    if not isinstance(states, (list, tuple)) or not states:
-        raise ValueError(f"states must be a non-empty list of {game.State.__name__}")
-    if len(states) > MAX_TREES:
-        raise ValueError(f"{len(states):,} positions are above the limit of {MAX_TREES:,} per launch")
+    states = checked_states(game, states)
     opts = check_tree_options(iterations, time, c, formula, "win", playouts, 0, capacity, len(states))
+    eval, eval_plies, imm, eval_param = check_eval(game, eval, eval_plies, imm, eval_param)
     check_stop(stop)
+    cfg = game.cfg(states[0])
+    if any(game.cfg(s) != cfg for s in states):
+        game.pack(states)  # its one-line error names the options that differ
     from ..kernels.backend import resolve
 
     resolved = resolve(backend)
@@ -210,11 +342,13 @@ def analyse_game(game, states, *, iterations: int | None = 1000, time: float | N
         raise ValueError(f"leaves x playouts = {leaves} x {opts.playouts} is above the limit of "
                          f"{MAX_STEP_PLAYOUTS} playouts per step: lower leaves= or playouts=")
     threads, return_trees, tree_keys = checked_run_options(threads, return_trees, tree_keys, seed, len(states))
-    cells = game.sizes(game.cfg(states[0])).cells
-    capacity = default_capacity(game, opts, leaves, len(states), max_bytes, node_bytes(cells, game.board_dtype))
-    grower = GameGrower(game, list(states), tree_keys.astype(np.uint64), capacity=capacity, c=opts.c,
+    size = game.sizes(cfg)
+    capacity = default_capacity(game, opts, leaves, len(states), max_bytes,
+                                node_bytes(size.cells, node_dtype_of(game), imm > 0), size.moves)
+    grower = GameGrower(game, states, tree_keys.astype(np.uint64), capacity=capacity, c=opts.c,
                         formula=opts.formula, playouts=opts.playouts, leaves=leaves, backend=resolved,
-                        max_bytes=max_bytes, threads=threads)
+                        max_bytes=max_bytes, memory_hint=memory_hint, threads=threads, eval_plies=eval_plies,
+                        param=eval_param, imm=imm)
     start = _time.perf_counter()
     interrupted = grower.run(opts.iterations, opts.time, stop)
     trees = grower.results()

@@ -37,33 +37,13 @@ import time as _time
 import numpy as np
 
 from ..games.kalah import KalahState
-from .._checks import check_int, check_seed, kernel_array
-from ..kernels.multi_mcts import REWARD_UNITS, TreeBatch, grow_trees_cpu, log_table_for, node_bytes
-from ..kernels.sentinels import FORMULAS, NO_NODE
-from ..rng import mix64_py
-from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
+from .._checks import check_int, check_seed
+from ..games.kalah.game import GAME as KALAH
+from ..kernels.multi_mcts import game_units, node_bytes
+from ..trees.memory import DEFAULT_MAX_BYTES
 from .config import MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TREES, TreeOptions, check_tree_options
-
-#: Nodes per tree (int32 indices).
-MAX_NODES = 1 << 24
-#: Default nodes per tree in a time-limited search.
-DEFAULT_TIME_NODES = 1 << 16
-CHUNK_SECONDS = 0.02
-
-
-def default_leaves(backend: str) -> int:
-    """Leaves per step when the caller gives none: 8 on a GPU (a step's
-    playouts run at once on the block's threads), 1 on the CPU (where they
-    run one after another, so more leaves per step only dilutes selection)."""
-    return 8 if backend == "cuda" else 1
-
-
-def tree_keys_for(seed: int, count: int, offset: int = 0) -> np.ndarray:
-    """Stream keys of trees ``offset .. offset+count-1`` under ``seed``."""
-    seed = check_seed("seed", seed)
-    return np.array([mix64_py(seed * 0x9E3779B97F4A7C15 + offset + t + 1) for t in range(count)],
-                    dtype=np.uint64)
-
+from .game import (DEFAULT_TIME_NODES, MAX_NODES, GameGrower, default_leaves, grow_in_chunks,  # noqa: F401
+                   most_visited, root_positions, tree_keys_for)
 
 def _nodes_needed(houses: int, iterations: int | None, capacity: int | None) -> int:
     if capacity is not None:
@@ -71,151 +51,6 @@ def _nodes_needed(houses: int, iterations: int | None, capacity: int | None) -> 
     if iterations is None:
         return DEFAULT_TIME_NODES
     return int(min(MAX_NODES, max(houses + 1, iterations * houses + 1)))
-
-
-def grow_in_chunks(grow, done, total: int | None, seconds: float | None, first: int, stop=None) -> bool:
-    """Call ``grow(k)`` with chunks of ``k`` units until ``done()`` reaches
-    ``total`` or ``seconds`` have passed; the first chunk is ``first``, the
-    next ones are sized from the measured rate to last about CHUNK_SECONDS
-    (at most 4x the previous), the last one to end near the deadline.
-    Returns True if Ctrl-C stopped it (between or inside chunks) or
-    ``stop`` (a ``threading.Event``) was set (seen between chunks)."""
-    deadline = None if seconds is None else _time.perf_counter() + seconds
-    chunk = first
-    try:
-        while True:
-            if stop is not None and stop.is_set():
-                return True
-            todo = chunk if total is None else min(chunk, total - done())
-            if todo <= 0:
-                return False
-            t0 = _time.perf_counter()
-            grow(todo)
-            now = _time.perf_counter()
-            if deadline is not None and now >= deadline:
-                return False
-            rate = todo / max(now - t0, 1e-6)
-            target = CHUNK_SECONDS if deadline is None else min(CHUNK_SECONDS, max(deadline - now, 1e-3))
-            chunk = int(max(1, min(rate * target, 4 * chunk)))
-    except KeyboardInterrupt:
-        return True
-
-
-class _Grower:
-    """Owns a TreeBatch and grows it on one backend, in chunks."""
-
-    def __init__(self, boards, players, tree_keys, houses, empty_capture, *, capacity, opts: TreeOptions, leaves,
-                 backend, max_bytes, memory_hint=None):
-        from ..kernels.backend import resolve
-
-        self.backend = resolve(backend)
-        t = boards.shape[0]
-        with_imm = opts.imm > 0.0
-        need = t * capacity * node_bytes(houses, with_imm)
-        check_bytes(need, max_bytes, f"{t:,} MCTS trees of {capacity:,} nodes",
-                    memory_hint or "lower trees=, capacity= or iterations= (API: or raise max_bytes)")
-        if self.backend == "cuda":
-            from ..kernels.cuda_mcts import free_bytes
-
-            free = free_bytes()
-            if need > 0.9 * free:
-                raise ValueError(f"{t:,} MCTS trees of {capacity:,} nodes need {need / 2**20:,.0f} MiB of GPU "
-                                 f"memory, but {free / 2**20:,.0f} MiB are free: lower trees= or capacity=")
-        self.batch = TreeBatch(t, capacity, houses, imm=with_imm)
-        self.batch.set_roots(boards, players)
-        self.tree_keys = kernel_array(tree_keys, np.uint64)
-        self.totals = boards.astype(np.int64).sum(axis=1)
-        self.m = houses
-        reward_kind, max_plies = opts.kernel_reward()
-        self.args = (float(opts.c), FORMULAS[opts.formula], reward_kind, int(opts.playouts), bool(empty_capture),
-                     int(max_plies), float(opts.imm))
-        self.leaves = int(leaves)
-        self.log_table = log_table_for(1024)
-        self.done = 0  # steps
-        self.device = None
-        if self.backend == "cuda":
-            from ..kernels.cuda_mcts import DeviceTrees
-
-            self.device = DeviceTrees(self.batch, self.tree_keys, self.totals, self.log_table)
-        _warm(self.backend, houses)
-
-
-
-    def _ensure_log_table(self, visits: int):
-        if visits < self.log_table.shape[0]:
-            return
-        size = 1 << max(10, int(visits).bit_length())
-        self.log_table = log_table_for(size)
-        if self.device is not None:
-            from numba import cuda
-
-            self.device.log_table = cuda.to_device(self.log_table, stream=self.device.stream)
-
-    @property
-    def iterations(self) -> int:
-        """Iterations (leaves evaluated) per tree so far."""
-        return self.done * self.leaves
-
-    def grow(self, steps: int):
-        # a node's visits, virtual ones included, never exceed the tree's iterations
-        self._ensure_log_table((self.done + steps) * self.leaves + 1)
-        c, formula, reward, playouts, empty_capture, max_plies, alpha = self.args
-        if self.device is not None:
-            self.device.grow(self.m, c, formula, reward, playouts, empty_capture, max_plies, alpha, self.leaves,
-                             self.done, steps)
-        else:
-            grow_trees_cpu(*self.batch.arrays(), self.tree_keys, self.totals, self.log_table, self.m, c, formula,
-                           reward, playouts, empty_capture, max_plies, alpha, self.leaves, self.done, steps)
-        self.done += steps
-
-    def run(self, iterations: int | None, seconds: float | None, stop=None) -> bool:
-        """Grow until the budget (iterations per tree, rounded up to whole
-        steps, or seconds) is spent; True if Ctrl-C or ``stop`` stopped it."""
-        steps = None if iterations is None else -(-iterations // self.leaves)
-        return grow_in_chunks(self.grow, lambda: self.done, steps, seconds, 1, stop)
-
-    def results(self):
-        """Copy the trees back (from the GPU) and return the TreeBatch."""
-        if self.device is not None:
-            self.device.copy_back(self.batch)
-        return self.batch
-
-
-_WARMED: set = set()
-
-
-def _warm(backend: str, houses: int) -> None:
-    """Compile (or load) the kernel once per process on a one-tree batch, so
-    that no search's time budget pays for the JIT."""
-    if backend in _WARMED:
-        return
-    _WARMED.add(backend)
-    from ..games.kalah import KalahState
-
-    s = KalahState.initial(houses, 1)
-    boards = np.asarray(s.board, dtype=np.int32)[None, :]
-    tiny = TreeBatch(1, houses + 1, houses)
-    tiny.set_roots(boards, np.zeros(1, dtype=np.int32))
-    keys = np.zeros(1, dtype=np.uint64)
-    totals = boards.astype(np.int64).sum(axis=1)
-    if backend == "cuda":
-        from ..kernels.cuda_mcts import DeviceTrees
-
-        DeviceTrees(tiny, keys, totals, log_table_for(16)).grow(houses, 1.0, 0, 0, 1, False, 1 << 30, 0.0, 1, 0, 1)
-    else:
-        grow_trees_cpu(*tiny.arrays(), keys, totals, log_table_for(16), houses, 1.0, 0, 0, 1, False, 1 << 30, 0.0, 1,
-                       0, 1)
-
-
-def _root_children(batch: TreeBatch, t: int) -> list[tuple[int, int, int]]:
-    """(move, visits, value units) of tree t's root children."""
-    f = int(batch.first_child[t, 0])
-    if f == NO_NODE:
-        return []
-    n = int(batch.num_children[t, 0])
-    return [(int(batch.move[t, ch]), int(batch.visits[t, ch]), int(batch.value[t, ch])) for ch in range(f, f + n)]
-
-
 
 
 def analyse_positions(states, *, iterations: int | None = 1000, time: float | None = None, seed: int = 0,
@@ -283,37 +118,25 @@ def analyse_checked(states: list, opts: TreeOptions, resolved: str, *, seed: int
     tree_keys = np.asarray(tree_keys)
     if tree_keys.shape != (len(states),) or tree_keys.dtype.kind not in "iu":
         raise ValueError(f"tree_keys must hold one unsigned integer per position ({len(states)})")
-    boards = np.stack([np.asarray(s.board, dtype=np.int32) for s in states])
-    players = np.array([s.player for s in states], dtype=np.int32)
     capacity = _nodes_needed(m, None if iterations is None else iterations + leaves, capacity)
     if iterations is None:  # a time budget: as many nodes as max_bytes holds for every tree, at most the default
         capacity = max(m + 1, min(capacity, int(max_bytes) // (len(states) * node_bytes(m, opts.imm > 0.0))))
-    grower = _Grower(boards, players, tree_keys.astype(np.uint64), m, ec, capacity=capacity, opts=opts,
-                     leaves=leaves, backend=resolved, max_bytes=max_bytes, memory_hint=memory_hint)
+    reward_kind, max_plies = opts.kernel_reward()
+    grower = GameGrower(KALAH, states, tree_keys.astype(np.uint64), capacity=capacity, c=opts.c,
+                        formula=opts.formula, playouts=playouts, leaves=leaves, backend=resolved, max_bytes=max_bytes,
+                        memory_hint=memory_hint or "lower trees=, capacity= or iterations= (API: or raise max_bytes)",
+                        eval_plies=int(max_plies), param=np.int64(reward_kind), imm=opts.imm, units=game_units,
+                        node_dtype=np.int16, label="MCTS trees")
     start = _time.perf_counter()
     interrupted = grower.run(iterations, time, stop)
     batch = grower.results()
     seconds = _time.perf_counter() - start
-    scale = playouts * REWARD_UNITS
-    positions = []
-    for t in range(len(states)):
-        kids = [{"move": mv, "visits": n, "value": (v / (n * scale)) if n else None}
-                for mv, n, v in _root_children(batch, t)]
-        positions.append({"move": most_visited(kids), "children": kids, "nodes": int(batch.size[t])})
+    positions = [{k: p[k] for k in ("move", "children", "nodes")}
+                 for p in root_positions(batch, len(states), playouts)]
     return {"positions": positions, "iterations": grower.iterations,
             "playouts_total": grower.iterations * playouts * len(states), "seconds": seconds,
-            "backend": grower.backend, "interrupted": interrupted, "trees": len(states), "playouts": playouts,
+            "backend": resolved, "interrupted": interrupted, "trees": len(states), "playouts": playouts,
             "leaves": leaves}
-
-
-def most_visited(children: list[dict]) -> int:
-    """Most visits; ties to the better mean value, then house order; -1 if none."""
-    best, key = -1, None
-    for ch in children:
-        k = (ch["visits"], ch["value"] if ch["value"] is not None else -1.0)
-        if key is None or k > key:
-            best, key = ch["move"], k
-    return best
 
 
 def search_many(states, seeds, *, trees: int = 256, iterations: int | None = None, time: float | None = None,

@@ -2,7 +2,7 @@
 HMCTS, MCTS-Solver, root parallelism, and pure Monte Carlo.
 
 Conventions: the player to move at the root chooses; rewards are 1 / 0.5 / 0
-for a win / draw / loss (or seed 003's heuristic mapped into [0, 1] for
+for a win / draw / loss (or Siljander's (HMCTS) heuristic mapped into [0, 1] for
 HMCTS, or an evaluation in [0, 1] with ``eval=``, see
 :mod:`jitsearch.kernels.evaluation`), credited to the player who moved into
 a node (see :mod:`jitsearch.mcts.tree`). A *simulation* is one playout; an *iteration*
@@ -146,13 +146,13 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     Options (or an :class:`MCTSConfig`): ``iterations`` and/or ``time``
     (seconds; anytime), ``c`` (exploration constant), ``formula`` (``ucb1``:
     w/n + c·sqrt(ln N / n); ``sqrt``: w/n + c·sqrt(N)/n; ``sqrtlog``:
-    w/n + c·sqrt(ln N)/sqrt(n), seed 004's two alternatives), ``pb``
+    w/n + c·sqrt(ln N)/sqrt(n), the "Multiagent Search" chapter's two alternatives), ``pb``
     (progressive bias weight: + pb·p_i·sqrt(N)/n, p_i a softmax of the
     one-step heuristic), ``reward`` (``win`` or ``heuristic`` = HMCTS),
     ``playout_depth`` (cut playouts after that many plies and score them by
     the heuristic; 0 = play to the end), ``eval`` (``store`` or
     ``heuristic``: evaluate each leaf by ``eval_plies`` random plies, default
-    4, 0 = the leaf itself, then the squashed store difference or seed 003's
+    4, 0 = the leaf itself, then the squashed store difference or Siljander's (HMCTS)
     heuristic, a finished game by its outcome; unset = the playouts above),
     ``imm`` (implicit minimax backups: each node also keeps the minimax value
     of the evaluations below it, and selection uses (1 - imm)·w/n +
@@ -302,7 +302,7 @@ def choose_final_move(children: list[dict], final: str = "visits") -> int:
 
 def monte_carlo_search(state: KalahState, *, playouts: int = 1000, time_limit: float | None = None,
                        seed: int = 0, threads: int = 1, stop=None) -> dict:
-    """Pure Monte Carlo (the expected-outcome model, seed 004 section 3.5):
+    """Pure Monte Carlo (the "Multiagent Search" chapter's expected-outcome model, 3.5):
     no tree; ``playouts`` random playouts shared evenly among the root moves
     (rounds until ``time_limit`` if given), each move scored E = (W - L) / N
     for the root player; the best E is played. ``stop`` (a

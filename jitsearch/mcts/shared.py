@@ -37,7 +37,7 @@ from ..kernels.shared_tree import IMM_BYTES, NODE_BYTES, SharedTrees, grow_share
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes, format_bytes
 from ..kernels.sentinels import FORMULAS
 from .config import MAX_BLOCKS, MAX_TREES, TreeOptions, check_tree_options
-from .multi import grow_in_chunks, most_visited, tree_keys_for
+from .game import grow_in_chunks, most_visited, tree_keys_for
 
 #: Nodes per tree at most (int32 indices), and per tree for a time budget by default.
 MAX_NODES = (1 << 31) - 1

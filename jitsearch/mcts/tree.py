@@ -25,7 +25,7 @@ from its parent's (:func:`build_node`), so the trees and results are the
 same as with eager expansion.
 
 Rewards are 1 / 0.5 / 0 for a win / draw / loss of the player they are
-credited to; the heuristic reward (HMCTS) maps seed 003's weighted H1..H5
+credited to; the heuristic reward (HMCTS) maps Siljander's weighted H1..H5
 difference linearly into [0, 1] (see :func:`heuristic_reward`); ``eval=store``
 squashes the store difference (:func:`jitsearch.kernels.evaluation.store_value`).
 
@@ -129,7 +129,7 @@ class MCTSTree:
 @njit(cache=True, inline="always")
 def heuristic_reward(board, m, player, total):
     """HMCTS reward for ``player`` in [0, 1]: 0.5 + 0.5 * (H(player) -
-    H(opponent)) / bound, H the weighted H1..H5 of seed 003 and bound the
+    H(opponent)) / bound, H the weighted H1..H5 of Siljander's HMCTS and bound the
     largest possible difference for ``total`` seeds on ``m`` houses."""
     bound = (W1 + W2 + W4 + W5) * total + W3 * m
     d = heuristic_of(board, m, player) - heuristic_of(board, m, 1 - player)
@@ -143,7 +143,7 @@ _store_value = njit(cache=True, inline="always")(store_value)
 @njit(cache=True, inline="always")
 def eval_reward(board, m, player, total, reward_kind):
     """The evaluation of a live position for ``player`` in [0, 1]: the
-    squashed store difference for REWARD_STORE, else seed 003's heuristic
+    squashed store difference for REWARD_STORE, else Siljander's (HMCTS) heuristic
     (:func:`heuristic_reward`)."""
     if reward_kind == REWARD_STORE:
         d = board[m + 1] - board[0]

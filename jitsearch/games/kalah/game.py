@@ -15,7 +15,7 @@ import numpy as np
 from ...rng import GOLDEN, mix64_body
 from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
                         no_record, rule_word_line, TextUI)
-from . import rules
+from . import fast, rules
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
 
 __all__ = ["GAME", "build"]
@@ -173,6 +173,7 @@ GAME = Game(
     engine_protocol=EngineProtocol(variant_of=variant_of, legacy_game=legacy_game, legacy_words=legacy_words,
                                    table_bytes=table_bytes),
     balance=balance,
+    fast_playouts=fast,
 )
 
 assert GAME_OVER == rules.GAME_OVER

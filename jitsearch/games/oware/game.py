@@ -15,8 +15,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
-                        rule_word_line, TextUI, Engine)
+from ..._checks import check_float
+from ..protocol import (GAME_OVER, Engine, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, SearchEval,
+                        Sizes, TextUI, check_states, rule_word_line)
 from . import rules
 from .rules import OPENSPIEL_MOVE_LIMIT
 from .state import BOARD_DTYPE, MAX_HOUSES, MAX_MOVE_LIMIT, OwareState
@@ -77,6 +78,47 @@ def node_record(jit):
         return count, depth
 
     return jit(record)
+
+
+#: Multiples of 1/SIDE_WEIGHT_DENOMINATOR are the side weights the kernels take (exact products).
+SIDE_WEIGHT_DENOMINATOR = 256
+#: Largest |side_weight| of the evaluation.
+MAX_SIDE_WEIGHT = 16.0
+
+
+def search_value(jit):
+    """Compile Oware's MCTS evaluation (``eval=capture``, :class:`~..protocol.SearchEval`) with
+    ``jit``: ``value`` the alpha-beta's frontier value for player 0 (captured difference +
+    ``side_weight`` x seeds-on-side difference, :func:`.alphabeta.evaluate`), ``scale`` the
+    board's seeds. ``side_weight`` a multiple of 1/256: its product is exact and a fused
+    multiply-add rounds as the CPU does."""
+    from .alphabeta import evaluate as frontier_source
+
+    frontier = jit(frontier_source.py_func)
+
+    def value(board, cfg, side_weight):
+        return frontier(board, cfg[0], 0, side_weight)
+
+    def scale(board, cfg, side_weight):
+        total = 0
+        for i in range(2 * cfg[0] + 2):
+            total += board[i]
+        return np.float64(total)
+
+    return jit(value), jit(scale)
+
+
+def check_side_weight(side_weight) -> float:
+    """``side_weight`` (None: the alpha-beta's default) checked: a multiple of 1/256 in [-16, 16]."""
+    from .alphabeta import DEFAULT_SIDE_WEIGHT
+
+    if side_weight is None:
+        return float(DEFAULT_SIDE_WEIGHT)
+    side_weight = check_float("side_weight", side_weight, -MAX_SIDE_WEIGHT, MAX_SIDE_WEIGHT)
+    if side_weight * SIDE_WEIGHT_DENOMINATOR != round(side_weight * SIDE_WEIGHT_DENOMINATOR):
+        raise ValueError(f"side_weight must be a multiple of 1/{SIDE_WEIGHT_DENOMINATOR} (exact on every "
+                         f"backend), got {side_weight!r}")
+    return float(side_weight)
 
 
 def cfg(state: OwareState) -> tuple:
@@ -248,6 +290,8 @@ GAME = Game(
                                    line=line),
     balance=balance,
     engines={"alphabeta": _deepening_engine("alphabeta"), "fsss": _deepening_engine("fsss")},
+    search_eval=SearchEval(build=search_value, evals=("capture",), param="side_weight",
+                           check_param=check_side_weight, node_dtype=np.dtype(np.int16)),
 )
 
 assert GAME_OVER == rules.GAME_OVER

@@ -1,0 +1,158 @@
+"""Flat random playouts of any game of the protocol (:mod:`jitsearch.games.protocol`) on the
+CPU, over the shared thread pool, with a stop flag; the CUDA twin is
+:mod:`jitsearch.kernels.cuda_game_playouts`.
+
+Playout ``p`` of state ``s`` draws from ``stream_key(seed, s, p)`` and picks ply ``i``'s move as
+the protocol's playout (:func:`jitsearch.games.playout.make_playout`) does, from the state's
+record and move count (Oware's repetitions and move limit end it as in a real game). Per
+state: ``wins``, ``draws``, ``losses`` for its player to move, ``margin_sum`` (player 0's
+margins) and ``plies``, int64; the same whatever the threads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .._checks import check_int, check_seed, max_threads
+from .._jit import stable_ids
+from .._threads import run_in_pool
+from ..games import get as get_game
+from ..games.playout import NO_CAP, make_playout
+from ..stop import STOP_EVERY_PLAYOUTS, watch
+from . import rng
+from .game_mcts import named
+
+OUTPUTS = ("wins", "draws", "losses", "margin_sum", "plies")
+#: Playouts per state in one call: 1..MAX_PLAYOUTS_PER_STATE.
+MAX_PLAYOUTS_PER_STATE = 1 << 20
+#: States in one call: 1..MAX_STATES.
+MAX_STATES = 1 << 24
+#: Playouts in one call (states x playouts per state), about an hour on one CPU core.
+MAX_PLAYOUTS_PER_CALL = 1 << 32
+
+
+def check_work(states: int, playouts_per_state: int, what: str = "a playout batch") -> None:
+    """Refuse a batch above the documented work limits (before anything is allocated)."""
+    states = check_int("states", states, 1, MAX_STATES)
+    playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
+    if states * playouts_per_state > MAX_PLAYOUTS_PER_CALL:
+        raise ValueError(f"{what} of {states:,} states x {playouts_per_state:,} playouts = "
+                         f"{states * playouts_per_state:,} playouts is above the limit of "
+                         f"{MAX_PLAYOUTS_PER_CALL:,} per call: lower the states or the playouts")
+
+
+def make_evaluate(jit, rules, gen, tag=""):
+    """Compile ``evaluate_range(boards, players, hists, rows, plies_done, cfg, num_moves,
+    extra_rows, playouts_per_state, seed, first, last, wins, draws, losses, margin_sum,
+    plies_out, stop)`` with ``jit``: the playouts of states ``first..last-1`` of a
+    :class:`~jitsearch.games.protocol.Packed`. ``stop`` (int64[1]) is read every
+    STOP_EVERY_PLAYOUTS playouts; once non-zero the kernel returns unfinished
+    (:mod:`jitsearch.stop`)."""
+    playout = make_playout(jit, rules, gen, tag)
+    margin = rules.margin
+    stream_key = gen.stream_key
+
+    def evaluate_range(boards, players, hists, rows, plies_done, cfg, num_moves, extra_rows, playouts_per_state,
+                       seed, first, last, wins, draws, losses, margin_sum, plies_out, stop):
+        cells = boards.shape[1]
+        cols = hists.shape[2]
+        board = np.empty(cells, dtype=boards.dtype)
+        hist = np.empty((hists.shape[1] + extra_rows, cols), dtype=hists.dtype)
+        moves = np.empty(num_moves, dtype=np.int64)
+        for s in range(first, last):
+            w = 0
+            d = 0
+            lo = 0
+            total = 0
+            plies = 0
+            mover = players[s]
+            for p in range(playouts_per_state):
+                if (p & (STOP_EVERY_PLAYOUTS - 1)) == 0 and stop[0] != 0:
+                    return
+                for i in range(cells):
+                    board[i] = boards[s, i]
+                for r in range(rows[s]):
+                    for i in range(cols):
+                        hist[r, i] = hists[s, r, i]
+                cur = (np.int64(0), np.int64(rows[s]), np.int64(plies_done[s]))
+                k, _, _ = playout(board, cfg, np.int64(mover), moves, hist, cur, stream_key(seed, s, p), NO_CAP)
+                plies += k
+                mg = margin(board, cfg)
+                total += mg
+                mine = mg if mover == 0 else -mg
+                if mine > 0:
+                    w += 1
+                elif mine < 0:
+                    lo += 1
+                else:
+                    d += 1
+            wins[s] = w
+            draws[s] = d
+            losses[s] = lo
+            margin_sum[s] = total
+            plies_out[s] = plies
+
+    return named(jit, evaluate_range, tag)
+
+
+CPU_RNG = rng.build(stable_ids(njit(cache=True)))
+#: The RNG inlined into its callers: the one the games' fast kernels are compiled over.
+INLINE_RNG = rng.build(stable_ids(njit(cache=True, inline="always")))
+_CPU: dict = {}
+
+
+def cpu_evaluate(game):
+    """``game``'s compiled CPU ``evaluate_range`` (rules inlined; cached on disk)."""
+    if game not in _CPU:
+        rules = game.build(stable_ids(njit(inline="always")))
+        _CPU[game] = make_evaluate(stable_ids(njit(cache=True, nogil=True)), rules, CPU_RNG, "flat_" + game.name)
+    return _CPU[game]
+
+
+def cpu_kernel(game, cfg, kernel=None, stop=None):
+    """(kind, ``evaluate_range``) for a batch of ``game``'s variant ``cfg``: the game's fast path
+    (:attr:`Game.fast_playouts <jitsearch.games.protocol.Game>`) of ``kernel`` (default its
+    fastest), else the generic kernel (always with a ``stop``: the fast ones do not read it)."""
+    fast = game.fast_playouts
+    kinds = ("generic",) if fast is None else fast.kinds(cfg)
+    if kernel is None:
+        kernel = "generic" if stop is not None else kinds[0]
+    elif kernel not in kinds:
+        raise ValueError(f"kernel must be one of {', '.join(kinds)}, got {kernel!r}")
+    if kernel == "generic":
+        return kernel, cpu_evaluate(game)
+    return kernel, fast.cpu_evaluate(cfg, kernel, INLINE_RNG)
+
+
+def evaluate_states(game, states, playouts_per_state: int, seed: int, *, threads: int = 1, stop=None,
+                    kernel: str | None = None) -> dict:
+    """Random playouts of each live state of ``game`` (a registry name or a Game; states of one
+    variant): the module docstring's counters as int64 arrays. ``threads`` in 1..4 per core;
+    ``stop`` (a ``threading.Event``) set from another thread ends the playouts within
+    STOP_EVERY_PLAYOUTS playouts a thread and raises ``KeyboardInterrupt``. ``kernel``: a kind
+    of the game's fast path (:func:`cpu_kernel`; every kind gives the same results)."""
+    game = get_game(game)
+    playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
+    seed = check_seed("seed", seed)
+    threads = check_int("threads", threads, 1, max_threads())
+    packed = game.pack(states)
+    size = game.sizes(packed.cfg)
+    k = packed.boards.shape[0]
+    check_work(k, playouts_per_state)
+    out = {name: np.zeros(k, dtype=np.int64) for name in OUTPUTS}
+    flag = np.zeros(1, np.int64)
+    args = (packed.boards, packed.players, packed.hists, packed.rows, packed.plies, packed.cfg, size.moves,
+            max(0, size.record[0]), playouts_per_state, np.uint64(seed))
+    res = tuple(out[name] for name in OUTPUTS)
+    _, fn = cpu_kernel(game, packed.cfg, kernel, stop)
+    with watch(stop, flag, 0):
+        if threads > 1 and k > 1:
+            chunks = min(k, threads * 4)
+            step = (k + chunks - 1) // chunks
+            run_in_pool(fn, [(*args, lo, min(k, lo + step), *res, flag) for lo in range(0, k, step)], workers=threads)
+        else:
+            fn(*args, 0, k, *res, flag)
+    if flag[0]:
+        raise KeyboardInterrupt
+    return out
