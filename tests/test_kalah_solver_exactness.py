@@ -75,6 +75,6 @@ def test_the_table_kept_between_solves_never_leaks_a_value():
     for size in (1 << 12, 1 << 8, 1 << 14, 1 << 10):
         for pos, margin in zip(positions, want):
             assert solve_exact(pos, tt_capacity=size)["margin"] == margin, (pos.to_text(), size)
-    assert len(ks._idle_tables) == 1 and ks._idle_tables[0].shape == (1 << 14, 4)
+    assert len(ks._idle_tables) == 1 and ks._idle_tables[0].size == ks.TABLE_COLUMNS * (1 << 14) + ks.TABLE_ALIGN // 8
     release_table_memory()
     assert not ks._idle_tables

@@ -144,6 +144,10 @@ class SolverOptions(NamedTuple):
 
 
 _POLY = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime
+#: A table entry's bounds when it has none (int16): true of every rest of a
+#: game with fewer than 32,767 seeds (:data:`MAX_SEEDS`), so never a cutoff.
+NO_LOWER, NO_UPPER = np.int16(-32768), np.int16(32767)
+MAX_SEEDS = 32000
 
 
 @njit(cache=True, inline="always")
@@ -225,12 +229,13 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
     seconds), and turning the cutoffs off saves their probes but costs as
     much in the 34% more nodes it searches.
 
-    ``table`` is int64[cap, 4], one row per slot: the 64-bit key
-    (:func:`houses_hash`: the houses seen from the player to move), the
-    lower and the upper bound on the rest of the game for the player to
-    move (its store gain less the opponent's; float64 bit patterns, read
-    through a float view) and ``best move + 256 * seeds left in the
-    houses``, the move counted from the mover's first house. A position and
+    ``table`` is int64[cap, 2], one 16-byte row per slot: the 64-bit key
+    (:func:`houses_hash`: the houses seen from the player to move), then
+    four int16 read through a view: the lower and the upper bound on the
+    rest of the game for the player to move (its store gain less the
+    opponent's; :data:`NO_LOWER` / :data:`NO_UPPER` for none), the best
+    move counted from the mover's first house and the seeds left in the
+    houses (at most :data:`MAX_SEEDS` on the board). A position and
     its mirror image with the other player to move share the entry. Slots
     pair into buckets (two-tier replacement): the even slot keeps the entry
     with the most seeds left (the biggest subtree), the odd one the most
@@ -251,7 +256,7 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
     depth_cap = boards.shape[0] - 1
     cap = table.shape[0]
     mask = np.uint64(cap - 2)  # buckets of two slots: an even index
-    tt_f = table.view(np.float64)
+    t16 = table.view(np.int16)  # [cap, 8]: 4 lower bound, 5 upper bound, 6 move, 7 seeds left
     table_flat = table.reshape(-1)
     db_flat = db_values.reshape(-1)
     etc_diff = np.empty(m, dtype=np.float64)
@@ -321,13 +326,13 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                     if np.uint64(table[slot, 0]) != h:
                         slot ^= 1
                     if np.uint64(table[slot, 0]) == h:
-                        tt_best = (table[slot, 3] & 255) + (1 if mover == 0 else m + 2)
+                        tt_best = t16[slot, 6] + (1 if mover == 0 else m + 2)
                         if mover == 0:
-                            t_lo = tt_f[slot, 1] + d
-                            t_up = tt_f[slot, 2] + d
+                            t_lo = np.float64(t16[slot, 4]) + d
+                            t_up = np.float64(t16[slot, 5]) + d
                         else:  # the entry is the mover's: player 0's rest is its negation
-                            t_lo = d - tt_f[slot, 2]
-                            t_up = d - tt_f[slot, 1]
+                            t_lo = d - np.float64(t16[slot, 5])
+                            t_up = d - np.float64(t16[slot, 4])
                         if sp == 0:
                             pass  # the root is always searched, so that it names its best move
                         elif t_lo >= gamma:
@@ -397,11 +402,11 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                                     cs ^= 1
                                 if np.uint64(table[cs, 0]) == ch:
                                     if child_mover[j] == 0:
-                                        c_lo = max(c_lo, tt_f[cs, 1] + cd)
-                                        c_up = min(c_up, tt_f[cs, 2] + cd)
+                                        c_lo = max(c_lo, np.float64(t16[cs, 4]) + cd)
+                                        c_up = min(c_up, np.float64(t16[cs, 5]) + cd)
                                     else:
-                                        c_lo = max(c_lo, cd - tt_f[cs, 2])
-                                        c_up = min(c_up, cd - tt_f[cs, 1])
+                                        c_lo = max(c_lo, cd - np.float64(t16[cs, 5]))
+                                        c_up = min(c_up, cd - np.float64(t16[cs, 4]))
                         if mover == 0 and c_lo >= gamma:
                             ret = c_lo
                             done = True
@@ -473,7 +478,7 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                         if not kid_hash_ok[sp, kh]:
                             kid_hash[sp, kh] = houses_hash(kb, m, cm)
                             kid_hash_ok[sp, kh] = True
-                        prefetch_item(table_flat, np.int64(kid_hash[sp, kh] & mask) * 4)
+                        prefetch_item(table_flat, np.int64(kid_hash[sp, kh] & mask) * 2)
             kid = moves[sp, k] - (1 if movers[sp] == 0 else m + 2)
             boards[sp + 1] = kid_boards[sp, kid]
             movers[sp + 1] = kid_movers[sp, kid]
@@ -492,31 +497,32 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                 slot += 1
             else:
                 fresh = True
-                if work >= (table[slot, 3] >> 8):
+                if work >= t16[slot, 7]:
                     # demote the deep slot's entry to the recent slot
-                    for c in range(4):
-                        table[slot + 1, c] = table[slot, c]
+                    table[slot + 1, 0] = table[slot, 0]
+                    table[slot + 1, 1] = table[slot, 1]
                 else:
                     slot += 1
                 table[slot, 0] = np.int64(h)
-                tt_f[slot, 1] = -math.inf
-                tt_f[slot, 2] = math.inf
-        rest = g - diffs[sp]  # player 0's; the entry keeps the mover's
+                t16[slot, 4] = NO_LOWER
+                t16[slot, 5] = NO_UPPER
+        rest = np.int16(g - diffs[sp])  # player 0's (an integer: |rest| <= the seeds); the entry keeps the mover's
         if movers[sp] == 0:
             if g >= gamma:
-                tt_f[slot, 1] = max(tt_f[slot, 1], rest)
+                t16[slot, 4] = max(t16[slot, 4], rest)
             else:
-                tt_f[slot, 2] = min(tt_f[slot, 2], rest)
+                t16[slot, 5] = min(t16[slot, 5], rest)
         else:
             if g >= gamma:
-                tt_f[slot, 2] = min(tt_f[slot, 2], -rest)
+                t16[slot, 5] = min(t16[slot, 5], -rest)
             else:
-                tt_f[slot, 1] = max(tt_f[slot, 1], -rest)
+                t16[slot, 4] = max(t16[slot, 4], -rest)
         # the move (counted from the mover's first house) is kept from a
         # fail-high (the move that proved the lower bound); a fail-low only
         # names one for a fresh entry
         if fresh or g >= gamma:
-            table[slot, 3] = best[sp] - (1 if movers[sp] == 0 else m + 2) + 256 * work
+            t16[slot, 6] = best[sp] - (1 if movers[sp] == 0 else m + 2)
+            t16[slot, 7] = work
         ret = g
         if sp == 0:
             regs[0] = 0
