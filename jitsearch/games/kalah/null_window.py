@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from ...rng import GOLDEN, mix64
-from ._prefetch import prefetch_item
+from ._prefetch import borrowed, prefetch_item
 from .alphabeta import sort_by_key
 from .endgame import rank_houses
 from .state import KalahState, apply_move, legal_moves, margin_of
@@ -87,7 +87,10 @@ class MTStack(NamedTuple):
     ``seeds_left``; scratch ``keys`` (float64[m]) and ``child``; registers
     ``regs`` (int64[3]: started, sp, entering) and ``fregs`` (float64[1]:
     the value being returned). ``regs[0] == 0`` (as built, and after a
-    finished test) makes the next call start a new test.
+    finished test) makes the next call start a new test. The fields after
+    ``fregs`` are the kernel's scratch (the children of every ply in
+    progress, their keys, the cutoffs' work rows): rebuilt as needed, never
+    saved in a checkpoint.
     """
 
     boards: np.ndarray
@@ -104,6 +107,17 @@ class MTStack(NamedTuple):
     child: np.ndarray
     regs: np.ndarray
     fregs: np.ndarray
+    kid_boards: np.ndarray
+    kid_movers: np.ndarray
+    kid_hash: np.ndarray
+    kid_hash_ok: np.ndarray
+    pre_hash: np.ndarray
+    pre_ok: np.ndarray
+    etc_diff: np.ndarray
+    etc_left: np.ndarray
+    etc_kind: np.ndarray
+    etc_key: np.ndarray
+    child_mover: np.ndarray
 
     @classmethod
     def for_state(cls, state: KalahState) -> "MTStack":
@@ -117,7 +131,13 @@ class MTStack(NamedTuple):
                    best=np.zeros(rows, dtype=i64), hashes=np.zeros(rows, dtype=np.uint64),
                    diffs=np.zeros(rows, dtype=np.float64), seeds_left=np.zeros(rows, dtype=i64),
                    keys=np.zeros(m, dtype=np.float64), child=np.zeros(n, dtype=state.board.dtype),
-                   regs=np.zeros(3, dtype=i64), fregs=np.zeros(1, dtype=np.float64))
+                   regs=np.zeros(3, dtype=i64), fregs=np.zeros(1, dtype=np.float64),
+                   kid_boards=np.zeros((rows, m, n), dtype=state.board.dtype), kid_movers=np.zeros((rows, m), dtype=i64),
+                   kid_hash=np.zeros((rows, m), dtype=np.uint64), kid_hash_ok=np.zeros((rows, m), dtype=np.bool_),
+                   pre_hash=np.zeros(rows, dtype=np.uint64), pre_ok=np.zeros(rows, dtype=np.bool_),
+                   etc_diff=np.zeros(m, dtype=np.float64), etc_left=np.zeros(m, dtype=i64),
+                   etc_kind=np.zeros(m, dtype=i64), etc_key=np.zeros(m, dtype=np.uint64),
+                   child_mover=np.zeros(m, dtype=i64))
 
 
 class EndgameArrays(NamedTuple):
@@ -242,12 +262,15 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
     recent other entry; a new entry that beats the even slot's demotes it.
     """
     etc_min_seeds, db_etc_window, prefetch = options.etc_min_seeds, options.db_etc_window, options.prefetch
-    db_values, db_binom, db_seeds = db.values, db.binom, db.seeds
-    boards, movers, moves, nmoves, kidx, value = stack.boards, stack.movers, stack.moves, stack.nmoves, stack.kidx, \
-        stack.value
-    best, hashes, diffs, seeds_left, keys, child = stack.best, stack.hashes, stack.diffs, stack.seeds_left, \
-        stack.keys, stack.child
-    regs, fregs = stack.regs, stack.fregs
+    # every array without its reference count (borrowed): the caller holds them for the whole call
+    db_values, db_binom, db_seeds = borrowed(db.values), borrowed(db.binom), db.seeds
+    boards, movers, moves = borrowed(stack.boards), borrowed(stack.movers), borrowed(stack.moves)
+    nmoves, kidx, value = borrowed(stack.nmoves), borrowed(stack.kidx), borrowed(stack.value)
+    best, hashes, diffs = borrowed(stack.best), borrowed(stack.hashes), borrowed(stack.diffs)
+    seeds_left, keys = borrowed(stack.seeds_left), borrowed(stack.keys)
+    regs, fregs = borrowed(stack.regs), borrowed(stack.fregs)
+    table = borrowed(table)
+    counters = borrowed(counters)
     n = 2 * m + 2
     total = 0
     for i in range(n):
@@ -259,19 +282,13 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
     t16 = table.view(np.int16)  # [cap, 8]: 4 lower bound, 5 upper bound, 6 move, 7 seeds left
     table_flat = table.reshape(-1)
     db_flat = db_values.reshape(-1)
-    etc_diff = np.empty(m, dtype=np.float64)
-    etc_left = np.empty(m, dtype=np.int64)
-    etc_kind = np.empty(m, dtype=np.int64)
-    etc_key = np.empty(m, dtype=np.uint64)
-    child_mover = np.empty(m, dtype=np.int64)
-    # the children of every expanded ply, by pit (scratch: rebuilt below when a paused test goes on)
-    kid_boards = np.empty((boards.shape[0], m, n), dtype=boards.dtype)
-    kid_movers = np.empty((boards.shape[0], m), dtype=np.int64)
+    etc_diff, etc_left, etc_kind = borrowed(stack.etc_diff), borrowed(stack.etc_left), borrowed(stack.etc_kind)
+    etc_key, child_mover = borrowed(stack.etc_key), borrowed(stack.child_mover)
+    # the children of every expanded ply, by pit (rebuilt below when a paused test goes on)
+    kid_boards, kid_movers = borrowed(stack.kid_boards), borrowed(stack.kid_movers)
     # their table keys once computed (by the cutoffs or the prefetches), handed to the child's own probe
-    kid_hash = np.empty((boards.shape[0], m), dtype=np.uint64)
-    kid_hash_ok = np.zeros((boards.shape[0], m), dtype=np.bool_)
-    pre_hash = np.empty(boards.shape[0], dtype=np.uint64)
-    pre_ok = np.zeros(boards.shape[0], dtype=np.bool_)
+    kid_hash, kid_hash_ok = borrowed(stack.kid_hash), borrowed(stack.kid_hash_ok)
+    pre_hash, pre_ok = borrowed(stack.pre_hash), borrowed(stack.pre_ok)
     if regs[0] == 0:
         boards[0] = root_board
         movers[0] = root_player
