@@ -52,7 +52,7 @@ VARIANTS = {
 # name: solve_exact keywords, plus "estimate_nodes": the first guess's node budget (None: the solver's own)
 SUITE_VARIANTS = {
     "default": {},
-    "kept table": {"table": "kept"},  # one 2**24-slot table across all the positions of the run
+    "kept table": {"table": "kept"},  # one 2**25-slot table across all the positions of the run
     "etc 24": {"etc_min_seeds": 24},
     "etc 20": {"etc_min_seeds": 20},
     "table 2**22": {"tt_capacity": 1 << 22},
@@ -125,7 +125,7 @@ def suite_main(args) -> int:
     rows = []
     kept = None
     if any(SUITE_VARIANTS[name].get("table") == "kept" for name in names):
-        kept = new_solver_table(1 << 24)
+        kept = new_solver_table(1 << 25)  # the default size of a fresh table
     for index, text in suite_positions(args.suite, args.positions):
         state = KalahState.from_text(text, empty_capture=False)
         for _ in range(args.repeats):
