@@ -164,10 +164,10 @@ class SolverOptions(NamedTuple):
 
 
 _POLY = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime
-#: A table entry's bounds when it has none (int16): true of every rest of a
-#: game with fewer than 32,767 seeds (:data:`MAX_SEEDS`), so never a cutoff.
+#: A table entry's bounds when it has none (int16): true of the rest of any
+#: game (a KalahState holds at most :data:`.state.MAX_SEEDS` = 1000 seeds),
+#: so never a cutoff.
 NO_LOWER, NO_UPPER = np.int16(-32768), np.int16(32767)
-MAX_SEEDS = 32000
 
 
 @njit(cache=True, inline="always")
@@ -255,7 +255,7 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
     rest of the game for the player to move (its store gain less the
     opponent's; :data:`NO_LOWER` / :data:`NO_UPPER` for none), the best
     move counted from the mover's first house and the seeds left in the
-    houses (at most :data:`MAX_SEEDS` on the board). A position and
+    houses (int16: a board holds at most 1000 seeds). A position and
     its mirror image with the other player to move share the entry. Slots
     pair into buckets (two-tier replacement): the even slot keeps the entry
     with the most seeds left (the biggest subtree), the odd one the most

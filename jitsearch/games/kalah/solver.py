@@ -26,8 +26,8 @@ from .alphabeta import ABORTED_MOVE, EVAL_STORE, kalah_alphabeta, new_table
 from .checkpoint import check_checkpoint_dir, checkpoint_exists, load_solve_state, save_solve_state
 from .endgame import build_endgame_database
 from .endgame_files import EndgameDatabaseError, mark_damaged
-from .null_window import (DATABASE_DAMAGED, MAX_SEEDS, NO_DATABASE, PAUSED, TABLE_FULL, EndgameArrays, MTStack,
-                          SolverOptions, null_window_test, root_houses_hash)
+from .null_window import (DATABASE_DAMAGED, NO_DATABASE, PAUSED, TABLE_FULL, EndgameArrays, MTStack, SolverOptions,
+                          null_window_test, root_houses_hash)
 from .state import KalahState
 
 
@@ -123,8 +123,6 @@ def _check_solve_args(state, tt_capacity, time_limit, first_guess, progress, max
                       endgame_seeds, endgame_db, chunk_nodes, endgame_progress):
     if not isinstance(state, KalahState):
         raise ValueError(f"state must be a KalahState, got {type(state).__name__}")
-    if int(state.board.sum()) > MAX_SEEDS:
-        raise ValueError(f"the exact solver takes at most {MAX_SEEDS} seeds, got {int(state.board.sum())}")
     if tt_capacity is not None:
         check_int("tt_capacity", tt_capacity, 16, 1 << 40)
     if time_limit is not None:
