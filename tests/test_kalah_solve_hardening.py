@@ -27,7 +27,7 @@ def _same(a, b):
 
 def _run_test(state, gamma, chunk, cap=1 << 10):
     """One null-window test in chunks of ``chunk`` nodes: (status, g, move, nodes, calls, table)."""
-    table = np.zeros((cap, 4), dtype=np.int64)
+    table = np.zeros((cap, 2), dtype=np.int64)  # 16-byte slots
     counters = np.zeros(1, dtype=np.int64)
     stack = MTStack.for_state(state)
     calls = 0
