@@ -38,7 +38,7 @@ from pathlib import Path
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah.endgame import build_endgame_database
 from jitsearch.games.kalah.endgame_files import default_cache_dir
-from jitsearch.games.kalah.solver import estimate_position, solve_exact
+from jitsearch.games.kalah.solver import estimate_position, new_solver_table, solve_exact
 
 # name: (prefetch, db_etc_window); the first is the baseline ("before")
 VARIANTS = {
@@ -52,7 +52,7 @@ VARIANTS = {
 # name: solve_exact keywords, plus "estimate_nodes": the first guess's node budget (None: the solver's own)
 SUITE_VARIANTS = {
     "default": {},
-    "kept table": {"table": "kept"},  # one 2**24-slot table across all the positions of the run
+    "kept table": {"table": "kept"},  # one 2**25-slot table across all the positions of the run
     "etc 24": {"etc_min_seeds": 24},
     "etc 20": {"etc_min_seeds": 20},
     "table 2**22": {"tt_capacity": 1 << 22},
@@ -105,6 +105,11 @@ class _CMancala:
             if not line or line.startswith(("OK", "ERROR")):
                 return line.strip(), time.perf_counter() - t
 
+    def cpu_seconds(self) -> float:
+        """The process's user + system CPU seconds so far (Linux /proc)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def close(self):
         self.proc.stdin.write("QUIT\n")
         self.proc.stdin.close()
@@ -120,9 +125,7 @@ def suite_main(args) -> int:
     rows = []
     kept = None
     if any(SUITE_VARIANTS[name].get("table") == "kept" for name in names):
-        import numpy as np
-
-        kept = np.zeros((1 << 24, 4), dtype=np.int64)
+        kept = new_solver_table(1 << 25)  # the default size of a fresh table
     for index, text in suite_positions(args.suite, args.positions):
         state = KalahState.from_text(text, empty_capture=False)
         for _ in range(args.repeats):
@@ -131,7 +134,7 @@ def suite_main(args) -> int:
                 budget = kw.pop("estimate_nodes", None)
                 if kw.get("table") == "kept":
                     kw["table"] = kept
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 extra = 0
                 if budget is not None:
                     guess = int(state.board.sum()) % 2
@@ -142,17 +145,19 @@ def suite_main(args) -> int:
                 r = solve_exact(state, endgame_db=db, **kw)
                 rows.append({"position": index, "variant": name, "margin": r["margin"],
                              "nodes": r["nodes"] + r["estimate_nodes"] + extra, "tests": r["iterations"],
-                             "seconds": round(time.perf_counter() - t, 3)})
+                             "seconds": round(time.perf_counter() - t, 3),
+                             "cpu_seconds": round(time.process_time() - c, 3)})
                 print(rows[-1], flush=True)
             if cm is not None:
+                c = cm.cpu_seconds()
                 line, seconds = cm.solve_line(state)
                 rows.append({"position": index, "variant": "CMancala", "margin": line, "nodes": None, "tests": None,
-                             "seconds": round(seconds, 3)})
+                             "seconds": round(seconds, 3), "cpu_seconds": round(cm.cpu_seconds() - c, 3)})
                 print(rows[-1], flush=True)
         _write_suite(args, load_start, rows)  # after every position: a run stopped early keeps what it solved
     if cm is not None:
         cm.close()
-    print(f"{'variant':<16} {'nodes':>14} {'seconds (sum of medians)':>25}")
+    print(f"{'variant':<16} {'nodes':>14} {'seconds (sum of medians)':>25} {'CPU seconds':>12}")
     for name in names + (["CMancala"] if cm else []):
         mine = [r for r in rows if r["variant"] == name]
         per_pos = {}
@@ -160,7 +165,8 @@ def suite_main(args) -> int:
             per_pos.setdefault(r["position"], []).append(r)
         nodes = sum(v[0]["nodes"] or 0 for v in per_pos.values())
         secs = sum(statistics.median(x["seconds"] for x in v) for v in per_pos.values())
-        print(f"{name:<16} {nodes:>14,} {secs:>25.2f}")
+        cpu = sum(statistics.median(x.get("cpu_seconds", 0.0) for x in v) for v in per_pos.values())
+        print(f"{name:<16} {nodes:>14,} {secs:>25.2f} {cpu:>12.2f}")
     _write_suite(args, load_start, rows)
     return 0
 

@@ -27,7 +27,7 @@ def _same(a, b):
 
 def _run_test(state, gamma, chunk, cap=1 << 10):
     """One null-window test in chunks of ``chunk`` nodes: (status, g, move, nodes, calls, table)."""
-    table = np.zeros((cap, 4), dtype=np.int64)
+    table = np.zeros((cap, 2), dtype=np.int64)  # 16-byte slots
     counters = np.zeros(1, dtype=np.int64)
     stack = MTStack.for_state(state)
     calls = 0
@@ -221,13 +221,13 @@ def test_the_table_is_sized_from_the_problem():
     small, mid = KalahState.initial(3, 3), KalahState.initial(4, 3)
     # 18 seeds in 6 houses: 2 * C(23, 5) = 67,298 (player, distribution) pairs, / 16 -> 2**12 slots
     assert table_slots_for(small) == 1 << 12 and table_slots_for(KalahState.initial(1, 1)) == 1 << 10
-    assert table_slots_for(mid) == 1 << 18 and table_slots_for(KalahState.initial(6, 4)) == 1 << 24
-    assert table_slots_for(KalahState.initial(6, 4), max_bytes=1 << 20) == 1 << 15  # 32 bytes a slot
+    assert table_slots_for(mid) == 1 << 18 and table_slots_for(KalahState.initial(6, 4)) == 1 << 25
+    assert table_slots_for(KalahState.initial(6, 4), max_bytes=1 << 20) == 1 << 16  # 16 bytes a slot
     assert table_slots_for(small, endgame_seeds=18) == 1 << 10  # the database answers every child
     r = solve_exact(small)
     assert r["table_slots"] == 1 << 12 and r["complete"] and r["margin"] == _true_margin(small)
     assert solve_exact(small, tt_capacity=100)["table_slots"] == 128
-    assert solve_exact(small, max_bytes=1 << 16)["table_slots"] == 1 << 11  # halved to fit 64 KiB
+    assert solve_exact(small, max_bytes=1 << 15)["table_slots"] == 1 << 11  # halved to fit 32 KiB
 
 
 @pytest.mark.slow

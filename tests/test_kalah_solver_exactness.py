@@ -75,6 +75,29 @@ def test_the_table_kept_between_solves_never_leaks_a_value():
     for size in (1 << 12, 1 << 8, 1 << 14, 1 << 10):
         for pos, margin in zip(positions, want):
             assert solve_exact(pos, tt_capacity=size)["margin"] == margin, (pos.to_text(), size)
-    assert len(ks._idle_tables) == 1 and ks._idle_tables[0].shape == (1 << 14, 4)
+    assert len(ks._idle_tables) == 1 and ks._idle_tables[0].size == ks.TABLE_COLUMNS * (1 << 14) + ks.TABLE_ALIGN // 8
     release_table_memory()
     assert not ks._idle_tables
+
+
+def test_the_16_byte_table_in_either_shape_gives_the_brute_force_values():
+    """The table's slots are 16 bytes (the key, then int16 bounds, move and
+    seeds left) and a bucket starts on a cache line; an int64[slots, 4]
+    array, as callers sized it for the 32-byte slots, is read as twice the
+    slots of the same memory. Both give the brute force's margins, with
+    tables small enough that entries are replaced, and keep what they
+    learnt between the solves."""
+    aligned = ks.new_solver_table(1 << 8)
+    assert aligned.shape == (1 << 8, 2) and aligned.ctypes.data % ks.TABLE_ALIGN == 0 and not aligned.any()
+    legacy = np.zeros((1 << 7, 4), dtype=np.int64)
+    for m, n in BOARDS:
+        for ec in (False, True):
+            for pos in _positions(m, n, ec, 3, seed=40 + m + ec):
+                aligned[:] = 0
+                legacy[:] = 0
+                want = brute_force_margin(pos)
+                assert solve_exact(pos, table=aligned)["margin"] == want, pos.to_text()
+                assert solve_exact(pos, table=legacy)["margin"] == want, pos.to_text()
+                assert legacy.any() and aligned.any()
+    with pytest.raises(ValueError, match="power of two"):
+        ks.new_solver_table(100)

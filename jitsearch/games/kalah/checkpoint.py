@@ -68,7 +68,7 @@ def save_solve_state(path, identity: dict, progress: dict, table: np.ndarray, st
     """Save one checkpoint of a solve (see the module docstring).
 
     ``identity``: what must agree on resume (JSON values); ``progress``: the
-    bounds and counters (JSON values); ``table``: int64[cap, 4]; ``stack``:
+    bounds and counters (JSON values); ``table``: int64[cap, 2]; ``stack``:
     the :class:`~jitsearch.games.kalah.solver.MTStack`.
     """
     path = Path(path)
@@ -151,7 +151,7 @@ def load_solve_state(path, identity: dict) -> dict:
     if tfile.stat().st_size != t["bytes"]:
         raise ValueError(f"{tfile}: truncated or damaged ({tfile.stat().st_size} bytes, expected {t['bytes']})")
     try:
-        table = np.empty((t["rows"], 4), dtype=np.int64)
+        table = np.empty((t["rows"], t["bytes"] // (8 * t["rows"])), dtype=np.int64)
     except (MemoryError, ValueError):
         raise ValueError(f"could not allocate the checkpoint's table ({t['bytes']} bytes)") from None
     digest = hashlib.blake2b(digest_size=32)

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from ...rng import GOLDEN, mix64
-from ._prefetch import prefetch_item
+from ._prefetch import borrowed, prefetch_item
 from .alphabeta import sort_by_key
 from .endgame import rank_houses
 from .state import KalahState, apply_move, legal_moves, margin_of
@@ -87,7 +87,10 @@ class MTStack(NamedTuple):
     ``seeds_left``; scratch ``keys`` (float64[m]) and ``child``; registers
     ``regs`` (int64[3]: started, sp, entering) and ``fregs`` (float64[1]:
     the value being returned). ``regs[0] == 0`` (as built, and after a
-    finished test) makes the next call start a new test.
+    finished test) makes the next call start a new test. The fields after
+    ``fregs`` are the kernel's scratch (the children of every ply in
+    progress, their keys, the cutoffs' work rows): rebuilt as needed, never
+    saved in a checkpoint.
     """
 
     boards: np.ndarray
@@ -104,6 +107,17 @@ class MTStack(NamedTuple):
     child: np.ndarray
     regs: np.ndarray
     fregs: np.ndarray
+    kid_boards: np.ndarray
+    kid_movers: np.ndarray
+    kid_hash: np.ndarray
+    kid_hash_ok: np.ndarray
+    pre_hash: np.ndarray
+    pre_ok: np.ndarray
+    etc_diff: np.ndarray
+    etc_left: np.ndarray
+    etc_kind: np.ndarray
+    etc_key: np.ndarray
+    child_mover: np.ndarray
 
     @classmethod
     def for_state(cls, state: KalahState) -> "MTStack":
@@ -117,7 +131,13 @@ class MTStack(NamedTuple):
                    best=np.zeros(rows, dtype=i64), hashes=np.zeros(rows, dtype=np.uint64),
                    diffs=np.zeros(rows, dtype=np.float64), seeds_left=np.zeros(rows, dtype=i64),
                    keys=np.zeros(m, dtype=np.float64), child=np.zeros(n, dtype=state.board.dtype),
-                   regs=np.zeros(3, dtype=i64), fregs=np.zeros(1, dtype=np.float64))
+                   regs=np.zeros(3, dtype=i64), fregs=np.zeros(1, dtype=np.float64),
+                   kid_boards=np.zeros((rows, m, n), dtype=state.board.dtype), kid_movers=np.zeros((rows, m), dtype=i64),
+                   kid_hash=np.zeros((rows, m), dtype=np.uint64), kid_hash_ok=np.zeros((rows, m), dtype=np.bool_),
+                   pre_hash=np.zeros(rows, dtype=np.uint64), pre_ok=np.zeros(rows, dtype=np.bool_),
+                   etc_diff=np.zeros(m, dtype=np.float64), etc_left=np.zeros(m, dtype=i64),
+                   etc_kind=np.zeros(m, dtype=i64), etc_key=np.zeros(m, dtype=np.uint64),
+                   child_mover=np.zeros(m, dtype=i64))
 
 
 class EndgameArrays(NamedTuple):
@@ -144,6 +164,10 @@ class SolverOptions(NamedTuple):
 
 
 _POLY = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime
+#: A table entry's bounds when it has none (int16): true of the rest of any
+#: game (a KalahState holds at most :data:`.state.MAX_SEEDS` = 1000 seeds),
+#: so never a cutoff.
+NO_LOWER, NO_UPPER = np.int16(-32768), np.int16(32767)
 
 
 @njit(cache=True, inline="always")
@@ -225,24 +249,28 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
     seconds), and turning the cutoffs off saves their probes but costs as
     much in the 34% more nodes it searches.
 
-    ``table`` is int64[cap, 4], one row per slot: the 64-bit key
-    (:func:`houses_hash`: the houses seen from the player to move), the
-    lower and the upper bound on the rest of the game for the player to
-    move (its store gain less the opponent's; float64 bit patterns, read
-    through a float view) and ``best move + 256 * seeds left in the
-    houses``, the move counted from the mover's first house. A position and
+    ``table`` is int64[cap, 2], one 16-byte row per slot: the 64-bit key
+    (:func:`houses_hash`: the houses seen from the player to move), then
+    four int16 read through a view: the lower and the upper bound on the
+    rest of the game for the player to move (its store gain less the
+    opponent's; :data:`NO_LOWER` / :data:`NO_UPPER` for none), the best
+    move counted from the mover's first house and the seeds left in the
+    houses (int16: a board holds at most 1000 seeds). A position and
     its mirror image with the other player to move share the entry. Slots
     pair into buckets (two-tier replacement): the even slot keeps the entry
     with the most seeds left (the biggest subtree), the odd one the most
     recent other entry; a new entry that beats the even slot's demotes it.
     """
     etc_min_seeds, db_etc_window, prefetch = options.etc_min_seeds, options.db_etc_window, options.prefetch
-    db_values, db_binom, db_seeds = db.values, db.binom, db.seeds
-    boards, movers, moves, nmoves, kidx, value = stack.boards, stack.movers, stack.moves, stack.nmoves, stack.kidx, \
-        stack.value
-    best, hashes, diffs, seeds_left, keys, child = stack.best, stack.hashes, stack.diffs, stack.seeds_left, \
-        stack.keys, stack.child
-    regs, fregs = stack.regs, stack.fregs
+    # every array without its reference count (borrowed): the caller holds them for the whole call
+    db_values, db_binom, db_seeds = borrowed(db.values), borrowed(db.binom), db.seeds
+    boards, movers, moves = borrowed(stack.boards), borrowed(stack.movers), borrowed(stack.moves)
+    nmoves, kidx, value = borrowed(stack.nmoves), borrowed(stack.kidx), borrowed(stack.value)
+    best, hashes, diffs = borrowed(stack.best), borrowed(stack.hashes), borrowed(stack.diffs)
+    seeds_left, keys = borrowed(stack.seeds_left), borrowed(stack.keys)
+    regs, fregs = borrowed(stack.regs), borrowed(stack.fregs)
+    table = borrowed(table)
+    counters = borrowed(counters)
     n = 2 * m + 2
     total = 0
     for i in range(n):
@@ -251,22 +279,16 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
     depth_cap = boards.shape[0] - 1
     cap = table.shape[0]
     mask = np.uint64(cap - 2)  # buckets of two slots: an even index
-    tt_f = table.view(np.float64)
+    t16 = table.view(np.int16)  # [cap, 8]: 4 lower bound, 5 upper bound, 6 move, 7 seeds left
     table_flat = table.reshape(-1)
     db_flat = db_values.reshape(-1)
-    etc_diff = np.empty(m, dtype=np.float64)
-    etc_left = np.empty(m, dtype=np.int64)
-    etc_kind = np.empty(m, dtype=np.int64)
-    etc_key = np.empty(m, dtype=np.uint64)
-    child_mover = np.empty(m, dtype=np.int64)
-    # the children of every expanded ply, by pit (scratch: rebuilt below when a paused test goes on)
-    kid_boards = np.empty((boards.shape[0], m, n), dtype=boards.dtype)
-    kid_movers = np.empty((boards.shape[0], m), dtype=np.int64)
+    etc_diff, etc_left, etc_kind = borrowed(stack.etc_diff), borrowed(stack.etc_left), borrowed(stack.etc_kind)
+    etc_key, child_mover = borrowed(stack.etc_key), borrowed(stack.child_mover)
+    # the children of every expanded ply, by pit (rebuilt below when a paused test goes on)
+    kid_boards, kid_movers = borrowed(stack.kid_boards), borrowed(stack.kid_movers)
     # their table keys once computed (by the cutoffs or the prefetches), handed to the child's own probe
-    kid_hash = np.empty((boards.shape[0], m), dtype=np.uint64)
-    kid_hash_ok = np.zeros((boards.shape[0], m), dtype=np.bool_)
-    pre_hash = np.empty(boards.shape[0], dtype=np.uint64)
-    pre_ok = np.zeros(boards.shape[0], dtype=np.bool_)
+    kid_hash, kid_hash_ok = borrowed(stack.kid_hash), borrowed(stack.kid_hash_ok)
+    pre_hash, pre_ok = borrowed(stack.pre_hash), borrowed(stack.pre_ok)
     if regs[0] == 0:
         boards[0] = root_board
         movers[0] = root_player
@@ -321,13 +343,13 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                     if np.uint64(table[slot, 0]) != h:
                         slot ^= 1
                     if np.uint64(table[slot, 0]) == h:
-                        tt_best = (table[slot, 3] & 255) + (1 if mover == 0 else m + 2)
+                        tt_best = t16[slot, 6] + (1 if mover == 0 else m + 2)
                         if mover == 0:
-                            t_lo = tt_f[slot, 1] + d
-                            t_up = tt_f[slot, 2] + d
+                            t_lo = np.float64(t16[slot, 4]) + d
+                            t_up = np.float64(t16[slot, 5]) + d
                         else:  # the entry is the mover's: player 0's rest is its negation
-                            t_lo = d - tt_f[slot, 2]
-                            t_up = d - tt_f[slot, 1]
+                            t_lo = d - np.float64(t16[slot, 5])
+                            t_up = d - np.float64(t16[slot, 4])
                         if sp == 0:
                             pass  # the root is always searched, so that it names its best move
                         elif t_lo >= gamma:
@@ -397,11 +419,11 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                                     cs ^= 1
                                 if np.uint64(table[cs, 0]) == ch:
                                     if child_mover[j] == 0:
-                                        c_lo = max(c_lo, tt_f[cs, 1] + cd)
-                                        c_up = min(c_up, tt_f[cs, 2] + cd)
+                                        c_lo = max(c_lo, np.float64(t16[cs, 4]) + cd)
+                                        c_up = min(c_up, np.float64(t16[cs, 5]) + cd)
                                     else:
-                                        c_lo = max(c_lo, cd - tt_f[cs, 2])
-                                        c_up = min(c_up, cd - tt_f[cs, 1])
+                                        c_lo = max(c_lo, cd - np.float64(t16[cs, 5]))
+                                        c_up = min(c_up, cd - np.float64(t16[cs, 4]))
                         if mover == 0 and c_lo >= gamma:
                             ret = c_lo
                             done = True
@@ -473,7 +495,7 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                         if not kid_hash_ok[sp, kh]:
                             kid_hash[sp, kh] = houses_hash(kb, m, cm)
                             kid_hash_ok[sp, kh] = True
-                        prefetch_item(table_flat, np.int64(kid_hash[sp, kh] & mask) * 4)
+                        prefetch_item(table_flat, np.int64(kid_hash[sp, kh] & mask) * 2)
             kid = moves[sp, k] - (1 if movers[sp] == 0 else m + 2)
             boards[sp + 1] = kid_boards[sp, kid]
             movers[sp + 1] = kid_movers[sp, kid]
@@ -492,31 +514,32 @@ def null_window_test(root_board, m, root_player, gamma, empty_capture, table, co
                 slot += 1
             else:
                 fresh = True
-                if work >= (table[slot, 3] >> 8):
+                if work >= t16[slot, 7]:
                     # demote the deep slot's entry to the recent slot
-                    for c in range(4):
-                        table[slot + 1, c] = table[slot, c]
+                    table[slot + 1, 0] = table[slot, 0]
+                    table[slot + 1, 1] = table[slot, 1]
                 else:
                     slot += 1
                 table[slot, 0] = np.int64(h)
-                tt_f[slot, 1] = -math.inf
-                tt_f[slot, 2] = math.inf
-        rest = g - diffs[sp]  # player 0's; the entry keeps the mover's
+                t16[slot, 4] = NO_LOWER
+                t16[slot, 5] = NO_UPPER
+        rest = np.int16(g - diffs[sp])  # player 0's (an integer: |rest| <= the seeds); the entry keeps the mover's
         if movers[sp] == 0:
             if g >= gamma:
-                tt_f[slot, 1] = max(tt_f[slot, 1], rest)
+                t16[slot, 4] = max(t16[slot, 4], rest)
             else:
-                tt_f[slot, 2] = min(tt_f[slot, 2], rest)
+                t16[slot, 5] = min(t16[slot, 5], rest)
         else:
             if g >= gamma:
-                tt_f[slot, 2] = min(tt_f[slot, 2], -rest)
+                t16[slot, 5] = min(t16[slot, 5], -rest)
             else:
-                tt_f[slot, 1] = max(tt_f[slot, 1], -rest)
+                t16[slot, 4] = max(t16[slot, 4], -rest)
         # the move (counted from the mover's first house) is kept from a
         # fail-high (the move that proved the lower bound); a fail-low only
         # names one for a fresh entry
         if fresh or g >= gamma:
-            table[slot, 3] = best[sp] - (1 if movers[sp] == 0 else m + 2) + 256 * work
+            t16[slot, 6] = best[sp] - (1 if movers[sp] == 0 else m + 2)
+            t16[slot, 7] = work
         ret = g
         if sp == 0:
             regs[0] = 0
