@@ -127,7 +127,7 @@ def test_play_cli(capsys):
 def test_connect4_has_no_engine_kinds_and_no_evaluations():
     with pytest.raises(ValueError, match="unknown Connect4 agent 'alphabeta'"):
         parse_agent("alphabeta:depth=2", game="connect4")
-    with pytest.raises(ValueError, match="leaf evaluations"):
+    with pytest.raises(ValueError, match="no MCTS evaluation"):
         parse_agent("mcts:eval=capture", game="connect4")
 
 

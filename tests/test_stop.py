@@ -123,12 +123,13 @@ def test_random_agents_take_a_stop_and_move():
 
 def test_an_oware_mcts_search_that_reports_an_interruption_is_not_played(monkeypatch):
     """The Ctrl-C seen between chunks comes back as ``interrupted``: the agent raises, never plays it."""
-    import jitsearch.mcts.wrappers as oware_mcts
+    import jitsearch.mcts.game as game_mcts
+    import jitsearch.mcts.game_shared as game_shared
 
     state = OwareState.initial()
     fake = {"move": 0, "value": 0.5, "iterations": 3, "nodes": 4, "interrupted": True, "children": []}
-    monkeypatch.setattr(oware_mcts, "search_oware", lambda *a, **k: dict(fake))
-    monkeypatch.setattr(oware_mcts, "tree_parallel_oware",
+    monkeypatch.setattr(game_mcts, "search_game", lambda *a, **k: dict(fake))
+    monkeypatch.setattr(game_shared, "tree_parallel_game",
                         lambda *a, **k: {"positions": [dict(fake)], "iterations": 3, "interrupted": True})
     for spec in ("mcts:iterations=300000", "mcts:iterations=300000,parallel=tree"):
         with pytest.raises(KeyboardInterrupt):
