@@ -16,6 +16,7 @@ Steps::
     python bench/perfect_play.py measure --agent alphabeta:time=0.1
     python bench/perfect_play.py records games.jsonl [more.jsonl]  # seeds given away per side, in match games
     python bench/perfect_play.py book --houses 6 --seeds 4 --plies 2   # an opening book of exact move values
+    python bench/perfect_play.py book-pays --agent alphabeta:time=0.1   # the engine on the book's positions
 
 * ``positions``: for each set (a board, a rule set and the suite its
   positions start from: ``kalah-6-4-standard`` and
@@ -36,7 +37,12 @@ Steps::
   --out`` files solved exactly (cached by position text in
   ``bench/results/tmp/perfect_play_cache.jsonl``), the seeds each side gave
   away per move.
-* ``book``: :func:`jitsearch.games.kalah.opening_book.build_book`.
+* ``book``: :func:`jitsearch.games.kalah.opening_book.build_book`; without
+  ``--out`` into the package's books folder (the shipped books).
+* ``book-pays``: the engine with its book turned off on every position of
+  the shipped book (the book's values the truth): its share of optimal
+  moves by ply, what the book adds there. ``measure --book both`` measures
+  the fixed positions with the book and without, paired.
 
 Conventions: a margin is player 0's final store difference under perfect
 play from then on; a value is the margin from the mover's view; seeds lost
@@ -296,10 +302,14 @@ def fixed_positions(data: dict, sets) -> list[tuple[str, dict]]:
     return out
 
 
-def choose_moves(spec: str, positions, *, progress=None) -> list[dict]:
+def choose_moves(spec: str, positions, *, progress=None, books=(None,)) -> list[dict]:
     """The move ``spec`` plays in each position: a fresh agent per position
     (seeded with the position's index), its database loaded and its kernels
-    compiled on another position before the first timed move."""
+    compiled on another position before the first timed move. ``books``: for
+    each position, one move per entry, in turn (paired): None leaves the
+    engine's opening book as the spec sets it, True/False turns it on/off
+    (an engine agent only); each row says which (``book``) and whether the
+    move came from the book (``from_book``)."""
     from jitsearch.arena.agents import parse_agent
     from jitsearch.games.kalah import KalahState
 
@@ -313,18 +323,29 @@ def choose_moves(spec: str, positions, *, progress=None) -> list[dict]:
             warm_state = KalahState.initial(houses, seeds, empty_capture=ec)
             w = template.with_seed(-1)
             w.prepare(warm_state)
+            engine = w.game_engine(warm_state) if hasattr(w, "game_engine") else None
+            if engine is not None:
+                engine.book = False  # (the start is in the book: search it, so that the kernels compile)
             w(warm_state)
             warmed.add((houses, seeds, ec))
-        agent = template.with_seed(p["index"])
-        agent.prepare(state)
-        t0 = time.perf_counter()
-        move = int(agent(state))
-        seconds = time.perf_counter() - t0
-        lost = seeds_lost(p["values"], state.player, move)
-        rows.append({"set": name, "index": p["index"], "move": move, "lost": lost, "seconds": round(seconds, 3),
-                     "depth": agent.last.get("depth") if isinstance(agent.last, dict) else None})
-        if progress is not None:
-            progress(k + 1, len(positions), rows[-1])
+        for book in books:
+            agent = template.with_seed(p["index"])
+            agent.prepare(state)
+            if book is not None:
+                engine = agent.game_engine(state) if hasattr(agent, "game_engine") else None
+                if engine is None:
+                    raise ValueError(f"{spec} has no opening book to turn on or off: not the engine")
+                engine.book = book  # (made now, as the first move would make it)
+            t0 = time.perf_counter()
+            move = int(agent(state))
+            seconds = time.perf_counter() - t0
+            lost = seeds_lost(p["values"], state.player, move)
+            last = agent.last if isinstance(agent.last, dict) else {}
+            rows.append({"set": name, "index": p["index"], "move": move, "lost": lost,
+                         "seconds": round(seconds, 3), "depth": last.get("depth"), "book": book,
+                         "from_book": bool(last.get("book")), "ply": p.get("ply")})
+            if progress is not None:
+                progress(k + 1, len(positions), rows[-1])
     return rows
 
 
@@ -338,22 +359,41 @@ def cmd_measure(a) -> int:
         return 1
     load_before = load()
     t0 = time.perf_counter()
-    rows = choose_moves(a.agent, positions, progress=lambda d, t, r: note(
-        f"{d}/{t} {r['set']} #{r['index']}: move {r['move']}, lost {r['lost']} (depth {r['depth']}, "
+    books = {"spec": (None,), "on": (True,), "off": (False,), "both": (True, False)}[a.book]
+    rows = choose_moves(a.agent, positions, books=books, progress=lambda d, t, r: note(
+        f"{d}/{t} {r['set']} #{r['index']}{'' if r['book'] is None else ' book ' + str(r['book'])}: "
+        f"move {r['move']}, lost {r['lost']} (depth {r['depth']}{', from the book' if r['from_book'] else ''}, "
         f"{r['seconds']:.2f} s)"))
-    out = {"kind": "measure", "agent": a.agent, "positions_file": a.file.name,
-           "all": summarise(r["lost"] for r in rows),
-           "sets": {name: summarise(r["lost"] for r in rows if r["set"] == name) for name in a.sets},
-           "losses": [[r["set"], r["index"], r["move"], r["lost"]] for r in rows],
-           "median_move_seconds": float(np.median([r["seconds"] for r in rows])),
-           "median_depth": float(np.median([r["depth"] for r in rows if r["depth"] is not None] or [math.nan])),
-           "load_before": load_before, "load_after": load(), "machine": machine(),
-           "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-           "seconds": round(time.perf_counter() - t0, 1),
-           "command": "python bench/perfect_play.py " + " ".join(a.argv)}
-    update_summary(a.out, a.name or f"measure {a.agent}", out)
-    print(json.dumps({k: out[k] for k in ("agent", "all", "sets", "load_before", "load_after")}, indent=1))
+    head = {"kind": "measure", "agent": a.agent, "positions_file": a.file.name}
+    tail = {"load_before": load_before, "load_after": load(), "machine": machine(),
+            "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "seconds": round(time.perf_counter() - t0, 1),
+            "command": "python bench/perfect_play.py " + " ".join(a.argv)}
+    for book in books:
+        mine = [r for r in rows if r["book"] is book]
+        out = dict(head, **measure_summary(mine, a.sets), **tail)
+        if book is not None:
+            out["book"] = book
+            if len(books) > 1:
+                out["paired_with"] = "the same positions, one after the other, in the same run"
+        key = a.name or f"measure {a.agent}"
+        if len(books) > 1:
+            key += ", book on" if book else ", book off"
+        update_summary(a.out, key, out)
+        print(json.dumps({k: out[k] for k in ("agent", "all", "sets", "load_before", "load_after")
+                          if k in out} | {"book": book, "book_moves": out["book_moves"]}, indent=1))
     return 0
+
+
+def measure_summary(rows, sets) -> dict:
+    """The summary of a measure step's rows: all, per set, the losses, median time and depth, book moves."""
+    return {"all": summarise(r["lost"] for r in rows),
+            "sets": {name: summarise(r["lost"] for r in rows if r["set"] == name) for name in sets},
+            "losses": [[r["set"], r["index"], r["move"], r["lost"]] for r in rows],
+            "book_moves": sum(1 for r in rows if r["from_book"]),
+            "median_move_seconds": float(np.median([r["seconds"] for r in rows])) if rows else None,
+            "median_depth": float(np.median([r["depth"] for r in rows if r["depth"] is not None]
+                                            or [math.nan]))}
 
 
 def update_summary(path: Path, key: str, row: dict) -> None:
@@ -581,12 +621,53 @@ def cmd_book(a) -> int:
     book = build_book(a.houses, a.seeds, ec, a.plies, endgame_seeds=db,
                       endgame_cache_dir=endgame_cache() if db else None, table_slots=a.table_slots, solved=solved,
                       on_solved=lambda text, values: cache.put(text, ec, values),
-                      progress=lambda d, t, text, sec: note(f"{d}/{t} {text} ({sec:.1f} s; load {load()})"))
+                      progress=lambda d, t, text, sec: note(f"{d}/{t} {text} ({sec:.1f} s; load {load()})"),
+                      move_progress=lambda mv, row, done, total: note(
+                          f"  move {mv}: margin {row['margin']} ({row['seconds']:.1f} s, {row['nodes']:,} nodes; "
+                          f"load {load()})"))
     out = a.out or BOOKS_DIR / book_file_name(a.houses, a.seeds, ec)
     seconds = round(time.perf_counter() - t0, 1)
     write_book(out, book, command="python bench/perfect_play.py " + " ".join(a.argv),
                endgame_seeds=db, seconds=seconds, made=time.strftime("%Y-%m-%d"))
     note(f"{len(book)} positions in {out} ({seconds} s)")
+    return 0
+
+
+def cmd_book_pays(a) -> int:
+    """The engine without its book on every position of a book with more than one legal move, the book's
+    values the truth: the share of optimal moves by ply says what the book adds."""
+    from jitsearch.games.kalah import KalahState
+    from jitsearch.games.kalah.opening_book import BOOKS_DIR, book_file_name, book_positions, load_book
+
+    load_before = load()
+    t0 = time.perf_counter()
+    for name in a.sets:
+        houses, seeds, ec, _ = SETS[name]
+        path = a.book_file or BOOKS_DIR / book_file_name(houses, seeds, ec)
+        book = load_book(path, houses=houses, seeds=seeds, empty_capture=ec)
+        if book is None:
+            return 1
+        plies = book_positions(houses, seeds, ec, book.plies)
+        positions = [(name, {"index": i, "position": text, "ply": plies[text],
+                             "values": {str(k): v for k, v in book.entries[text].items()}})
+                     for i, text in enumerate(sorted(book.entries, key=lambda t: (plies[t], t)))
+                     if len(KalahState.from_text(text, empty_capture=ec).legal_moves()) > 1]
+        rows = choose_moves(a.agent, positions, books=(False,), progress=lambda d, t, r: note(
+            f"{d}/{t} {r['set']} ply {r['ply']}: move {r['move']}, lost {r['lost']} (depth {r['depth']}, "
+            f"{r['seconds']:.2f} s)"))
+        out = {"kind": "book-pays", "agent": a.agent, "book": str(path.name), "book_plies": book.plies,
+               "book_positions": len(book), "book_bytes": path.stat().st_size,
+               "book_seconds": book.header.get("seconds"), "all": summarise(r["lost"] for r in rows),
+               "by_ply": {str(k): summarise(r["lost"] for r in rows if r["ply"] == k)
+                          for k in sorted({r["ply"] for r in rows})},
+               "median_depth": float(np.median([r["depth"] for r in rows if r["depth"] is not None] or [math.nan])),
+               "load_before": load_before, "load_after": load(), "machine": machine(),
+               "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+               "seconds": round(time.perf_counter() - t0, 1),
+               "command": "python bench/perfect_play.py " + " ".join(a.argv)}
+        update_summary(a.out, f"book-pays {a.agent} {name}", out)
+        print(json.dumps({k: out[k] for k in ("agent", "book", "all", "by_ply", "load_before", "load_after")},
+                         indent=1))
     return 0
 
 
@@ -614,6 +695,9 @@ def main(argv=None) -> int:
     mp.add_argument("--limit", type=int, default=0, help="only the first N positions (0: all)")
     mp.add_argument("--out", type=Path, default=SUMMARY)
     mp.add_argument("--name", default=None, help="the summary's key (default: 'measure AGENT')")
+    mp.add_argument("--book", choices=("spec", "on", "off", "both"), default="spec",
+                    help="the engine's opening book: as the spec sets it, on, off, or both (paired: each position "
+                         "with the book, then without)")
     rp = sub.add_parser("records", help="seeds given away per side in tournament record files")
     rp.add_argument("files", type=Path, nargs="+")
     rp.add_argument("--max-games", type=int, default=0)
@@ -625,6 +709,11 @@ def main(argv=None) -> int:
     bp.add_argument("--plies", type=int, default=2)
     bp.add_argument("--table-slots", type=int, default=None)
     bp.add_argument("--out", type=Path, default=None, help="default: the package's books folder")
+    kp = sub.add_parser("book-pays", help="the engine without its book on the book's positions (is it needed?)")
+    kp.add_argument("--agent", default="alphabeta:time=0.1", help="an engine agent spec")
+    kp.add_argument("--sets", nargs="+", choices=sorted(SETS), default=default_sets)
+    kp.add_argument("--book-file", type=Path, default=None, help="default: the book shipped for the set")
+    kp.add_argument("--out", type=Path, default=SUMMARY)
     for p in (pp, mp):
         p.add_argument("--file", type=Path, default=POSITIONS, help="the fixed positions (JSON)")
     for p in (rp, bp):
@@ -632,7 +721,8 @@ def main(argv=None) -> int:
         p.add_argument("--cache", type=Path, default=CACHE, help="solved positions (JSONL), kept between runs")
     a = ap.parse_args(argv)
     a.argv = argv
-    return {"positions": cmd_positions, "measure": cmd_measure, "records": cmd_records, "book": cmd_book}[a.cmd](a)
+    return {"positions": cmd_positions, "measure": cmd_measure, "records": cmd_records, "book": cmd_book,
+            "book-pays": cmd_book_pays}[a.cmd](a)
 
 
 if __name__ == "__main__":

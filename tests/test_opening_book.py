@@ -12,7 +12,7 @@ import random
 import pytest
 
 from jitsearch._io import check_value
-from jitsearch.games.kalah import KalahState, move_values
+from jitsearch.games.kalah import KalahState, move_values, solve_exact
 from jitsearch.games.kalah.opening_book import (BOOKS_DIR, FORMAT, book_move, book_positions, book_value,
                                                 build_book, dumps_book, load_book, parse_book, shipped_book,
                                                 write_book)
@@ -155,21 +155,130 @@ def test_book_command(tmp_path):
     assert load_book(out).entries == book.entries
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in BOOKS_DIR.glob("*.book")) or ["none shipped"])
-def test_shipped_books_re_solved_on_a_sample(name):
-    """Each shipped book loads, and a sample of its deepest positions re-solved equals move_values."""
-    if name == "none shipped":
-        pytest.skip("no book is shipped")
+SHIPPED = sorted(p.name for p in BOOKS_DIR.glob("*.book"))
+
+
+def shipped(name):
     m, n = (int(x) for x in name.split("-")[1:3])
     ec = "empty-capture" in name
     book = shipped_book(m, n, ec, warn=pytest.fail)
-    assert book is not None
-    plies = book_positions(m, n, ec, book.plies)
-    deepest = sorted(t for t in book.entries if plies[t] == book.plies)
+    assert book is not None and (book.houses, book.seeds, book.empty_capture) == (m, n, ec)
+    return book
+
+
+def test_the_kalah_6_4_books_are_shipped():
+    assert {"kalah-6-4-standard.book", "kalah-6-4-empty-capture.book"} <= set(SHIPPED)
+    for name in SHIPPED:
+        assert (BOOKS_DIR / name).stat().st_size < 1024**2
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_books_agree_with_the_balanced_suites(name):
+    """The book against the shipped balanced suite, solved apart (a 20-seed endgame database: a second
+    solver run, at no cost here): a suite position in the book has the suite's value, a book move into a
+    suite position is worth the suite's value, and a book move into a position whose mover can reach a suite
+    position is worth at least that for the mover (the suites start 2-6 plies from the start)."""
+    from jitsearch.arena.opening_suites import shipped_suite
+
+    book = shipped(name)
+    suite = {o.position: o.value for o in shipped_suite(book.houses, book.seeds, book.empty_capture)
+             if o.method == "exact"}
+    equal = bounds = 0
+    for text, values in book.entries.items():
+        state = KalahState.from_text(text, empty_capture=book.empty_capture)
+        if text in suite:
+            assert (max if state.player == 0 else min)(values.values()) == suite[text], text
+            equal += 1
+        for pit, margin in values.items():
+            child = state.play(pit)
+            if child.to_text() in suite:
+                assert margin == suite[child.to_text()], (text, pit)
+                equal += 1
+            if child.is_over:
+                continue
+            sign = 1 if child.player == 0 else -1
+            for grand in child.legal_moves():
+                g = child.play(grand).to_text()
+                if g in suite:
+                    assert sign * margin >= sign * suite[g], (text, pit, grand)
+                    bounds += 1
+    assert equal + bounds > 0
+
+
+def _re_solve(book, count, seed):
     from jitsearch.games.kalah import default_cache_dir
 
-    for text in random.Random(0).sample(deepest, 1):
+    plies = book_positions(book.houses, book.seeds, book.empty_capture, book.plies)
+    deepest = sorted(t for t in book.entries if plies[t] == book.plies)
+    rng = random.Random(seed)
+    for text in rng.sample(deepest, min(count, len(deepest))):
+        state = KalahState.from_text(text, empty_capture=book.empty_capture)
+        for pit in state.legal_moves():
+            child = state.play(pit)
+            r = solve_exact(child, endgame_seeds=min(book.header.get("endgame_seeds", 0), child.seeds_total),
+                            endgame_cache_dir=default_cache_dir())
+            assert r["complete"] and book.lookup(state)[pit] == r["margin"], (text, pit)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_books_re_solved_on_a_sample(name):
+    """Every move of two random deepest positions of each shipped book, re-solved (the book's values above
+    them follow by the loader's checks). Slow: each is a solve of a Kalah(6,4) opening, 10-220 s here (the
+    default run checks the books against the balanced suites' exact values instead)."""
+    _re_solve(shipped(name), 2, random.randrange(1 << 30))
+
+
+# -- the engine's use of the book --------------------------------------------------------------
+
+@pytest.fixture
+def books_dir(tmp_path, monkeypatch):
+    """An empty folder in place of the package's books (and no book read yet)."""
+    from jitsearch.games.kalah import opening_book
+
+    monkeypatch.setattr(opening_book, "BOOKS_DIR", tmp_path / "books")
+    monkeypatch.setattr(opening_book, "_LOADED", {})
+    return tmp_path / "books"
+
+
+def test_the_engine_plays_the_book_and_says_so(book33, books_dir):
+    from jitsearch.games.kalah.engine import SCALE, KalahEngine
+    from jitsearch.games.kalah.opening_book import book_file_name
+
+    ec = book33.empty_capture
+    write_book(books_dir / book_file_name(3, 3, ec), book33)
+    engine = KalahEngine(3, table_mb=1)
+    texts = sorted(book33.entries)
+    for text in [KalahState.initial(3, 3, empty_capture=ec).to_text()] + random.Random(3).sample(texts, 5):
         state = KalahState.from_text(text, empty_capture=ec)
-        r = move_values(state, endgame_seeds=book.header.get("endgame_seeds", 0),
-                        endgame_cache_dir=default_cache_dir())
-        assert book.lookup(state) == {row["move"]: row["margin"] for row in r["moves"]}
+        r = engine.search(state, time_limit=5.0)
+        assert r["book"] is True and r["exact"] is True and r["nodes"] == 0 and r["pv"] == [r["move"]]
+        assert r["move"] == book_move(book33, state) and r["margin"] == book_value(book33, state)
+        assert r["value"] == SCALE * r["margin"]
+    start = KalahState.initial(3, 3, empty_capture=ec)
+    assert engine.search(start, depth=2)["book"] is False  # a fixed-depth search is a search
+    assert KalahEngine(3, table_mb=1, book=False).search(start, time_limit=0.05)["book"] is False
+    deeper = start
+    while deeper.to_text() in book33.entries:
+        deeper = deeper.play(deeper.legal_moves()[-1])
+    if not deeper.is_over:
+        assert engine.search(deeper, time_limit=0.05)["book"] is False
+    with pytest.raises(ValueError, match="book"):
+        KalahEngine(3, book=2)
+
+
+def test_a_damaged_shipped_book_warns_once_and_the_engine_searches(book33, books_dir, capsys):
+    from jitsearch.games.kalah.engine import KalahEngine
+    from jitsearch.games.kalah.opening_book import book_file_name
+
+    ec = book33.empty_capture
+    path = write_book(books_dir / book_file_name(3, 3, ec), book33)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 1  # one bit flipped in the positions
+    path.write_bytes(bytes(data))
+    start = KalahState.initial(3, 3, empty_capture=ec)
+    results = [KalahEngine(3, table_mb=1).search(start, time_limit=0.05) for _ in range(2)]
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("warning: opening book not used: ") and str(path) in err[0]
+    for r in results:
+        assert r["book"] is False and r["move"] in start.legal_moves()

@@ -231,6 +231,49 @@ def test_positions_then_measure_on_kalah33(pp, tmp_path, monkeypatch, capsys):
     assert {"load_before", "load_after", "machine", "command", "median_move_seconds"} <= set(summary)
 
 
+def test_measure_with_and_without_the_book_then_book_pays(pp, tmp_path, monkeypatch, capsys):
+    """measure --book both: each position with the engine's book, then without; a position in the book is
+    answered from it (an optimal move, said in the row), the rest are searched. book-pays: the engine without
+    its book on every book position, its losses those naive minimax gives."""
+    from jitsearch.games.kalah import opening_book as ob
+
+    monkeypatch.setitem(pp.SETS, "kalah-3-3-test", (3, 3, False, None))
+    monkeypatch.setattr(ob, "BOOKS_DIR", tmp_path / "books")
+    monkeypatch.setattr(ob, "_LOADED", {})
+    book = ob.build_book(3, 3, False, 2)
+    book_path = ob.write_book(ob.BOOKS_DIR / ob.book_file_name(3, 3, False), book, command="test")
+    deeper = KalahState.initial(3, 3)
+    while deeper.to_text() in book.entries or len(deeper.legal_moves()) < 2:
+        deeper = deeper.play(deeper.legal_moves()[0])
+    texts = sorted(book.entries)[:3] + [deeper.to_text()]  # three in the book, one not
+    positions = [{"index": i, "position": t, "values": {str(k): naive_margin(KalahState.from_text(t).play(k)
+                                                                             .to_text(), False)
+                                                        for k in KalahState.from_text(t).legal_moves()}}
+                 for i, t in enumerate(texts)]
+    file = tmp_path / "positions.json"
+    file.write_text(json.dumps({"format": pp.FORMAT, "version": pp.VERSION,
+                                "sets": {"kalah-3-3-test": {"positions": positions}}}))
+    out = tmp_path / "summary.json"
+    spec = "alphabeta:time=0.05,db=0"
+    assert pp.main(["measure", "--agent", spec, "--sets", "kalah-3-3-test", "--file", str(file), "--out", str(out),
+                    "--book", "both", "--name", "m"]) == 0
+    summary = json.loads(out.read_text())
+    on, off = summary["m, book on"], summary["m, book off"]
+    in_book = sum(1 for t in texts if t in book.entries)
+    assert on["book_moves"] == in_book == 3 and off["book_moves"] == 0 and on["book"] is True
+    assert on["all"]["moves"] == off["all"]["moves"] == 4
+    for row, t in zip(on["losses"], texts):
+        if t in book.entries:
+            assert row[2] == ob.book_move(book, KalahState.from_text(t)) and row[3] == 0
+    capsys.readouterr()
+    assert pp.main(["book-pays", "--agent", spec, "--sets", "kalah-3-3-test", "--book-file", str(book_path),
+                    "--out", str(out)]) == 0
+    pays = json.loads(out.read_text())[f"book-pays {spec} kalah-3-3-test"]
+    many = [t for t in book.entries if len(KalahState.from_text(t).legal_moves()) > 1]
+    assert pays["all"]["moves"] == len(many) and set(pays["by_ply"]) <= {"0", "1", "2"}
+    assert pays["book_positions"] == len(book) and pays["book_plies"] == 2
+
+
 def test_records_a_player_against_itself_is_two_players(pp, tiny_tournament, tmp_path):
     from jitsearch.arena.records import seal
 

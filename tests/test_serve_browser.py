@@ -44,7 +44,10 @@ def server(tmp_path_factory):
     # this process, and a compiling search cannot be stopped (a fresh machine takes tens of seconds)
     from jitsearch.arena.analysis import analyse_position
 
-    parse_agent("alphabeta:time=0.2,db=0").choose(KalahState.initial(6, 4))
+    past_book = KalahState.initial(6, 4)
+    for _ in range(7):  # past any opening book (6 plies at most): the engine searches, so its kernels compile
+        past_book = past_book.play(past_book.legal_moves()[0])
+    parse_agent("alphabeta:time=0.2,db=0").choose(past_book)
     analyse_position(KalahState.initial(3, 2), engine="alphabeta:depth=2,db=0", solve_time=60)
     records = tmp_path_factory.mktemp("records")
     sock = bind_socket("127.0.0.1", 0)

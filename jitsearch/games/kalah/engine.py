@@ -71,6 +71,12 @@ The pieces, each measured in ``bench/kalah_engine.py``:
   position, on average), 80% at 0.5 s (8 plies), none thrown away. The solver is Irving, Donkers and Uiterwijk's (2000,
   "Solving Kalah": MTD(f), endgame databases), put to work inside the
   move's budget.
+* **Opening book** (``book=True``, time-limited searches): a position in the
+  book shipped for its board and rule set (:mod:`.opening_book`: every
+  position of the first plies with the exact value of each move) is
+  answered from it at once, no search: ``book`` True, ``exact`` True,
+  ``margin`` the mover's final margin. A damaged book file gives one
+  warning line and the engine searches as without one.
 """
 
 from __future__ import annotations
@@ -90,6 +96,7 @@ from .engine_table import (SLOT_BYTES, EngineTable, new_engine_table, table_move
                            pack_entry as _pack, unpack_entry as _unpack)
 from .engine_eval import EVALS, FEATURES, FITTED_WEIGHTS, SCALE, STORE_WEIGHTS, evaluate, features_into  # noqa: F401
 from .null_window import houses_hash
+from .opening_book import book_move, book_value, shipped_book
 from .state import KalahState, apply_move
 
 #: Larger than any value (a margin is at most 1,000 seeds = 100,000 units).
@@ -519,13 +526,15 @@ class KalahEngine:
 
     ``eval``: ``fitted`` (:data:`FITTED_WEIGHTS`) or ``store`` (store difference only). ``db``: a
     :class:`Probe` or None. ``table_mb``: table size in MiB. ``threads``: Lazy SMP search threads.
+    ``book``: answer a time-limited search from the opening book shipped for the board (when one is).
     """
 
     def __init__(self, houses: int, *, eval: str = "fitted", probe: Probe | None = None, table_mb: float = 64,
                  threads: int = 1, exact_depth: bool = False, aspiration: bool = True, etc: bool = False,
                  weights=None, root_split: bool = True, exact: bool = True, exact_share: float = EXACT_SHARE,
-                 exact_reach: int = EXACT_REACH):
+                 exact_reach: int = EXACT_REACH, book: bool = True):
         self.houses = check_int("houses", houses, 1, 16)
+        self.book = check_bool("book", book)
         self.exact = check_bool("exact", exact)
         self.exact_share = check_float("exact_share", exact_share, 0.0, 1.0, lo_open=True)
         self.exact_reach = check_int("exact_reach", exact_reach, 0, 1000)
@@ -562,7 +571,9 @@ class KalahEngine:
         ``complete``, ``lower``/``upper`` (bounds on the mover's final margin, seeds), ``move``, ``nodes``,
         ``seconds``, ``kept``: unfinished, its bound move secures ``lower`` >= 0 and is played), ``depth``
         (deepest finished heuristic iteration; 0 when none ran), ``nodes`` (heuristic nodes), ``db_hits``,
-        ``seconds``, ``pv``. A root whose every child is in the database is searched one ply (exact).
+        ``seconds``, ``pv``, ``book`` (True when the move came from the opening book: a time-limited search of a
+        position in it, ``exact`` True, no search). A root whose every child is in the database is searched one
+        ply (exact).
         ``stop_event`` (a ``threading.Event``) stops the search early, as the time limit does (a proof within
         about a second)."""
         if not isinstance(state, KalahState):
@@ -577,6 +588,13 @@ class KalahEngine:
         if time_limit is not None:
             time_limit = check_float("time_limit", time_limit, 0.0, 86_400.0, lo_open=True)
         start = time.perf_counter()
+        if time_limit is not None and self.book:
+            hit = self._book_move(state)
+            if hit is not None:
+                move, margin = hit
+                return {"move": move, "value": SCALE * margin, "exact": True, "margin": margin, "book": True,
+                        "proof": None, "depth": 0, "nodes": 0, "db_hits": 0, "threads": self.threads,
+                        "pv": [move], "seconds": time.perf_counter() - start}
         in_houses = _seeds_in_houses(state)
         in_database = 0 < self.probe.seeds and in_houses <= self.probe.seeds
         if in_database:
@@ -603,13 +621,14 @@ class KalahEngine:
             self._proven[state.player] = (margin, in_houses)
             out = r if r is not None else {"depth": 0, "nodes": 0, "db_hits": 0, "threads": self.threads}
             out.update(move=proof["move"], value=SCALE * margin, exact=True, margin=margin, proof=proof,
-                       pv=[proof["move"]], seconds=time.perf_counter() - start)
+                       pv=[proof["move"]], book=False, seconds=time.perf_counter() - start)
             return out
         if r is None:
             r = self._heuristic(state, deadline, max_depth, stop_event)
         r["exact"] = in_database
         r["margin"] = r["value"] // SCALE if in_database else None
         r["proof"] = proof
+        r["book"] = False
         if proof is not None and proof["kept"] and r["move"] != proof["move"]:
             # the proof showed this move secures at least a draw, or keeps a loss proven earlier from getting
             # worse: play it rather than a heuristic move that might throw the result away (a Kalah(6,6) match
@@ -620,6 +639,16 @@ class KalahEngine:
             self._proven[state.player] = (r["margin"], in_houses)
         r["seconds"] = time.perf_counter() - start
         return r
+
+    def _book_move(self, state: KalahState) -> tuple[int, int] | None:
+        """(the book's move, the mover's final margin) when ``state`` is in the book shipped for its board and
+        rule set, else None (no book shipped, a damaged one: one warning line, once, and None)."""
+        cells = 2 * state.houses
+        if state.seeds_total % cells:
+            return None
+        book = shipped_book(state.houses, state.seeds_total // cells, bool(state.empty_capture))
+        move = book_move(book, state)
+        return None if move is None else (int(move), int(book_value(book, state)))
 
     def _kept(self, state: KalahState, in_houses: int):
         """The margin proven for the player to move at an earlier move of this game (a position with at least

@@ -293,20 +293,32 @@ def book_file_name(houses: int, seeds: int, empty_capture: bool) -> str:
     return f"kalah-{houses}-{seeds}-{'empty-capture' if empty_capture else 'standard'}.book"
 
 
+#: {book path: ((mtime_ns, size), the book or None)}: each shipped file is read and checked once a process.
+_LOADED: dict = {}
+
+
 def shipped_book(houses: int, seeds: int, empty_capture: bool, warn=None) -> OpeningBook | None:
     """The book shipped for that board and rule set (checked), None (silently) when none is shipped, or
-    None with one warning line when the shipped file is damaged."""
+    None with one warning line when the shipped file is damaged. The result is kept for the process
+    (read again when the file changes): an engine asks at every move, a damaged file warns once."""
     path = BOOKS_DIR / book_file_name(houses, seeds, empty_capture)
-    if not path.exists():
+    try:
+        st = path.stat()
+    except OSError:
         return None
-    return load_book(path, houses=houses, seeds=seeds, empty_capture=empty_capture, warn=warn)
+    stamp = (st.st_mtime_ns, st.st_size)
+    got = _LOADED.get(path)
+    if got is None or got[0] != stamp:
+        got = _LOADED[path] = (stamp, load_book(path, houses=houses, seeds=seeds, empty_capture=empty_capture,
+                                                warn=warn))
+    return got[1]
 
 
 # -- the generator -----------------------------------------------------------------------------
 
 def build_book(houses: int, seeds: int, empty_capture: bool, plies: int, *, endgame_seeds: int = 0,
                endgame_cache_dir=None, table_slots: int | None = None, solved: dict | None = None, on_solved=None,
-               progress=None,
+               progress=None, move_progress=None,
                max_bytes: int = 8 * 1024**3) -> OpeningBook:
     """Solve the book of the first ``plies`` plies of Kalah(houses, seeds).
 
@@ -320,7 +332,7 @@ def build_book(houses: int, seeds: int, empty_capture: bool, plies: int, *, endg
     {pit: margin}}) gives positions already solved (a cache, a resumed
     run), and ``on_solved(text, values)`` is called after each new solve,
     so a caller can keep them. ``progress(done, total, text, seconds)``
-    after each position.
+    after each position; ``move_progress`` is :func:`move_values`' ``progress`` (after each solved move).
     """
     import numpy as np
 
@@ -350,7 +362,7 @@ def build_book(houses: int, seeds: int, empty_capture: bool, plies: int, *, endg
                                                            endgame_seeds, max_bytes)
                     table = np.zeros((slots, 4), dtype=np.int64)
                 r = move_values(state, endgame_seeds=endgame_seeds, endgame_cache_dir=endgame_cache_dir,
-                                table=table, max_bytes=max_bytes)
+                                table=table, max_bytes=max_bytes, progress=move_progress)
                 if not r["complete"]:
                     raise RuntimeError(f"{text}: the solve did not finish")
                 values = {row["move"]: int(row["margin"]) for row in r["moves"]}
