@@ -282,3 +282,18 @@ def test_a_damaged_shipped_book_warns_once_and_the_engine_searches(book33, books
     assert len(err) == 1 and err[0].startswith("warning: opening book not used: ") and str(path) in err[0]
     for r in results:
         assert r["book"] is False and r["move"] in start.legal_moves()
+
+
+def test_the_agent_spec_turns_the_book_off_and_reports_it():
+    """``alphabeta:time=T,book=0`` builds an engine without the book; ``book=`` is an engine option (refused with
+    plain=1, a bad value in one line); a book move's info line says ``book 1``."""
+    from jitsearch.arena.agents import parse_agent
+    from jitsearch.arena.engine_protocol import _info_lines
+
+    state = KalahState.initial(6, 4)
+    assert parse_agent("alphabeta:time=0.05,book=0").game_engine(state).book is False
+    assert parse_agent("alphabeta:time=0.05").game_engine(state).book is True
+    for bad, words in (("alphabeta:depth=3,plain=1,book=1", "book="), ("alphabeta:time=0.05,book=maybe", "book")):
+        with pytest.raises(ValueError, match=words):
+            parse_agent(bad)
+    assert "book 1" in _info_lines({"depth": 0, "exact": True, "margin": 8, "book": True})[0]

@@ -9,7 +9,8 @@ none; default :func:`~jitsearch.games.kalah.engine_db.default_db_seeds`),
 ``eval=fitted|store``, ``exact=0|1`` (exact mode, on by default: once the
 endgame is within the solver's reach the engine proves the game and plays
 the proven-best move, see the engine's docstring), ``exact_share=`` (share
-of the move's time a proof may take, default 0.5); an engine option without
+of the move's time a proof may take, default 0.5), ``book=0|1`` (the shipped
+opening book of exact move values, on by default); an engine option without
 ``time=`` gives a fixed-depth engine search, ``depth=5`` unless given;
 ``plain=1``: the plain textbook iterative deepening that shipped
 before the engine),
@@ -87,9 +88,10 @@ MCTS_OPTIONS = {"iterations": int, "time": float, "c": float, "formula": str, "p
                 "leaves": int, "parallel": str, "blocks": int}
 #: Options of each agent kind and their value types.
 #: The engine's options of an ``alphabeta`` agent (kept in ``Agent.options``).
-ENGINE_OPTIONS = {"threads": int, "db": int, "tt": int, "plain": bool, "exact": bool, "exact_share": float}
+ENGINE_OPTIONS = {"threads": int, "db": int, "tt": int, "plain": bool, "exact": bool, "exact_share": float,
+                  "book": bool}
 #: The engine options that make an ``alphabeta`` agent the engine (without ``time=``: a fixed-depth engine search).
-_ENGINE_ONLY = ("threads", "db", "tt", "exact", "exact_share")
+_ENGINE_ONLY = ("threads", "db", "tt", "exact", "exact_share", "book")
 AGENT_OPTIONS = {"random": {}, "human": {}, "alphabeta": {"depth": int, "time": float, "eval": str, **ENGINE_OPTIONS},
                  "fsss": {"depth": int, "eval": str}, "mtdf": {"time": float}, "perfect": {},
                  "mcts": MCTS_OPTIONS, "hmcts": {k: v for k, v in MCTS_OPTIONS.items() if k != "reward"},
@@ -254,7 +256,7 @@ class Agent:
         if "plain" in o:
             o["plain"] = check_bool("plain", o["plain"])
             if o["plain"] and any(k in o for k in _ENGINE_ONLY):
-                raise ValueError("threads=, db=, tt=, exact= and exact_share= are the engine's: drop them or "
+                raise ValueError("threads=, db=, tt=, exact=, exact_share= and book= are the engine's: drop them or "
                                  "plain=1")
         if "threads" in o:
             o["threads"] = check_int("threads", o["threads"], 1, MAX_THREADS)
@@ -264,6 +266,8 @@ class Agent:
             o["tt"] = check_int("tt (MiB)", o["tt"], 1, MAX_TABLE_MB)
         if "exact" in o:
             o["exact"] = check_bool("exact", o["exact"])
+        if "book" in o:
+            o["book"] = check_bool("book", o["book"])
         if "exact_share" in o:
             o["exact_share"] = check_float("exact_share", o["exact_share"], 0.0, 1.0, lo_open=True)
             if not o.get("exact", True):
@@ -462,7 +466,8 @@ class Agent:
             engine = self._engine = KalahEngine(state.houses, eval=self.eval, probe=probe,
                                                 table_mb=o.get("tt", 64), threads=o.get("threads", 1),
                                                 exact=o.get("exact", True),
-                                                exact_share=o.get("exact_share", EXACT_SHARE))
+                                                exact_share=o.get("exact_share", EXACT_SHARE),
+                                                book=o.get("book", True))
         return engine
 
     def _engine_move(self, stop, state: KalahState) -> dict:

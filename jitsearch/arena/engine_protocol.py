@@ -408,6 +408,8 @@ def _info_lines(last) -> list[str]:
         words.append(f"exact {int(last['exact'])}")
         if last["exact"] and isinstance(last.get("margin"), int):
             words.append(f"margin {last['margin']}")
+    if last.get("book") is True:  # the move came from the opening book
+        words.append("book 1")
     return ["info " + " ".join(words)] if words else []
 
 

@@ -162,6 +162,8 @@ def _exact_entry(agent, a_agent, ply: int):
     last = getattr(agent, "last", None)
     if not isinstance(last, dict) or last.get("exact") is not True or not isinstance(last.get("margin"), int):
         return None
+    if last.get("book"):  # a book move's value is perfect play's, not a proof the engine made and can follow
+        return None
     return [ply, "a" if agent is a_agent else "b", int(last["margin"])]
 
 

@@ -54,7 +54,8 @@ PREFILTER_DEPTH = 10
 PREFILTER_SLACK = 2
 #: An exact solve stops (and its position is skipped) past this many nodes.
 MAX_SOLVE_NODES = 300_000_000
-#: Slots of the transposition table the exact solves of a suite share (32 bytes each: 512 MiB).
+#: Rows of the transposition table the exact solves of a suite share (int64[rows, 4], 512 MiB; the solver reads a
+#: row as two 16-byte slots).
 TABLE_SLOTS = 1 << 24
 #: Endgame database used by exact suites when none is given (seeds in the houses).
 ENDGAME_SEEDS = 20
@@ -294,8 +295,8 @@ def balanced_suite(houses: int = 6, seeds: int = 4, empty_capture: bool = False,
     * ``exact=True``: :func:`exact_value` (MTD(f) with an endgame database
       of ``endgame_seeds`` seeds, built or loaded from ``endgame_cache_dir``
       once, or ``endgame_db``), all solves sharing one transposition table
-      of ``table_slots`` slots (32 bytes each; rounded up to a power of
-      two); a solve past ``max_nodes`` nodes is skipped;
+      of ``table_slots`` rows of 32 bytes (two 16-byte solver slots each;
+      rounded up to a power of two); a solve past ``max_nodes`` nodes is skipped;
     * ``depth=D`` (with ``exact=False``): :func:`search_value` to depth D.
 
     Parameters

@@ -147,8 +147,8 @@ def solve(
     ] = None,
     table_size: Annotated[
         Optional[int],
-        typer.Option("--table-size", help="kalah: transposition-table slots (power of two; 32 bytes each; "
-                                          "default: sized from the board, at most 2**24).", show_default=False),
+        typer.Option("--table-size", help="kalah: transposition-table slots (power of two; 16 bytes each; "
+                                          "default: sized from the board, at most 2**25).", show_default=False),
     ] = None,
     endgame_seeds: Annotated[
         int, typer.Option("--endgame-seeds", help="kalah, oware: build an endgame database up to this many seeds "

@@ -124,7 +124,7 @@ GUARD_SHARE = 0.9
 SOLVER_CHUNK_SECONDS = 0.05
 #: Least time of the second try of a proof that keeps a proven result when the first finished no test (seconds).
 GUARD_RETRY_SECONDS = 0.02
-#: The solver's table gets this share of the engine's table budget (``table_mb``) on top of it (32 bytes a slot).
+#: The solver's table gets this share of the engine's table budget (``table_mb``) on top of it (32-byte rows, two solver slots each).
 SOLVER_TABLE_SHARE = 0.5
 #: Solver nodes a second assumed before the engine has measured its own rate (chunks of a proof are sized from it,
 #: so that a short budget is not overrun by the first chunk).
@@ -780,7 +780,7 @@ class KalahEngine:
 
 
 def _new_solver_table(table_mb: float) -> np.ndarray:
-    """Exact mode's solver table: int64[slots, 4] (32 bytes a slot), the largest power of two within
+    """Exact mode's solver table: int64[rows, 4] (32-byte rows, which the solver reads as two 16-byte slots each), the largest power of two within
     ``SOLVER_TABLE_SHARE * table_mb`` MiB (at least 1,024 slots), written now so that its pages are mapped before
     a clock runs (as :func:`new_engine_table`)."""
     slots = max(1 << 10, 1 << max(0, int(table_mb * SOLVER_TABLE_SHARE * 2**20 // 32).bit_length() - 1))
