@@ -30,7 +30,7 @@ from jitsearch.arena.external_engine import (TERMINATIONS, EngineSettings, Exter
 from jitsearch.arena.matches import run_engines, run_kalah_tournament
 from jitsearch.arena.kalah_tournament import GameRecords, KalahMatch, read_records
 from jitsearch.arena.records import BadRecord, seal
-from jitsearch.cli._kalah_tournament import _engine_list
+from jitsearch.cli._game_tournament import _engine_list
 from jitsearch.games.kalah import KalahState
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -186,7 +186,7 @@ def tournament(
         refuse_options(given, _TREE_GAME_OPTIONS, "applies to --game random-tree only")
         flags = {k: v for k, v in (("houses", houses), ("seeds", seeds), ("empty_capture", empty_capture))
                  if k in given}
-        from ._kalah_tournament import match_tournament
+        from ._game_tournament import match_tournament
 
         match_tournament(given, game=rules, variant=resolve_variant(rules, variant, **flags), a=a, b=b, pairs=pairs,
                          openings=openings, random_openings=random_openings, balanced=balanced,
