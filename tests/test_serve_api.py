@@ -47,7 +47,7 @@ def warm_engine():
     """Compile (or load) the engine the cancel and time-cap tests run, outside their time limits: a compiling
     search cannot be stopped, and those tests time how fast a search stops. (Only they ask for it: the other
     tests compile what they run inside budgets that do not count a compile.)"""
-    parse_agent("alphabeta:time=0.2,db=0").choose(KalahState.initial(6, 4))
+    parse_agent("alphabeta:time=0.2,db=0,book=0").choose(KalahState.initial(6, 4))  # (the start is in the book)
 
 
 @pytest.fixture

@@ -68,7 +68,7 @@ def _id(case) -> str:
 KALAH_CASES = [
     ("alphabeta:depth=40", "alphabeta:depth=2", (6, 4)),
     ("alphabeta:time=3600,plain=1", "alphabeta:depth=2", (6, 4)),
-    ("alphabeta:time=3600,db=0", "alphabeta:depth=2,db=0", (6, 4)),
+    ("alphabeta:time=3600,db=0,book=0", "alphabeta:depth=2,db=0", (6, 4)),  # (the start is in the book)
     ("fsss:depth=40", "fsss:depth=2", (6, 4)),
     # (warmed on Kalah(3,2): the exact solver's kernels)
     pytest.param("mtdf:time=3600", "perfect", (6, 4), marks=pytest.mark.slow),

@@ -145,8 +145,9 @@ def _best(valued: list[dict]):
 def new_table(state: KalahState, max_bytes: int) -> np.ndarray:
     """A transposition table for the exact solves of ``state``'s board (zeros, sized as the solver would)."""
     from ..games.kalah import table_slots_for
+    from ..games.kalah.solver import new_solver_table
 
-    return np.zeros((table_slots_for(state, 0, max_bytes), 4), dtype=np.int64)
+    return new_solver_table(table_slots_for(state, 0, max_bytes))
 
 
 def _exact_line(state: KalahState, move: int, table: np.ndarray | None, plies: int = 12) -> list[int]:

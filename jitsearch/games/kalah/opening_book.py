@@ -355,12 +355,12 @@ def build_book(houses: int, seeds: int, empty_capture: bool, plies: int, *, endg
             values = solved.get(text)
             if values is None:
                 if table is None:
-                    from .solver import table_slots_for
+                    from .solver import new_solver_table, table_slots_for
 
                     slots = table_slots or table_slots_for(KalahState.initial(houses, seeds,
                                                                               empty_capture=empty_capture),
                                                            endgame_seeds, max_bytes)
-                    table = np.zeros((slots, 4), dtype=np.int64)
+                    table = new_solver_table(1 << max(4, (slots - 1).bit_length()))
                 r = move_values(state, endgame_seeds=endgame_seeds, endgame_cache_dir=endgame_cache_dir,
                                 table=table, max_bytes=max_bytes, progress=move_progress)
                 if not r["complete"]:
