@@ -7,6 +7,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -121,7 +122,10 @@ def test_go_caps_a_timed_oware_agent():
     s = EngineServer("alphabeta:time=30", game="oware")
     s.handle("game 6 4 standard")
     s.handle("position " + START)
+    s.handle("go 200")  # (compiles the search)
+    t0 = time.monotonic()
     assert s.handle("go 200")[0][-1].startswith("move ")
+    assert time.monotonic() - t0 < 5  # the capped time is what the search used, not the spec's 30 s
     assert s.agent.options["time"] == pytest.approx((200 * 0.9 - 20) / 1000)
 
 

@@ -105,6 +105,7 @@ class GameAgent:
     def __init__(self, game: Game, spec: str, kind: str, options: dict, seed: int, search=None):
         self.game, self.spec, self.kind, self.options, self.seed = game, spec, kind, options, seed
         self._engine_search = search
+        self._engine_options = dict(options)  # what the engine's search was made from
         self.moves_made = 0
         self.last: dict = {}
         self.backend = resolve(options.get("backend", "cpu")) if kind == "mcts" else "cpu"
@@ -152,6 +153,9 @@ class GameAgent:
         if self.kind == "random":
             return rnd.choice(legal)
         if self._engine_search is not None:
+            if self.options != self._engine_options:  # changed since (a server's time cap): made again, checked
+                self._engine_search = self.game.engines[self.kind].make(dict(self.options))
+                self._engine_options = dict(self.options)
             r = self._engine_search(state, rnd.getrandbits(63), stop)
             self.last = {k: v for k, v in r.items() if k != "move"}
             return r["move"]
