@@ -418,3 +418,17 @@ def test_connect4_tournament_from_the_docs(capsys):
     assert code == 0, err
     obj = json.loads(out)
     assert obj["game"] == "connect4" and obj["games"] == 4 and obj["width"] == 7 and obj["height"] == 6
+
+
+def test_flat_monte_carlo_on_threads_plays_the_same_playouts():
+    """``mc:threads=N`` spreads the same playouts over threads: the move and value of ``threads=1``; a bad count
+    is one line."""
+    from jitsearch.games import get
+
+    for name in ("oware", "connect4"):
+        state = get(name).initial()
+        one = parse_agent("mc:playouts=48", game=name, seed=5)
+        two = parse_agent("mc:playouts=48,threads=2", game=name, seed=5)
+        assert one(state) == two(state) and one.last == two.last
+    with pytest.raises(ValueError, match="threads"):
+        parse_agent("mc:threads=0", game="oware")

@@ -30,7 +30,7 @@ import random
 import threading
 import time as _time
 
-from .._checks import check_float, check_int
+from .._checks import check_float, check_int, max_threads
 from ..games.protocol import Game
 from ..kernels.backend import BackendError, resolve
 from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
@@ -41,7 +41,7 @@ from ..stop import check_stop, raise_if_stopped
 from .search_thread import run_search
 
 #: The generic kinds and their option types (every game).
-GENERIC = {"random": {}, "mc": {"playouts": int, "time": float},
+GENERIC = {"random": {}, "mc": {"playouts": int, "time": float, "threads": int},
            "mcts": {"iterations": int, "time": float, "playouts": int, "c": float, "formula": str, "leaves": int,
                     "threads": int, "backend": str, "parallel": str, "blocks": int, "eval": str,
                     "eval_plies": int, "imm": float}}
@@ -65,6 +65,8 @@ def check_options(game: Game, kind: str, options: dict):
         check_float("time", options["time"], 0.0, MAX_TIME, lo_open=True)
     if "playouts" in options:
         check_int("playouts", options["playouts"], 1, MAX_PLAYOUTS_PER_STATE if kind == "mc" else MAX_LEAF_PLAYOUTS)
+    if kind == "mc" and "threads" in options:
+        check_int("threads", options["threads"], 1, max_threads())
     if kind != "mcts":
         return None
     o = options
@@ -194,8 +196,11 @@ class GameAgent:
         from ..games.playout import evaluate
         from ..kernels.game_mcts import CPU_RNG
 
+        from ..kernels.game_playouts import evaluate_states
+
         playouts = self.options.get("playouts", 200)
         limit = self.options.get("time")
+        threads = self.options.get("threads", 1)
         children = [state.play(m) for m in legal]
         live = [k for k, c in enumerate(children) if not c.is_over]
         points = [0.0] * len(legal)
@@ -204,8 +209,11 @@ class GameAgent:
         while True:
             for first in range(0, playouts if live else 0, MC_CHUNK):  # stop is read between chunks
                 n = min(MC_CHUNK, playouts - first)
-                out = evaluate(self.game, [children[k] for k in live], n, mix64_py(seed + played * playouts + first),
-                               gen=CPU_RNG)
+                key = mix64_py(seed + played * playouts + first)
+                if threads > 1:  # the same playouts spread over threads (kernels.game_playouts)
+                    out = evaluate_states(self.game, [children[k] for k in live], n, key, threads=threads, stop=stop)
+                else:
+                    out = evaluate(self.game, [children[k] for k in live], n, key, gen=CPU_RNG)
                 for i, k in enumerate(live):  # counts are for the child's player to move
                     mover_is_next = children[k].player == state.player
                     won = out["wins"][i] if mover_is_next else out["losses"][i]
