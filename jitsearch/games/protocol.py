@@ -236,6 +236,14 @@ class Game:
     search_eval : SearchEval or None
         Optional: the game's own MCTS leaf evaluation (``eval=`` of the searches over the
         protocol); None: the searches play out to the end, or score ``evaluate``.
+    config_agents : bool
+        Optional: True where the game's ``random``, ``human``, ``mcts``, ``hmcts`` and ``mc``
+        kinds are :class:`jitsearch.arena.agents.Agent`'s (the MCTSConfig searches of
+        :mod:`jitsearch.mcts.search`, one seeded stream a move; Kalah), its :attr:`engines`
+        beside them; False: the generic kinds of :mod:`jitsearch.arena.game_agents`.
+    arena : ArenaHooks or None
+        Optional: what the arena keeps for a game beyond the protocol (:class:`ArenaHooks`: its
+        own match-record format, table title, shipped opening suites); None: the generic ones.
     """
 
     name: str
@@ -264,6 +272,8 @@ class Game:
     move_values: Callable | None = None
     balance: Callable | None = None
     search_eval: Any = None
+    config_agents: bool = False
+    arena: Any = None
 
     def defaults(self) -> dict:
         """The variant options' defaults."""

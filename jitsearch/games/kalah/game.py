@@ -16,6 +16,7 @@ from ...rng import GOLDEN, mix64_body
 from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
                         no_record, rule_word_line, TextUI)
 from . import fast, rules
+from .engines import ENGINES
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
 
 __all__ = ["GAME", "build"]
@@ -174,6 +175,8 @@ GAME = Game(
                                    table_bytes=table_bytes),
     balance=balance,
     fast_playouts=fast,
+    engines=ENGINES,
+    config_agents=True,
 )
 
 assert GAME_OVER == rules.GAME_OVER
