@@ -217,6 +217,51 @@ class KalahSearch:
                                                 book=o.get("book", True))
         return engine
 
+    @property
+    def analyses(self) -> bool:
+        """Whether :meth:`value_moves` serves an analysis board (``alphabeta``)."""
+        return self.kind == "alphabeta"
+
+    def value_moves(self, state: KalahState, moves, stop=None, report=None) -> dict:
+        """Value ``moves`` of ``state`` for an analysis board: the engine searches the position after
+        each (``time=`` shared among them, or ``depth=``). Returns move -> ``value`` (seeds, the
+        mover's), ``source`` (``exact``: the game ended or exact mode proved it; ``database``: every
+        position below is in the endgame database; ``engine``), ``depth``, ``margin`` (player 0's,
+        exact values only), ``pv``; the moves not reached once ``stop`` is set are left out.
+        ``report(phase, done, total)`` with ``database`` and ``engine``."""
+        from .engine import SCALE, KalahEngine
+        from .engine_db import load_probe
+
+        report = report or (lambda *_: None)
+        probe = None
+        if self.engine:
+            report("database", 0, 1)  # loaded, or built once into the cache (seconds to a minute) on first use
+            probe = load_probe(state.houses, self.engine_db_seeds(state), state.empty_capture)
+        engine = KalahEngine(state.houses, eval=self.eval if self.eval in ("fitted", "store") else "fitted",
+                             probe=probe, table_mb=self.options.get("tt", 64), threads=self.options.get("threads", 1))
+        per_move = None if self.time is None else self.time / len(moves)
+        depth = None if self.time is not None else self.depth
+        out = {}
+        for i, mv in enumerate(moves):
+            report("engine", i, len(moves))
+            if stop is not None and stop.is_set():
+                return out
+            child = state.play(mv)
+            if child.is_over:
+                mine = child.margin if state.player == 0 else -child.margin
+                out[mv] = {"value": mine, "margin": child.margin, "source": "exact"}
+                continue
+            r = engine.search(child, time_limit=per_move, depth=depth, stop_event=stop)
+            same = child.player == state.player  # an extra turn: the child's mover is the root's
+            value = (r["value"] if same else -r["value"]) / SCALE
+            proven = r["exact"] and r.get("proof") is not None  # the engine's exact mode proved it
+            row = out[mv] = {"value": value, "source": "exact" if proven else ("database" if r["exact"] else "engine"),
+                             "depth": r["depth"], "pv": list(r["pv"])}
+            if r["exact"]:
+                row["margin"] = int(round(value)) * (1 if state.player == 0 else -1)
+        report("engine", len(moves), len(moves))
+        return out
+
     def fresh(self) -> "KalahSearch":
         """This search with no engine made yet (a new game's agent)."""
         import copy
