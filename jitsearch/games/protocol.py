@@ -390,6 +390,27 @@ def check_game(game) -> Game:
     return game
 
 
+class ArenaHooks(NamedTuple):
+    """What the arena keeps for a game beyond the protocol (:attr:`Game.arena`), each optional.
+
+    ``title(variant) -> str``: the name of a variant in result tables (default: the game's name
+    and its changed options). ``shipped_suite(variant) -> Path``: the balanced opening suite file
+    shipped for a variant (``--openings balanced``), ``ValueError`` naming those shipped when there
+    is none. ``check_opening(state, variant, where)``: refuse (``ValueError`` naming ``where``) a
+    position of an openings file that ``from_text`` accepts but the variant does not have.
+    ``suite_values``: a module with ``search_value(state, depth)``, ``exact_value(state, within,
+    ...)`` and ``exact_context(variant, ...)``, what balanced suites are made with
+    (:func:`jitsearch.arena.opening_suites.balanced_suite`). ``legacy_records``: True where match
+    records keep the arena's older format (Kalah's: :mod:`jitsearch.arena.kalah_tournament`), so
+    that files written before keep reading."""
+
+    title: Callable | None = None
+    shipped_suite: Callable | None = None
+    check_opening: Callable | None = None
+    suite_values: Any = None
+    legacy_records: bool = False
+
+
 class Engine(NamedTuple):
     """A game-specific agent kind (:attr:`Game.engines`): ``options`` the spec's option names and
     value types (``int``, ``float``, ``str``, ``bool``); ``make(options) -> search`` checks the

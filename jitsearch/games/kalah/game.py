@@ -13,9 +13,9 @@ from dataclasses import replace
 import numpy as np
 
 from ...rng import GOLDEN, mix64_body
-from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
-                        no_record, rule_word_line, TextUI)
-from . import fast, rules
+from ..protocol import (GAME_OVER, ArenaHooks, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes,
+                        check_states, no_record, rule_word_line, TextUI)
+from . import fast, openings, rules
 from .engines import ENGINES
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
 
@@ -177,6 +177,8 @@ GAME = Game(
     fast_playouts=fast,
     engines=ENGINES,
     config_agents=True,
+    arena=ArenaHooks(title=openings.title, shipped_suite=openings.shipped_suite, check_opening=openings.check_opening,
+                     suite_values=openings, legacy_records=True),
 )
 
 assert GAME_OVER == rules.GAME_OVER
