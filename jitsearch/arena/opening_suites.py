@@ -71,7 +71,8 @@ def _variant(game, args, options) -> dict:
 def _hook(game, name: str):
     hook = getattr(game.arena, name, None) if game.arena is not None else None
     if hook is None:
-        raise ValueError(f"no balanced opening suites for {game.name}: give --openings FILE, or --random-openings K "
+        what = "is shipped" if name == "shipped_suite" else "can be made"
+        raise ValueError(f"no balanced suite {what} for {game.name}: give --openings FILE, or --random-openings K "
                          f"with --balanced MARGIN")
     return hook
 
