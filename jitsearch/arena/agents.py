@@ -189,10 +189,6 @@ class Agent:
         """True for an engine kind that keeps an engine of its own (Kalah's ``alphabeta:time=``...)."""
         return bool(getattr(self._engine_search, "engine", False))
 
-    def engine_db_seeds(self, state) -> int:
-        """The endgame database (seeds in the houses) this engine agent probes on ``state``'s board."""
-        return self._engine_search.engine_db_seeds(state)
-
     def prepare(self, state, notice=None) -> None:
         """Load (or build, once, into the cache) what this agent needs before its first move in games like
         ``state`` (the engine's endgame database). ``notice(text)`` is told before a build."""
