@@ -214,6 +214,10 @@ class Game:
         mover's, in the game's units}, "rule": str}`` (``rule``: what the values assume, when it
         is not the game's own rule), or ``None`` where that would take more than about a second
         (an analysis then shows its search's estimates only). Moves it cannot settle are left out.
+        A game may take keywords ``time_limit``, ``max_bytes``, ``stop`` and ``progress(done,
+        total)`` and add ``margins`` (player 0's), ``interrupted`` and ``line(move)`` (perfect play
+        from ``move``): what the analysis board's exact phase needs
+        (:func:`jitsearch.arena.analysis.analyse_position`; Kalah's).
     ui : TextUI or None
         Optional: the text and web forms of positions and moves (:class:`TextUI`); ``None``: the
         state's ``to_text`` and the move numbers themselves.
@@ -417,7 +421,11 @@ class Engine(NamedTuple):
     options once (one-line ``ValueError``) and returns ``search(state, seed, stop) -> dict``, the
     move as ``"move"`` plus what the search reports. ``search`` runs in the calling thread, reads
     ``stop`` (a ``threading.Event`` or None) often enough to end within about a second once it is
-    set, and is deterministic given ``seed``."""
+    set, and is deterministic given ``seed``. A search may also have ``fresh()`` (itself with no state
+    kept, for a new game), ``warms``/``warm(state)`` (compile its kernels), ``check_match(...)`` and
+    ``prepare(state, notice)`` (refuse a board, load its data before the first game),
+    ``game_engine(state)``, and ``analyses``/``value_moves(state, moves, stop, report)`` (an analysis
+    board's values: Kalah's engine, :mod:`jitsearch.games.kalah.engines`)."""
 
     options: dict
     make: Callable
