@@ -170,7 +170,7 @@ def endgame_cache():
 
 
 def suite_texts(name: str) -> list[str]:
-    from jitsearch.arena.opening_suites import SUITES_DIR
+    from jitsearch.games.kalah.openings import SUITES_DIR
 
     houses, seeds, ec, suite = SETS[name]
     if suite is None:

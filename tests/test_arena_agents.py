@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from jitsearch.arena import agents as agents_module
+from jitsearch.games.kalah import engines as kalah_engines
 from jitsearch.arena.agents import parse_agent, run_search
 from jitsearch.cli.app import main
 from jitsearch.games.kalah import KalahState
@@ -177,7 +177,7 @@ def test_a_search_interrupted_on_the_main_thread_is_abandoned_and_told_to_stop()
 def test_an_agent_whose_solve_was_interrupted_does_not_play_on(monkeypatch):
     state = KalahState.initial(4, 3)
     fake = {"interrupted": True, "complete": False, "best_move": state.legal_moves()[0], "stop_reason": "interrupted"}
-    monkeypatch.setattr(agents_module, "solve_exact", lambda *a, **k: dict(fake))
+    monkeypatch.setattr(kalah_engines, "solve_exact", lambda *a, **k: dict(fake))
     for spec in ("mtdf", "mtdf:time=5", "perfect"):
         with pytest.raises(KeyboardInterrupt):
             parse_agent(spec)(state)
@@ -265,7 +265,7 @@ def test_perfect_that_cannot_finish_a_solve_is_one_line(capsys, monkeypatch):
         return {"interrupted": False, "complete": False, "best_move": state.legal_moves()[0],
                 "stop_reason": "table_full"}
 
-    monkeypatch.setattr(agents_module, "solve_exact", table_full)
+    monkeypatch.setattr(kalah_engines, "solve_exact", table_full)
     code, out, err = run(capsys, "play", "--p0", "perfect", "--p1", "random", "--houses", 4, "--seeds", 3)
     assert code == 2 and "could not solve" in one_error_line(err) and "table_full" in err
 

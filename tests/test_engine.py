@@ -164,9 +164,9 @@ def test_engine_agent_plays_a_game_with_its_database_and_reuses_its_table(monkey
     a.check_match(4, 3, False)
     r = play_game(start, [a, b])
     assert r["finished"]
-    assert a._engine is not None and a.last["move"] in range(1, 5)
+    assert a._engine_search._engine is not None and a.last["move"] in range(1, 5)
     twin = a.with_seed(3)
-    assert twin._engine is None  # a new game gets a new table
+    assert twin._engine_search._engine is None  # a new game gets a new table
 
 
 def test_other_weights_are_checked_and_used():

@@ -14,6 +14,7 @@ from jitsearch.arena import opening_suites as suites
 from jitsearch.arena.openings import read_openings
 from jitsearch.cli.app import main
 from jitsearch.games.kalah import KalahState, naive, solve_exact
+from jitsearch.games.kalah import openings as kalah_openings
 
 
 def run(capsys, *args):
@@ -56,7 +57,7 @@ def naive_value(state: KalahState) -> int:
 
 # -- the shipped suites -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("key", sorted(suites.SHIPPED))
+@pytest.mark.parametrize("key", sorted(kalah_openings.SHIPPED))
 def test_shipped_suite_replays_and_is_balanced(key):
     houses, seeds, empty_capture = key
     openings = suites.shipped_suite(houses, seeds, empty_capture)
@@ -84,9 +85,9 @@ def test_shipped_suite_files_are_package_data():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
     conf = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
-    assert "suites/*.txt" in conf["tool"]["setuptools"]["package-data"]["jitsearch.arena"]
-    for name in suites.SHIPPED.values():
-        assert (suites.SUITES_DIR / name).is_file()
+    assert "suites/*.txt" in conf["tool"]["setuptools"]["package-data"]["jitsearch.games.kalah"]
+    for name in kalah_openings.SHIPPED.values():
+        assert (kalah_openings.SUITES_DIR / name).is_file()
 
 
 def test_no_suite_for_a_board_names_those_that_have_one():

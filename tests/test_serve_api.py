@@ -104,7 +104,7 @@ def test_info(client):
 def test_the_page_suggests_only_agents_this_board_and_machine_run(client, monkeypatch):
     """``perfect`` only where it solves the position, ``backend=cuda`` only with a CUDA device; every
     suggestion is a spec the server accepts for that position."""
-    from jitsearch.arena.agents import check_perfect_board
+    from jitsearch.games.kalah.engines import check_perfect_board
     from jitsearch.cli import webapp
     from jitsearch.kernels.backend import cuda_status
 

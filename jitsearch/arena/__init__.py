@@ -6,7 +6,7 @@ It sits above :mod:`jitsearch.mcts` in the layers (trees -> search -> games
 searcher.
 
 * agents: :mod:`.agents` (``parse_agent(spec, game=...)`` for every game;
-  Kalah's engines), :mod:`.game_agents` (every game's generic kinds and its
+  the MCTSConfig agents of a game with ``config_agents``), :mod:`.game_agents` (every game's generic kinds and its
   ``Game.engines``), :mod:`.search_thread` (Ctrl-C safe searches), :mod:`.openspiel_agents`
   (OpenSpiel's bots, with the ``openspiel`` extra), :mod:`.external_engine`
   (``cmd:`` programs speaking the line protocol of :mod:`.engine_protocol`);
@@ -19,7 +19,7 @@ searcher.
   :mod:`.rating_list` (rating lists from record files, table and chart);
 * openings: :mod:`.openings` (suites from files, generated, balanced),
   :mod:`.opening_suites` (balanced suites valued exactly or by a deep
-  search, and those shipped in ``arena/suites``);
+  search, and those a game ships: ``ArenaHooks``);
 * scheduling: :mod:`.executor` (this process, a local Dask cluster or a
   remote one);
 * record files: :mod:`.records` (checked, resumable JSONL).

@@ -1,64 +1,94 @@
-"""Every legal move of one Kalah position valued, as an analysis board shows it.
+"""Every legal move of one position valued, as an analysis board shows it.
 
-:func:`analyse_position` first solves each move exactly
-(:func:`jitsearch.games.kalah.moves.move_values`) within ``solve_time``
-seconds; the moves left unsolved are then valued by the analysis engine, an
-agent spec (:mod:`jitsearch.arena.agents`):
+:func:`analyse_position` first solves each move exactly (the game's
+:attr:`~jitsearch.games.protocol.Game.move_values` hook with its keywords, Kalah's
+:func:`jitsearch.games.kalah.moves.move_values`) within ``solve_time`` seconds; the moves
+left unsolved are then valued by the analysis engine, an agent spec
+(:mod:`jitsearch.arena.agents`):
 
-* ``alphabeta:...``: the engine of :mod:`jitsearch.games.kalah.engine`
-  searches the position after each unsolved move (``time=`` shared among
-  them, or ``depth=``); a value is in seeds for the player to move, and
-  ``source`` is ``"database"`` when every position after that move is in
-  the engine's endgame database, ``"exact"`` when the engine's exact mode
-  proved it (either way it is then the exact final margin).
+* an engine kind of the game whose search values moves (``value_moves``, Kalah's
+  ``alphabeta:...``: the engine searches the position after each unsolved move, ``time=``
+  shared among them, or ``depth=``); a value is in the game's units for the player to move,
+  and ``source`` is ``"database"`` when every position after that move is in the engine's
+  endgame database, ``"exact"`` when the engine proved it (either way it is then the exact
+  final margin).
 * ``mcts:...`` / ``hmcts:...``: one search of the position; a move's
   ``share`` is its fraction of the root visits and ``value`` the mover's mean
   reward (win 1, draw 1/2, loss 0).
 
 A value with ``source == "exact"`` is the final margin (mover's view) under
-perfect play; every other source says the number is an estimate. Moves are
-pit indices; ``margin`` is player 0's view of an exact value.
+perfect play; every other source says the number is an estimate. ``margin`` is player
+0's view of an exact value.
 """
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 
-import numpy as np
-
 from .._checks import check_float, check_int
-from ..games.kalah import KalahState
-from ..games.kalah.moves import move_values
-from .agents import KINDS, agent_kind, parse_agent
+from ..games import get as get_game
+from .agents import DEFAULT_GAME, agent_kind, agent_kinds, parse_agent
 
-#: Agent kinds that can analyse (see the module docstring).
-ANALYSIS_KINDS = ("alphabeta", "mcts", "hmcts")
+#: Monte Carlo kinds that can analyse (see the module docstring); engine kinds can when their search values moves.
+MCTS_KINDS = ("mcts", "hmcts")
 #: Longest exact-solve budget, in seconds.
 MAX_SOLVE_TIME = 3600.0
 #: Table and database ceiling of the exact phase.
 DEFAULT_SOLVE_BYTES = 512 * 1024**2
 
 
-def check_analysis_engine(spec: str):
-    """The agent of ``spec``, refused in one line unless it can analyse (:data:`ANALYSIS_KINDS`)."""
+def check_analysis_engine(spec: str, game=DEFAULT_GAME):
+    """The agent of ``spec`` for ``game``, refused in one line unless it can analyse (an engine whose
+    search values moves, or MCTS with a budget)."""
+    game = get_game(game)
     kind = agent_kind(spec)
-    if kind not in ANALYSIS_KINDS and kind in KINDS:  # (an unknown kind gets parse_agent's own message)
-        raise ValueError(f"the analysis engine must be one of {', '.join(k + ':...' for k in ANALYSIS_KINDS)}, "
+    agent = None
+    if kind in agent_kinds(game):  # (an unknown kind gets parse_agent's own message)
+        agent = parse_agent(spec, game=game, seed=0)
+    able = agent is not None and (agent.kind in MCTS_KINDS or
+                                  getattr(getattr(agent, "_engine_search", None), "analyses", False))
+    if not able:
+        if agent is None:
+            parse_agent(spec, game=game, seed=0)
+        kinds = [*_analysing_engines(game), *MCTS_KINDS]
+        raise ValueError(f"the analysis engine must be one of {', '.join(k + ':...' for k in kinds)}, "
                          f"got {spec!r}")
-    agent = parse_agent(spec, seed=0)
-    if agent.kind not in ANALYSIS_KINDS:
-        raise ValueError(f"the analysis engine must be one of {', '.join(k + ':...' for k in ANALYSIS_KINDS)}, "
-                         f"got {spec!r}")
-    if agent.kind in ("mcts", "hmcts") and "time" not in agent.options and "iterations" not in agent.options:
+    if agent.kind in MCTS_KINDS and "time" not in agent.options and "iterations" not in agent.options:
         raise ValueError(f"give the analysis engine a budget: time=SECONDS or iterations=N, got {spec!r}")
     return agent
 
 
-def analyse_position(state: KalahState, *, engine: str = "alphabeta:time=1", solve_time: float = 2.0,
+def _analysing_engines(game) -> list:
+    """The engine kinds of ``game`` whose search values moves (made with their default options)."""
+    out = []
+    for kind, engine in game.engines.items():
+        try:
+            if getattr(engine.make({}), "analyses", False):
+                out.append(kind)
+        except ValueError:
+            pass
+    return out
+
+
+def _typed_number(game, state, move: int):
+    """The number a player types for ``move`` (the inverse of the game's ``parse_move``), None where none."""
+    if game.ui is None:
+        return None
+    for n in range(1, game.max_moves + 1):
+        try:
+            if game.ui.parse_move(state, str(n)) == move:
+                return n
+        except ValueError:
+            pass
+    return None
+
+
+def analyse_position(state, *, engine: str = "alphabeta:time=1", solve_time: float = 2.0,
                      stop: threading.Event | None = None, progress=None, seed: int = 0,
-                     max_bytes: int = DEFAULT_SOLVE_BYTES) -> dict:
-    """Value every legal move of ``state`` (see the module docstring).
+                     max_bytes: int = DEFAULT_SOLVE_BYTES, game=DEFAULT_GAME) -> dict:
+    """Value every legal move of ``state``, a position of ``game`` (see the module docstring).
 
     ``solve_time``: seconds for the exact solves (0: none). ``stop`` (a
     ``threading.Event``) ends the analysis early: the solve in progress within
@@ -68,19 +98,20 @@ def analyse_position(state: KalahState, *, engine: str = "alphabeta:time=1", sol
     (``phase``: ``"exact"``, ``"database"`` (the engine's endgame database
     is loaded, or built once on first use) or ``"engine"``).
 
-    Returns ``position``, ``player``, ``moves`` (per legal move in house
-    order: ``move``, ``house`` (1..m from the mover's left), ``value``,
-    ``source`` (``exact``, ``database``, ``engine`` or ``mcts``),
+    Returns ``position``, ``player``, the variant's options (Kalah's ``empty_capture``),
+    ``moves`` (per legal move in order: ``move``, ``house`` (the number a player types for it),
+    ``value``, ``source`` (``exact``, ``database``, ``engine`` or ``mcts``),
     ``margin`` (exact only), ``visits`` and ``share`` (mcts only),
     ``depth`` (engine only)), ``best_move``, ``pv`` (a principal variation
     starting with the best move), ``exact`` (every move exact), ``engine``,
     ``solve_seconds``, ``engine_seconds``, ``interrupted``.
     """
-    if not isinstance(state, KalahState):
-        raise ValueError(f"state must be a KalahState, got {type(state).__name__}")
+    game = get_game(game)
+    if not isinstance(state, game.State):
+        raise ValueError(f"state must be a {game.State.__name__}, got {type(state).__name__}")
     if state.is_over:
         raise ValueError("the game is over: no move to analyse")
-    agent = check_analysis_engine(engine)
+    agent = check_analysis_engine(engine, game)
     solve_time = check_float("solve_time", solve_time, 0.0, MAX_SOLVE_TIME)
     seed = check_int("seed", seed, 0, 2**64 - 1)
     if stop is not None and not callable(getattr(stop, "is_set", None)):
@@ -89,40 +120,43 @@ def analyse_position(state: KalahState, *, engine: str = "alphabeta:time=1", sol
         raise ValueError(f"progress must be a callable or None, got {type(progress).__name__}")
     report = progress or (lambda *_: None)
     moves = state.legal_moves()
-    m = state.houses
-    first = 1 if state.player == 0 else m + 2
-    rows = {mv: {"move": mv, "house": mv - first + 1, "value": None, "source": None, "margin": None}
+    rows = {mv: {"move": mv, "house": _typed_number(game, state, mv), "value": None, "source": None, "margin": None}
             for mv in moves}
     t0 = time.perf_counter()
     interrupted = False
-    table = None
+    known = {}
     if solve_time > 0:
+        if game.move_values is None or "time_limit" not in inspect.signature(game.move_values).parameters:
+            raise ValueError(f"{game.name} has no timed exact move values: give solve_time=0")
         report("exact", 0, len(moves))
-        table = new_table(state, max_bytes)  # shared by every solve below: the moves' subtrees overlap
-        r = move_values(state, time_limit=solve_time, max_bytes=max_bytes, stop=stop, table=table,
-                        progress=lambda mv, row, done, total: report("exact", done, total))
-        for row in r["moves"]:
-            if row["margin"] is not None:
-                rows[row["move"]].update(value=row["value"], margin=row["margin"], source="exact")
-        interrupted = bool(r["interrupted"]) or (stop is not None and stop.is_set())
+        known = game.move_values(state, time_limit=solve_time, max_bytes=max_bytes, stop=stop,
+                                 progress=lambda done, total: report("exact", done, total)) or {}
+        for mv, value in known.get("values", {}).items():
+            rows[mv].update(value=value, margin=known["margins"][mv], source="exact")
+        interrupted = bool(known.get("interrupted")) or (stop is not None and stop.is_set())
     solve_seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
     pv_tail: dict = {}
     open_moves = [mv for mv in moves if rows[mv]["source"] is None]
     if open_moves and not interrupted:
-        if agent.kind == "alphabeta":
-            interrupted = _engine_values(state, agent, open_moves, rows, pv_tail, stop, report)
-        else:
+        if agent.kind in MCTS_KINDS:
             interrupted = _mcts_values(state, agent, rows, seed, report, stop)
+        else:
+            for mv, row in agent._engine_search.value_moves(state, open_moves, stop, report).items():
+                pv_tail[mv] = row.pop("pv", [])
+                rows[mv].update(row)
+            interrupted = stop is not None and stop.is_set()
     valued = [rows[mv] for mv in moves if rows[mv]["value"] is not None]
     best = _best(valued)
     pv = []
     if best is not None:
         pv = [best["move"]] + pv_tail.get(best["move"], [])
-        if best["source"] == "exact":
-            pv = _exact_line(state, best["move"], table)
+        if best["source"] == "exact" and "line" in known:
+            pv = known["line"](best["move"])
     out_rows = [rows[mv] for mv in moves]
-    return {"position": state.to_text(), "player": state.player, "empty_capture": state.empty_capture,
+    variant = game.engine_protocol.variant_of(state) if game.engine_protocol is not None else {}
+    return {"position": state.to_text(), "player": state.player,
+            **variant,
             "moves": out_rows, "best_move": None if best is None else best["move"], "pv": pv,
             "exact": all(r["source"] == "exact" for r in out_rows), "engine": engine.strip(),
             "solve_seconds": solve_seconds, "engine_seconds": time.perf_counter() - t1,
@@ -140,67 +174,6 @@ def _best(valued: list[dict]):
             return max(exact_win, key=lambda r: (r["value"], -r["move"]))
         return max(valued, key=lambda r: (r.get("visits") or 0.0, -r["move"]))
     return max(valued, key=lambda r: (r["value"], -r["move"]))
-
-
-def new_table(state: KalahState, max_bytes: int) -> np.ndarray:
-    """A transposition table for the exact solves of ``state``'s board (zeros, sized as the solver would)."""
-    from ..games.kalah import table_slots_for
-    from ..games.kalah.solver import new_solver_table
-
-    return new_solver_table(table_slots_for(state, 0, max_bytes))
-
-
-def _exact_line(state: KalahState, move: int, table: np.ndarray | None, plies: int = 12) -> list[int]:
-    """A few plies of perfect play after ``move``, each solved with the table of the moves' solves (which
-    already holds most of what they need), within about a second."""
-    from ..games.kalah import solve_exact
-
-    line = [move]
-    s = state.play(move)
-    deadline = time.perf_counter() + 1.0
-    while not s.is_over and len(line) < plies and time.perf_counter() < deadline:
-        r = solve_exact(s, time_limit=max(deadline - time.perf_counter(), 0.01), table=table)
-        if not r["complete"]:
-            break
-        line.append(int(r["best_move"]))
-        s = s.play(int(r["best_move"]))
-    return line
-
-
-def _engine_values(state, agent, open_moves, rows, pv_tail, stop, report) -> bool:
-    """Value ``open_moves`` by the engine (a search of each resulting position); True when stopped."""
-    from ..games.kalah.engine import SCALE, KalahEngine
-    from ..games.kalah.engine_db import load_probe
-
-    probe = None
-    if agent.engine:
-        report("database", 0, 1)  # loaded, or built once into the cache (seconds to a minute) on first use
-        probe = load_probe(state.houses, agent.engine_db_seeds(state), state.empty_capture)
-    engine = KalahEngine(state.houses, eval=agent.eval if agent.eval in ("fitted", "store") else "fitted",
-                         probe=probe, table_mb=agent.options.get("tt", 64), threads=agent.options.get("threads", 1))
-    per_move = None if agent.time is None else agent.time / len(open_moves)
-    depth = None if agent.time is not None else agent.depth
-    for i, mv in enumerate(open_moves):
-        report("engine", i, len(open_moves))
-        if stop is not None and stop.is_set():
-            return True
-        child = state.play(mv)
-        row = rows[mv]
-        if child.is_over:
-            mine = child.margin if state.player == 0 else -child.margin
-            row.update(value=mine, margin=child.margin, source="exact")
-            continue
-        r = engine.search(child, time_limit=per_move, depth=depth, stop_event=stop)
-        same = child.player == state.player  # an extra turn: the child's mover is the root's
-        value = (r["value"] if same else -r["value"]) / SCALE
-        proven = r["exact"] and r.get("proof") is not None  # the engine's exact mode proved it
-        row.update(value=value, source="exact" if proven else ("database" if r["exact"] else "engine"),
-                   depth=r["depth"])
-        if r["exact"]:
-            row["margin"] = int(round(value)) * (1 if state.player == 0 else -1)
-        pv_tail[mv] = list(r["pv"])
-    report("engine", len(open_moves), len(open_moves))
-    return stop is not None and stop.is_set()
 
 
 def _mcts_values(state, agent, rows, seed, report, stop=None) -> bool:

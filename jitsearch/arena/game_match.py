@@ -46,6 +46,17 @@ OPENING_TRIES = 1000
 _A_SCORE = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 
 
+def variant_title(game, variant: dict) -> str:
+    """The name of ``game``'s ``variant`` in result tables: the game's own title
+    (:attr:`~jitsearch.games.protocol.ArenaHooks.title`, Kalah's ``Kalah(6,4) empty capture``), else its name
+    and the options that differ from their defaults."""
+    game = get_game(game)
+    if game.arena is not None and game.arena.title is not None:
+        return game.arena.title(variant)
+    changed = {k: v for k, v in variant.items() if v != game.variant[k].default}
+    return game.name + (f"({', '.join(f'{k}={v}' for k, v in changed.items())})" if changed else "")
+
+
 @dataclass(frozen=True)
 class GameMatch:
     """The settings of a match of any game (every field is part of its config id): ``game`` a registered

@@ -43,11 +43,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..games import get as get_game
 from ..rng import mix64_py
 from .agents import inform_move, parse_agent, play_game, start_agents
-from .external_engine import TERMINATIONS, Forfeit, bind_engines
-from ..games.kalah import BOARD_DTYPE, KalahState, apply_move
-from ..games.kalah.rules import GAME_OVER
+from .external_engine import TERMINATIONS, ExternalAgent, Forfeit, bind_engines
 from .records import (MAX_PAIRS, BadRecord, ForeignRecord, config_id, dict_differences, get_field, is_int,
                       read_record_file, verify_check, wilson)
 from .stats import elo_from_score
@@ -72,8 +71,26 @@ class KalahMatch:
     #: ``suite[p % len(suite)]`` (then ``openings`` random plies, usually 0); empty: the start position.
     suite: tuple = ()
 
+    @classmethod
+    def of(cls, variant: dict, *, openings: int = 0, seed: int = 0, max_plies: int | None = None,
+           suite=()) -> "KalahMatch":
+        """The match of Kalah's ``variant`` (houses, seeds, empty_capture); ``max_plies`` None: 300."""
+        return cls(**variant, max_plies=300 if max_plies is None else max_plies, openings=openings, seed=seed,
+                   suite=tuple(suite))
+
+    @property
+    def rules(self):
+        """The game (the registry's Kalah)."""
+        return get_game(self.game)
+
+    def start(self, text: str | None = None):
+        """The start of this match's board, or the position ``text`` under its rules."""
+        if text is None:
+            return self.rules.initial(self.houses, self.seeds, self.empty_capture)
+        return self.rules.from_text(text, empty_capture=self.empty_capture)
+
     def check(self):
-        KalahState.initial(self.houses, self.seeds)  # validates the board size
+        self.rules.initial(self.houses, self.seeds)  # validates the board size
         if not isinstance(self.empty_capture, (bool, np.bool_)):
             raise ValueError(f"empty_capture must be True or False, got {self.empty_capture!r}")
         if not is_int(self.max_plies) or not 1 <= self.max_plies <= MAX_PLIES:
@@ -89,7 +106,7 @@ class KalahMatch:
             raise ValueError("suite must be a tuple of position texts")
         total = 2 * self.houses * self.seeds
         for i, text in enumerate(self.suite):
-            s = KalahState.from_text(text, empty_capture=self.empty_capture)
+            s = self.start(text)
             if s.houses != self.houses or int(sum(int(x) for x in s.board)) != total or s.is_over:
                 raise ValueError(f"opening {i + 1} ({text}) is not a live Kalah({self.houses},{self.seeds}) position")
 
@@ -110,15 +127,13 @@ class KalahMatch:
                                  f"{len(moves)} plies): use fewer opening plies")
 
 
-def start_state(match: KalahMatch, pair: int) -> KalahState:
+def start_state(match: KalahMatch, pair: int):
     """Where ``pair`` starts before its random opening plies: its suite
     position, or the initial position."""
-    if match.suite:
-        return KalahState.from_text(match.suite[pair % len(match.suite)], empty_capture=match.empty_capture)
-    return KalahState.initial(match.houses, match.seeds, empty_capture=match.empty_capture)
+    return match.start(match.suite[pair % len(match.suite)] if match.suite else None)
 
 
-def _opening_state(match: KalahMatch, pair: int) -> tuple[list[int], KalahState]:
+def _opening_state(match: KalahMatch, pair: int) -> tuple:
     rng = random.Random(mix64_py(match.seed * 7919 + pair))
     s = start_state(match, pair)
     moves = []
@@ -141,6 +156,24 @@ def agent_template(spec: str):
     """The agent of ``spec``, parsed and checked once per process; each game
     plays with a copy of its own (:meth:`~jitsearch.arena.agents.Agent.with_seed`)."""
     return parse_agent(spec)
+
+
+def check_agents(specs, match: KalahMatch, engine_settings=None) -> None:
+    """Refuse, before any game, a spec or a board an agent cannot play (``ValueError`` naming the spec):
+    Kalah's ``perfect`` on a board it cannot solve in seconds, an OpenSpiel bot of another size; a ``cmd:``
+    engine is started and asked for the board; the engine loads its endgame database."""
+    for spec in specs:
+        if not isinstance(spec, str):
+            raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=3', got {spec!r}")
+        if agent_template(spec).kind == "human":  # spec errors before any game; parsed once, games copy it
+            raise ValueError("a tournament needs engines, not human players")
+    for spec in specs:
+        agent = agent_template(spec)
+        extra = {"settings": engine_settings} if isinstance(agent, ExternalAgent) else {}
+        try:
+            agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite, **extra)
+        except ValueError as exc:
+            raise ValueError(f"{spec}: {exc}") from None
 
 
 def _setup(a: str, b: str, match: KalahMatch, pair: int, seat: int, engine_settings=None):
@@ -347,12 +380,12 @@ class GameRecords:
         if m.suite and rec.get("start") != m.suite[pair % len(m.suite)]:
             raise BadRecord(f"start {rec.get('start')!r} is not pair {pair}'s suite opening "
                             f"{m.suite[pair % len(m.suite)]!r}")
-        board, player = self._replay(pair, start + moves)
+        final = self._replay(pair, start + moves)
+        board, over, player = final.board, final.is_over, final.player
         if plies != len(start) + len(moves):
             raise BadRecord(f"plies {plies} does not agree with {len(start)} opening plies and {len(moves)} moves")
         if plies > m.max_plies:
             raise BadRecord(f"plies {plies} exceeds the ply cap {m.max_plies}")
-        over = player == GAME_OVER
         if termination is not None:  # lost by the engine to move in the last position
             if over or capped or plies >= m.max_plies:
                 raise BadRecord(f"termination {termination!r} in a game that was over or capped")
@@ -375,19 +408,15 @@ class GameRecords:
         return (pair, seat)
 
     def _replay(self, pair: int, plies: list[int]):
-        m = self.match
-        houses = m.houses
-        first = start_state(m, pair)
-        board = np.array(first.board, dtype=BOARD_DTYPE)
-        player = first.player
+        """The position ``plies`` lead to from ``pair``'s start; ``BadRecord`` at a ply that is not legal."""
+        s = start_state(self.match, pair)
         for i, pit in enumerate(plies):
-            if player == GAME_OVER:
+            if s.is_over:
                 raise BadRecord(f"ply {i + 1} (pit {pit}) comes after the end of the game")
-            first = 1 if player == 0 else houses + 2
-            if not first <= pit < first + houses or board[pit] == 0:
-                raise BadRecord(f"ply {i + 1} (pit {pit}) is not a legal move of player {player}")
-            player = int(apply_move(board, houses, player, pit, m.empty_capture))
-        return board, player
+            if pit not in s.legal_moves():
+                raise BadRecord(f"ply {i + 1} (pit {pit}) is not a legal move of player {s.player}")
+            s = s.play(pit)
+        return s
 
     def _legacy_difference(self, final_board: list[int]) -> str:
         m = self.match

@@ -32,7 +32,7 @@ from itertools import combinations
 
 from ..games import get as get_game
 from .executor import MAX_WORKERS, run_tasks
-from .external_engine import EngineSettings, ExternalAgent, close_engines
+from .external_engine import EngineSettings, close_engines
 from . import game_match, kalah_tournament
 from .game_match import GameMatch
 from .kalah_tournament import KalahMatch, agent_template, game_key_text, play_lockstep, summarize
@@ -62,8 +62,24 @@ def _play_pair(task):
     return tag, [play_one(a, b, match, pair, seat, engine_settings) for seat in seats]
 
 
-def _check_agents(specs, match, engine_settings: EngineSettings | None) -> None:
-    """Parse and check every agent before any game (a ``cmd:`` engine is started and asked for the board)."""
+def match_of(game, variant: dict, *, openings: int = 0, seed: int = 0, max_plies: int | None = None,
+             suite=()):
+    """The checked match of ``game`` (a name or a Game) in ``variant`` (the full variant): a
+    :class:`KalahMatch` where the game keeps the older record format
+    (:attr:`~jitsearch.games.protocol.ArenaHooks.legacy_records`: files written before keep reading;
+    ``max_plies`` None: 300), else a :class:`GameMatch` (None: no cap)."""
+    game = get_game(game)
+    if game.arena is not None and game.arena.legacy_records:
+        match = KalahMatch.of(variant, openings=openings, seed=seed, max_plies=max_plies, suite=suite)
+        match.check()
+        return match
+    return GameMatch.of(game, variant, openings=openings, seed=seed, max_plies=max_plies or 0, suite=tuple(suite))
+
+
+def check_agents(specs, match, engine_settings: EngineSettings | None = None, *, warm: bool = False) -> None:
+    """Parse and check every agent before any game (a ``cmd:`` engine is started and asked for the board; a
+    board an agent cannot play is one ``ValueError`` line); ``warm``: then compile the agents' kernels
+    side by side (helper processes), not one after another."""
     if isinstance(match, GameMatch):
         game_match.check_agents(specs, match, engine_settings)
         return
@@ -71,20 +87,9 @@ def _check_agents(specs, match, engine_settings: EngineSettings | None) -> None:
         if not isinstance(engine_settings, EngineSettings):
             raise ValueError(f"engine_settings must be an EngineSettings, got {engine_settings!r}")
         engine_settings.check()
-    for spec in specs:
-        if not isinstance(spec, str):
-            raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=3', got {spec!r}")
-        agent = agent_template(spec)  # spec errors before any game; parsed once, games copy it
-        if agent.kind == "human":
-            raise ValueError("a tournament needs engines, not human players")
-    for spec in specs:
-        agent = agent_template(spec)
-        if isinstance(agent, ExternalAgent):
-            agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite, settings=engine_settings)
-        else:
-            agent.check_match(match.houses, match.seeds, match.empty_capture, match.suite)  # perfect, openspiel
-    # a first run compiles the agents' kernels side by side (helper processes), not one after another
-    warm_agents(specs, get_game("kalah").initial(match.houses, match.seeds, match.empty_capture))
+    kalah_tournament.check_agents(specs, match, engine_settings)
+    if warm:
+        warm_agents(specs, match.start())
 
 
 class MatchRun:
@@ -271,7 +276,7 @@ def run_engines(engines: list[str], fmt: str, match: KalahMatch, pairs: int, *, 
 
     schedule = engine_pairs(engines, fmt)
     try:
-        _check_agents(engines, match, engine_settings)
+        check_agents(engines, match, engine_settings, warm=True)
     except BaseException:
         close_engines()
         raise
@@ -428,7 +433,7 @@ def run_tournament(a: str, b: str, match, pairs: int, *, out=None, resume: bool 
             raise ValueError("lockstep needs a multi-tree MCTS agent with an iteration budget, e.g. "
                              "mcts:iterations=20000,backend=cuda")
     try:
-        _check_agents((a, b), match, engine_settings)  # perfect, openspiel; a cmd: engine starts here
+        check_agents((a, b), match, engine_settings, warm=True)  # perfect, openspiel; a cmd: engine starts here
     except BaseException:
         close_engines()
         raise

@@ -1,27 +1,27 @@
-"""Balanced Kalah opening suites: generated (:func:`balanced_suite`) and
-shipped with the package (:func:`shipped_suite`).
+"""Balanced opening suites: generated (:func:`balanced_suite`) and shipped with the package
+(:func:`shipped_suite`), for a game whose arena hooks give them
+(:class:`~jitsearch.games.protocol.ArenaHooks`: ``suite_values``, ``shipped_suite``; Kalah's
+:mod:`jitsearch.games.kalah.openings`). The functions take the game's variant options in order
+(Kalah's houses, seeds, empty_capture) and ``game=`` (default Kalah).
 
 A balanced suite holds positions a few plies from the start whose value lies
-within a few seeds of 0, so that a tournament's games start from positions
+within a few units of 0, so that a tournament's games start from positions
 where neither side is already winning, and every opening is played from
 both seats (fishtest's and fastchess's practice with chess books).
 
 Conventions: a ply is one move (a move that earns an extra turn is a ply
-too, and the same player moves again); moves are pit indices as
-:meth:`KalahState.play` takes them (player 0's houses are pits ``1..m``,
-player 1's ``m+2..2m+1``); a value is player 0's margin (its store minus
-player 1's at the end of the game), whoever is to move. ``exact`` values are
-:func:`jitsearch.games.kalah.solve_exact`'s (perfect play by both sides);
-``depth-D`` values are a depth-``D`` iterative-deepening alpha-beta search
-with the store difference as evaluation, for boards too big to solve.
+too, and the same player moves again); moves are as the state's ``play`` takes them;
+a value is player 0's margin, whoever is to move. ``exact`` values are the game's
+exact solver's (perfect play by both sides); ``depth-D`` values a depth-``D`` search,
+for boards too big to solve.
 
 A suite file has one opening a line::
 
-    <position text>  # exact <value> plies <k> moves <pit> <pit> ...
-    <position text>  # depth-12 <value> plies <k> moves <pit> <pit> ...
+    <position text>  # exact <value> plies <k> moves <move> <move> ...
+    <position text>  # depth-12 <value> plies <k> moves <move> <move> ...
 
 after ``#`` header lines saying how it was made.
-:func:`jitsearch.arena.openings.read_openings` reads the positions of such a
+:func:`jitsearch.arena.openings.read_game_openings` reads the positions of such a
 file (the comments are skipped); :func:`read_suite` reads the records too.
 """
 
@@ -33,15 +33,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..games.kalah import KalahState
+from ..games import get as get_game
 from ..rng import mix64_py
 
-#: Folder of the suites shipped with the package.
-SUITES_DIR = Path(__file__).resolve().parent / "suites"
-#: (houses, seeds, empty_capture) -> file name in :data:`SUITES_DIR` of each shipped suite.
-SHIPPED = {(6, 4, False): "kalah-6-4-standard.txt",
-           (6, 4, True): "kalah-6-4-empty-capture.txt",
-           (6, 6, False): "kalah-6-6-standard.txt"}
+#: The game of the functions below unless ``game=`` names another.
+DEFAULT_GAME = "kalah"
 #: The reserved ``--openings`` name of the shipped suite of the tournament's board.
 RESERVED_NAME = "balanced"
 #: Opening depths (plies from the start) allowed, and the default range.
@@ -65,13 +61,29 @@ MAX_COUNT = 10_000
 MAX_DEPTH = 30
 
 
+def _variant(game, args, options) -> dict:
+    """The full variant of ``game`` from its options given in order (``args``) or by name."""
+    if len(args) > len(game.variant):
+        raise ValueError(f"{game.name} has {len(game.variant)} variant options, got {len(args)}")
+    return {**game.defaults(), **dict(zip(game.variant, args)), **options}
+
+
+def _hook(game, name: str):
+    hook = getattr(game.arena, name, None) if game.arena is not None else None
+    if hook is None:
+        what = "is shipped" if name == "shipped_suite" else "can be made"
+        raise ValueError(f"no balanced suite {what} for {game.name}: give --openings FILE, or --random-openings K "
+                         f"with --balanced MARGIN")
+    return hook
+
+
 @dataclass(frozen=True)
 class Opening:
     """One opening of a suite.
 
     Attributes
     ----------
-    position : the position text (:meth:`KalahState.to_text`).
+    position : the position text (the state's ``to_text``).
     value : player 0's margin: exact, or the depth-limited search value.
     plies : moves played from the start (extra-turn moves count).
     moves : the pit indices played from the start, in order.
@@ -129,35 +141,33 @@ def read_suite(path) -> tuple[Opening, ...]:
     return tuple(out)
 
 
-def shipped_boards() -> list[str]:
-    """Names of the boards with a shipped suite, e.g. ``Kalah(6,4) empty capture``."""
-    return [board_name(*key) for key in SHIPPED]
+def board_name(*args, game=DEFAULT_GAME, **options) -> str:
+    """The name of a variant of ``game`` (its options in order or by name), e.g. ``Kalah(6,4) empty capture``."""
+    from .game_match import variant_title
+
+    game = get_game(game)
+    return variant_title(game, _variant(game, args, options))
 
 
-def board_name(houses: int, seeds: int, empty_capture: bool) -> str:
-    return f"Kalah({houses},{seeds})" + (" empty capture" if empty_capture else "")
+def shipped_suite_path(*args, game=DEFAULT_GAME, **options) -> Path:
+    """The file of the balanced suite shipped for a variant of ``game`` (its options in order or by
+    name: Kalah's houses, seeds, empty_capture); ``ValueError`` naming the boards that have one when
+    there is none."""
+    game = get_game(game)
+    return _hook(game, "shipped_suite")(_variant(game, args, options))
 
 
-def shipped_suite_path(houses: int, seeds: int, empty_capture: bool) -> Path:
-    """The file of the shipped suite of that board; ``ValueError`` naming the
-    boards that have one when there is none."""
-    name = SHIPPED.get((int(houses), int(seeds), bool(empty_capture)))
-    if name is None:
-        raise ValueError(f"no balanced opening suite is shipped for {board_name(houses, seeds, empty_capture)}; "
-                         f"there is one for {', '.join(shipped_boards())}")
-    return SUITES_DIR / name
-
-
-def shipped_suite(houses: int = 6, seeds: int = 4, empty_capture: bool = False) -> tuple[Opening, ...]:
-    """The balanced suite shipped for Kalah(houses, seeds) under that rule
-    set, as :class:`Opening` records (``[o.position for o in ...]`` are the
-    texts a tournament takes); ``ValueError`` for a board without one."""
-    return read_suite(shipped_suite_path(houses, seeds, empty_capture))
+def shipped_suite(*args, game=DEFAULT_GAME, **options) -> tuple[Opening, ...]:
+    """The balanced suite shipped for a variant of ``game`` (default Kalah(6,4), standard rules),
+    as :class:`Opening` records (``[o.position for o in ...]`` are the texts a tournament takes);
+    ``ValueError`` for a board without one."""
+    return read_suite(shipped_suite_path(*args, game=game, **options))
 
 
 # -- candidates ---------------------------------------------------------------------------------------
 
-def opening_candidates(houses: int, seeds: int, empty_capture: bool, plies=DEFAULT_PLIES, seed: int = 0):
+def opening_candidates(houses: int, seeds: int, empty_capture: bool, plies=DEFAULT_PLIES, seed: int = 0, *,
+                       game=DEFAULT_GAME):
     """Distinct positions ``plies[0]..plies[1]`` plies from the start, each
     with the first move sequence that reaches it (breadth first, moves in
     pit order; a position reached at two depths counts at the shallower),
@@ -171,7 +181,8 @@ def opening_candidates(houses: int, seeds: int, empty_capture: bool, plies=DEFAU
     """
     lo, hi = plies
     rng = random.Random(mix64_py(seed * 0x9E3779B97F4A7C15 + 0x0B5E))
-    start = KalahState.initial(houses, seeds, empty_capture=empty_capture)
+    game = get_game(game)
+    start = game.initial(**_variant(game, (houses, seeds, empty_capture), {}))
     seen = {start.to_text()}
     level = [(start, ())]
     groups: dict = {}
@@ -203,67 +214,26 @@ def opening_candidates(houses: int, seeds: int, empty_capture: bool, plies=DEFAU
 
 # -- values ---------------------------------------------------------------------------------------------
 
-def search_value(state: KalahState, depth: int) -> int:
-    """Player 0's margin by a depth-``depth`` iterative-deepening alpha-beta
-    search (store difference; the searched value is the mover's, turned to
-    player 0's)."""
-    from ..games.kalah import iterative_deepening
-
-    value = iterative_deepening(state, max_depth=depth, tt_capacity=1 << 18)["value"]
-    return int(round(value if state.player == 0 else -value))
+def search_value(state, depth: int, *, game=DEFAULT_GAME) -> int:
+    """Player 0's margin by a depth-``depth`` search of the game's suite values (Kalah: iterative-deepening
+    alpha-beta, store difference)."""
+    return _hook(get_game(game), "suite_values").search_value(state, depth)
 
 
-class _Outside(Exception):
-    """Raised from a solve's progress callback: the value is known to lie outside the window."""
-
-
-def exact_value(state: KalahState, within: int, *, endgame_db=None, guess: int = 0,
-                max_nodes: int = MAX_SOLVE_NODES, table=None) -> tuple[int | None, str, int]:
-    """Player 0's exact margin when it lies within ``within`` seeds of 0.
-
-    Returns ``(margin, status, nodes)``: ``status`` is ``"inside"`` (margin
-    exact and ``|margin| <= within``), ``"outside"`` (a bound proved it
-    outside; margin None unless the solve had finished) or ``"too-big"``
-    (more than ``max_nodes`` nodes, checked about every second: margin
-    None). MTD(f) starts from ``guess`` clamped to ``[-within-1,
-    within+1]``, so that a position far from balance is usually rejected
-    by its first null-window test. ``table``: a transposition table shared
-    with the solves of other positions of the same board and rules (see
-    :func:`jitsearch.games.kalah.solve_exact`).
-    """
-    from ..games.kalah import solve_exact
-
-    seen = {"nodes": 0, "status": None}
-
-    def watch(iteration, lo, up, nodes, seconds):
-        seen["nodes"] = nodes
-        if lo > within or up < -within:
-            seen["status"] = "outside"
-            raise _Outside
-        if nodes > max_nodes:
-            seen["status"] = "too-big"
-            raise _Outside
-
-    first = min(max(int(guess), -within - 1), within + 1)
-    try:
-        r = solve_exact(state, endgame_db=endgame_db, first_guess=first, progress=watch, table=table)
-    except _Outside:
-        return None, seen["status"], int(seen["nodes"])
-    if r.get("interrupted"):
-        raise KeyboardInterrupt
-    if not r["complete"]:  # table full: too big for this machine's table
-        return None, "too-big", int(r["nodes"])
-    margin = int(r["margin"])
-    return margin, ("inside" if abs(margin) <= within else "outside"), int(r["nodes"])
+def exact_value(state, within: int, *, game=DEFAULT_GAME, **options) -> tuple[int | None, str, int]:
+    """``(margin, status, nodes)``: player 0's exact margin when it lies within ``within`` of 0 (the game's
+    suite values, Kalah's :func:`jitsearch.games.kalah.openings.exact_value`: ``status`` ``inside``,
+    ``outside`` or ``too-big``; options ``endgame_db``, ``guess``, ``max_nodes``, ``table``)."""
+    return _hook(get_game(game), "suite_values").exact_value(state, within, **options)
 
 
 # -- suites ---------------------------------------------------------------------------------------------
 
-def _check_args(houses, seeds, empty_capture, plies, within, exact, depth, count, prefilter_depth, max_nodes,
-                table_slots):
-    if not isinstance(empty_capture, bool):
-        raise ValueError(f"empty_capture must be True or False, got {empty_capture!r}")
-    KalahState.initial(houses, seeds, empty_capture=empty_capture)  # checks the board's size
+def _check_args(game, variant, plies, within, exact, depth, count, prefilter_depth, max_nodes, table_slots):
+    for key, option in game.variant.items():
+        if option.type is bool and not isinstance(variant[key], bool):
+            raise ValueError(f"{key} must be True or False, got {variant[key]!r}")
+    game.initial(**variant)  # checks the board's size
     if (not isinstance(plies, (tuple, list)) or len(plies) != 2 or not all(isinstance(p, int) for p in plies)
             or not 1 <= plies[0] <= plies[1] <= MAX_PLIES):
         raise ValueError(f"plies must be (lo, hi) with 1 <= lo <= hi <= {MAX_PLIES}, got {plies!r}")
@@ -283,7 +253,7 @@ def balanced_suite(houses: int = 6, seeds: int = 4, empty_capture: bool = False,
                    prefilter_depth: int | None = PREFILTER_DEPTH, prefilter_slack: int = PREFILTER_SLACK,
                    endgame_seeds: int = ENDGAME_SEEDS, endgame_db=None, endgame_cache_dir=None,
                    max_nodes: int = MAX_SOLVE_NODES, table_slots: int = TABLE_SLOTS, on_found=None,
-                   progress=None, endgame_progress=None) -> dict:
+                   progress=None, endgame_progress=None, game=DEFAULT_GAME) -> dict:
     """Up to ``count`` distinct positions ``plies`` plies from the start
     whose value lies within ``within`` seeds of 0.
 
@@ -321,8 +291,10 @@ def balanced_suite(houses: int = 6, seeds: int = 4, empty_capture: bool = False,
     ``seconds``, ``endgame_seeds`` (0 in depth mode).
     """
     plies = tuple(plies) if isinstance(plies, list) else plies
-    _check_args(houses, seeds, empty_capture, plies, within, exact, depth, count, prefilter_depth, max_nodes,
-                table_slots)
+    game = get_game(game)
+    variant = _variant(game, (houses, seeds, empty_capture), {})
+    values = _hook(game, "suite_values")
+    _check_args(game, variant, plies, within, exact, depth, count, prefilter_depth, max_nodes, table_slots)
     if not exact and prefilter_depth is not None and prefilter_depth >= depth:
         prefilter_depth = None  # the search itself is no dearer than its prefilter
     t0 = time.perf_counter()
@@ -334,20 +306,14 @@ def balanced_suite(houses: int = 6, seeds: int = 4, empty_capture: bool = False,
     interrupted = None
     stage = "endgame database"
     try:
-        if exact and endgame_db is None and endgame_seeds > 0:
-            from ..games.kalah import build_endgame_database
-
-            endgame_db = build_endgame_database(houses, endgame_seeds, empty_capture, max_bytes=ENDGAME_MAX_BYTES,
-                                                cache_dir=endgame_cache_dir, progress=endgame_progress)
-        stage = "search"
-        if exact and endgame_db is not None:
-            stats["endgame_seeds"] = int(endgame_db["max_seeds"])
-        table = None
+        shared = {"endgame_db": None, "table": None}
         if exact:
-            import numpy as np
-
-            table = np.zeros((1 << max(4, (table_slots - 1).bit_length()), 4), dtype=np.int64)
-        candidates = opening_candidates(houses, seeds, empty_capture, plies, seed)
+            shared = values.exact_context(variant, endgame_seeds=endgame_seeds, endgame_db=endgame_db,
+                                          cache_dir=endgame_cache_dir, progress=endgame_progress,
+                                          table_slots=table_slots, max_bytes=ENDGAME_MAX_BYTES)
+            stats["endgame_seeds"] = shared.pop("endgame_seeds")
+        stage = "search"
+        candidates = opening_candidates(houses, seeds, empty_capture, plies, seed, game=game)
         stats["candidates"] = len(candidates)
         for state, moves in candidates:
             if len(found) >= count:
@@ -355,18 +321,18 @@ def balanced_suite(houses: int = 6, seeds: int = 4, empty_capture: bool = False,
             stats["tried"] += 1
             guess = 0
             if prefilter_depth is not None:
-                guess = search_value(state, prefilter_depth)
+                guess = search_value(state, prefilter_depth, game=game)
                 if abs(guess) > within + prefilter_slack:
                     stats["prefiltered_out"] += 1
                     _report(progress, stats, t0)
                     continue
             stats["evaluated"] += 1
             if exact:
-                value, status, nodes = exact_value(state, within, endgame_db=endgame_db, guess=guess,
-                                                   max_nodes=max_nodes, table=table)
+                value, status, nodes = exact_value(state, within, game=game, guess=guess, max_nodes=max_nodes,
+                                                   **shared)
                 stats["nodes"] += nodes
             else:
-                value = search_value(state, depth)
+                value = search_value(state, depth, game=game)
                 status = "inside" if abs(value) <= within else "outside"
             if status == "inside":
                 opening = Opening(state.to_text(), int(value), len(moves), tuple(int(m) for m in moves), method)

@@ -27,29 +27,21 @@ BALANCE_TRIES = 200
 
 
 def read_openings(path, houses: int, seeds: int, empty_capture: bool) -> tuple[str, ...]:
-    """The Kalah positions of ``path``, one per line (blank lines and ``#``
-    comments skipped), checked: each parses, has ``houses`` houses a side and
-    ``2·houses·seeds`` seeds in all, and is not over. UTF-8, with or without a
-    byte-order mark. Errors name ``file:line``."""
-    total = 2 * houses * seeds
-
-    def check(s, where):
-        if s.houses != houses:
-            raise ValueError(f"{where}: {s.houses} houses a side, the tournament plays {houses}")
-        if int(sum(int(x) for x in s.board)) != total:
-            raise ValueError(f"{where}: {sum(int(x) for x in s.board)} seeds in all, Kalah({houses},{seeds}) has "
-                             f"{total}")
-
-    return read_game_openings(path, get_game("kalah"), {"houses": houses, "seeds": seeds,
-                                                        "empty_capture": empty_capture}, check=check)
+    """:func:`read_game_openings` of Kalah(houses, seeds): each position has ``houses`` houses a side and
+    ``2·houses·seeds`` seeds in all, and is not over."""
+    return read_game_openings(path, "kalah", {"houses": houses, "seeds": seeds, "empty_capture": empty_capture})
 
 
 def read_game_openings(path, game, variant: dict, *, check=None) -> tuple[str, ...]:
     """The positions of ``game`` in ``path``, one per line (blank lines and ``#`` comments skipped),
     checked: each parses as a position of ``variant`` (the game's ``from_text``; its compiled variant
     ``cfg`` that of the variant's start), is not over and passes ``check(state, "file:line")`` when
-    given. UTF-8, with or without a byte-order mark. Errors name ``file:line``."""
+    given, else the game's :attr:`~jitsearch.games.protocol.ArenaHooks.check_opening` (Kalah: the board's
+    houses and seeds). UTF-8, with or without a byte-order mark. Errors name ``file:line``."""
     game = get_game(game)
+    if check is None and game.arena is not None and game.arena.check_opening is not None:
+        def check(state, where):
+            game.arena.check_opening(state, variant, where)
     path = Path(path)
     want = game.cfg(game.initial(**variant))
     try:

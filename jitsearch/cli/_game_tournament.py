@@ -1,9 +1,8 @@
 """``jitsearch tournament --game GAME`` for every registered game: one match
 (--a/--b) or several engines (--engines, gauntlet or round robin), with
 opening suites, an SPRT, a live table, a plot and the arena's executor (local
-or Dask). Kalah matches keep their own record format
-(:class:`~jitsearch.arena.kalah_tournament.KalahMatch`); every other game's
-is :class:`~jitsearch.arena.game_match.GameMatch`."""
+or Dask). The match is :func:`jitsearch.arena.matches.match_of`'s (Kalah keeps its older record
+format)."""
 
 from __future__ import annotations
 
@@ -163,36 +162,22 @@ def _fit(r: dict):
     return fit
 
 
-def _title(game, variant: dict) -> str:
-    if game.name == "kalah":  # (the title Kalah tables always had)
-        return (f"Kalah({variant['houses']},{variant['seeds']})"
-                f"{' empty capture' if variant['empty_capture'] else ''}")
-    changed = {k: v for k, v in variant.items() if v != game.variant[k].default}
-    return game.name + (f"({', '.join(f'{k}={v}' for k, v in changed.items())})" if changed else "")
-
-
 def _suite(game, variant, openings: str, given, random_openings, balanced, balance_depth, seed):
     """(random opening plies, suite) of ``--openings`` / ``--random-openings``."""
     from ..arena.opening_suites import RESERVED_NAME, shipped_suite_path
-    from ..arena.openings import random_game_openings, read_game_openings, read_openings
+    from ..arena.openings import random_game_openings, read_game_openings
 
     plies, suite = 0, ()
-    kalah = game.name == "kalah"
     if openings.strip().isdigit():
         plies = int(openings)
     else:
         if random_openings is not None:
             raise UserError("give either --openings FILE or --random-openings K, not both")
         try:
-            if openings.strip() == RESERVED_NAME:  # the suite shipped for this board (./balanced reads a file)
-                if not kalah:
-                    raise UserError(f"no balanced suite is shipped for {game.name}: give --openings FILE, or "
-                                    f"--random-openings K with --balanced MARGIN")
-                path = shipped_suite_path(variant["houses"], variant["seeds"], variant["empty_capture"])
-            else:
-                path = Path(openings)
-            suite = (read_openings(path, variant["houses"], variant["seeds"], variant["empty_capture"]) if kalah
-                     else read_game_openings(path, game, variant))
+            # the suite shipped for this board (./balanced reads a file)
+            path = (shipped_suite_path(game=game, **variant) if openings.strip() == RESERVED_NAME
+                    else Path(openings))
+            suite = read_game_openings(path, game, variant)
         except ValueError as exc:
             raise UserError(str(exc)) from None
     if random_openings is not None:
@@ -222,12 +207,11 @@ def match_tournament(given, *, game, variant, a, b, pairs, openings, random_open
     """A tournament of ``game`` (a Game) in ``variant`` (its full variant); ``max_plies`` None: the game's
     default cap (Kalah 300, every other game none)."""
     from ..arena.agents import agent_kind, parse_agent
-    from ..arena.game_match import GameMatch
-    from ..arena.matches import FORMATS, engine_pairs, plot_trajectory, run_engines, run_tournament
-    from ..arena.kalah_tournament import KalahMatch
+    from ..arena.game_match import variant_title
+    from ..arena.matches import (FORMATS, check_agents, engine_pairs, match_of, plot_trajectory, run_engines,
+                                 run_tournament)
     from ..arena.stats import SPRT
 
-    kalah = game.name == "kalah"  # Kalah's record format (files written before keep reading)
     # -- every user error before anything runs
     plies, suite = _suite(game, variant, openings, given, random_openings, balanced, balance_depth, seed)
     multi = engines is not None
@@ -247,12 +231,13 @@ def match_tournament(given, *, game, variant, a, b, pairs, openings, random_open
     else:
         refuse_options(given, ("fmt", "ratings"), "applies with --engines only")
         specs = [a, b]
-    if not kalah:
+    if not game.config_agents:
         refuse_options(given, ("lockstep",), "plays Kalah's multi-tree MCTS agents only (--game kalah)")
     for spec in specs:
         if agent_kind(spec) == "human":
             raise UserError("a tournament needs engines, not human players")
-    agents = [parse_agent(spec, game=game) for spec in specs]
+    for spec in specs:  # spec errors before anything runs
+        parse_agent(spec, game=game)
     test = None
     if sprt is not None:
         elo0, elo1 = _parse_sprt(sprt)
@@ -271,36 +256,17 @@ def match_tournament(given, *, game, variant, a, b, pairs, openings, random_open
         raise UserError("--scheduler needs an address such as tcp://HOST:8786")
     settings = engine_settings(given, specs, movetime=movetime, timemargin=timemargin, engine_logs=engine_logs,
                                out=out, multi=multi, start_timeout=engine_start_timeout)
-    from ..arena.external_engine import ExternalAgent, close_engines
+    from ..arena.external_engine import close_engines
 
     try:
-        if kalah:
-            houses, seeds, empty_capture = variant["houses"], variant["seeds"], variant["empty_capture"]
-            match = KalahMatch(houses, seeds, empty_capture, 300 if max_plies is None else max_plies, plies, seed,
-                               suite)
-        else:
-            match = GameMatch.of(game, variant, openings=plies, seed=seed, max_plies=max_plies or 0, suite=suite)
-        match.check()
+        match = match_of(game, variant, openings=plies, seed=seed, max_plies=max_plies, suite=suite)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    if kalah:
-        for spec, agent in zip(specs, agents):  # a board an agent cannot play, before the first game
-            try:
-                if isinstance(agent, ExternalAgent):  # started here (and kept for the games), asked for the board
-                    agent.check_match(houses, seeds, empty_capture, suite, settings=settings)
-                else:
-                    agent.check_match(houses, seeds, empty_capture, suite)
-            except ValueError as exc:
-                close_engines()
-                raise UserError(f"{spec}: {exc}") from None
-    else:
-        from ..arena.game_match import check_agents
-
-        try:  # a cmd: engine is started and asked for the board
-            check_agents(specs, match, settings)
-        except ValueError as exc:
-            close_engines()
-            raise UserError(str(exc)) from None
+    try:  # a board an agent cannot play, before the first game; a cmd: engine is started and asked for it
+        check_agents(specs, match, settings)
+    except ValueError as exc:
+        close_engines()
+        raise UserError(str(exc)) from None
     if settings is not None and not as_json:
         stderr.print(f"cmd: engines: {settings.movetime_ms} ms a move + {settings.margin_ms} ms margin; their "
                      f"stderr goes to {settings.log_dir}", soft_wrap=True)
@@ -313,7 +279,7 @@ def match_tournament(given, *, game, variant, a, b, pairs, openings, random_open
 
     where = describe(workers, scheduler, pairs * (len(engine_pairs(specs, fmt)) if multi else 1))
     state = {"result": None}
-    title = _title(game, variant) + ": " + (f"{len(specs)} engines, {fmt}" if multi else f"A = {a} vs B = {b}")
+    title = variant_title(game, variant) + ": " + (f"{len(specs)} engines, {fmt}" if multi else f"A = {a} vs B = {b}")
 
     def render():
         r = state["result"]

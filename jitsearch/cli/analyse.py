@@ -159,7 +159,7 @@ def analyse(
     if reward not in ("win", "heuristic"):
         raise UserError(f"--reward must be win or heuristic, got {reward!r}")
     heuristic = reward == "heuristic"
-    if heuristic and game.name != "kalah":  # MERGE: the generic MCTS's evaluation options
+    if heuristic and not game.config_agents:  # MERGE: the generic MCTS's evaluation options
         raise UserError(f"--reward does not apply to --game {game.name} (its playouts score win, draw or loss)")
     if playouts is None:
         playouts = DEFAULT_PLAYOUTS

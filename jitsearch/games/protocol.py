@@ -214,6 +214,10 @@ class Game:
         mover's, in the game's units}, "rule": str}`` (``rule``: what the values assume, when it
         is not the game's own rule), or ``None`` where that would take more than about a second
         (an analysis then shows its search's estimates only). Moves it cannot settle are left out.
+        A game may take keywords ``time_limit``, ``max_bytes``, ``stop`` and ``progress(done,
+        total)`` and add ``margins`` (player 0's), ``interrupted`` and ``line(move)`` (perfect play
+        from ``move``): what the analysis board's exact phase needs
+        (:func:`jitsearch.arena.analysis.analyse_position`; Kalah's).
     ui : TextUI or None
         Optional: the text and web forms of positions and moves (:class:`TextUI`); ``None``: the
         state's ``to_text`` and the move numbers themselves.
@@ -236,6 +240,14 @@ class Game:
     search_eval : SearchEval or None
         Optional: the game's own MCTS leaf evaluation (``eval=`` of the searches over the
         protocol); None: the searches play out to the end, or score ``evaluate``.
+    config_agents : bool
+        Optional: True where the game's ``random``, ``human``, ``mcts``, ``hmcts`` and ``mc``
+        kinds are :class:`jitsearch.arena.agents.Agent`'s (the MCTSConfig searches of
+        :mod:`jitsearch.mcts.search`, one seeded stream a move; Kalah), its :attr:`engines`
+        beside them; False: the generic kinds of :mod:`jitsearch.arena.game_agents`.
+    arena : ArenaHooks or None
+        Optional: what the arena keeps for a game beyond the protocol (:class:`ArenaHooks`: its
+        own match-record format, table title, shipped opening suites); None: the generic ones.
     """
 
     name: str
@@ -264,6 +276,8 @@ class Game:
     move_values: Callable | None = None
     balance: Callable | None = None
     search_eval: Any = None
+    config_agents: bool = False
+    arena: Any = None
 
     def defaults(self) -> dict:
         """The variant options' defaults."""
@@ -380,13 +394,38 @@ def check_game(game) -> Game:
     return game
 
 
+class ArenaHooks(NamedTuple):
+    """What the arena keeps for a game beyond the protocol (:attr:`Game.arena`), each optional.
+
+    ``title(variant) -> str``: the name of a variant in result tables (default: the game's name
+    and its changed options). ``shipped_suite(variant) -> Path``: the balanced opening suite file
+    shipped for a variant (``--openings balanced``), ``ValueError`` naming those shipped when there
+    is none. ``check_opening(state, variant, where)``: refuse (``ValueError`` naming ``where``) a
+    position of an openings file that ``from_text`` accepts but the variant does not have.
+    ``suite_values``: a module with ``search_value(state, depth)``, ``exact_value(state, within,
+    ...)`` and ``exact_context(variant, ...)``, what balanced suites are made with
+    (:func:`jitsearch.arena.opening_suites.balanced_suite`). ``legacy_records``: True where match
+    records keep the arena's older format (Kalah's: :mod:`jitsearch.arena.kalah_tournament`), so
+    that files written before keep reading."""
+
+    title: Callable | None = None
+    shipped_suite: Callable | None = None
+    check_opening: Callable | None = None
+    suite_values: Any = None
+    legacy_records: bool = False
+
+
 class Engine(NamedTuple):
     """A game-specific agent kind (:attr:`Game.engines`): ``options`` the spec's option names and
     value types (``int``, ``float``, ``str``, ``bool``); ``make(options) -> search`` checks the
     options once (one-line ``ValueError``) and returns ``search(state, seed, stop) -> dict``, the
     move as ``"move"`` plus what the search reports. ``search`` runs in the calling thread, reads
     ``stop`` (a ``threading.Event`` or None) often enough to end within about a second once it is
-    set, and is deterministic given ``seed``."""
+    set, and is deterministic given ``seed``. A search may also have ``fresh()`` (itself with no state
+    kept, for a new game), ``warms``/``warm(state)`` (compile its kernels), ``check_match(...)`` and
+    ``prepare(state, notice)`` (refuse a board, load its data before the first game),
+    ``game_engine(state)``, and ``analyses``/``value_moves(state, moves, stop, report)`` (an analysis
+    board's values: Kalah's engine, :mod:`jitsearch.games.kalah.engines`)."""
 
     options: dict
     make: Callable

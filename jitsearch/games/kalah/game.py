@@ -13,9 +13,10 @@ from dataclasses import replace
 import numpy as np
 
 from ...rng import GOLDEN, mix64_body
-from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
-                        no_record, rule_word_line, TextUI)
-from . import fast, rules
+from ..protocol import (GAME_OVER, ArenaHooks, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes,
+                        check_states, no_record, rule_word_line, TextUI)
+from . import fast, openings, rules
+from .engines import ENGINES
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
 
 __all__ = ["GAME", "build"]
@@ -174,6 +175,10 @@ GAME = Game(
                                    table_bytes=table_bytes),
     balance=balance,
     fast_playouts=fast,
+    engines=ENGINES,
+    config_agents=True,
+    arena=ArenaHooks(title=openings.title, shipped_suite=openings.shipped_suite, check_opening=openings.check_opening,
+                     suite_values=openings, legacy_records=True),
 )
 
 assert GAME_OVER == rules.GAME_OVER
@@ -246,16 +251,41 @@ GAME = replace(GAME, ui=TextUI(
 EXACT_SECONDS = 1.0
 
 
-def move_values(state: KalahState):
-    """The final margin (the mover's) after each move that :func:`.moves.move_values` solves
-    within :data:`EXACT_SECONDS`; None when it solves none."""
+def move_values(state: KalahState, *, time_limit: float = EXACT_SECONDS, max_bytes: int = 256 * 1024**2,
+                stop=None, progress=None):
+    """The final margin (the mover's) after each move that :func:`.moves.move_values` solves within
+    ``time_limit`` seconds and ``max_bytes`` (one table shared by the moves' solves); None when it
+    solves none and was not stopped. ``progress(done, total)`` after each move. Adds ``margins``
+    (player 0's), ``interrupted`` and ``line(move)``: a few plies of perfect play from ``move``, each
+    solved with the same table within about a second."""
     from .moves import move_values as solve_moves
+    from .solver import new_solver_table, solve_exact, table_slots_for
 
     if state.is_over:
         return None
-    r = solve_moves(state, time_limit=EXACT_SECONDS, max_bytes=256 * 1024**2)
-    values = {row["move"]: row["value"] for row in r["moves"] if row["margin"] is not None}
-    return {"values": values, "rule": None} if values else None
+    table = new_solver_table(table_slots_for(state, 0, max_bytes))  # the moves' subtrees overlap
+    r = solve_moves(state, time_limit=time_limit, max_bytes=max_bytes, stop=stop, table=table,
+                    progress=None if progress is None else (lambda mv, row, done, total: progress(done, total)))
+    solved = [row for row in r["moves"] if row["margin"] is not None]
+
+    def line(move: int, plies: int = 12) -> list:
+        import time
+
+        out, s = [move], state.play(move)
+        deadline = time.perf_counter() + 1.0
+        while not s.is_over and len(out) < plies and time.perf_counter() < deadline:
+            x = solve_exact(s, time_limit=max(deadline - time.perf_counter(), 0.01), table=table)
+            if not x["complete"]:
+                break
+            out.append(int(x["best_move"]))
+            s = s.play(int(x["best_move"]))
+        return out
+
+    if not solved and not r["interrupted"]:
+        return None
+    return {"values": {row["move"]: row["value"] for row in solved}, "rule": None,
+            "margins": {row["move"]: row["margin"] for row in solved}, "interrupted": bool(r["interrupted"]),
+            "line": line}
 
 
 GAME = replace(GAME, move_values=move_values)
