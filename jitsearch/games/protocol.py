@@ -95,6 +95,33 @@ class TextUI(NamedTuple):
     board_json: Callable
 
 
+def styled(text: str, *styles: str, markup: bool = True) -> str:
+    """``text`` in rich markup's ``styles`` (the first outermost) when ``markup``, else as it is."""
+    if markup:
+        for s in reversed(styles):
+            text = f"[{s}]{text}[/{s}]"
+    return text
+
+
+def typed_number(text: str, top: int, noun: str) -> int:
+    """A number 1..``top`` a person typed (a house, a column); else the one-line ``ValueError``
+    "type a NOUN from 1 to TOP"."""
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= top:
+        raise ValueError(f"type a {noun} from 1 to {top}")
+    return number
+
+
+def legal_move(state, move: int, why: str) -> int:
+    """``move`` when it is legal in ``state``; else the one-line ``ValueError`` ``why``."""
+    if move not in state.legal_moves():
+        raise ValueError(why)
+    return move
+
+
 class Rules(NamedTuple):
     """The compiled rule functions of a game (signatures in the module docstring)."""
 

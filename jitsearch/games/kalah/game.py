@@ -14,7 +14,7 @@ import numpy as np
 
 from ...rng import GOLDEN, mix64_body
 from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
-                        no_record, rule_word_line, TextUI)
+                        TextUI, legal_move, no_record, rule_word_line, styled, typed_number)
 from . import fast, rules
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
 
@@ -188,11 +188,7 @@ def board_text(state: KalahState, last: int | None = None, markup: bool = False)
     m, b = state.houses, state.board
 
     def tag(text, *styles):
-        if not markup:
-            return text
-        for s in reversed(styles):
-            text = f"[{s}]{text}[/{s}]"
-        return text
+        return styled(text, *styles, markup=markup)
 
     def pit(i, player):
         return tag(f"{int(b[i]):>2}", f"p{player}", *(["last"] if i == last else []))
@@ -217,13 +213,8 @@ def _house(state: KalahState, pit: int) -> int:
 
 def parse_move(state: KalahState, text: str) -> int:
     """A house number 1..m typed by the player to move, as its pit."""
-    try:
-        pit = state.house_number_to_pit(int(text))
-    except ValueError:
-        raise ValueError(f"type a number from 1 to {state.houses}") from None
-    if pit not in state.legal_moves():
-        raise ValueError("that house is empty")
-    return pit
+    number = typed_number(text, state.houses, "number")
+    return legal_move(state, number if state.player == 0 else state.houses + 1 + number, "that house is empty")
 
 
 def board_json(state: KalahState) -> dict:
