@@ -122,67 +122,43 @@ def fsss_select_child(maximize, bounds, c0, n, ax, ak, bx, bk):
     (ax + ak*eps, bx + bk*eps). Returns (i*, alpha', beta') as
     (i, ax', ak', bx', bk').
     """
+    # MIN is MAX on negated pairs (-x, -k): i* = argmax -L' with -L' = min(-alpha, -L), then
+    # -beta' = max(-beta, second), negated back; negation is exact, so are the results
+    s = 1.0 if maximize else -1.0
+    col = 1 if maximize else 0
+    cx, ck = (bx, bk) if maximize else (-ax, -ak)  # the cap of the children's bounds
+    nax, nak = (ax, ak) if maximize else (-bx, -bk)  # the window's other end
     best_i = -1
-    if maximize:
-        # i* = argmax U' with U' = min(beta, U); second = max over the others
-        best_x = -math.inf
-        best_k = 0
-        sec_x = -math.inf
-        sec_k = 0
-        for i in range(n):
-            ux = bounds[c0 + i, 1]
-            uk = 0
-            if _gt(ux, uk, bx, bk):
-                ux = bx
-                uk = bk
-            if best_i < 0 or _gt(ux, uk, best_x, best_k):
-                if best_i >= 0 and _gt(best_x, best_k, sec_x, sec_k):
-                    sec_x = best_x
-                    sec_k = best_k
-                best_x = ux
-                best_k = uk
-                best_i = i
-            elif _gt(ux, uk, sec_x, sec_k):
-                sec_x = ux
-                sec_k = uk
-        # alpha' = max(alpha, second); the epsilon step when it meets U'(i*)
-        nax = ax
-        nak = ak
-        if _gt(sec_x, sec_k, nax, nak):
-            nax = sec_x
-            nak = sec_k
-        if nax == best_x and nak == best_k:
-            nak -= 1
-        return best_i, nax, nak, bx, bk
-    # i* = argmin L' with L' = max(alpha, L); second = min over the others
-    best_x = math.inf
+    # i* = argmax U' with U' = min(beta, U); second = max over the others
+    best_x = -math.inf
     best_k = 0
-    sec_x = math.inf
+    sec_x = -math.inf
     sec_k = 0
     for i in range(n):
-        lx = bounds[c0 + i, 0]
-        lk = 0
-        if _gt(ax, ak, lx, lk):
-            lx = ax
-            lk = ak
-        if best_i < 0 or _gt(best_x, best_k, lx, lk):
-            if best_i >= 0 and _gt(sec_x, sec_k, best_x, best_k):
+        ux = s * bounds[c0 + i, col]
+        uk = 0
+        if _gt(ux, uk, cx, ck):
+            ux = cx
+            uk = ck
+        if best_i < 0 or _gt(ux, uk, best_x, best_k):
+            if best_i >= 0 and _gt(best_x, best_k, sec_x, sec_k):
                 sec_x = best_x
                 sec_k = best_k
-            best_x = lx
-            best_k = lk
+            best_x = ux
+            best_k = uk
             best_i = i
-        elif _gt(sec_x, sec_k, lx, lk):
-            sec_x = lx
-            sec_k = lk
-    nbx = bx
-    nbk = bk
-    if _gt(nbx, nbk, sec_x, sec_k):
-        nbx = sec_x
-        nbk = sec_k
-    if nbx == best_x and nbk == best_k:
-        nbk += 1
-    return best_i, ax, ak, nbx, nbk
+        elif _gt(ux, uk, sec_x, sec_k):
+            sec_x = ux
+            sec_k = uk
+    # alpha' = max(alpha, second); the epsilon step when it meets U'(i*)
+    if _gt(sec_x, sec_k, nax, nak):
+        nax = sec_x
+        nak = sec_k
+    if nax == best_x and nak == best_k:
+        nak -= 1
+    if maximize:
+        return best_i, nax, nak, bx, bk
+    return best_i, ax, ak, -nax, -nak
 
 
 @njit(cache=True, inline="always")
