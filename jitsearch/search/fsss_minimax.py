@@ -162,6 +162,14 @@ def fsss_select_child(maximize, bounds, c0, n, ax, ak, bx, bk):
 
 
 @njit(cache=True, inline="always")
+def grown(a, used):
+    """``a`` (a pool's column) with twice the rows, its first ``used`` rows copied."""
+    out = np.empty((2 * a.shape[0],) + a.shape[1:], dtype=a.dtype)
+    out[:used] = a[:used]
+    return out
+
+
+@njit(cache=True, inline="always")
 def fsss_combine(maximize, bounds, c0, n):
     """Backup of Algorithm 2: (L, U) = (f_i L_i, f_i U_i) over rows ``[c0, c0+n)``."""
     lo = bounds[c0, 0]

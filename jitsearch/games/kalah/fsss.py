@@ -18,6 +18,7 @@ from numba import njit
 from ...stop import STOP_SLOT, new_counters, stop_requested, watch
 from ...search.fsss_minimax import fsss_combine as combine
 from ...search.fsss_minimax import fsss_select_child as select_child
+from ...search.fsss_minimax import grown
 from .alphabeta import EVAL_HEURISTIC, EVAL_STORE, check_depth, evaluate, order_moves, path_hash, trace_capacity
 from .state import KalahState, apply_move, legal_moves
 
@@ -86,14 +87,7 @@ def kalah_fsss(root_board, m, root_player, depth, eval_kind, empty_capture, coun
                 count = legal_moves(boards[d], m, mover, moves)
                 order_moves(boards[d], m, mover, empty_capture, moves, count, scratch, keys, -1)
                 if used + count > bounds.shape[0]:
-                    new_cap = bounds.shape[0] * 2
-                    nb = np.empty((new_cap, 2), dtype=np.float64)
-                    nf = np.empty(new_cap, dtype=np.int64)
-                    nm = np.empty(new_cap, dtype=np.int64)
-                    nb[:used] = bounds[:used]
-                    nf[:used] = first[:used]
-                    nm[:used] = move_of[:used]
-                    bounds, first, move_of = nb, nf, nm
+                    bounds, first, move_of = grown(bounds, used), grown(first, used), grown(move_of, used)
                 c0 = used
                 for i in range(count):
                     bounds[c0 + i, 0] = -math.inf

@@ -45,6 +45,7 @@ from numba import njit
 from ...stop import stop_requested
 from ...search.fsss_minimax import fsss_combine as combine
 from ...search.fsss_minimax import fsss_select_child as select_child
+from ...search.fsss_minimax import grown
 from ..kalah.alphabeta import path_hash
 from .alphabeta import (DEFAULT_SIDE_WEIGHT, MAX_DEPTH, SearchResult, database_value, deepen, evaluate, final_value,
                         order_moves, run_search, seeds_on_board)
@@ -117,16 +118,8 @@ def oware_fsss(boards, m, root_player, depth, hist, root_first_row, root_rows, r
             if c0 < 0:  # first entry: allocate the children in alpha-beta's order
                 n = order_moves(boards, d, m, p, gsi, moves, keys, root_first if d == 0 else -1)
                 if used + n > bounds.shape[0]:
-                    new_cap = bounds.shape[0] * 2
-                    nb = np.empty((new_cap, 2), np.float64)
-                    nf = np.empty(new_cap, np.int64)
-                    nn = np.empty(new_cap, np.int64)
-                    nm = np.empty(new_cap, np.int64)
-                    nb[:used] = bounds[:used]
-                    nf[:used] = first_child[:used]
-                    nn[:used] = num_kids[:used]
-                    nm[:used] = move_of[:used]
-                    bounds, first_child, num_kids, move_of = nb, nf, nn, nm
+                    bounds, first_child = grown(bounds, used), grown(first_child, used)
+                    num_kids, move_of = grown(num_kids, used), grown(move_of, used)
                 c0 = used
                 for i in range(n):
                     bounds[c0 + i, 0] = -math.inf
