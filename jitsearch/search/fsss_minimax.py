@@ -162,6 +162,24 @@ def fsss_select_child(maximize, bounds, c0, n, ax, ak, bx, bk):
 
 
 @njit(cache=True, inline="always")
+def fsss_open(path_ax, path_ak, path_bx, path_bk):
+    """The root's window (-inf, +inf) at level 0 of a rollout path's window arrays."""
+    path_ax[0] = -math.inf
+    path_ak[0] = 0
+    path_bx[0] = math.inf
+    path_bk[0] = 0
+
+
+@njit(cache=True, inline="always")
+def fsss_descend(maximize, bounds, c0, n, path_ax, path_ak, path_bx, path_bk, d):
+    """:func:`fsss_select_child` at level ``d`` of a rollout path, the chosen child's window
+    written at level ``d + 1``; returns the child's index i*."""
+    best_i, path_ax[d + 1], path_ak[d + 1], path_bx[d + 1], path_bk[d + 1] = fsss_select_child(
+        maximize, bounds, c0, n, path_ax[d], path_ak[d], path_bx[d], path_bk[d])
+    return best_i
+
+
+@njit(cache=True, inline="always")
 def grown(a, used):
     """``a`` (a pool's column) with twice the rows, its first ``used`` rows copied."""
     out = np.empty((2 * a.shape[0],) + a.shape[1:], dtype=a.dtype)
@@ -248,10 +266,7 @@ def _fsss_pool_kernel(t, pool, state, paths, lo0, hi0, restart_deepest, stop_whe
     record = trace.shape[0] > 0
     path_entry[0] = 0
     path_node[0] = 0
-    path_ax[0] = -math.inf
-    path_ak[0] = 0
-    path_bx[0] = math.inf
-    path_bk[0] = 0
+    fsss_open(path_ax, path_ak, path_bx, path_bk)
     start = state[ST_START]
     resume = state[ST_DESCENDING] == 1
     expanded = 0
@@ -299,17 +314,10 @@ def _fsss_pool_kernel(t, pool, state, paths, lo0, hi0, restart_deepest, stop_whe
             maximize = player_to_move(t, node, d) > 0
             path_n[d] = n
             path_max[d] = maximize
-            best_i, nax, nak, nbx, nbk = fsss_select_child(
-                maximize, bounds, c0, n,
-                path_ax[d], path_ak[d], path_bx[d], path_bk[d],
-            )
+            best_i = fsss_descend(maximize, bounds, c0, n, path_ax, path_ak, path_bx, path_bk, d)
             d += 1
             path_entry[d] = c0 + best_i
             path_node[d] = child(t, node, best_i)
-            path_ax[d] = nax
-            path_ak[d] = nak
-            path_bx[d] = nbx
-            path_bk[d] = nbk
         state[ST_ROLLOUTS] += 1
         # ---- back the bounds up the path ----
         start = 0
@@ -346,10 +354,7 @@ def _fsss_table_kernel(t, keys, lower, upper, state, paths, lo0, hi0, restart_de
     used = state[ST_USED:ST_USED + 1]
     record = trace.shape[0] > 0
     path_node[0] = 0
-    path_ax[0] = -math.inf
-    path_ak[0] = 0
-    path_bx[0] = math.inf
-    path_bk[0] = 0
+    fsss_open(path_ax, path_ak, path_bx, path_bk)
     start = state[ST_START]
     expanded = 0
     while True:
@@ -382,16 +387,10 @@ def _fsss_table_kernel(t, keys, lower, upper, state, paths, lo0, hi0, restart_de
                 child_bounds[i, 0], child_bounds[i, 1] = table_bounds(
                     keys, lower, upper, child(t, node, i), lo0, hi0
                 )
-            best_i, nax, nak, nbx, nbk = fsss_select_child(
-                player_to_move(t, node, d) > 0, child_bounds, 0, n,
-                path_ax[d], path_ak[d], path_bx[d], path_bk[d],
-            )
+            best_i = fsss_descend(player_to_move(t, node, d) > 0, child_bounds, 0, n, path_ax, path_ak, path_bx,
+                                  path_bk, d)
             d += 1
             path_node[d] = child(t, node, best_i)
-            path_ax[d] = nax
-            path_ak[d] = nak
-            path_bx[d] = nbx
-            path_bk[d] = nbk
         state[ST_ROLLOUTS] += 1
         start = 0
         for level in range(d - 1, -1, -1):
