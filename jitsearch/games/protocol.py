@@ -95,6 +95,24 @@ class TextUI(NamedTuple):
     board_json: Callable
 
 
+class Outcome:
+    """``is_over`` and ``result`` of a state from its ``player`` (GAME_OVER once the game is over)
+    and ``margin`` (player 0's): the games' state classes inherit them."""
+
+    __slots__ = ()
+
+    @property
+    def is_over(self) -> bool:
+        return self.player == GAME_OVER
+
+    @property
+    def result(self) -> str | None:
+        """'p0', 'p1' or 'draw' for a finished game, else None."""
+        if not self.is_over:
+            return None
+        return "draw" if self.margin == 0 else ("p0" if self.margin > 0 else "p1")
+
+
 def styled(text: str, *styles: str, markup: bool = True) -> str:
     """``text`` in rich markup's ``styles`` (the first outermost) when ``markup``, else as it is."""
     if markup:
