@@ -14,7 +14,8 @@ import numpy as np
 
 from ...rng import GOLDEN, mix64_body
 from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
-                        TextUI, legal_move, no_record, rule_word_line, styled, typed_number)
+                        no_record, rule_word_line, TextUI)
+from ..protocol import legal_move, styled, typed_number
 from . import fast, rules
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
 
