@@ -15,9 +15,10 @@ import numpy as np
 from ...rng import GOLDEN, mix64_body
 from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, check_states,
                         no_record, rule_word_line, TextUI)
-from ..protocol import legal_move, styled, typed_number
 from . import fast, rules
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
+
+from ..protocol import legal_move, styled, typed_number  # the text forms' helpers
 
 __all__ = ["GAME", "build"]
 
