@@ -17,7 +17,6 @@ from ..protocol import (GAME_OVER, EngineProtocol, Game, OpenSpielMap, Option, P
                         no_record, rule_word_line, TextUI)
 from . import fast, rules
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
-
 from ..protocol import legal_move, styled, typed_number  # the text forms' helpers
 
 __all__ = ["GAME", "build"]
