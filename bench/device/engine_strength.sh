@@ -6,26 +6,7 @@
 # 2. GPU MCTS with evaluation leaves and implicit minimax against the engine on 16 threads, 0.2 s a move
 # 3. the GPU tests on the device (every kernel against its CPU twin), a short selection
 # Each match is stopped by SIGINT at its time limit and keeps the games it finished (the arena's Ctrl-C).
-set -u
-export PYTHONUNBUFFERED=1
-start=$(date +%s)
-log="$OUT/run.log"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  || { echo "wheel install failed" >>"$log"; exit 1; }
-export PYTHONPATH=/tmp/site:$PWD
-{
-  date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader
-  echo "cores: $(nproc)"; lscpu | grep -m1 "Model name"
-  python3 -c "import sys, numba, numpy; from numba import cuda; print(sys.version.split()[0], 'numba', numba.__version__, 'numpy', numpy.__version__, 'cuda', cuda.is_available())"
-  python3 -c "import importlib.metadata as m; print('numba-cuda', m.version('numba-cuda'))"
-  python3 -c "import typer, rich, dask; print('typer, rich, dask import')"
-} >>"$log" 2>&1
-step() {  # step NAME SECONDS COMMAND...: run with a time limit (then SIGINT), log its output and exit status
-  local name=$1 limit=$2; shift 2
-  echo "== $name (limit ${limit}s, at $(( $(date +%s) - start ))s)" >>"$log"
-  timeout -s INT -k 20 "$limit" "$@" >>"$log" 2>&1
-  echo "== $name: exit $? at $(( $(date +%s) - start ))s" >>"$log"
-}
+. bench/device/preamble.sh
 step smp16v1 170 python3 bench/kalah_engine.py match --a alphabeta:time=0.1,threads=16 --b alphabeta:time=0.1 \
   --pairs 100 --workers 1 --out "$OUT/engine" --name smp16v1_0.1s
 step gpu_vs_smp16 230 python3 bench/kalah_engine.py match \

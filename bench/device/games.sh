@@ -8,24 +8,7 @@
 # 3. bench/gpu_playout_kernels.py --no-search: Kalah's own CUDA playout kernels (register path) after the refactor
 # 4. strength, short: the engine on 16 threads against 1 (0.1 s a move), GPU MCTS with evaluation leaves
 #    against the engine on 16 threads (0.2 s a move); each match keeps the games it finished at its limit
-set -u
-export PYTHONUNBUFFERED=1
-start=$(date +%s)
-log="$OUT/run.log"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  || { echo "wheel install failed" >>"$log"; exit 1; }
-export PYTHONPATH=/tmp/site:$PWD
-{
-  date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader
-  echo "cores: $(nproc)"; lscpu | grep -m1 "Model name"
-  python3 -c "import sys, numba, numpy; from numba import cuda; print(sys.version.split()[0], 'numba', numba.__version__, 'numpy', numpy.__version__, 'cuda', cuda.is_available())"
-} >>"$log" 2>&1
-step() {  # step NAME SECONDS COMMAND...: run with a time limit (then SIGINT), log its output and exit status
-  local name=$1 limit=$2; shift 2
-  echo "== $name (limit ${limit}s, at $(( $(date +%s) - start ))s)" >>"$log"
-  timeout -s INT -k 15 "$limit" "$@" >>"$log" 2>&1
-  echo "== $name: exit $? at $(( $(date +%s) - start ))s" >>"$log"
-}
+. bench/device/preamble.sh
 step tests 130 python3 -m pytest -q -p no:cacheprovider -n 8 -W ignore tests/test_gpu.py
 step games 140 python3 bench/gpu_games.py --out "$OUT/gpu_games.json"
 step kernels 80 python3 bench/gpu_playout_kernels.py --no-search --repeats 3 --out "$OUT/gpu_playout_kernels.json"

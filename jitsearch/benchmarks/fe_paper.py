@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._plot import pyplot
+from ._plot import finish, pyplot
 from ._rows import run_rows
 
 FIG1_FIELDS = ["branching", "depth", "seed", "alphabeta", "fe", "fe_online", "lb", "value"]
@@ -185,14 +185,9 @@ def _plots(out: Path, fig1: dict, fig2: dict, fig3: dict | None) -> list[str]:
             ax.plot([e[f"{a}_gens"] for e in fig2["by_depth"]], [100 * e[f"{a}_quality"] for e in fig2["by_depth"]],
                     "o-", ms=3, label=label)
         ax.set_xscale("log")
-        ax.set_xlabel("node generations (mean)")
-        ax.set_ylabel("same first move as full-depth minimax (%)")
-        ax.set_title("Figure 2: depth 10, random branching mean 5")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(out / "figure_2.png", dpi=110)
-        plt.close(fig)
-        written.append("figure_2.png")
+        written.append(finish(plt, fig, ax, out / "figure_2.png", "node generations (mean)",
+                              "same first move as full-depth minimax (%)",
+                              "Figure 2: depth 10, random branching mean 5", fontsize=8, dpi=110))
     if fig3:
         fig, ax = plt.subplots(figsize=(6, 4.5))
         for label, key, which, style in (("FE-1.0 (MORE)", "fe_1.0", "more", "o-"),
@@ -202,14 +197,9 @@ def _plots(out: Path, fig1: dict, fig2: dict, fig3: dict | None) -> list[str]:
             if pts:
                 ax.plot(*zip(*pts), style, label=label)
         ax.axhline(50, color="gray", lw=0.8, ls=":")
-        ax.set_xlabel("alpha-beta lookahead depth")
-        ax.set_ylabel("FE win rate over alpha-beta (% of pairs)")
-        ax.set_title("Figure 3(a): random trees, mean branching 5")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(out / "figure_3a.png", dpi=110)
-        plt.close(fig)
-        written.append("figure_3a.png")
+        written.append(finish(plt, fig, ax, out / "figure_3a.png", "alpha-beta lookahead depth",
+                              "FE win rate over alpha-beta (% of pairs)",
+                              "Figure 3(a): random trees, mean branching 5", fontsize=8, dpi=110))
     return written
 
 

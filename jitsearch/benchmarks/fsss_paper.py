@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._plot import pyplot
+from ._plot import finish, pyplot
 from ._rows import grouped, run_rows
 
 PAPER_FITS = {"alphabeta": (1.74, 1.68), "fsss": (1.46, 1.65)}
@@ -248,14 +248,9 @@ def _plots(out: Path, exp1: dict, exp2: dict, cost: dict | None) -> list[str]:
             ax.plot(2**hs, pa * pc**hs, ":", lw=1, label=f"paper fit {styles[a][0]}: {pa}*{pc}^h")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("leaves in the tree (2^h)")
-        ax.set_ylabel("leaves expanded (mean, 95% CI)")
-        ax.set_title("Figure 4.1(a): integer leaves in [-2^31, 2^31]")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(out / "figure_4_1a.png", dpi=120)
-        plt.close(fig)
-        written.append("figure_4_1a.png")
+        written.append(finish(plt, fig, ax, out / "figure_4_1a.png", "leaves in the tree (2^h)",
+                              "leaves expanded (mean, 95% CI)", "Figure 4.1(a): integer leaves in [-2^31, 2^31]",
+                              fontsize=7))
     t = exp2["by_height"]
     if t:
         fig, ax = plt.subplots(figsize=(6, 4.5))
@@ -264,15 +259,10 @@ def _plots(out: Path, exp1: dict, exp2: dict, cost: dict | None) -> list[str]:
             hs = [e["height"] for e in rs]
             ax.plot(hs, [e["fsss_fewer_than_alphabeta"] for e in rs], marker + "-", label=f"FSSS, {parity} h")
             ax.plot(hs, [e["mtd_fewer_than_alphabeta"] for e in rs], marker + "--", label=f"MTD(+inf), {parity} h")
-        ax.set_xlabel("height h")
-        ax.set_ylabel("fraction of trees with fewer leaves than alpha-beta")
         ax.set_ylim(0, 1.02)
-        ax.set_title("Figure 4.1(b): 0/1 leaves")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(out / "figure_4_1b.png", dpi=120)
-        plt.close(fig)
-        written.append("figure_4_1b.png")
+        written.append(finish(plt, fig, ax, out / "figure_4_1b.png", "height h",
+                              "fraction of trees with fewer leaves than alpha-beta", "Figure 4.1(b): 0/1 leaves",
+                              fontsize=8))
     if cost and cost["sweep"]:
         fig, ax = plt.subplots(figsize=(6, 4.5))
         ks = [max(r["leaf_cost"], 1) for r in cost["sweep"]]
@@ -284,14 +274,10 @@ def _plots(out: Path, exp1: dict, exp2: dict, cost: dict | None) -> list[str]:
             ax.axvline(max(c, 1), color="gray", ls=":", label=f"FSSS crossover ~{c:.0f} rounds")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("leaf evaluation cost (extra hash rounds; 0 plotted at 1)")
-        ax.set_ylabel(f"seconds per solve (h={cost['sweep_height']})")
-        ax.set_title("When do fewer expansions pay for FSSS's overhead?")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(out / "cost_crossover.png", dpi=120)
-        plt.close(fig)
-        written.append("cost_crossover.png")
+        written.append(finish(plt, fig, ax, out / "cost_crossover.png",
+                              "leaf evaluation cost (extra hash rounds; 0 plotted at 1)",
+                              f"seconds per solve (h={cost['sweep_height']})",
+                              "When do fewer expansions pay for FSSS's overhead?", fontsize=8))
     return written
 
 

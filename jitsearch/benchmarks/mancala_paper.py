@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..arena.matches import run_kalah_tournament
 from ..arena.kalah_tournament import KalahMatch
-from ._plot import pyplot
+from ._plot import finish, pyplot
 
 C_UCT = "1.4142"
 DEPTHS = (1, 3, 5)
@@ -184,11 +184,6 @@ def _plot(ext, path: Path) -> bool:
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
     ax.set_xscale("log")
     ax.set_ylim(0, 1)
-    ax.set_xlabel("iterations per move")
-    ax.set_ylabel("score against alpha-beta depth 5 (95% CI)")
-    ax.set_title("Kalah(6,4): MCTS / HMCTS vs alpha-beta depth 5")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    finish(plt, fig, ax, path, "iterations per move", "score against alpha-beta depth 5 (95% CI)",
+           "Kalah(6,4): MCTS / HMCTS vs alpha-beta depth 5")
     return True

@@ -21,6 +21,7 @@ from numba import njit
 
 from .._checks import check_int, check_seed
 from .._jit import stable_ids
+from ..stop import STOP_EVERY_PLAYOUTS
 from .protocol import Game
 
 #: Plies to play when there is no cap.
@@ -57,54 +58,67 @@ def make_playout(jit, rules, gen, tag=""):
     return jit(_tagged(playout, tag))
 
 
+def add_outcome(wins, draws, losses, margin_sum, plies_out, s, mover, margin, plies):
+    """Add one playout's result to state ``s``'s counters on the CPU: its outcome for ``mover``
+    (the player to move at the state), player 0's final ``margin`` and its ``plies`` (the GPU
+    kernels add the same with atomics: :func:`jitsearch.kernels.cuda_common.add_outcome_atomic`)."""
+    plies_out[s] += plies
+    margin_sum[s] += margin
+    mine = margin if mover == 0 else -margin
+    if mine > 0:
+        wins[s] += 1
+    elif mine < 0:
+        losses[s] += 1
+    else:
+        draws[s] += 1
+
+
+_record = stable_ids(njit(cache=True, inline="always"))(add_outcome)
+
+
+@njit(cache=True, inline="always")
+def clear(wins, draws, losses, margin_sum, plies_out, first, last):
+    """Zero the counters of states ``first..last-1``."""
+    for s in range(first, last):
+        wins[s] = 0
+        draws[s] = 0
+        losses[s] = 0
+        margin_sum[s] = 0
+        plies_out[s] = 0
+
+
 def make_evaluate(jit, rules, gen, tag=""):
     """Compile the CPU batch ``evaluate_range(boards, players, hists, rows, plies_done, cfg,
     num_moves, extra_rows, playouts_per_state, seed, first, last, wins, draws, losses,
-    margin_sum, plies_out)``: ``playouts_per_state`` playouts of states ``first..last-1`` (a
-    :class:`.protocol.Packed`), stream ``gen.stream_key(seed, state, playout)``, counts for
-    each state's player to move, player 0's margins summed."""
+    margin_sum, plies_out, stop)``: ``playouts_per_state`` playouts of states ``first..last-1``
+    (a :class:`.protocol.Packed`), stream ``gen.stream_key(seed, state, playout)``, counts for
+    each state's player to move, player 0's margins summed. ``stop`` (int64[1]) is read every
+    STOP_EVERY_PLAYOUTS playouts; once non-zero the kernel returns unfinished
+    (:mod:`jitsearch.stop`)."""
     playout = make_playout(jit, rules, gen, tag)
     margin = rules.margin
     stream_key = gen.stream_key
 
     def evaluate_range(boards, players, hists, rows, plies_done, cfg, num_moves, extra_rows, playouts_per_state,
-                       seed, first, last, wins, draws, losses, margin_sum, plies_out):
+                       seed, first, last, wins, draws, losses, margin_sum, plies_out, stop):
         cells = boards.shape[1]
         cols = hists.shape[2]
         board = np.empty(cells, dtype=boards.dtype)
         hist = np.empty((hists.shape[1] + extra_rows, cols), dtype=hists.dtype)
         moves = np.empty(num_moves, dtype=np.int64)
+        clear(wins, draws, losses, margin_sum, plies_out, first, last)
         for s in range(first, last):
-            w = 0
-            d = 0
-            lo = 0
-            total = 0
-            plies = 0
-            mover = players[s]
             for p in range(playouts_per_state):
+                if (p & (STOP_EVERY_PLAYOUTS - 1)) == 0 and stop[0] != 0:
+                    return
                 for i in range(cells):
                     board[i] = boards[s, i]
                 for r in range(rows[s]):
                     for i in range(cols):
                         hist[r, i] = hists[s, r, i]
-                key = stream_key(seed, s, p)
                 cur = (np.int64(0), np.int64(rows[s]), np.int64(plies_done[s]))
-                k, _, _ = playout(board, cfg, np.int64(mover), moves, hist, cur, key, NO_CAP)
-                plies += k
-                mg = margin(board, cfg)
-                total += mg
-                mine = mg if mover == 0 else -mg
-                if mine > 0:
-                    w += 1
-                elif mine < 0:
-                    lo += 1
-                else:
-                    d += 1
-            wins[s] = w
-            draws[s] = d
-            losses[s] = lo
-            margin_sum[s] = total
-            plies_out[s] = plies
+                k, _, _ = playout(board, cfg, np.int64(players[s]), moves, hist, cur, stream_key(seed, s, p), NO_CAP)
+                _record(wins, draws, losses, margin_sum, plies_out, s, players[s], margin(board, cfg), k)
 
     return jit(_tagged(evaluate_range, tag))
 
@@ -135,5 +149,5 @@ def evaluate(game: Game, states, playouts_per_state: int, seed: int, *, gen) -> 
     out = {name: np.zeros(k, dtype=np.int64) for name in ("wins", "draws", "losses", "margin_sum", "plies")}
     cpu_evaluate(game, gen)(packed.boards, packed.players, packed.hists, packed.rows, packed.plies, packed.cfg,
                             size.moves, size.record[0], playouts_per_state, np.uint64(seed), 0, k, out["wins"],
-                            out["draws"], out["losses"], out["margin_sum"], out["plies"])
+                            out["draws"], out["losses"], out["margin_sum"], out["plies"], np.zeros(1, np.int64))
     return out

@@ -95,6 +95,51 @@ class TextUI(NamedTuple):
     board_json: Callable
 
 
+class Outcome:
+    """``is_over`` and ``result`` of a state from its ``player`` (GAME_OVER once the game is over)
+    and ``margin`` (player 0's): the games' state classes inherit them."""
+
+    __slots__ = ()
+
+    @property
+    def is_over(self) -> bool:
+        return self.player == GAME_OVER
+
+    @property
+    def result(self) -> str | None:
+        """'p0', 'p1' or 'draw' for a finished game, else None."""
+        if not self.is_over:
+            return None
+        return "draw" if self.margin == 0 else ("p0" if self.margin > 0 else "p1")
+
+
+def styled(text: str, *styles: str, markup: bool = True) -> str:
+    """``text`` in rich markup's ``styles`` (the first outermost) when ``markup``, else as it is."""
+    if markup:
+        for s in reversed(styles):
+            text = f"[{s}]{text}[/{s}]"
+    return text
+
+
+def typed_number(text: str, top: int, noun: str) -> int:
+    """A number 1..``top`` a person typed (a house, a column); else the one-line ``ValueError``
+    "type a NOUN from 1 to TOP"."""
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= top:
+        raise ValueError(f"type a {noun} from 1 to {top}")
+    return number
+
+
+def legal_move(state, move: int, why: str) -> int:
+    """``move`` when it is legal in ``state``; else the one-line ``ValueError`` ``why``."""
+    if move not in state.legal_moves():
+        raise ValueError(why)
+    return move
+
+
 class Rules(NamedTuple):
     """The compiled rule functions of a game (signatures in the module docstring)."""
 

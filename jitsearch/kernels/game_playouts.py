@@ -18,10 +18,10 @@ from .._checks import check_int, check_seed, max_threads
 from .._jit import stable_ids
 from .._threads import run_in_pool
 from ..games import get as get_game
-from ..games.playout import NO_CAP, make_playout
-from ..stop import STOP_EVERY_PLAYOUTS, watch
+from ..games.playout import cpu_evaluate as protocol_cpu_evaluate
+from ..games.playout import make_evaluate  # noqa: F401  (the batch kernel's factory, with its stop flag)
+from ..stop import watch
 from . import rng
-from .game_mcts import named
 
 OUTPUTS = ("wins", "draws", "losses", "margin_sum", "plies")
 #: Playouts per state in one call: 1..MAX_PLAYOUTS_PER_STATE.
@@ -42,72 +42,15 @@ def check_work(states: int, playouts_per_state: int, what: str = "a playout batc
                          f"{MAX_PLAYOUTS_PER_CALL:,} per call: lower the states or the playouts")
 
 
-def make_evaluate(jit, rules, gen, tag=""):
-    """Compile ``evaluate_range(boards, players, hists, rows, plies_done, cfg, num_moves,
-    extra_rows, playouts_per_state, seed, first, last, wins, draws, losses, margin_sum,
-    plies_out, stop)`` with ``jit``: the playouts of states ``first..last-1`` of a
-    :class:`~jitsearch.games.protocol.Packed`. ``stop`` (int64[1]) is read every
-    STOP_EVERY_PLAYOUTS playouts; once non-zero the kernel returns unfinished
-    (:mod:`jitsearch.stop`)."""
-    playout = make_playout(jit, rules, gen, tag)
-    margin = rules.margin
-    stream_key = gen.stream_key
-
-    def evaluate_range(boards, players, hists, rows, plies_done, cfg, num_moves, extra_rows, playouts_per_state,
-                       seed, first, last, wins, draws, losses, margin_sum, plies_out, stop):
-        cells = boards.shape[1]
-        cols = hists.shape[2]
-        board = np.empty(cells, dtype=boards.dtype)
-        hist = np.empty((hists.shape[1] + extra_rows, cols), dtype=hists.dtype)
-        moves = np.empty(num_moves, dtype=np.int64)
-        for s in range(first, last):
-            w = 0
-            d = 0
-            lo = 0
-            total = 0
-            plies = 0
-            mover = players[s]
-            for p in range(playouts_per_state):
-                if (p & (STOP_EVERY_PLAYOUTS - 1)) == 0 and stop[0] != 0:
-                    return
-                for i in range(cells):
-                    board[i] = boards[s, i]
-                for r in range(rows[s]):
-                    for i in range(cols):
-                        hist[r, i] = hists[s, r, i]
-                cur = (np.int64(0), np.int64(rows[s]), np.int64(plies_done[s]))
-                k, _, _ = playout(board, cfg, np.int64(mover), moves, hist, cur, stream_key(seed, s, p), NO_CAP)
-                plies += k
-                mg = margin(board, cfg)
-                total += mg
-                mine = mg if mover == 0 else -mg
-                if mine > 0:
-                    w += 1
-                elif mine < 0:
-                    lo += 1
-                else:
-                    d += 1
-            wins[s] = w
-            draws[s] = d
-            losses[s] = lo
-            margin_sum[s] = total
-            plies_out[s] = plies
-
-    return named(jit, evaluate_range, tag)
-
-
 CPU_RNG = rng.build(stable_ids(njit(cache=True)))
 #: The RNG inlined into its callers: the one the games' fast kernels are compiled over.
 INLINE_RNG = rng.build(stable_ids(njit(cache=True, inline="always")))
-_CPU: dict = {}
 
 
 def cpu_evaluate(game):
-    """``game``'s compiled CPU ``evaluate_range`` (rules inlined; cached on disk)."""
-    if game not in _CPU:
-        rules = game.build(stable_ids(njit(inline="always")))
-        _CPU[game] = make_evaluate(stable_ids(njit(cache=True, nogil=True)), rules, CPU_RNG, "flat_" + game.name)
-    return _CPU[game]
+    """``game``'s compiled CPU ``evaluate_range`` (:func:`jitsearch.games.playout.make_evaluate`
+    over CPU_RNG, rules inlined; cached on disk)."""
+    return protocol_cpu_evaluate(game, CPU_RNG)
 
 
 def cpu_kernel(game, cfg, kernel=None, stop=None):

@@ -31,20 +31,23 @@ INITIAL_HASH_CAPACITY = 1 << 12
 
 
 @njit(cache=True, inline="always")
+def _probe(keys, node):
+    """The slot of ``node`` in a hash table (``keys`` not empty), or the empty slot where its
+    linear probe ends."""
+    cap = keys.shape[0]
+    slot = np.int64(mix64(np.uint64(node)) & np.uint64(cap - 1))
+    while keys[slot] != node and keys[slot] != EMPTY:
+        slot = (slot + 1) & (cap - 1)
+    return slot
+
+
+@njit(cache=True, inline="always")
 def table_find(keys, node):
     """Slot of ``node``, or -1 when it has no entry (dense: always ``node``)."""
-    cap = keys.shape[0]
-    if cap == 0:
+    if keys.shape[0] == 0:
         return node
-    mask = np.uint64(cap - 1)
-    slot = np.int64(mix64(np.uint64(node)) & mask)
-    while True:
-        key = keys[slot]
-        if key == node:
-            return slot
-        if key == EMPTY:
-            return np.int64(-1)
-        slot = (slot + 1) & (cap - 1)
+    slot = _probe(keys, node)
+    return slot if keys[slot] == node else np.int64(-1)
 
 
 @njit(cache=True, inline="always")
@@ -54,22 +57,15 @@ def table_insert(keys, lower, upper, node, used, default_lower, default_upper):
     ``used`` is an int64[1] counter of occupied slots. The caller keeps the
     table at most half full (see :func:`table_needs_room`).
     """
-    cap = keys.shape[0]
-    if cap == 0:
+    if keys.shape[0] == 0:
         return node
-    mask = np.uint64(cap - 1)
-    slot = np.int64(mix64(np.uint64(node)) & mask)
-    while True:
-        key = keys[slot]
-        if key == node:
-            return slot
-        if key == EMPTY:
-            keys[slot] = node
-            lower[slot] = default_lower
-            upper[slot] = default_upper
-            used[0] += 1
-            return slot
-        slot = (slot + 1) & (cap - 1)
+    slot = _probe(keys, node)
+    if keys[slot] == EMPTY:
+        keys[slot] = node
+        lower[slot] = default_lower
+        upper[slot] = default_upper
+        used[0] += 1
+    return slot
 
 
 @njit(cache=True, inline="always")

@@ -122,67 +122,69 @@ def fsss_select_child(maximize, bounds, c0, n, ax, ak, bx, bk):
     (ax + ak*eps, bx + bk*eps). Returns (i*, alpha', beta') as
     (i, ax', ak', bx', bk').
     """
+    # MIN is MAX on negated pairs (-x, -k): i* = argmax -L' with -L' = min(-alpha, -L), then
+    # -beta' = max(-beta, second), negated back; negation is exact, so are the results
+    s = 1.0 if maximize else -1.0
+    col = 1 if maximize else 0
+    cx, ck = (bx, bk) if maximize else (-ax, -ak)  # the cap of the children's bounds
+    nax, nak = (ax, ak) if maximize else (-bx, -bk)  # the window's other end
     best_i = -1
-    if maximize:
-        # i* = argmax U' with U' = min(beta, U); second = max over the others
-        best_x = -math.inf
-        best_k = 0
-        sec_x = -math.inf
-        sec_k = 0
-        for i in range(n):
-            ux = bounds[c0 + i, 1]
-            uk = 0
-            if _gt(ux, uk, bx, bk):
-                ux = bx
-                uk = bk
-            if best_i < 0 or _gt(ux, uk, best_x, best_k):
-                if best_i >= 0 and _gt(best_x, best_k, sec_x, sec_k):
-                    sec_x = best_x
-                    sec_k = best_k
-                best_x = ux
-                best_k = uk
-                best_i = i
-            elif _gt(ux, uk, sec_x, sec_k):
-                sec_x = ux
-                sec_k = uk
-        # alpha' = max(alpha, second); the epsilon step when it meets U'(i*)
-        nax = ax
-        nak = ak
-        if _gt(sec_x, sec_k, nax, nak):
-            nax = sec_x
-            nak = sec_k
-        if nax == best_x and nak == best_k:
-            nak -= 1
-        return best_i, nax, nak, bx, bk
-    # i* = argmin L' with L' = max(alpha, L); second = min over the others
-    best_x = math.inf
+    # i* = argmax U' with U' = min(beta, U); second = max over the others
+    best_x = -math.inf
     best_k = 0
-    sec_x = math.inf
+    sec_x = -math.inf
     sec_k = 0
     for i in range(n):
-        lx = bounds[c0 + i, 0]
-        lk = 0
-        if _gt(ax, ak, lx, lk):
-            lx = ax
-            lk = ak
-        if best_i < 0 or _gt(best_x, best_k, lx, lk):
-            if best_i >= 0 and _gt(sec_x, sec_k, best_x, best_k):
+        ux = s * bounds[c0 + i, col]
+        uk = 0
+        if _gt(ux, uk, cx, ck):
+            ux = cx
+            uk = ck
+        if best_i < 0 or _gt(ux, uk, best_x, best_k):
+            if best_i >= 0 and _gt(best_x, best_k, sec_x, sec_k):
                 sec_x = best_x
                 sec_k = best_k
-            best_x = lx
-            best_k = lk
+            best_x = ux
+            best_k = uk
             best_i = i
-        elif _gt(sec_x, sec_k, lx, lk):
-            sec_x = lx
-            sec_k = lk
-    nbx = bx
-    nbk = bk
-    if _gt(nbx, nbk, sec_x, sec_k):
-        nbx = sec_x
-        nbk = sec_k
-    if nbx == best_x and nbk == best_k:
-        nbk += 1
-    return best_i, ax, ak, nbx, nbk
+        elif _gt(ux, uk, sec_x, sec_k):
+            sec_x = ux
+            sec_k = uk
+    # alpha' = max(alpha, second); the epsilon step when it meets U'(i*)
+    if _gt(sec_x, sec_k, nax, nak):
+        nax = sec_x
+        nak = sec_k
+    if nax == best_x and nak == best_k:
+        nak -= 1
+    if maximize:
+        return best_i, nax, nak, bx, bk
+    return best_i, ax, ak, -nax, -nak
+
+
+@njit(cache=True, inline="always")
+def fsss_open(path_ax, path_ak, path_bx, path_bk):
+    """The root's window (-inf, +inf) at level 0 of a rollout path's window arrays."""
+    path_ax[0] = -math.inf
+    path_ak[0] = 0
+    path_bx[0] = math.inf
+    path_bk[0] = 0
+
+
+@njit(cache=True, inline="always")
+def fsss_descend(maximize, bounds, c0, n, path_ax, path_ak, path_bx, path_bk, d):
+    """:func:`fsss_select_child` at level ``d`` of a rollout path, the chosen child's window
+    written at level ``d + 1``; returns the child's index i*."""
+    best_i, path_ax[d + 1], path_ak[d + 1], path_bx[d + 1], path_bk[d + 1] = fsss_select_child(
+        maximize, bounds, c0, n, path_ax[d], path_ak[d], path_bx[d], path_bk[d])
+    return best_i
+
+
+@njit(cache=True, inline="always")
+def grown(a, used):
+    """``a`` (a pool's column) with twice the rows, its first ``used`` rows copied."""
+    out = np.empty((2 * a.shape[0],) + a.shape[1:], dtype=a.dtype)
+    out[:used] = a[:used]
+    return out
 
 
 @njit(cache=True, inline="always")
@@ -264,10 +266,7 @@ def _fsss_pool_kernel(t, pool, state, paths, lo0, hi0, restart_deepest, stop_whe
     record = trace.shape[0] > 0
     path_entry[0] = 0
     path_node[0] = 0
-    path_ax[0] = -math.inf
-    path_ak[0] = 0
-    path_bx[0] = math.inf
-    path_bk[0] = 0
+    fsss_open(path_ax, path_ak, path_bx, path_bk)
     start = state[ST_START]
     resume = state[ST_DESCENDING] == 1
     expanded = 0
@@ -315,17 +314,10 @@ def _fsss_pool_kernel(t, pool, state, paths, lo0, hi0, restart_deepest, stop_whe
             maximize = player_to_move(t, node, d) > 0
             path_n[d] = n
             path_max[d] = maximize
-            best_i, nax, nak, nbx, nbk = fsss_select_child(
-                maximize, bounds, c0, n,
-                path_ax[d], path_ak[d], path_bx[d], path_bk[d],
-            )
+            best_i = fsss_descend(maximize, bounds, c0, n, path_ax, path_ak, path_bx, path_bk, d)
             d += 1
             path_entry[d] = c0 + best_i
             path_node[d] = child(t, node, best_i)
-            path_ax[d] = nax
-            path_ak[d] = nak
-            path_bx[d] = nbx
-            path_bk[d] = nbk
         state[ST_ROLLOUTS] += 1
         # ---- back the bounds up the path ----
         start = 0
@@ -362,10 +354,7 @@ def _fsss_table_kernel(t, keys, lower, upper, state, paths, lo0, hi0, restart_de
     used = state[ST_USED:ST_USED + 1]
     record = trace.shape[0] > 0
     path_node[0] = 0
-    path_ax[0] = -math.inf
-    path_ak[0] = 0
-    path_bx[0] = math.inf
-    path_bk[0] = 0
+    fsss_open(path_ax, path_ak, path_bx, path_bk)
     start = state[ST_START]
     expanded = 0
     while True:
@@ -398,16 +387,10 @@ def _fsss_table_kernel(t, keys, lower, upper, state, paths, lo0, hi0, restart_de
                 child_bounds[i, 0], child_bounds[i, 1] = table_bounds(
                     keys, lower, upper, child(t, node, i), lo0, hi0
                 )
-            best_i, nax, nak, nbx, nbk = fsss_select_child(
-                player_to_move(t, node, d) > 0, child_bounds, 0, n,
-                path_ax[d], path_ak[d], path_bx[d], path_bk[d],
-            )
+            best_i = fsss_descend(player_to_move(t, node, d) > 0, child_bounds, 0, n, path_ax, path_ak, path_bx,
+                                  path_bk, d)
             d += 1
             path_node[d] = child(t, node, best_i)
-            path_ax[d] = nax
-            path_ak[d] = nak
-            path_bx[d] = nbx
-            path_bk[d] = nbk
         state[ST_ROLLOUTS] += 1
         start = 0
         for level in range(d - 1, -1, -1):

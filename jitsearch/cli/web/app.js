@@ -96,6 +96,41 @@ function el(name, attrs, parent) {
   return e;
 }
 
+// what a drawing script (web/<game>.js) gets from the page besides el: the board's SVG with its background,
+// the turn line, a pit of a sowing game (a house: a circle with its label and the analysis' value on its
+// owner's outer side; or a store: the rectangle `store`), and the short value of an MCTS or exact analysis
+function boardSvg(box, W, H, label) {
+  const svg = el("svg", {viewBox: `0 0 ${W} ${H}`, "aria-label": label}, box);
+  svg.style.maxWidth = Math.round(1.25 * W) + "px";
+  el("rect", {x: 0, y: 0, width: W, height: H, rx: 24, class: "board-bg"}, svg);
+  return svg;
+}
+
+function turnText(svg, x, y, text) {
+  el("text", {x, y, class: "turn-text", "text-anchor": "middle", id: "turn"}, svg).textContent = text;
+}
+
+function drawPit(svg, entry, human, i, {cx, cy, r, owner, label, value, store}) {
+  const st = entry.state;
+  const classes = ["pit", store ? "store" : "house", "p" + owner];
+  if (!store && human && st.legal.includes(i)) classes.push("legal");
+  if (entry.move === i) classes.push("last");
+  if ((entry.sown || []).includes(i)) classes.push("sown");
+  const g = el("g", {class: classes.join(" "), "data-pit": i, "data-count": st.board[i], "data-owner": owner}, svg);
+  if (store) el("rect", store, g); else el("circle", {cx, cy, r}, g);
+  el("text", {x: cx, y: cy, class: "count"}, g).textContent = st.board[i];
+  if (!store) {
+    el("text", {x: cx, y: owner === 0 ? cy + 50 : cy - 44, class: "label"}, g).textContent = label;
+    if (value) el("text", {x: cx, y: owner === 0 ? cy + 64 : cy - 58, class: "val", "data-source": value[0]}, g)
+      .textContent = value[1];
+  }
+  if (classes.includes("legal")) g.addEventListener("click", () => playMove(i));
+}
+
+// [source, text] of an MCTS analysis' move: the exact margin where known, else the visit share
+const shortValue = (v) => v.exact === undefined ? ["mcts", `${Math.round(100 * v.share)}%`]
+  : ["exact", (v.exact > 0 ? "+" : "") + v.exact];
+
 function drawBoard() {
   const entry = current();
   const box = $("board");
@@ -104,8 +139,9 @@ function drawBoard() {
   const st = entry.state;
   const values = {};
   if (S.analysis && S.analysis.key === lineKey()) for (const r of S.analysis.moves) values[r.move] = r;
-  board(st).draw(entry, box, {el, values, formatValue, playerName, play: playMove,
-                              human: !st.over && specOf(st.player) === "human" && !S.replay && !S.job});
+  const human = !st.over && specOf(st.player) === "human" && !S.replay && !S.job;
+  board(st).draw(entry, box, {el, values, formatValue, playerName, play: playMove, human, shortValue,
+                              svg: boardSvg, turn: turnText, pit: (svg, i, o) => drawPit(svg, entry, human, i, o)});
   box.dataset.position = st.text;
   box.dataset.game = S.replay ? S.replay.game : "";
   box.dataset.generation = S.generation;   // (for tests: which game or set-up this board belongs to)
@@ -186,7 +222,10 @@ function render() {
 }
 
 // ---- playing ------------------------------------------------------------------------------------------
-const sownPits = (before, move, after) => board(after).changed(before, move, after);
+// the pits a move changed besides the one played (a drawing script's `changed`, by default the board's)
+const changedPits = (before, move, after) => after.board.map((x, i) => i).filter(
+  (i) => after.board[i] !== before.board[i] && i !== move);
+const sownPits = (before, move, after) => (board(after).changed || changedPits)(before, move, after);
 
 function push(answer) {
   const before = current().state;
@@ -317,6 +356,10 @@ function formatValue(r, short) {
   return (r.value > 0 ? "+" : "") + v;
 }
 
+// an exact solve's result and margin, starred where it is a best move (a drawing script's `exactText`, by default)
+const exactText = (r, a) => `${r.exact_result} ${r.exact > 0 ? "+" : ""}${r.exact}` +
+  (a.exact_best.includes(r.move) ? " ★" : "");
+
 function drawAnalysis() {
   const entry = current();
   if (entry && board(entry.state).analysis === "engine") drawEngineAnalysis(); else drawMctsAnalysis();
@@ -363,7 +406,7 @@ function drawMctsAnalysis() {
     tr.dataset.visits = r.visits;
     if (r.exact !== undefined) tr.dataset.exact = r.exact;
     if (r.move === a.best_move) tr.className = "best";
-    const exact = r.exact === undefined ? "–" : b.exactText(r, a, st);
+    const exact = r.exact === undefined ? "–" : (b.exactText || exactText)(r, a, st);
     const cells = [[b.houseName(st, r.move), ""], [`${r.visits} (${(100 * r.share).toFixed(1)}%)`, "visits"],
       [r.value === null ? "–" : r.value.toFixed(3), "value"], [exact, "exact"]];
     for (const [text, cls] of cells) {

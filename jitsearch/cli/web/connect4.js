@@ -22,9 +22,7 @@
       // the grid as it stands, top row first; a click on a column that is not full drops a stone there
       const st = entry.state, w = st.width, h = st.height, el = page.el;
       const cell = 70, pad = 20, top = 40, W = 2 * pad + w * cell, H = top + h * cell + 50;
-      const svg = el("svg", {viewBox: `0 0 ${W} ${H}`, "aria-label": "Connect Four board"}, box);
-      svg.style.maxWidth = Math.round(1.25 * W) + "px";
-      el("rect", {x: 0, y: 0, width: W, height: H, rx: 24, class: "board-bg"}, svg);
+      const svg = page.svg(box, W, H, "Connect Four board");
       let lastRow = -1;   // the stone just dropped: the top stone of the last column played
       if (entry.move !== null && entry.move !== undefined)
         lastRow = st.cells.findIndex((row) => row[entry.move] >= 0);
@@ -41,14 +39,14 @@
         }
         el("text", {x: pad + (c + 0.5) * cell, y: top - 12, class: "label"}, g).textContent = c + 1;
         const v = page.values[c];   // under the column: the exact score where known, else the visit share
-        if (v) el("text", {x: pad + (c + 0.5) * cell, y: top + h * cell + 22, class: "val",
-                           "data-source": v.exact === undefined ? "mcts" : "exact"}, g).textContent =
-          v.exact === undefined ? `${Math.round(100 * v.share)}%` : (v.exact > 0 ? "+" : "") + v.exact;
+        if (v) {
+          const [source, text] = page.shortValue(v);
+          el("text", {x: pad + (c + 0.5) * cell, y: top + h * cell + 22, class: "val", "data-source": source}, g)
+            .textContent = text;
+        }
         if (legal) g.addEventListener("click", () => page.play(c));
       }
-      if (!st.over)
-        el("text", {x: W / 2, y: H - 10, class: "turn-text", "text-anchor": "middle", id: "turn"}, svg).textContent =
-          `${STONE[st.player]} (player ${st.player}) to move`;
+      if (!st.over) page.turn(svg, W / 2, H - 10, `${STONE[st.player]} (player ${st.player}) to move`);
     },
   };
 })();

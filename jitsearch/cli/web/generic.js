@@ -13,7 +13,6 @@
   statusText: () => "",
   overText: (st) => `, margin ${st.margin > 0 ? "+" : ""}${st.margin}`,
   houseName: (state, move) => String(move),
-  exactText: (r, a) => `${r.exact_result} ${r.exact > 0 ? "+" : ""}${r.exact}` + (a.exact_best.includes(r.move) ? " ★" : ""),
   changed: () => [],
   draw(entry, box, page) {
     const st = entry.state;

@@ -16,34 +16,15 @@
     overText: (st) => `, margin ${st.margin > 0 ? "+" : ""}${st.margin}`,
     pvName: (state, move) => `p${move <= state.houses ? 0 : 1} h${houseNumber(state, move)}`,
     houseName: (state, move) => "h" + houseNumber(state, move),
-    changed: (before, move, after) => after.board.map((x, i) => i).filter(
-      (i) => after.board[i] !== before.board[i] && i !== move),
     draw(entry, box, page) {
-      const st = entry.state, m = st.houses, b = st.board, el = page.el;
+      const st = entry.state, m = st.houses, el = page.el;
       const cell = 80, pad = 20, storeW = 80, W = 2 * pad + 2 * storeW + m * cell, H = 340;
-      const svg = el("svg", {viewBox: `0 0 ${W} ${H}`, "aria-label": "Kalah board"}, box);
-      svg.style.maxWidth = Math.round(1.25 * W) + "px";
-      el("rect", {x: 0, y: 0, width: W, height: H, rx: 24, class: "board-bg"}, svg);
-      const sown = new Set(entry.sown || []);
+      const svg = page.svg(box, W, H, "Kalah board");
       const pit = (i, cx, cy, store, owner) => {
-        const classes = ["pit", store ? "store" : "house", "p" + owner];
-        if (!store && page.human && st.legal.includes(i)) classes.push("legal");
-        if (entry.move === i) classes.push("last");
-        if (sown.has(i)) classes.push("sown");
-        const g = el("g", {class: classes.join(" "), "data-pit": i, "data-count": b[i], "data-owner": owner}, svg);
-        if (store) el("rect", {x: cx - storeW / 2 + 8, y: 70, width: storeW - 16, height: 200, rx: 30}, g);
-        else el("circle", {cx, cy, r: cell / 2 - 8}, g);
-        el("text", {x: cx, y: cy, class: "count"}, g).textContent = b[i];
-        if (!store) {
-          el("text", {x: cx, y: owner === 0 ? cy + 50 : cy - 44, class: "label"}, g).textContent =
-            "h" + houseNumber(st, i);
-          const v = page.values[i];
-          if (v && v.value !== null) {
-            el("text", {x: cx, y: owner === 0 ? cy + 64 : cy - 58, class: "val", "data-source": v.source}, g)
-              .textContent = page.formatValue(v, true);
-          }
-        }
-        if (classes.includes("legal")) g.addEventListener("click", () => page.play(i));
+        const v = page.values[i];
+        page.pit(svg, i, {cx, cy, r: cell / 2 - 8, owner, label: "h" + houseNumber(st, i),
+                          value: v && v.value !== null ? [v.source, page.formatValue(v, true)] : null,
+                          store: store && {x: cx - storeW / 2 + 8, y: 70, width: storeW - 16, height: 200, rx: 30}});
       };
       pit(0, pad + storeW / 2, H / 2, true, 1);
       pit(m + 1, W - pad - storeW / 2, H / 2, true, 0);
@@ -58,9 +39,8 @@
       for (let i = 1; i <= m; i++) pit(i, pad + storeW + (i - 0.5) * cell, 225, false, 0);
       for (let i = m + 2; i <= 2 * m + 1; i++) pit(i, pad + storeW + (2 * m + 1 - i + 0.5) * cell, 115, false, 1);
       if (!st.over) {
-        const y = st.player === 0 ? H - 10 : 22;
-        el("text", {x: W / 2, y, class: "turn-text", "text-anchor": "middle", id: "turn"}, svg).textContent =
-          `player ${st.player} to move` + (entry.extra ? " (extra turn)" : "");
+        page.turn(svg, W / 2, st.player === 0 ? H - 10 : 22,
+                  `player ${st.player} to move` + (entry.extra ? " (extra turn)" : ""));
       }
     },
   };

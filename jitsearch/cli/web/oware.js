@@ -31,32 +31,15 @@
       return text;
     },
     houseName: (state, move) => `${houseLetter(state, move)} (${move})`,
-    exactText: (r, a) => `${r.exact_result} ${r.exact > 0 ? "+" : ""}${r.exact}` + (a.exact_best.includes(r.move) ? " ★" : ""),
-    changed: (before, move, after) => after.board.map((x, i) => i).filter(
-      (i) => after.board[i] !== before.board[i] && i !== move),
     draw(entry, box, page) {
       // player 1's houses on top, right to left (a at the right), player 0's below, left to right (A at the
       // left), as OpenSpiel draws Oware; each side's captured seeds at its right-hand end
       const st = entry.state, m = st.houses, b = st.board, el = page.el;
       const cell = 80, pad = 20, side = 90, W = 2 * pad + 2 * side + m * cell, H = 340;
-      const svg = el("svg", {viewBox: `0 0 ${W} ${H}`, "aria-label": "Oware board"}, box);
-      svg.style.maxWidth = Math.round(1.25 * W) + "px";
-      el("rect", {x: 0, y: 0, width: W, height: H, rx: 24, class: "board-bg"}, svg);
-      const sown = new Set(entry.sown || []);
-      const house = (i, cx, cy, owner) => {
-        const classes = ["pit", "house", "p" + owner];
-        if (page.human && st.legal.includes(i)) classes.push("legal");
-        if (entry.move === i) classes.push("last");
-        if (sown.has(i)) classes.push("sown");
-        const g = el("g", {class: classes.join(" "), "data-pit": i, "data-count": b[i], "data-owner": owner}, svg);
-        el("circle", {cx, cy, r: cell / 2 - 8}, g);
-        el("text", {x: cx, y: cy, class: "count"}, g).textContent = b[i];
-        el("text", {x: cx, y: owner === 0 ? cy + 50 : cy - 44, class: "label"}, g).textContent = houseLetter(st, i);
-        const v = page.values[i];   // the analysis, under the house: the exact margin where known, else the share
-        if (v) el("text", {x: cx, y: owner === 0 ? cy + 64 : cy - 58, class: "val",
-                           "data-source": v.exact === undefined ? "mcts" : "exact"}, g).textContent =
-          v.exact === undefined ? `${Math.round(100 * v.share)}%` : (v.exact > 0 ? "+" : "") + v.exact;
-        if (classes.includes("legal")) g.addEventListener("click", () => page.play(i));
+      const svg = page.svg(box, W, H, "Oware board");
+      const house = (i, cx, cy, owner) => {   // under the house: the analysis, the exact margin or the share
+        const v = page.values[i];
+        page.pit(svg, i, {cx, cy, r: cell / 2 - 8, owner, label: houseLetter(st, i), value: v && page.shortValue(v)});
       };
       for (let i = 0; i < m; i++) house(i, pad + side + (i + 0.5) * cell, 225, 0);
       for (let i = m; i < 2 * m; i++) house(i, pad + side + (2 * m - 1 - i + 0.5) * cell, 115, 1);
@@ -68,11 +51,7 @@
       };
       captured(1, pad + side / 2, 115);
       captured(0, W - pad - side / 2, 225);
-      if (!st.over) {
-        const y = st.player === 0 ? H - 10 : 22;
-        el("text", {x: W / 2, y, class: "turn-text", "text-anchor": "middle", id: "turn"}, svg).textContent =
-          `player ${st.player} to move`;
-      }
+      if (!st.over) page.turn(svg, W / 2, st.player === 0 ? H - 10 : 22, `player ${st.player} to move`);
     },
   };
 })();

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..protocol import (EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, TextUI, check_states,
-                        no_record)
+                        legal_move, no_record, styled, typed_number)
 from . import rules
 from .rules import MAX_HEIGHT, MAX_WIDTH
 from .state import Connect4State
@@ -138,29 +138,19 @@ def board_text(state: Connect4State, last: int | None = None, markup: bool = Fal
 
     def cell(c, r):
         who = state.cell(c, r)
-        text = ".xo"[who + 1]
-        if not markup or who < 0:
-            return text
-        text = f"[p{who}]{text}[/p{who}]"
-        return f"[last]{text}[/last]" if (c, r) == (last, top) else text
+        styles = () if who < 0 else ("last", f"p{who}") if (c, r) == (last, top) else (f"p{who}",)
+        return styled(".xo"[who + 1], *styles, markup=markup)
 
     rows = [" ".join(cell(c, r) for c in range(w)) for r in range(h - 1, -1, -1)]
-    labels = " ".join(str(c + 1) for c in range(w))
+    labels = styled(" ".join(str(c + 1) for c in range(w)), "dim", markup=markup)
     who = {0: "x (player 0) to move", 1: "o (player 1) to move"}.get(state.player, f"game over: {state.result}")
-    return "\n".join(rows + [f"[dim]{labels}[/dim]" if markup else labels, who])
+    return "\n".join(rows + [labels, who])
 
 
 def parse_move(state: Connect4State, text: str) -> int:
     """A column 1..width typed by the player to move, as the move 0..width-1."""
-    try:
-        column = int(text)
-    except ValueError:
-        column = 0
-    if not 1 <= column <= state.width:
-        raise ValueError(f"type a column from 1 to {state.width}")
-    if column - 1 not in state.legal_moves():
-        raise ValueError(f"column {column} is full")
-    return column - 1
+    column = typed_number(text, state.width, "column")
+    return legal_move(state, column - 1, f"column {column} is full")
 
 
 def board_json(state: Connect4State) -> dict:

@@ -67,9 +67,10 @@ def aligned(pos, height):
     return False
 
 
-def _winning_cells(pos, mask, width, height):
+def winning_cells(pos, mask, height, full):
     """Empty cells (of ``~mask``) that would complete four in a row for the stones ``pos``
-    (Pons's ``compute_winning_position``; bits above the board cleared)."""
+    (Pons's ``compute_winning_position``; ``full`` = :func:`full_mask`: bits above the board
+    cleared)."""
     r = (pos << 1) & (pos << 2) & (pos << 3)
     for s in (height, height + 1, height + 2):
         p = (pos << s) & (pos << (2 * s))
@@ -78,7 +79,7 @@ def _winning_cells(pos, mask, width, height):
         p = (pos >> s) & (pos >> (2 * s))
         r |= p & (pos << s)
         r |= p & (pos >> (3 * s))
-    return r & (full_mask(width, height) ^ mask)
+    return r & (full ^ mask)
 
 
 def _legal_moves(board, width, height, out):
@@ -113,7 +114,7 @@ def _margin(board, height):
     return 0
 
 
-def _popcount(x):
+def popcount(x):
     n = 0
     while x:
         x &= x - 1
@@ -124,8 +125,9 @@ def _popcount(x):
 def _threats(board, width, height):
     """Player 0's empty winning cells minus player 1's (a static evaluation)."""
     mask = board[0] | board[1]
-    return (_popcount(_winning_cells(board[0], mask, width, height))
-            - _popcount(_winning_cells(board[1], mask, width, height)))
+    full = full_mask(width, height)
+    return (popcount(winning_cells(board[0], mask, height, full))
+            - popcount(winning_cells(board[1], mask, height, full)))
 
 
 def build(jit):
@@ -139,6 +141,6 @@ def build(jit):
         done[fn.__name__] = jit(copy)
         return done[fn.__name__]
 
-    for fn in (_bottom, full_mask, aligned, _popcount, _winning_cells, _legal_moves, apply_move, _margin, _threats):
+    for fn in (_bottom, full_mask, aligned, popcount, winning_cells, _legal_moves, apply_move, _margin, _threats):
         compile_(fn)
     return SimpleNamespace(**{name.lstrip("_"): f for name, f in done.items()})

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from ..._checks import check_bool, check_int
-from .rules import check_size
+from .rules import check_size, popcount, winning_cells
 from .state import Connect4State
 
 DEFAULT_TABLE_BITS = 22
@@ -41,26 +41,8 @@ def _div2(x):
     return x // 2 if x >= 0 else -((-x) // 2)
 
 
-@njit(cache=True, inline="always")
-def _popcount(x):
-    n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
-
-
-@njit(cache=True, inline="always")
-def _winning_cells(pos, mask, h, full):
-    r = (pos << 1) & (pos << 2) & (pos << 3)
-    for s in (h, h + 1, h + 2):
-        p = (pos << s) & (pos << (2 * s))
-        r |= p & (pos << (3 * s))
-        r |= p & (pos >> s)
-        p = (pos >> s) & (pos >> (2 * s))
-        r |= p & (pos << s)
-        r |= p & (pos >> (3 * s))
-    return r & (full ^ mask)
+_popcount = njit(cache=True, inline="always")(popcount)
+_winning_cells = njit(cache=True, inline="always")(winning_cells)
 
 
 @njit(cache=True)

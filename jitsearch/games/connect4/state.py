@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..protocol import Outcome
 from .rules import GAME_OVER, aligned, apply_move, full_mask, check_size
 
 MAX_TEXT = 256
@@ -30,7 +31,7 @@ def _count(x: int) -> int:
 
 
 @dataclass(frozen=True, eq=False)
-class Connect4State:
+class Connect4State(Outcome):
     """An immutable Connect Four position.
 
     Attributes: ``width``, ``height`` (4..9 by 4..8, ``width * (height + 1) <= 64``),
@@ -134,10 +135,6 @@ class Connect4State:
 
     # -- queries ----------------------------------------------------------------------------------
     @property
-    def is_over(self) -> bool:
-        return self.player == GAME_OVER
-
-    @property
     def ply(self) -> int:
         return _count(self.stones[0] | self.stones[1])
 
@@ -146,13 +143,6 @@ class Connect4State:
         """+1 if player 0 has four in a row, -1 if player 1 has, else 0."""
         h = self.height
         return 1 if aligned(self.stones[0], h) else -1 if aligned(self.stones[1], h) else 0
-
-    @property
-    def result(self) -> str | None:
-        """'p0', 'p1' or 'draw' for a finished game, else None."""
-        if not self.is_over:
-            return None
-        return {1: "p0", -1: "p1", 0: "draw"}[self.margin]
 
     @property
     def sequence(self) -> str | None:

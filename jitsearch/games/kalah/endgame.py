@@ -189,6 +189,18 @@ def _level_waves(m, t, binom, wave_start, order):
         cursor[p] += 1
 
 
+@njit(cache=True, inline="always")
+def _solve_run(m, t, empty_capture, binom, values, order, lo, hi, base, h, board, child):
+    """Solve the positions ``order[lo:hi]`` of level ``t`` (ranks from ``base``) in order, with the
+    scratch ``h`` (2m house counts), ``board`` and ``child``."""
+    for i in range(lo, hi):
+        c = np.int64(order[i])
+        unrank_in_level(t, c, 2 * m, binom, h)
+        for j in range(2 * m):
+            board[j + 1 if j < m else j + 2] = h[j]
+        _solve_position(board, child, m, empty_capture, binom, values, base + c)
+
+
 @njit(cache=True)
 def _build_in_order(m, t, empty_capture, binom, values, order, lo, hi):
     """Fill the positions ``order[lo:hi]`` of level ``t`` one after another
@@ -199,12 +211,7 @@ def _build_in_order(m, t, empty_capture, binom, values, order, lo, hi):
     h = np.zeros(k, dtype=np.int64)
     board = np.zeros(n, dtype=np.int32)
     child = np.zeros(n, dtype=np.int32)
-    for i in range(lo, hi):
-        c = np.int64(order[i])
-        unrank_in_level(t, c, k, binom, h)
-        for j in range(k):
-            board[j + 1 if j < m else j + 2] = h[j]
-        _solve_position(board, child, m, empty_capture, binom, values, base + c)
+    _solve_run(m, t, empty_capture, binom, values, order, lo, hi, base, h, board, child)
 
 
 @njit(cache=True, parallel=True)
@@ -221,12 +228,7 @@ def _build_wave_part(m, t, empty_capture, binom, values, order, lo, hi, num_bloc
         h = np.zeros(k, dtype=np.int64)
         board = np.zeros(n, dtype=np.int32)
         child = np.zeros(n, dtype=np.int32)
-        for i in range(start, stop):
-            c = np.int64(order[i])
-            unrank_in_level(t, c, k, binom, h)
-            for j in range(k):
-                board[j + 1 if j < m else j + 2] = h[j]
-            _solve_position(board, child, m, empty_capture, binom, values, base + c)
+        _solve_run(m, t, empty_capture, binom, values, order, start, stop, base, h, board, child)
 
 
 #: Measured serial build rate (positions, both players, per second) at m = 6, S = 12..16,

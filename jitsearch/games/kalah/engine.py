@@ -190,6 +190,21 @@ FRAME_FIELDS = 12
 _ENTER, _RETURN, _SCORE, _NEXT = 0, 1, 2, 3
 
 
+@njit(cache=True, inline="always")
+def _push_child(frames, boards, children_all, sp, k, nxt, a, b):
+    """Frame ``sp + 1``: child ``k`` of frame ``sp``, ``nxt`` to move, the window (a, b) from the
+    parent's mover's view turned to the child mover's."""
+    boards[sp + 1, :] = children_all[sp, k]
+    frames[sp + 1, F_PLAYER] = nxt
+    frames[sp + 1, F_DEPTH] = frames[sp, F_DEPTH] - 1
+    if nxt == frames[sp, F_PLAYER]:
+        frames[sp + 1, F_ALPHA] = a
+        frames[sp + 1, F_BETA] = b
+    else:
+        frames[sp + 1, F_ALPHA] = -b
+        frames[sp + 1, F_BETA] = -a
+
+
 @njit(cache=True, nogil=True)
 def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, empty_capture, tkeys, tdata, gen,
                 weights, db_values, binom, db_seeds, options, stop, boards, children_all, moves_all, nexts_all,
@@ -354,16 +369,7 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
             if frames[sp, F_PHASE] == 1 and alpha < score < beta:
                 # a null-window search failed high inside the window: search this child again, full window
                 frames[sp, F_PHASE] = 2
-                nxt = nexts_all[sp, k]
-                boards[sp + 1, :] = children_all[sp, k]
-                frames[sp + 1, F_PLAYER] = nxt
-                frames[sp + 1, F_DEPTH] = frames[sp, F_DEPTH] - 1
-                if nxt == frames[sp, F_PLAYER]:
-                    frames[sp + 1, F_ALPHA] = alpha
-                    frames[sp + 1, F_BETA] = beta
-                else:
-                    frames[sp + 1, F_ALPHA] = -beta
-                    frames[sp + 1, F_BETA] = -alpha
+                _push_child(frames, boards, children_all, sp, k, nexts_all[sp, k], alpha, beta)
                 sp += 1
                 action = _ENTER
                 continue
@@ -443,15 +449,7 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
             else:
                 a, b = alpha, alpha + 1
                 frames[sp, F_PHASE] = 1
-            boards[sp + 1, :] = children_all[sp, k]
-            frames[sp + 1, F_PLAYER] = nxt
-            frames[sp + 1, F_DEPTH] = frames[sp, F_DEPTH] - 1
-            if nxt == player:
-                frames[sp + 1, F_ALPHA] = a
-                frames[sp + 1, F_BETA] = b
-            else:
-                frames[sp + 1, F_ALPHA] = -b
-                frames[sp + 1, F_BETA] = -a
+            _push_child(frames, boards, children_all, sp, k, nxt, a, b)
             sp += 1
             action = _ENTER
 

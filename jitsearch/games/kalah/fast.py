@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 from numba.core import serialize
 
+from ..playout import add_outcome, clear
 from . import rules as kalah_rules
 from . import simd_rules
 from .simd_rules import vget
@@ -44,22 +45,6 @@ def stable_jit(jit):
         return d
 
     return wrap
-
-
-def add_outcome(wins, draws, losses, margin_sum, plies_out, s, mover, margin, plies):
-    """Add one playout's result to state ``s``'s counters on the CPU: its
-    outcome for ``mover`` (the player to move at the state), player 0's
-    final ``margin`` and its ``plies`` (the GPU kernels add the same with
-    atomics: :func:`jitsearch.kernels.cuda_common.add_outcome_atomic`)."""
-    plies_out[s] += plies
-    margin_sum[s] += margin
-    mine = margin if mover == 0 else -margin
-    if mine > 0:
-        wins[s] += 1
-    elif mine < 0:
-        losses[s] += 1
-    else:
-        draws[s] += 1
 
 
 def make_packed_margin(jit, houses, gen):
@@ -92,35 +77,18 @@ def make_packed_evaluate(jit, houses, gen):
     packed boards (:func:`make_packed_margin`): the same arguments (``m``
     must equal ``houses``) and bit-identical results, about 1.5x faster on
     one core at Kalah(6,4)."""
-    words, packed_margin = make_packed_margin(stable_jit(njit(cache=True, inline="always")), houses, gen)
-    key_of = gen.stream_key
+    inline = stable_jit(njit(cache=True, inline="always"))
+    words, packed_margin = make_packed_margin(inline, houses, gen)
+    key_of, record = gen.stream_key, inline(add_outcome)
 
     def evaluate_packed(boards, players, m, empty_capture, playouts_per_state, seed, first, last,
                         wins, draws, losses, margin_sum, plies_out):
         w = np.zeros(words, dtype=np.uint64)
+        clear(wins, draws, losses, margin_sum, plies_out, first, last)
         for s in range(first, last):
-            won = 0
-            drawn = 0
-            lost = 0
-            total = 0
-            plies = 0
-            mover = players[s]
             for p in range(playouts_per_state):
-                margin, k = packed_margin(w, boards[s], mover, empty_capture, key_of(seed, s, p))
-                plies += k
-                total += margin
-                mine = margin if mover == 0 else -margin
-                if mine > 0:
-                    won += 1
-                elif mine < 0:
-                    lost += 1
-                else:
-                    drawn += 1
-            wins[s] = won
-            draws[s] = drawn
-            losses[s] = lost
-            margin_sum[s] = total
-            plies_out[s] = plies
+                margin, k = packed_margin(w, boards[s], players[s], empty_capture, key_of(seed, s, p))
+                record(wins, draws, losses, margin_sum, plies_out, s, players[s], margin, k)
 
     return jit(evaluate_packed)
 
@@ -197,12 +165,7 @@ def make_simd_evaluate(jit, houses, gen):
 
     def evaluate_simd(boards, players, m, empty_capture, playouts_per_state, seed, first, last,
                       wins, draws, losses, margin_sum, plies_out):
-        for s in range(first, last):
-            wins[s] = 0
-            draws[s] = 0
-            losses[s] = 0
-            margin_sum[s] = 0
-            plies_out[s] = 0
+        clear(wins, draws, losses, margin_sum, plies_out, first, last)
         jobs = (last - first) * playouts_per_state
         if jobs <= 0:
             return
@@ -333,7 +296,7 @@ _PROTOCOL: dict = {}
 
 def cpu_evaluate(cfg, kind: str, gen):
     """The hook's CPU batch of ``kind`` (not "generic") for the variant ``cfg``: the protocol's
-    ``evaluate_range`` signature (:func:`jitsearch.kernels.game_playouts.make_evaluate`) over
+    ``evaluate_range`` signature (:func:`jitsearch.games.playout.make_evaluate`) over
     :func:`cpu_range`; ``stop`` is not read (a caller with a stop flag takes the generic kernel)."""
     key = (int(cfg[0]), kind, id(gen))
     if key not in _PROTOCOL:

@@ -17,7 +17,7 @@ from numba import njit
 
 from ...stop import STOP_SLOT, new_counters, stop_requested, watch
 from ...search.fsss_minimax import fsss_combine as combine
-from ...search.fsss_minimax import fsss_select_child as select_child
+from ...search.fsss_minimax import fsss_descend, fsss_open, grown
 from .alphabeta import EVAL_HEURISTIC, EVAL_STORE, check_depth, evaluate, order_moves, path_hash, trace_capacity
 from .state import KalahState, apply_move, legal_moves
 
@@ -61,10 +61,7 @@ def kalah_fsss(root_board, m, root_player, depth, eval_kind, empty_capture, coun
     movers[0] = root_player
     path_entry[0] = 0
     path_hash_[0] = np.uint64(0)
-    path_ax[0] = -math.inf
-    path_ak[0] = 0
-    path_bx[0] = math.inf
-    path_bk[0] = 0
+    fsss_open(path_ax, path_ak, path_bx, path_bk)
     while bounds[0, 0] != bounds[0, 1]:
         d = 0
         while True:
@@ -86,14 +83,7 @@ def kalah_fsss(root_board, m, root_player, depth, eval_kind, empty_capture, coun
                 count = legal_moves(boards[d], m, mover, moves)
                 order_moves(boards[d], m, mover, empty_capture, moves, count, scratch, keys, -1)
                 if used + count > bounds.shape[0]:
-                    new_cap = bounds.shape[0] * 2
-                    nb = np.empty((new_cap, 2), dtype=np.float64)
-                    nf = np.empty(new_cap, dtype=np.int64)
-                    nm = np.empty(new_cap, dtype=np.int64)
-                    nb[:used] = bounds[:used]
-                    nf[:used] = first[:used]
-                    nm[:used] = move_of[:used]
-                    bounds, first, move_of = nb, nf, nm
+                    bounds, first, move_of = grown(bounds, used), grown(first, used), grown(move_of, used)
                 c0 = used
                 for i in range(count):
                     bounds[c0 + i, 0] = -math.inf
@@ -105,19 +95,12 @@ def kalah_fsss(root_board, m, root_player, depth, eval_kind, empty_capture, coun
                 nchild[d] = count
             else:
                 nchild[d] = legal_count(boards[d], m, mover)
-            best_i, nax, nak, nbx, nbk = select_child(
-                mover == root_player, bounds, c0, nchild[d], path_ax[d], path_ak[d], path_bx[d], path_bk[d]
-            )
-            ce = c0 + best_i
+            ce = c0 + fsss_descend(mover == root_player, bounds, c0, nchild[d], path_ax, path_ak, path_bx, path_bk, d)
             boards[d + 1] = boards[d]
             movers[d + 1] = apply_move(boards[d + 1], m, mover, move_of[ce], empty_capture)
             path_hash_[d + 1] = path_hash(path_hash_[d], move_of[ce])
             d += 1
             path_entry[d] = ce
-            path_ax[d] = nax
-            path_ak[d] = nak
-            path_bx[d] = nbx
-            path_bk[d] = nbk
         for level in range(d - 1, -1, -1):
             e = path_entry[level]
             lo, up = combine(movers[level] == root_player, bounds, first[e], nchild[level])

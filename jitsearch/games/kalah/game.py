@@ -18,6 +18,7 @@ from ..protocol import (GAME_OVER, ArenaHooks, EngineProtocol, Game, OpenSpielMa
 from . import fast, openings, rules
 from .engines import ENGINES
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
+from ..protocol import legal_move, styled, typed_number  # the text forms' helpers
 
 __all__ = ["GAME", "build"]
 
@@ -193,11 +194,7 @@ def board_text(state: KalahState, last: int | None = None, markup: bool = False)
     m, b = state.houses, state.board
 
     def tag(text, *styles):
-        if not markup:
-            return text
-        for s in reversed(styles):
-            text = f"[{s}]{text}[/{s}]"
-        return text
+        return styled(text, *styles, markup=markup)
 
     def pit(i, player):
         return tag(f"{int(b[i]):>2}", f"p{player}", *(["last"] if i == last else []))
@@ -222,13 +219,8 @@ def _house(state: KalahState, pit: int) -> int:
 
 def parse_move(state: KalahState, text: str) -> int:
     """A house number 1..m typed by the player to move, as its pit."""
-    try:
-        pit = state.house_number_to_pit(int(text))
-    except ValueError:
-        raise ValueError(f"type a number from 1 to {state.houses}") from None
-    if pit not in state.legal_moves():
-        raise ValueError("that house is empty")
-    return pit
+    number = typed_number(text, state.houses, "number")
+    return legal_move(state, number if state.player == 0 else state.houses + 1 + number, "that house is empty")
 
 
 def board_json(state: KalahState) -> dict:

@@ -20,6 +20,7 @@ from numba import njit
 
 from ..._checks import check_bool, check_int
 from ..._jit import stable_ids
+from ..protocol import Outcome
 from . import rules
 from .rules import GAME_OVER
 
@@ -50,7 +51,7 @@ BOARD_DTYPE = np.int32
 
 
 @dataclass(frozen=True, eq=False)
-class KalahState:
+class KalahState(Outcome):
     """An immutable Kalah position.
 
     Attributes: ``board`` (int32[2m+2], read-only, layout in
@@ -188,20 +189,9 @@ class KalahState:
 
     # -- queries ---------------------------------------------------------------------
     @property
-    def is_over(self) -> bool:
-        return self.player == GAME_OVER
-
-    @property
     def margin(self) -> int:
         """Player 0's store minus player 1's store."""
         return int(self.board[self.houses + 1] - self.board[0])
-
-    @property
-    def result(self) -> str | None:
-        """'p0', 'p1' or 'draw' for a finished game, else None."""
-        if not self.is_over:
-            return None
-        return "draw" if self.margin == 0 else ("p0" if self.margin > 0 else "p1")
 
     def houses_of(self, player: int) -> range:
         """Pit indices of ``player``'s houses (0 or 1)."""

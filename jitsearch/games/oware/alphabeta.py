@@ -73,13 +73,19 @@ def evaluate(board, m, view, side_weight):
 
 
 @njit(cache=True, inline="always")
-def final_value(board, m, view):
-    margin = np.float64(board[2 * m + view] - board[2 * m + 1 - view])
+def margin_value(margin):
+    """The value of a finished game won by ``margin`` (float64) seeds: ``WIN + margin``, a loss
+    ``-WIN + margin``, a draw 0."""
     if margin > 0:
         return WIN + margin
     if margin < 0:
         return -WIN + margin
     return 0.0
+
+
+@njit(cache=True, inline="always")
+def final_value(board, m, view):
+    return margin_value(np.float64(board[2 * m + view] - board[2 * m + 1 - view]))
 
 
 @njit(cache=True, inline="always")
@@ -91,12 +97,7 @@ def database_value(board, m, view, db_values, db_binom):
     for j in range(2 * m):
         on_board += board[j]
     v = np.int64(lookup_half_seeds(board, m, view, db_values, db_binom))  # half-seeds for ``view``
-    margin = np.float64(board[2 * m + view] - board[2 * m + 1 - view] + v - on_board)
-    if margin > 0:
-        return WIN + margin
-    if margin < 0:
-        return -WIN + margin
-    return 0.0
+    return margin_value(np.float64(board[2 * m + view] - board[2 * m + 1 - view] + v - on_board))
 
 
 @njit(cache=True, inline="always")

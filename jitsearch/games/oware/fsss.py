@@ -44,7 +44,7 @@ from numba import njit
 
 from ...stop import stop_requested
 from ...search.fsss_minimax import fsss_combine as combine
-from ...search.fsss_minimax import fsss_select_child as select_child
+from ...search.fsss_minimax import fsss_descend, fsss_open, grown
 from ..kalah.alphabeta import path_hash
 from .alphabeta import (DEFAULT_SIDE_WEIGHT, MAX_DEPTH, SearchResult, database_value, deepen, evaluate, final_value,
                         order_moves, run_search, seeds_on_board)
@@ -100,10 +100,7 @@ def oware_fsss(boards, m, root_player, depth, hist, root_first_row, root_rows, r
     first[0] = root_first_row
     count[0] = root_rows
     path_entry[0] = 0
-    path_ax[0] = -math.inf
-    path_ak[0] = 0
-    path_bx[0] = math.inf
-    path_bk[0] = 0
+    fsss_open(path_ax, path_ak, path_bx, path_bk)
     while bounds[0, 0] != bounds[0, 1]:
         d = 0
         while True:  # one rollout: from the root down to a new frontier position
@@ -117,16 +114,8 @@ def oware_fsss(boards, m, root_player, depth, hist, root_first_row, root_rows, r
             if c0 < 0:  # first entry: allocate the children in alpha-beta's order
                 n = order_moves(boards, d, m, p, gsi, moves, keys, root_first if d == 0 else -1)
                 if used + n > bounds.shape[0]:
-                    new_cap = bounds.shape[0] * 2
-                    nb = np.empty((new_cap, 2), np.float64)
-                    nf = np.empty(new_cap, np.int64)
-                    nn = np.empty(new_cap, np.int64)
-                    nm = np.empty(new_cap, np.int64)
-                    nb[:used] = bounds[:used]
-                    nf[:used] = first_child[:used]
-                    nn[:used] = num_kids[:used]
-                    nm[:used] = move_of[:used]
-                    bounds, first_child, num_kids, move_of = nb, nf, nn, nm
+                    bounds, first_child = grown(bounds, used), grown(first_child, used)
+                    num_kids, move_of = grown(num_kids, used), grown(move_of, used)
                 c0 = used
                 for i in range(n):
                     bounds[c0 + i, 0] = -math.inf
@@ -137,9 +126,7 @@ def oware_fsss(boards, m, root_player, depth, hist, root_first_row, root_rows, r
                 first_child[e] = c0
                 num_kids[e] = n
                 used += n
-            best_i, nax, nak, nbx, nbk = select_child(p == root_player, bounds, c0, num_kids[e],
-                                                      path_ax[d], path_ak[d], path_bx[d], path_bk[d])
-            ce = c0 + best_i
+            ce = c0 + fsss_descend(p == root_player, bounds, c0, num_kids[e], path_ax, path_ak, path_bx, path_bk, d)
             house = move_of[ce]
             child = boards[d + 1]
             for i in range(2 * m + 2):
@@ -149,10 +136,6 @@ def oware_fsss(boards, m, root_player, depth, hist, root_first_row, root_rows, r
                 paths[d + 1] = path_hash(paths[d], house)
             d += 1
             path_entry[d] = ce
-            path_ax[d] = nax
-            path_ak[d] = nak
-            path_bx[d] = nbx
-            path_bk[d] = nbk
             leaf = True  # alpha-beta's leaf tests, in its order; v for the mover p
             if nxt == GAME_OVER:
                 v = -final_value(child, m, 1 - p)

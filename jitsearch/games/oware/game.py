@@ -17,7 +17,7 @@ import numpy as np
 
 from ..._checks import check_float
 from ..protocol import (GAME_OVER, Engine, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, SearchEval,
-                        Sizes, TextUI, check_states, rule_word_line)
+                        Sizes, TextUI, check_states, legal_move, rule_word_line)
 from . import rules
 from .rules import OPENSPIEL_MOVE_LIMIT
 from .state import BOARD_DTYPE, MAX_HOUSES, MAX_MOVE_LIMIT, OwareState
@@ -314,10 +314,8 @@ def parse_move(state: OwareState, text: str) -> int:
     letters = _letters(state)
     if len(text) != 1 or text not in letters:
         raise ValueError(f"type one of {' '.join(letters)}")
-    house = state.house_of(letters.index(text))
-    if house not in state.legal_moves():
-        raise ValueError("not a legal move (empty, or it does not feed the opponent)")
-    return house
+    return legal_move(state, state.house_of(letters.index(text)),
+                      "not a legal move (empty, or it does not feed the opponent)")
 
 
 def board_json(state: OwareState) -> dict:

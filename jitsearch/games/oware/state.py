@@ -23,6 +23,7 @@ from numba import njit
 
 from ..._checks import check_bool, check_int
 from ..._jit import stable_ids
+from ..protocol import Outcome
 from . import rules
 from .rules import GAME_OVER, OPENSPIEL_MOVE_LIMIT
 
@@ -52,7 +53,7 @@ def _frozen(a):
 
 
 @dataclass(frozen=True, eq=False)
-class OwareState:
+class OwareState(Outcome):
     """An immutable Oware position with its repetition record.
 
     Attributes: ``board`` (int32[2m+2], read-only, layout in :mod:`.rules`),
@@ -205,10 +206,6 @@ class OwareState:
 
     # -- queries -----------------------------------------------------------------------
     @property
-    def is_over(self) -> bool:
-        return self.player == GAME_OVER
-
-    @property
     def scores(self) -> tuple[int, int]:
         """Seeds captured by player 0 and player 1 (at the end: with the seeds collected)."""
         m = self.houses
@@ -226,13 +223,6 @@ class OwareState:
         if not self.is_over or self.margin == 0:
             return 0.0, 0.0
         return (1.0, -1.0) if self.margin > 0 else (-1.0, 1.0)
-
-    @property
-    def result(self) -> str | None:
-        """'p0', 'p1' or 'draw' for a finished game, else None."""
-        if not self.is_over:
-            return None
-        return "draw" if self.margin == 0 else ("p0" if self.margin > 0 else "p1")
 
     @property
     def seeds_total(self) -> int:
