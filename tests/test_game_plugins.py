@@ -94,3 +94,9 @@ def test_a_broken_entry_point_is_one_line(fresh_registry, monkeypatch):
     text = str(info.value)
     assert "\n" not in text and text.startswith("game plugin 'bad' (entry point no_such_module_xyz:GAME) failed")
     assert games.get("kalah").name == "kalah"
+
+
+def test_a_plugin_game_without_a_solver_is_one_line_in_solve(tmp_path):
+    out = _cli("solve", "--game", "tictactoe", plugins=str(EXAMPLE), cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.strip() == ("error: tictactoe has no exact solver; solve takes --game "
+                                                          "connect4 or kalah or oware"), out.stderr
