@@ -268,10 +268,10 @@ def bench_playouts(
 ):
     """Random Kalah playouts per second on the CPU twin or the CUDA kernel (and the C reference)."""
     from ..benchmarks.playouts_bench import measure_playouts
-    from ..games.kalah import KalahState
+    from ..games import get
     from ..kernels.backend import BackendError
 
-    KalahState.initial(houses, seeds)  # validates the board
+    get("kalah").initial(houses, seeds)  # validates the board
     if states < 1 or playouts < 1 or repeats < 1 or threads < 1:
         raise UserError("--states, --playouts, --repeats and --threads must be >= 1")
     if not 0 <= seed < 2**64:

@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..kalah.exact import cached  # the same files (.npy values, a JSON record with checksums)
 from ..protocol import EndgameFiles, ExactSolve
 
 #: While the exact solve runs, a line after this many seconds, then every HEARTBEAT_SECONDS.
@@ -190,11 +191,5 @@ def _default_dir() -> Path:
     return default_cache_dir()
 
 
-def _cached(path):
-    from ..kalah.exact import cached
-
-    return cached(path)
-
-
-DATABASE = EndgameFiles(estimate=_estimate, cache_path=_cache_path, default_dir=_default_dir, cached=_cached,
+DATABASE = EndgameFiles(estimate=_estimate, cache_path=_cache_path, default_dir=_default_dir, cached=cached,
                         holds="on the board")
