@@ -65,3 +65,23 @@ def test_every_game_with_a_solver_solves(capsys):
         r = json.loads(out)
         state = g.from_text(r["position"], **g.defaults())
         assert state.player == 0 and r.get("margin", r.get("value")) == g.solver(state)  # player 0's, as the hook's
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_solver_hook_at_once():
+    """Connect Four from the start takes minutes; its kernel releases the GIL, so Ctrl-C ends the
+    command within a second or two: status 130 and one line."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "jitsearch", "solve", "--game", "connect4"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(10)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    t0 = time.monotonic()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and time.monotonic() - t0 < 5, err
+    assert err.strip().splitlines()[-1] == "interrupted: connect4's solver keeps no partial result"
