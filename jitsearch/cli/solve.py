@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import time
 from pathlib import Path
 from typing import Annotated, Optional, Tuple
 
@@ -18,6 +19,7 @@ from ._support import flag as option_flag
 from ._support import (Interrupted, JitWatch, UserError, check_seconds, given_options, refuse_options,
                        run_interruptibly, timed)
 from .common import emit_json, parse_bytes, stop_interrupted, stderr, stdout
+from ..games.protocol import ExactSolve
 from .game_options import VariantOpt, initial_state, resolve_game, resolve_variant
 
 
@@ -396,7 +398,7 @@ def _takers(option: str) -> str:
 
 def _solve_game(g, given, pairs, flags, position, as_json, max_bytes, opts):
     """``solve --game``: checks the options against what ``g`` takes, then :func:`_run_exact`
-    (``g.exact``, ``g.exact.moves`` with --all-moves) or :func:`_run_solver` (``g.solver`` alone)."""
+    (``g.exact``, ``g.exact.moves`` with --all-moves; a game with ``g.solver`` alone as :func:`_solver_only`)."""
     if g.exact is None and g.solver is None:
         from ..games import GAMES
 
@@ -428,8 +430,6 @@ def _solve_game(g, given, pairs, flags, position, as_json, max_bytes, opts):
     state = initial_state(g, resolve_variant(g, pairs, **flags), position)
     if state.is_over:
         raise UserError("the game is over in this position: nothing to solve")
-    if g.exact is None:
-        return _run_solver(g, state, as_json)
     all_moves = opts["all_moves"]
     opts = {k: opts[k] for k in takes & set(opts) if k != "all_moves"}
     opts.update(max_bytes=max_bytes, endgame_cache_dir=cache_dir)
@@ -441,7 +441,7 @@ def _solve_game(g, given, pairs, flags, position, as_json, max_bytes, opts):
         opts.update(endgame_path=path, endgame_progress=endgame_progress_printer())
     if all_moves:
         return _run_moves(g, state, as_json, opts)
-    return _run_exact(g, state, position is None, as_json, opts)
+    return _run_exact(g, g.exact or _solver_only(g), state, position is None, as_json, opts)
 
 
 def _report(line: str) -> None:
@@ -452,10 +452,10 @@ def _game_json(g, state, result: dict) -> dict:
     return {"game": g.name, "position": state.to_text(), "player_to_move": state.player, **result}
 
 
-def _run_exact(g, state, from_start, as_json, opts):
-    """The game's exact solve (``g.exact.solve``): its result as JSON or a table; Ctrl-C its line."""
+def _run_exact(g, exact, state, from_start, as_json, opts):
+    """The game's exact solve (``exact.solve``): its result as JSON or a table; Ctrl-C its line."""
     call = {k: v for k, v in opts.items() if k not in ("building", "endgame_path")}
-    result, _, jit_seconds = timed(g.exact.solve, state, report=_report, **call)
+    result, _, jit_seconds = timed(exact.solve, state, report=_report, **call)
     # the solve's own clock, less the time Numba spent compiling or loading kernels
     result["compile_seconds"] = jit_seconds
     result["seconds"] = max(result.get("seconds", 0.0) - jit_seconds, 0.0)
@@ -463,16 +463,16 @@ def _run_exact(g, state, from_start, as_json, opts):
     if as_json:
         emit_json(result)
     else:
-        table = Table(title=g.exact.title(state, from_start), show_header=False)
+        table = Table(title=exact.title(state, from_start), show_header=False)
         table.add_column("key", style="bold")
         table.add_column("value")
-        for key in g.exact.rows:
+        for key in exact.rows:
             if key in result:
                 table.add_row(key, "-" if result[key] is None else str(result[key]))
         table.add_row("seconds", f"{result['seconds']:.2f}")
         stdout.print(table)
     if result.get("interrupted"):
-        stop_interrupted(g.exact.stopped(result, opts))
+        stop_interrupted(exact.stopped(result, opts))
     if not result.get("complete") and result.get("stop_reason") == "time_limit" and not as_json:
         if result.get("lower") is not None:
             stderr.print(f"time limit reached: the margin lies in [{result['lower']}, {result['upper']}]")
@@ -480,24 +480,20 @@ def _run_exact(g, state, from_start, as_json, opts):
             stderr.print(f"time limit reached: the exact solve did not finish in {opts['time_limit']:g} s")
 
 
-def _run_solver(g, state, as_json):
-    """A game with a solver alone (``g.solver``): player 0's exact value, no partial result on Ctrl-C."""
-    try:
-        value, seconds, jit_seconds = timed(run_interruptibly, g.solver, state)
-    except Interrupted:
-        stop_interrupted(f"{g.name}'s solver keeps no partial result")
-    result = _game_json(g, state, {"value": int(value), "complete": True, "seconds": seconds,
-                                   "compile_seconds": jit_seconds})
-    if as_json:
-        emit_json(result)
-        return
-    table = Table(title=f"{g.name} {state.to_text()}", show_header=False)
-    table.add_column("key", style="bold")
-    table.add_column("value")
-    for key in ("position", "player_to_move", "value"):
-        table.add_row(key, str(result[key]))
-    table.add_row("seconds", f"{seconds:.2f}")
-    stdout.print(table)
+def _solver_only(g) -> ExactSolve:
+    """A game with a solver alone (``g.solver``) as an exact solve: player 0's exact ``value`` in
+    the game's units, nothing kept on Ctrl-C."""
+    def solve(state, *, report, **_):
+        t0 = time.perf_counter()
+        try:
+            return {"value": int(run_interruptibly(g.solver, state)), "complete": True,
+                    "seconds": time.perf_counter() - t0}
+        except Interrupted:
+            return {"complete": False, "interrupted": True, "seconds": time.perf_counter() - t0}
+
+    return ExactSolve(solve=solve, title=lambda state, from_start: f"{g.name} {state.to_text()}",
+                      rows=("position", "player_to_move", "value"),
+                      stopped=lambda result, options: f"{g.name}'s solver keeps no partial result")
 
 
 def _run_moves(g, state, as_json, opts):

@@ -434,9 +434,9 @@ class ExactSolve(NamedTuple):
     ``stopped(result, options) -> str``: after Ctrl-C, one line of what was found and kept
     (``options``: those ``solve`` was given, with ``endgame_path`` and ``building``).
     ``moves(state, *, report, steps, time_limit, max_bytes, endgame_seeds, endgame_cache_dir,
-    **options) -> dict``: optional, every legal move solved (a line per move when ``steps``; ``moves``: rows of ``move``, ``margin``,
-    ``value``, ``nodes``, ``seconds``, ``from_checkpoint``, ``lower``, ``upper``; ``complete``,
-    ``interrupted``, ``best_move``, ``value``, ``margin``)."""
+    **options) -> dict``: optional, every legal move solved (a line per move when ``steps``;
+    ``moves``: rows of ``move``, ``margin``, ``value``, ``nodes``, ``seconds``, ``from_checkpoint``,
+    ``lower``, ``upper``; ``complete``, ``interrupted``, ``best_move``, ``value``, ``margin``)."""
 
     solve: Callable
     title: Callable

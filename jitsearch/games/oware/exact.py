@@ -91,9 +91,9 @@ def _database(state, endgame_seeds, max_bytes, cache_dir, endgame_progress):
             endgame_progress(done, total, seconds, f"layer {seeds} of {endgame_seeds}, ")
 
     try:
-        return _in_worker(lambda: build_database(state.houses, endgame_seeds, grand_slam_illegal=state.grand_slam_illegal,
-                                                 max_bytes=max_bytes, cache_dir=cache_dir, progress=progress),
-                          "jitsearch-oware-database", threading.Event())
+        return _in_worker(lambda: build_database(
+            state.houses, endgame_seeds, grand_slam_illegal=state.grand_slam_illegal, max_bytes=max_bytes,
+            cache_dir=cache_dir, progress=progress), "jitsearch-oware-database", threading.Event())
     except KeyboardInterrupt:
         discard_temporaries()  # the build goes on in its worker thread until exit: its file goes now
         raise
