@@ -397,10 +397,10 @@ def test_an_oware_build_announces_its_size_and_time(capsys, tmp_path):
 def test_a_long_oware_solve_says_it_is_alive(capsys, monkeypatch):
     """A deepening may take minutes: a line on stderr every few seconds
     says which depth runs and how to bound the solve, in --json mode too."""
-    import jitsearch.cli._oware_solve as cli_oware
+    import jitsearch.games.oware.exact as oware_exact
 
-    monkeypatch.setattr(cli_oware, "FIRST_HEARTBEAT_SECONDS", 0.05, raising=False)
-    monkeypatch.setattr(cli_oware, "HEARTBEAT_SECONDS", 0.05, raising=False)
+    monkeypatch.setattr(oware_exact, "FIRST_HEARTBEAT_SECONDS", 0.05)
+    monkeypatch.setattr(oware_exact, "HEARTBEAT_SECONDS", 0.05)
     code, out, err = run(capsys, "solve", "--game", "oware", "--houses", "6", "--seeds", "4", "--time-limit", "0.5",
                          "--json")
     assert code == 0 and json.loads(out)["complete"] is False
@@ -408,13 +408,12 @@ def test_a_long_oware_solve_says_it_is_alive(capsys, monkeypatch):
 
 
 def test_ctrl_c_of_an_oware_solve_says_what_is_kept(capsys, monkeypatch, tmp_path):
-    import jitsearch.cli._oware_solve as cli_oware
-    from jitsearch.cli._support import Interrupted
+    import jitsearch.games.oware.exact as oware_exact
 
-    def interrupted(*args, **kwargs):
-        raise Interrupted()
+    def interrupted(*args, **kwargs):  # Ctrl-C while the exact solve runs
+        raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_oware, "_solve_with_limit", interrupted)
+    monkeypatch.setattr(oware_exact, "_solve_with_limit", interrupted)
     code, out, err = run(capsys, "solve", "--game", "oware", "--houses", "2", "--seeds", "2", "--endgame-seeds", "4",
                          "--endgame-cache-dir", str(tmp_path), "--json")
     assert code == 130 and json.loads(out)["complete"] is False

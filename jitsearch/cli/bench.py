@@ -17,6 +17,7 @@ from rich.table import Table
 
 from ._support import UserError, check_output_dir, check_output_file, check_positive, check_seconds, write_text_atomic
 from .common import emit_json, json_safe, stop_interrupted, stderr, stdout
+from .game_options import GameOpt, VariantOpt
 
 
 bench_app = typer.Typer(help="Benchmarks (print a table; --json for scripts).", no_args_is_help=True)
@@ -268,10 +269,10 @@ def bench_playouts(
 ):
     """Random Kalah playouts per second on the CPU twin or the CUDA kernel (and the C reference)."""
     from ..benchmarks.playouts_bench import measure_playouts
-    from ..games.kalah import KalahState
+    from ..games import get
     from ..kernels.backend import BackendError
 
-    KalahState.initial(houses, seeds)  # validates the board
+    get("kalah").initial(houses, seeds)  # validates the board
     if states < 1 or playouts < 1 or repeats < 1 or threads < 1:
         raise UserError("--states, --playouts, --repeats and --threads must be >= 1")
     if not 0 <= seed < 2**64:
@@ -523,6 +524,40 @@ def bench_gpu_mcts(
         stdout.print(f"written to {out}/ (gpu_mcts.json, gpu_mcts.md, games/)")
     if any(g.get("interrupted") for g in r["games"]):
         stop_interrupted(f"the games played so far are in {out / 'games'}; rerun the same command to continue")
+
+
+@bench_app.command("alphabeta")
+def bench_alphabeta(
+    game: GameOpt = "kalah",
+    variant: VariantOpt = None,
+    depths: Annotated[str, typer.Option("--depths", help="Search depths (1-6:1).")] = "1-6:1",
+    python_max_depth: Annotated[
+        int, typer.Option("--python-max-depth", help="Deepest search also timed in plain Python.")
+    ] = 4,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+):
+    """Any game: nodes/s of the alpha-beta over the game protocol, Numba against the same source in plain Python."""
+    from ..benchmarks.alphabeta_bench import run_alphabeta_bench
+    from .game_options import resolve_game, resolve_variant
+
+    g = resolve_game(game)
+    chosen = resolve_variant(g, variant)
+    with stderr.status("benchmarking") as status:
+        result = run_alphabeta_bench(g, chosen, _parse_heights(depths, "--depths"), python_max_depth,
+                                     progress=lambda msg: status.update(f"benchmarking: {msg}"))
+    if as_json:
+        emit_json(result)
+        return
+    table = Table(title=f"{g.name} alpha-beta from {result['position']}: the rules' order, no table (the same tree "
+                        "in Numba and plain Python)")
+    for col in ("depth", "nodes", "numba nodes/s", "python nodes/s", "x python", "game's order+table nodes"):
+        table.add_column(col, justify="right")
+    for r in result["rows"]:
+        table.add_row(str(r["depth"]), f"{r['nodes']:,}", f"{r['numba_nodes_per_second'] / 1e6:.2f} M",
+                      f"{r['python_nodes_per_second'] / 1e6:.3f} M" if "python_nodes_per_second" in r else "-",
+                      f"{r['speedup_vs_python']:.0f}x" if "speedup_vs_python" in r else "-",
+                      f"{r['ordered_nodes']:,}")
+    stdout.print(table)
 
 
 @bench_app.command("kalah")

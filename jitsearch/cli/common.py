@@ -99,15 +99,6 @@ def check_agent_for(game_name: str, agent, state, variant: dict) -> None:
         agent.check_match(state.houses, variant["seeds"], state.empty_capture, position=state)
 
 
-def kalah_state(houses, seeds, empty_capture, position):
-    from ..games import get
-
-    kalah = get("kalah")
-    if position is not None:
-        return kalah.from_text(position, empty_capture=empty_capture)
-    return kalah.initial(houses, seeds, empty_capture=empty_capture)
-
-
 # -- Ctrl-C: status 130, with one "interrupted: ..." line -----------------------------------
 
 #: Set when a command has printed its own "interrupted: ..." line, so that

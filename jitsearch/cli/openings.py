@@ -13,7 +13,7 @@ import typer
 
 from ._support import UserError, check_output_file, given_options, refuse_options, write_text_atomic
 from .common import emit_json, stderr, stop_interrupted, stdout
-from .solve import in_cli_words
+from .solve import announce_endgame_build, endgame_progress_printer, in_cli_words
 
 
 def _parse_plies(text: str) -> tuple[int, int]:
@@ -48,25 +48,25 @@ def _command(houses, seeds, empty_capture, plies, within, exact, depth, count, s
     return " ".join(shlex.quote(str(w)) for w in words)
 
 
-def _announce_endgame(houses, endgame_seeds, empty_capture, cache_dir):
+def _announce_endgame(state, endgame_seeds, cache_dir):
     """Before the database is built: its size and time (``solve``'s line);
     returns the progress printer for its build."""
     from ..arena.opening_suites import ENDGAME_MAX_BYTES
-    from ..games.kalah.endgame import estimate_endgame_build
-    from ..games.kalah.endgame_files import cache_path
+    from ..games import get
     from ..trees.memory import format_bytes
-    from ._endgame_notice import announce_endgame_build, endgame_progress_printer
 
+    database = get("kalah").database
     try:
-        est = estimate_endgame_build(houses, endgame_seeds)
+        est = database.estimate(state, endgame_seeds, ENDGAME_MAX_BYTES)
     except ValueError as exc:
         raise UserError(f"--endgame-seeds: {exc}") from None
     if est["ram_bytes"] > ENDGAME_MAX_BYTES:
         raise UserError(f"the endgame database of {endgame_seeds} seeds needs {format_bytes(est['ram_bytes'])} of "
                         f"memory to build, above the {format_bytes(ENDGAME_MAX_BYTES)} openings allows: lower "
                         "--endgame-seeds")
-    path = None if cache_dir is None else cache_path(cache_dir, houses, endgame_seeds, empty_capture)
-    announce_endgame_build(est, f"<= {endgame_seeds} seeds in the houses", path)
+    path = None if cache_dir is None else database.cache_path(cache_dir, state, endgame_seeds)
+    announce_endgame_build(None if path is None else database.cached(path), est,
+                           f"<= {endgame_seeds} seeds {database.holds}", path)
     return endgame_progress_printer()
 
 
@@ -161,16 +161,15 @@ def openings(
         raise UserError(f"--endgame-seeds must lie in 0..127, got {endgame_seeds}")
     if max_nodes < 1:
         raise UserError(f"--max-nodes must be >= 1, got {max_nodes}")
-    from ..games.kalah import KalahState
+    from ..games import get
 
-    KalahState.initial(houses, seeds, empty_capture=empty_capture)  # a bad board: one ValueError line, exit 2
+    kalah = get("kalah")  # the suites are Kalah's (arena.opening_suites)
+    start = kalah.initial(houses, seeds, empty_capture=empty_capture)  # a bad board: one ValueError line, exit 2
     if out is not None:
         check_output_file(out)
     cache_dir = None
     if exact and endgame_seeds:
-        from ..games.kalah import default_cache_dir
-
-        cache_dir = endgame_cache_dir if endgame_cache_dir is not None else default_cache_dir()
+        cache_dir = endgame_cache_dir if endgame_cache_dir is not None else kalah.database.default_dir()
         if cache_dir.exists() and not cache_dir.is_dir():
             raise UserError(f"--endgame-cache-dir {cache_dir} is a file, not a directory")
 
@@ -196,7 +195,7 @@ def openings(
 
     endgame_progress = None
     if exact and endgame_seeds:
-        endgame_progress = _announce_endgame(houses, endgame_seeds, empty_capture, cache_dir)
+        endgame_progress = _announce_endgame(start, endgame_seeds, cache_dir)
     existed = out is not None and out.exists()
     result = suites.balanced_suite(houses, seeds, empty_capture, plies=lo_hi, within=within, exact=exact,
                                    depth=depth, count=count, seed=seed, prefilter_depth=pdepth,

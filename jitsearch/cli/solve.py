@@ -1,30 +1,36 @@
-"""``jitsearch solve``: solve a game tree (a file or a random tree) or a Kalah
-position exactly."""
+"""``jitsearch solve``: solve a game tree (a file or a random tree), or a position of a game
+exactly (``--game NAME``: the game's :attr:`~jitsearch.games.protocol.Game.exact` solve, or its
+:attr:`~jitsearch.games.protocol.Game.solver`), with its endgame database
+(:attr:`~jitsearch.games.protocol.Game.database`) announced before it is built."""
 
 from __future__ import annotations
 
 import functools
 import math
 import re
+import time
 from pathlib import Path
 from typing import Annotated, Optional, Tuple
 
 import typer
 from rich.table import Table
 
+from ._support import flag as option_flag
 from ._support import (Interrupted, JitWatch, UserError, check_seconds, given_options, refuse_options,
                        run_interruptibly, timed)
-from ._endgame_notice import announce_endgame_build, endgame_progress_printer
-from .common import emit_json, kalah_state, parse_bytes, stop_interrupted, stderr, stdout
+from .common import emit_json, parse_bytes, stop_interrupted, stderr, stdout
+from ..games.protocol import ExactSolve
+from .game_options import VariantOpt, initial_state, resolve_game, resolve_variant
 
 
 _TREE_OPTIONS = ("tree_file", "random", "branching", "height", "seed", "values", "lo", "hi", "root", "algorithm",
                  "trace", "depth", "random_branching", "edge_lo", "edge_hi", "search_depth", "delta", "bounds",
                  "bounds_file", "likely", "loss_threshold", "restart_deepest", "stop_when_proven", "max_leaves",
                  "max_seconds", "value_range", "first_guess", "storage")
-_KALAH_SOLVE_OPTIONS = ("houses", "seeds", "empty_capture", "position", "time_limit", "table_size", "endgame_seeds",
-                        "checkpoint_every",
-                        "endgame_cache", "endgame_cache_dir", "all_moves", "checkpoint", "resume")
+#: Options of ``--game`` that a game takes when its exact solve has them (see :func:`_takes`).
+_GAME_OPTIONS = ("houses", "seeds", "empty_capture", "variant", "position", "time_limit", "table_size", "endgame_seeds",
+                 "checkpoint_every", "endgame_cache", "endgame_cache_dir", "all_moves", "checkpoint", "resume")
+_DATABASE_OPTIONS = ("endgame_seeds", "endgame_cache", "endgame_cache_dir")
 
 
 _API_WORDS = ((re.compile(r"\bmax_bytes\b(?: \(--max-memory\))?"), "--max-memory"),
@@ -32,6 +38,7 @@ _API_WORDS = ((re.compile(r"\bmax_bytes\b(?: \(--max-memory\))?"), "--max-memory
               (re.compile(r", (?:or )?endgame_cache_dir=(?:None| in the API)"), ""),
               (re.compile(r"\bendgame_cache_dir\b"), "--endgame-cache-dir"),
               (re.compile(r"\bmax_seeds\b"), "--endgame-seeds"),
+              (re.compile(r"\btable_size\b"), "--table-size"),
               (re.compile(r"\bdrop trace\b"), "drop --trace"))
 
 
@@ -132,18 +139,20 @@ def solve(
         str, typer.Option("--max-memory", help="Refuse to allocate more than this (e.g. 2GiB).")
     ] = "2GiB",
     game: Annotated[
-        Optional[str], typer.Option("--game", help="Solve a game instead of a tree: kalah or oware.")
+        Optional[str], typer.Option("--game", help="Solve a position of a game instead of a tree: a registered "
+                                                   "game with an exact solver (kalah, oware, connect4, ...).")
     ] = None,
-    houses: Annotated[int, typer.Option("--houses", help="kalah, oware: houses per side (m).")] = 6,
-    seeds: Annotated[int, typer.Option("--seeds", help="kalah, oware: seeds per house (n).")] = 4,
+    variant: VariantOpt = None,
+    houses: Annotated[int, typer.Option("--houses", help="The variant option houses (-V houses=N).")] = 6,
+    seeds: Annotated[int, typer.Option("--seeds", help="The variant option seeds (-V seeds=N).")] = 4,
     empty_capture: Annotated[
-        bool, typer.Option("--empty-capture", help="kalah: capture even when the opposite house is empty.")
+        bool, typer.Option("--empty-capture", help="The variant option empty_capture (kalah).")
     ] = False,
     position: Annotated[
-        Optional[str], typer.Option("--position", help="kalah, oware: start from this position (text form).")
+        Optional[str], typer.Option("--position", help="Start from this position (the game's text form).")
     ] = None,
     time_limit: Annotated[
-        Optional[float], typer.Option("--time-limit", help="kalah, oware: stop after this many seconds.")
+        Optional[float], typer.Option("--time-limit", help="Stop after this many seconds (kalah, oware).")
     ] = None,
     table_size: Annotated[
         Optional[int],
@@ -151,19 +160,17 @@ def solve(
                                           "default: sized from the board, at most 2**25).", show_default=False),
     ] = None,
     endgame_seeds: Annotated[
-        int, typer.Option("--endgame-seeds", help="kalah, oware: build an endgame database up to this many seeds "
-                                                  "(0: none).")
+        int, typer.Option("--endgame-seeds", help="Build an endgame database up to this many seeds (0: none; "
+                                                  "kalah, oware).")
     ] = 0,
     endgame_cache: Annotated[
         bool, typer.Option("--endgame-cache/--no-endgame-cache",
-                           help="kalah, oware: keep built endgame databases in ~/.cache/jitsearch (or "
-                                "$XDG_CACHE_HOME).")
+                           help="Keep built endgame databases in ~/.cache/jitsearch (or $XDG_CACHE_HOME).")
     ] = True,
     endgame_cache_dir: Annotated[
-        Optional[Path], typer.Option("--endgame-cache-dir", help="kalah, oware: keep endgame databases in this "
-                                                                 "directory instead (default: $XDG_CACHE_HOME/"
-                                                                 "jitsearch/kalah-endgame or oware-endgame, or "
-                                                                 "~/.cache/...).",
+        Optional[Path], typer.Option("--endgame-cache-dir", help="Keep endgame databases in this directory instead "
+                                                                 "(default: $XDG_CACHE_HOME/jitsearch/GAME-endgame, "
+                                                                 "or ~/.cache/...).",
                                      show_default=False)
     ] = None,
     all_moves: Annotated[
@@ -183,7 +190,7 @@ def solve(
     resume: Annotated[bool, typer.Option("--resume", help="kalah: continue the solve saved in --checkpoint.")]
     = False,
 ):
-    """Solve a game tree (or Kalah, or a small Oware variant) exactly and report value, best move and work done.
+    """Solve a game tree, or a position of a game, exactly and report value, best move and work done.
 
     Ctrl-C stops a solve within a second or two with exit status 130; a Kalah
     solve first prints the bounds and move found so far.
@@ -192,34 +199,16 @@ def solve(
     max_bytes = parse_bytes(max_memory)
     if game is not None:
         refuse_options(given, _TREE_OPTIONS, f"does not apply to --game {game} (it solves the game, not a tree)")
-        if position is not None:
-            refuse_options(given, ("houses", "seeds"), "does not apply with --position (the position sets the board)")
-        check_seconds(time_limit, "--time-limit")
-        if game == "oware":
-            from ._oware_solve import solve_oware
-
-            solve_oware(given, houses=houses, seeds=seeds, position=position, time_limit=time_limit,
-                        endgame_seeds=endgame_seeds, as_json=as_json, max_bytes=max_bytes,
-                        endgame_cache=endgame_cache, endgame_cache_dir=endgame_cache_dir)
-            return
-        if resume and checkpoint is None:
-            raise UserError("--resume needs --checkpoint")
-        if "checkpoint_every" in given and (checkpoint is None or all_moves):
-            raise UserError("--checkpoint-every applies to a --checkpoint of a solve without --all-moves")
-        check_seconds(checkpoint_every, "--checkpoint-every")
-        if endgame_cache_dir is not None and not endgame_cache:
-            raise UserError("--endgame-cache-dir and --no-endgame-cache contradict each other: give one")
-        if "endgame_cache_dir" in given and not endgame_seeds:
-            raise UserError("--endgame-cache-dir applies with --endgame-seeds S (a database to build or load)")
-        cache_dir = _endgame_dir(endgame_cache, endgame_cache_dir)
-        if all_moves:
-            _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds,
-                         as_json, max_bytes, cache_dir, checkpoint, resume, all_moves)
-            return
-        _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
-                    max_bytes, cache_dir, checkpoint, resume, checkpoint_every)
+        flags = {k: v for k, v in (("houses", houses), ("seeds", seeds), ("empty_capture", empty_capture))
+                 if k in given}
+        _solve_game(resolve_game(game), given, variant, flags, position, as_json, max_bytes, dict(
+            time_limit=time_limit, table_size=table_size, endgame_seeds=endgame_seeds, endgame_cache=endgame_cache,
+            endgame_cache_dir=endgame_cache_dir, all_moves=all_moves, checkpoint=checkpoint,
+            checkpoint_every=checkpoint_every, resume=resume))
         return
-    refuse_options(given, _KALAH_SOLVE_OPTIONS, "applies to --game kalah only")
+    for name in _GAME_OPTIONS:
+        if name in given:
+            raise UserError(f"{option_flag(name)} applies to --game {_takers(name)} only")
     from ..search import ALGORITHMS, solve as solve_tree
     from ..trees import UniformTree, load_tree
 
@@ -340,96 +329,6 @@ def _bound_text(x) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
 
-def _endgame_dir(endgame_cache: bool, endgame_cache_dir):
-    """The endgame database directory of a solve (None: no cache), checked to be a directory."""
-    if not endgame_cache:
-        return None
-    if endgame_cache_dir is None:
-        from ..games.kalah.endgame_files import default_cache_dir
-
-        return default_cache_dir()
-    if endgame_cache_dir.exists() and not endgame_cache_dir.is_dir():
-        raise UserError(f"--endgame-cache-dir {endgame_cache_dir} is a file, not a directory")
-    return endgame_cache_dir
-
-
-def _note_resume(checkpoint, resume: bool, exists: bool) -> None:
-    if resume and not exists:
-        stderr.print(f"nothing to resume in {checkpoint}: starting afresh", soft_wrap=True)
-
-
-def _solve_game(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
-                max_bytes, cache_dir=None, checkpoint=None, resume=False, checkpoint_every=600.0):
-    from ..games.kalah.solver import solve_exact
-
-    if game != "kalah":
-        raise UserError(f"--game must be kalah or oware, got {game!r}")
-    if table_size is not None and not 16 <= table_size <= 2**40:
-        raise UserError(f"--table-size must lie in 16..2**40 slots, got {table_size}")
-    state = kalah_state(houses, seeds, empty_capture, position)
-    shown = {"iteration": -1}
-
-    def progress(iteration, lo, up, nodes, seconds):
-        # after each finished null-window test, and about every second while one runs
-        if iteration != shown["iteration"]:
-            shown["iteration"] = iteration
-            label = f"test {iteration}" if iteration else "first test"
-        else:
-            label = "  running"
-        stderr.print(f"{label}: margin in [{lo}, {up}], {nodes:,} nodes, {seconds:.1f} s")
-
-    endgame_progress = endgame_progress_printer()
-
-    if endgame_seeds:
-        _announce_endgame(state, endgame_seeds, cache_dir)
-    if checkpoint is not None:
-        from ..games.kalah.checkpoint import checkpoint_exists
-
-        _note_resume(checkpoint, resume, checkpoint_exists(checkpoint))
-
-    result, _, jit_seconds = timed(
-        solve_exact, state, tt_capacity=table_size, time_limit=time_limit, progress=progress, max_bytes=max_bytes,
-        endgame_seeds=endgame_seeds, endgame_cache_dir=cache_dir,
-        endgame_progress=endgame_progress, checkpoint=checkpoint, resume=resume, checkpoint_seconds=checkpoint_every)
-    # the solver's own clock, less the time Numba spent compiling or loading kernels
-    result["compile_seconds"] = jit_seconds
-    result["seconds"] = max(result["seconds"] - jit_seconds, 0.0)
-    result.update(game="kalah", houses=state.houses, empty_capture=state.empty_capture, position=state.to_text(),
-                  player_to_move=state.player)
-    interrupted = bool(result.get("interrupted"))
-    if as_json:
-        emit_json(result)
-    else:
-        table = Table(title=f"{_kalah_title(state, seeds if position is None else None)} "
-                            f"{'empty-capture' if state.empty_capture else 'standard'} rules", show_header=False)
-        table.add_column("key", style="bold")
-        table.add_column("value")
-        for key in ("position", "margin", "best_move", "best_move_source", "complete", "lower", "upper", "nodes",
-                    "iterations", "table_slots", "endgame_seeds"):
-            if key in result:
-                table.add_row(key, str(result[key]))
-        table.add_row("seconds", f"{result['seconds']:.2f}")
-        stdout.print(table)
-    if interrupted:
-        unfinished = bool(endgame_seeds) and not result.get("endgame_seeds")
-        stop_interrupted(f"the margin lies in [{result.get('lower')}, {result.get('upper')}] "
-                         f"(best move so far: pit {result.get('best_move')}, {result.get('best_move_source')})"
-                         + ("; the endgame database was not finished and nothing of it was written" if unfinished
-                            else "")
-                         + (f"; --resume continues from the last save in {checkpoint}" if checkpoint is not None
-                            else "; nothing of the search is kept (--checkpoint DIR keeps it)"))
-    elif not result.get("complete") and result.get("stop_reason") == "time_limit" and not as_json:
-        stderr.print(f"time limit reached: the margin lies in [{result.get('lower')}, {result.get('upper')}]")
-
-
-def _kalah_title(state, seeds) -> str:
-    """``Kalah(6, 4)`` for a game from the start (``seeds`` a house), else
-    ``Kalah(6) position, 31 seeds in play``: the seeds in the houses and stores."""
-    if seeds is not None:
-        return f"Kalah({state.houses}, {seeds})"
-    return f"Kalah({state.houses}) position, {int(sum(int(x) for x in state.board))} seeds in play"
-
-
 def _fe_bounds(tree, mode: str, bounds_file, likely):
     """The ``bounds`` argument of forward estimation from the CLI options."""
     from ..search import EdgeBounds
@@ -467,67 +366,6 @@ def _tree_title(desc: dict) -> str:
     return f"{desc.get('file', 'tree')} ({desc['num_nodes']} nodes, {desc['num_leaves']} leaves)"
 
 
-def _solve_moves(game, houses, seeds, empty_capture, position, time_limit, table_size, endgame_seeds, as_json,
-                 max_bytes, cache_dir, checkpoint, resume, all_moves):
-    """``--all-moves`` / ``--checkpoint``: every legal move solved exactly (:func:`move_values`)."""
-    from ..games.kalah.moves import move_values
-
-    if game != "kalah":
-        raise UserError(f"--game must be kalah or oware, got {game!r}")
-    if table_size is not None and not 16 <= table_size <= 2**40:
-        raise UserError(f"--table-size must lie in 16..2**40 slots, got {table_size}")
-    state = kalah_state(houses, seeds, empty_capture, position)
-    if state.is_over:
-        raise UserError("the game is over in this position: no move to solve")
-    if checkpoint is not None:
-        if checkpoint.exists() and checkpoint.is_dir():
-            raise UserError(f"--checkpoint {checkpoint} is a directory")
-        _check_writable_file(checkpoint)
-        _note_resume(checkpoint, resume, checkpoint.exists() and checkpoint.stat().st_size > 0)
-
-    def progress(move, row, done, total):
-        if as_json:
-            return
-        how = ("from the checkpoint" if row["from_checkpoint"] else
-               f"{row['nodes']:,} nodes, {row['seconds']:.1f} s")
-        what = (f"margin {row['margin']:+d} (value {row['value']:+d} for the mover)" if row["margin"] is not None
-                else f"not solved, margin in [{row['lower']}, {row['upper']}]")
-        stderr.print(f"move {done}/{total}, pit {move}: {what}, {how}")
-
-    if endgame_seeds:
-        _announce_endgame(state, endgame_seeds, cache_dir)
-    with JitWatch():  # "compiling (first run only)..." on a cold cache; move times leave the compilation out
-        result = move_values(state, checkpoint=checkpoint, resume=resume, time_limit=time_limit,
-                             tt_capacity=table_size, endgame_seeds=endgame_seeds, endgame_cache_dir=cache_dir,
-                             max_bytes=max_bytes, progress=progress)
-    result.update(game="kalah", houses=state.houses)
-    if as_json:
-        emit_json(result)
-    else:
-        title = f"{state.to_text()} ({'empty-capture' if state.empty_capture else 'standard'} rules), p{state.player} " \
-                "to move"
-        table = Table(title=title)
-        for col in ("pit", "final margin (player 0)", "value for the mover", "nodes", "seconds"):
-            table.add_column(col, justify="right")
-        for row in result["moves"]:
-            best = " *" if row["move"] == result["best_move"] else ""
-            margin = "?" if row["margin"] is None else f"{row['margin']:+d}"
-            value = "?" if row["value"] is None else f"{row['value']:+d}{best}"
-            table.add_row(str(row["move"]), margin, value, f"{row['nodes']:,}",
-                          "-" if row["from_checkpoint"] else f"{row['seconds']:.2f}")
-        stdout.print(table)
-        if result["complete"]:
-            stdout.print(f"value {result['value']:+d} for p{state.player} (player 0's margin {result['margin']:+d}); "
-                         f"best move: pit {result['best_move']}")
-    if result["interrupted"]:
-        stop_interrupted("the solved moves " + (f"are saved in {checkpoint}; add --resume to continue"
-                                                 if checkpoint is not None else "are above; use --checkpoint to keep "
-                                                                               "them"))
-    elif not result["complete"] and not as_json:
-        stderr.print("time limit reached: some moves are not solved" + (f"; --resume continues from {checkpoint}"
-                                                                         if checkpoint is not None else ""))
-
-
 def _check_writable_file(path: Path) -> None:
     """A file the command will write: its directory must exist (or be creatable) and take a new file."""
     from .._io import ensure_writable_dir
@@ -539,15 +377,207 @@ def _check_writable_file(path: Path) -> None:
                         "directory") from None
 
 
-def _announce_endgame(state, endgame_seeds, cache_dir):
-    """The Kalah endgame database's size and build time before it is built,
-    or that it is found in the cache and is verified first."""
-    from ..games.kalah.endgame import estimate_endgame_build
-    from ..games.kalah.endgame_files import cache_path
+# -- --game: a position of a game, over the game's hooks ----------------------------------------
 
-    try:
-        est = estimate_endgame_build(state.houses, endgame_seeds)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    path = None if cache_dir is None else cache_path(cache_dir, state.houses, endgame_seeds, state.empty_capture)
-    announce_endgame_build(est, f"<= {endgame_seeds} seeds in the houses", path)
+def _takes(game) -> set:
+    """The ``--game`` options ``game`` takes: the variant flags it has, and its exact solve's."""
+    out = {"variant", "position"} | {k for k in ("houses", "seeds", "empty_capture") if k in game.variant}
+    if game.exact is not None:
+        out |= {"time_limit", *game.exact.options}
+    if game.database is not None:
+        out |= set(_DATABASE_OPTIONS)
+    return out
+
+
+def _takers(option: str) -> str:
+    """The registered games that take ``option``: ``kalah or oware``."""
+    from ..games import GAMES
+
+    return " or ".join(sorted(name for name, g in GAMES.items() if option in _takes(g))) or "none"
+
+
+def _solve_game(g, given, pairs, flags, position, as_json, max_bytes, opts):
+    """``solve --game``: checks the options against what ``g`` takes, then :func:`_run_exact`
+    (``g.exact``, ``g.exact.moves`` with --all-moves; a game with ``g.solver`` alone as :func:`_solver_only`)."""
+    if g.exact is None and g.solver is None:
+        from ..games import GAMES
+
+        raise UserError(f"{g.name} has no exact solver; solve takes --game "
+                        f"{' or '.join(sorted(n for n, x in GAMES.items() if x.solver or x.exact))}")
+    takes = _takes(g)
+    for name in _GAME_OPTIONS:
+        if name in given and name not in takes:
+            raise UserError(f"{option_flag(name)} applies to --game {_takers(name)} only")
+    if position is not None:
+        refuse_options(given, ("houses", "seeds"), "does not apply with --position (the position sets the board)")
+    check_seconds(opts["time_limit"], "--time-limit")
+    if opts["resume"] and opts["checkpoint"] is None:
+        raise UserError("--resume needs --checkpoint")
+    if "checkpoint_every" in given and (opts["checkpoint"] is None or opts["all_moves"]):
+        raise UserError("--checkpoint-every applies to a --checkpoint of a solve without --all-moves")
+    check_seconds(opts["checkpoint_every"], "--checkpoint-every")
+    cache_dir, endgame_cache = opts.pop("endgame_cache_dir"), opts.pop("endgame_cache")
+    if cache_dir is not None and not endgame_cache:
+        raise UserError("--endgame-cache-dir and --no-endgame-cache contradict each other: give one")
+    if "endgame_cache_dir" in given and not opts["endgame_seeds"]:
+        raise UserError("--endgame-cache-dir applies with --endgame-seeds S (a database to build or load)")
+    if opts["endgame_seeds"] < 0:
+        raise UserError(f"--endgame-seeds must be >= 0, got {opts['endgame_seeds']}")
+    if cache_dir is not None and cache_dir.exists() and not cache_dir.is_dir():
+        raise UserError(f"--endgame-cache-dir {cache_dir} is a file, not a directory")
+    if endgame_cache and cache_dir is None and g.database is not None:
+        cache_dir = g.database.default_dir()
+    state = initial_state(g, resolve_variant(g, pairs, **flags), position)
+    if state.is_over:
+        raise UserError("the game is over in this position: nothing to solve")
+    all_moves = opts["all_moves"]
+    opts = {k: opts[k] for k in takes & set(opts) if k != "all_moves"}
+    opts.update(max_bytes=max_bytes, endgame_cache_dir=cache_dir)
+    if g.database is not None and opts["endgame_seeds"]:
+        path = None if cache_dir is None else g.database.cache_path(cache_dir, state, opts["endgame_seeds"])
+        est = g.database.estimate(state, opts["endgame_seeds"], max_bytes)
+        opts["building"] = announce_endgame_build(g.database.cached(path) if path is not None else None, est,
+                                                  f"<= {opts['endgame_seeds']} seeds {g.database.holds}", path)
+        opts.update(endgame_path=path, endgame_progress=endgame_progress_printer())
+    if all_moves:
+        return _run_moves(g, state, as_json, opts)
+    return _run_exact(g, g.exact or _solver_only(g), state, position is None, as_json, opts)
+
+
+def _report(line: str) -> None:
+    stderr.print(line, soft_wrap=True)
+
+
+def _game_json(g, state, result: dict) -> dict:
+    return {"game": g.name, "position": state.to_text(), "player_to_move": state.player, **result}
+
+
+def _run_exact(g, exact, state, from_start, as_json, opts):
+    """The game's exact solve (``exact.solve``): its result as JSON or a table; Ctrl-C its line."""
+    call = {k: v for k, v in opts.items() if k not in ("building", "endgame_path")}
+    result, _, jit_seconds = timed(exact.solve, state, report=_report, **call)
+    # the solve's own clock, less the time Numba spent compiling or loading kernels
+    result["compile_seconds"] = jit_seconds
+    result["seconds"] = max(result.get("seconds", 0.0) - jit_seconds, 0.0)
+    result = _game_json(g, state, result)
+    if as_json:
+        emit_json(result)
+    else:
+        table = Table(title=exact.title(state, from_start), show_header=False)
+        table.add_column("key", style="bold")
+        table.add_column("value")
+        for key in exact.rows:
+            if key in result:
+                table.add_row(key, "-" if result[key] is None else str(result[key]))
+        table.add_row("seconds", f"{result['seconds']:.2f}")
+        stdout.print(table)
+    if result.get("interrupted"):
+        stop_interrupted(exact.stopped(result, opts))
+    if not result.get("complete") and result.get("stop_reason") == "time_limit" and not as_json:
+        if result.get("lower") is not None:
+            stderr.print(f"time limit reached: the margin lies in [{result['lower']}, {result['upper']}]")
+        else:
+            stderr.print(f"time limit reached: the exact solve did not finish in {opts['time_limit']:g} s")
+
+
+def _solver_only(g) -> ExactSolve:
+    """A game with a solver alone (``g.solver``) as an exact solve: player 0's exact ``value`` in
+    the game's units, nothing kept on Ctrl-C."""
+    def solve(state, *, report, **_):
+        t0 = time.perf_counter()
+        try:
+            return {"value": int(run_interruptibly(g.solver, state)), "complete": True,
+                    "seconds": time.perf_counter() - t0}
+        except Interrupted:
+            return {"complete": False, "interrupted": True, "seconds": time.perf_counter() - t0}
+
+    return ExactSolve(solve=solve, title=lambda state, from_start: f"{g.name} {state.to_text()}",
+                      rows=("position", "player_to_move", "value"),
+                      stopped=lambda result, options: f"{g.name}'s solver keeps no partial result")
+
+
+def _run_moves(g, state, as_json, opts):
+    """``--all-moves``: every legal move solved exactly (``g.exact.moves``), a file checkpoint."""
+    checkpoint = opts.get("checkpoint")
+    if checkpoint is not None:
+        if checkpoint.exists() and checkpoint.is_dir():
+            raise UserError(f"--checkpoint {checkpoint} is a directory")
+        _check_writable_file(checkpoint)
+    call = {k: v for k, v in opts.items() if k not in ("building", "endgame_path", "checkpoint_every")}
+    with JitWatch():  # "compiling (first run only)..." on a cold cache; move times leave the compilation out
+        result = g.exact.moves(state, report=_report, steps=not as_json, **call)
+    result = _game_json(g, state, result)
+    if as_json:
+        emit_json(result)
+    else:
+        table = Table(title=f"{g.exact.title(state, False)}, p{state.player} to move")
+        for col in ("move", "final margin (player 0)", "value for the mover", "nodes", "seconds"):
+            table.add_column(col, justify="right")
+        for row in result["moves"]:
+            best = " *" if row["move"] == result["best_move"] else ""
+            margin = "?" if row["margin"] is None else f"{row['margin']:+d}"
+            value = "?" if row["value"] is None else f"{row['value']:+d}{best}"
+            table.add_row(str(row["move"]), margin, value, f"{row['nodes']:,}",
+                          "-" if row["from_checkpoint"] else f"{row['seconds']:.2f}")
+        stdout.print(table)
+        if result["complete"]:
+            stdout.print(f"value {result['value']:+d} for p{state.player} (player 0's margin {result['margin']:+d}); "
+                         f"best move: {result['best_move']}")
+    if result["interrupted"]:
+        stop_interrupted("the solved moves " + (f"are saved in {checkpoint}; add --resume to continue"
+                                                 if checkpoint is not None else "are above; use --checkpoint to keep "
+                                                                               "them"))
+    elif not result["complete"] and not as_json:
+        stderr.print("time limit reached: some moves are not solved" + (f"; --resume continues from {checkpoint}"
+                                                                         if checkpoint is not None else ""))
+
+
+# -- endgame databases: what the CLI prints around a build (solve, openings --exact) ------------
+
+def announce_endgame_build(cached, est: dict, what: str, path) -> bool:
+    """One line on stderr before an endgame database is built: ``what`` it holds, its positions,
+    its size on disk and in memory, the estimated time (``est``: :attr:`EndgameFiles.estimate`'s)
+    and where it is cached (``path``, None: not cached); or, when ``path`` already holds a
+    database (``cached``: :attr:`EndgameFiles.cached`'s answer), that a big one is verified
+    first. Returns whether a build is announced."""
+    from ..trees.memory import format_bytes
+
+    if cached is not None:
+        if cached == "verify":
+            stderr.print(f"endgame database: {path} ({format_bytes(est['file_bytes'])}), verifying its checksums "
+                         "first (once a process)", soft_wrap=True)
+        return False
+    threads = est.get("threads", 1)
+    stderr.print(f"endgame database: {what}, {est['positions']:,} positions, "
+                 f"{format_bytes(est['file_bytes'])} on disk, {format_bytes(est['ram_bytes'])} of memory to build, "
+                 f"about {_duration(est['seconds'])} on {threads} thread{'s' if threads != 1 else ''} (measured on "
+                 "an idle 2-core machine: a busy one takes longer)"
+                 + (f" (built once, then cached in {path.parent} and memory-mapped)" if path is not None else ""),
+                 soft_wrap=True)
+    return True
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{max(seconds, 1):.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def endgame_progress_printer(label: str = "endgame database"):
+    """A ``progress(done, total, seconds, detail="")`` for an endgame build: one line on stderr
+    with the time left, from the rate measured since the first report (which may include
+    compiling the build's kernels: the estimate printed before the build assumes an idle machine)."""
+    first_report = []
+
+    def progress(done, total, seconds, detail=""):
+        if not first_report:
+            first_report.append((done, seconds))
+        done0, seconds0 = first_report[0]
+        left = ""
+        if done0 < done < total and seconds - seconds0 > 2:
+            left = f", about {(total - done) * (seconds - seconds0) / (done - done0):.0f} s left"
+        stderr.print(f"{label}: {detail}{done:,} of {total:,} positions, {seconds:.1f} s{left}", soft_wrap=True)
+
+    return progress

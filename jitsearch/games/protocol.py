@@ -274,7 +274,9 @@ class Game:
         Optional: ``balance(state, depth) -> number``, a depth-limited search value of a live
         state from its player to move's view (Kalah the store difference), what balanced opening
         suites keep near 0 (:mod:`jitsearch.arena.openings`).
-    database : optional hook, None where the game has none.
+    database : EndgameFiles or None
+        Optional: the game's endgame databases on disk (:class:`EndgameFiles`: the size and time
+        of a build, where it is cached); what ``solve --endgame-seeds`` and ``openings`` announce.
     fast_playouts : module or None
         Optional: the game's own playout kernels, bit-identical to the generic playout of
         :mod:`jitsearch.games.playout` and faster where a board fits a vector or registers
@@ -293,6 +295,10 @@ class Game:
     arena : ArenaHooks or None
         Optional: what the arena keeps for a game beyond the protocol (:class:`ArenaHooks`: its
         own match-record format, table title, shipped opening suites); None: the generic ones.
+    exact : ExactSolve or None
+        Optional: the game's exact solve with its report (:class:`ExactSolve`: time limit, Ctrl-C,
+        endgame databases, progress lines), what ``jitsearch solve --game NAME`` runs; ``None``
+        with a :attr:`solver`: ``solve`` reports the solver's value alone.
     """
 
     name: str
@@ -323,6 +329,7 @@ class Game:
     search_eval: Any = None
     config_agents: bool = False
     arena: Any = None
+    exact: Any = None
 
     def defaults(self) -> dict:
         """The variant options' defaults."""
@@ -474,3 +481,50 @@ class Engine(NamedTuple):
 
     options: dict
     make: Callable
+
+
+class EndgameFiles(NamedTuple):
+    """A game's endgame databases on disk (:attr:`Game.database`).
+
+    ``estimate(state, seeds, max_bytes) -> dict``: the build of the database of up to ``seeds``
+    seeds for ``state``'s variant before it starts (``positions``, ``file_bytes``, ``ram_bytes``,
+    ``seconds``, ``threads``), a one-line ``ValueError`` where it cannot be built (too many seeds,
+    more memory than ``max_bytes`` where the game checks that first); ``cache_path(cache_dir, state,
+    seeds) -> Path``: its values file; ``default_dir() -> Path``: the cache directory of the game;
+    ``cached(path) -> None | "ready" | "verify"``: no database at ``path``, one that opens at
+    once, one whose checksums are hashed first (a big file, once a process); ``holds``: what the
+    seeds count, ``"in the houses"`` or ``"on the board"``."""
+
+    estimate: Callable
+    cache_path: Callable
+    default_dir: Callable
+    cached: Callable
+    holds: str
+
+
+class ExactSolve(NamedTuple):
+    """The exact solve of a game as ``jitsearch solve --game NAME`` runs it (:attr:`Game.exact`).
+
+    ``solve(state, *, report, time_limit, max_bytes, endgame_seeds, endgame_cache_dir,
+    endgame_progress, **options) -> dict`` solves a live ``state`` in the calling thread:
+    ``report(line)`` prints a progress line, ``endgame_progress(done, total, seconds, detail="")``
+    a database build's; Ctrl-C (``KeyboardInterrupt``) and ``time_limit`` (seconds or None) end it
+    with the result so far. The result is the JSON of the command: ``complete``, ``seconds``
+    (wall time of the call), ``margin`` and ``best_move`` where solved, ``interrupted`` (True
+    after Ctrl-C), ``stop_reason`` (``"time_limit"`` when the time ran out), ``lower``/``upper``
+    where the game bounds an unfinished value, and the game's own keys.
+    ``options``: the further option names ``solve`` takes (``table_size``, ``checkpoint``, ...).
+    ``title(state, from_start) -> str`` and ``rows`` (result keys, in order): the table printed.
+    ``stopped(result, options) -> str``: after Ctrl-C, one line of what was found and kept
+    (``options``: those ``solve`` was given, with ``endgame_path`` and ``building``).
+    ``moves(state, *, report, steps, time_limit, max_bytes, endgame_seeds, endgame_cache_dir,
+    **options) -> dict``: optional, every legal move solved (a line per move when ``steps``;
+    ``moves``: rows of ``move``, ``margin``, ``value``, ``nodes``, ``seconds``, ``from_checkpoint``,
+    ``lower``, ``upper``; ``complete``, ``interrupted``, ``best_move``, ``value``, ``margin``)."""
+
+    solve: Callable
+    title: Callable
+    rows: tuple
+    stopped: Callable
+    options: tuple = ()
+    moves: Callable | None = None

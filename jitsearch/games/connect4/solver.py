@@ -122,7 +122,7 @@ def _negamax(cur, mask, ply, alpha, beta, w, h, bottom, full, order, keys, vals,
     return alpha
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # a CLI or GUI thread stays responsive (Ctrl-C) while it runs
 def _solve(cur, mask, ply, w, h, weak, order, keys, vals, gens, gen, sort_moves, sort_scores, nodes):
     """Pons's ``solve``: the exact score by null-window searches (``weak``: only its sign, -1/0/1)."""
     cells = w * h

@@ -281,3 +281,10 @@ def move_values(state: KalahState, *, time_limit: float = EXACT_SECONDS, max_byt
 
 
 GAME = replace(GAME, move_values=move_values)
+
+
+# -- the exact solve of ``jitsearch solve`` (protocol: Game.exact, Game.database) -------------------
+
+from .exact import DATABASE, EXACT  # noqa: E402
+
+GAME = replace(GAME, exact=EXACT, database=DATABASE)

@@ -394,3 +394,10 @@ def move_values(state: OwareState):
 
 
 GAME = replace(GAME, move_values=move_values)
+
+
+# -- the exact solve of ``jitsearch solve`` (protocol: Game.exact, Game.database) -------------------
+
+from .exact import DATABASE, EXACT  # noqa: E402
+
+GAME = replace(GAME, exact=EXACT, database=DATABASE)
