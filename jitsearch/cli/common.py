@@ -70,7 +70,7 @@ def agent_kinds_for(game_name: str) -> list[str]:
     from ..games import get
 
     game = get(game_name)
-    if game_name == "kalah":
+    if game.config_agents:
         return [k for k in KINDS if k != "human"]
     return [*kinds(game), *(["openspiel"] if game.openspiel is not None else [])]
 
@@ -78,25 +78,28 @@ def agent_kinds_for(game_name: str) -> list[str]:
 def check_spec_for(game_name: str, spec: str, variant: dict, from_position: bool) -> None:
     """Refuse, before it is parsed, an agent spec that cannot play this game's variant (told by the
     spec, whether its extra is installed or not): one ``ValueError`` line."""
-    # MERGE: becomes the generic parse_agent's own check
-    if game_name != "kalah":
-        return
     from ..arena.agents import agent_kind
-    from ..arena.openspiel_agents import OpenSpielAgent
+    from ..games import get
 
-    if agent_kind(spec) == "openspiel":
-        if from_position:
-            raise ValueError("an openspiel agent plays from the start of Kalah(6,4) only (OpenSpiel reaches a "
-                             "position by its moves), not from --position")
-        OpenSpielAgent.check_match(variant["houses"], variant["seeds"], variant["empty_capture"])
+    if agent_kind(spec) != "openspiel":
+        return
+    mapping = get(game_name).openspiel
+    if mapping is None:
+        return  # parse_agent refuses it in its own words
+    if from_position and mapping.replay is None:
+        raise ValueError(f"an openspiel agent plays {game_name} from the start only (OpenSpiel reaches a "
+                         f"position by its moves), not from --position")
+    try:
+        mapping.params(variant)
+    except ValueError as exc:
+        raise ValueError(f"openspiel agents: {exc}") from None
 
 
 def check_agent_for(game_name: str, agent, state, variant: dict) -> None:
     """Refuse, in one ``ValueError`` line, an agent that cannot play ``state`` (a board it cannot
     solve, an OpenSpiel game of another size)."""
-    # MERGE: becomes the generic agent's own check of the state it is given
-    if game_name == "kalah" and hasattr(agent, "check_match") and agent.kind != "openspiel":
-        agent.check_match(state.houses, variant["seeds"], state.empty_capture, position=state)
+    if hasattr(agent, "check_match") and getattr(agent, "kind", None) != "openspiel":
+        agent.check_match(*variant.values(), position=state)  # the variant's options in the game's order
 
 
 # -- Ctrl-C: status 130, with one "interrupted: ..." line -----------------------------------
