@@ -2,8 +2,8 @@
 :func:`jitsearch.kernels.game_mcts.grow_trees_cpu`, one kernel factory for every game of the
 protocol.
 
-Imported lazily (only when the CUDA backend is asked for). As
-:mod:`jitsearch.kernels.cuda_mcts` (block parallelism, Rocki & Suda 2011): thread block ``t``
+Imported lazily (only when the CUDA backend is asked for). Mapping
+(block parallelism, Rocki & Suda 2011): thread block ``t``
 owns tree ``t``; thread 0 selects and expands the step's leaves with virtual visits, the
 block's threads run the step's leaves x ``playouts`` playouts at once (thread j takes jobs j,
 j + blockDim, ...; each capped at ``max_plies`` and then scored by the evaluation), each
@@ -150,7 +150,7 @@ class DeviceGameTrees:
 
 def compile_ptx(game, cc=(9, 0), units=None, node_dtype=None, param=1.0) -> str:
     """PTX of ``game``'s multi-tree MCTS kernel for compute capability ``cc`` without a device
-    (needs NVVM only), as :func:`jitsearch.kernels.cuda_mcts.compile_ptx`; the argument types
+    (needs NVVM only); the argument types
     are those of a search of the game's initial position (``param``: the units' parameter,
     its type as the searches pass it)."""
     from .game_mcts import GameTrees

@@ -2,16 +2,21 @@
 :func:`jitsearch.kernels.game_shared_tree.grow_shared_cpu`, one kernel factory for every game
 of the protocol.
 
-Imported lazily. As :mod:`jitsearch.kernels.cuda_shared_tree`: ``B`` thread blocks share each
-tree; a block claims an iteration number (an atomic add on ``claims[g]``), thread 0 descends
+Imported lazily. Mapping (lock-free tree parallelism with virtual loss, after Chaslot, Winands
+and van den Herik 2008 and Enzenberger and Müller 2010): ``B`` thread blocks share each tree; a block claims an iteration number (an atomic add on ``claims[g]``), thread 0 descends
 and expands (replaying the moves and the record in its slice of the global scratch
 ``[blocks * threads, rows, C]``; ``[.., 1, 1]`` for a game without a record), then the block's
 threads copy the leaf's record into their own slices and run the leaf's playouts, and thread 0
 backs the summed reward up with atomic adds. With one block per tree the result equals the CPU
-twin's bit for bit.
+twin's bit for bit. A game whose fast playouts (:attr:`Game.fast_playouts
+<jitsearch.games.protocol.Game>`) give ``gpu_margin(device, cfg)`` (Kalah: the board in registers,
+:mod:`jitsearch.games.kalah.register`) gets a kernel per variant whose playouts to the end run
+there: the same games, so the same trees.
 """
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 from numba import cuda, from_dtype, int64
@@ -19,17 +24,53 @@ from numba import cuda, from_dtype, int64
 from . import rng
 from .cuda_common import MAX_SCRATCH_BYTES, KernelCache, multiprocessors, threads_for  # noqa: F401  (re-exported)
 from .cuda_common import compile_ptx as ptx_of, signature_of
-from .cuda_shared_tree import MAX_PLAYOUTS, gpu_ops
 from .game_mcts import opts_of
-from .game_shared_tree import MAX_PATH, SharedRoots, SharedTree, make_shared_step
+from .game_shared_tree import MAX_PATH, MAX_PLAYOUTS, SharedRoots, SharedTree, make_shared_step
 from .tree_step import REWARD_UNITS
 
 
 
-def make_kernel(game, device, units=None):
-    """The kernel's Python function for ``game`` with its step compiled by ``device``."""
+def gpu_ops(device):
+    """The memory operations of :func:`~jitsearch.kernels.game_shared_tree.make_shared_step` on the GPU:
+    coherent loads, atomics and a fence, compiled with ``device``."""
+    # ld.global.cg reads L2, where atomics land, instead of an SM's L1 (not
+    # coherent across SMs); the simulator has no cache hints, plain loads there
+    if hasattr(cuda, "ldcg"):
+        def load(a, i):
+            return cuda.ldcg(a, i)
+    else:
+        def load(a, i):
+            return a[i]
+
+    def atomic_add(a, i, v):
+        return cuda.atomic.add(a, i, v)
+
+    def atomic_cas(a, i, old, new):
+        return cuda.atomic.cas(a, i, old, new)
+
+    def exchange(a, i, v):
+        return cuda.atomic.exch(a, i, v)
+
+    def fence():
+        cuda.threadfence()
+        return 0
+
+    return SimpleNamespace(load=device(load), atomic_add=device(atomic_add), atomic_cas=device(atomic_cas),
+                           exchange=device(exchange), fence=device(fence))
+
+
+def fast_margin(game, cfg):
+    """Whether ``game`` has a GPU fast playout for the variant ``cfg`` (its ``gpu_margin`` hook)."""
+    fast = game.fast_playouts
+    return fast is not None and getattr(fast, "gpu_margin", None) is not None and fast.gpu_margin(None, cfg)
+
+
+def make_kernel(game, device, units=None, cfg=None):
+    """The kernel's Python function for ``game`` with its step compiled by ``device``; with
+    ``cfg``, for that variant only, its playouts to the end on the game's fast path."""
     gen = rng.build(device)
-    step = make_shared_step(device, game, gen, gpu_ops(device), units=units)
+    margin = game.fast_playouts.gpu_margin(device, cfg) if cfg is not None else None
+    step = make_shared_step(device, game, gen, gpu_ops(device), units=units, margin_playout=margin)
     descend, leaf_units, backup = step.descend, step.leaf_units, step.backup
     static_units, imm_backup, stream_key = step.static_units, step.imm_backup, step.stream_key
     cells = int(game.max_cells)
@@ -109,9 +150,10 @@ def make_kernel(game, device, units=None):
 _KERNELS = KernelCache()
 
 
-def kernel(game, units=None):
-    """The compiled kernel of ``game`` and ``units`` (compiled on first launch)."""
-    return _KERNELS.get((game, units), lambda device: make_kernel(game, device, units))
+def kernel(game, units=None, cfg=None):
+    """The compiled kernel of ``game`` and ``units`` (compiled on first launch); with ``cfg``, the
+    variant's fast-path kernel (:func:`fast_margin`)."""
+    return _KERNELS.get((game, units, cfg), lambda device: make_kernel(game, device, units, cfg))
 
 
 def default_blocks_per_tree(num_trees: int) -> int:
@@ -121,7 +163,11 @@ def default_blocks_per_tree(num_trees: int) -> int:
 
 class DeviceSharedTrees:
     """A :class:`~jitsearch.kernels.game_shared_tree.SharedTrees` of ``game`` and its roots
-    copied to the GPU, grown by launches of the kernel."""
+    copied to the GPU, grown by launches of the kernel. ``registers``: launch the variant's
+    fast-path kernel where the game has one (the default; a benchmark sets it False on the class
+    to time the generic kernel)."""
+
+    registers = True
 
     def __init__(self, game, units, trees, roots, tree_keys, rows, blocks_per_tree, threads_per_block):
         self.game, self.units = game, units
@@ -143,7 +189,8 @@ class DeviceSharedTrees:
         if self.log_table is None or self.log_table.shape[0] < log_table.shape[0]:
             self.log_table = cuda.to_device(log_table, stream=self.stream)
         self.claims.copy_to_device(self._zeros, stream=self.stream)
-        kernel(self.game, self.units)[self._zeros.shape[0] * self.blocks, self.threads, self.stream](
+        fast = cfg if self.registers and fast_margin(self.game, cfg) else None
+        kernel(self.game, self.units, fast)[self._zeros.shape[0] * self.blocks, self.threads, self.stream](
             SharedTree(*self.arrays), self.claims, SharedRoots(*self.roots, self.tree_keys), self.log_table,
             self.capacity, cfg, opts_of(c, formula, playouts, max_plies, param, alpha), self.blocks,
             int(first_iteration), int(iterations), self.scratch)
@@ -155,9 +202,10 @@ class DeviceSharedTrees:
         self.stream.synchronize()
 
 
-def compile_ptx(game, cc=(9, 0), units=None, param=1.0, hist_dtype=None) -> str:
+def compile_ptx(game, cc=(9, 0), units=None, param=1.0, hist_dtype=None, fast=False) -> str:
     """PTX of ``game``'s shared-tree kernel for compute capability ``cc`` without a device (needs
-    NVVM only); the argument types are those of a search of the game's initial position."""
+    NVVM only); the argument types are those of a search of the game's initial position
+    (``fast``: its variant's fast-path kernel)."""
     from .game_shared_tree import SharedTrees
 
     packed = game.pack([game.initial()])
@@ -167,4 +215,4 @@ def compile_ptx(game, cc=(9, 0), units=None, param=1.0, hist_dtype=None) -> str:
                         np.zeros(1, np.uint64))
     sig = signature_of(SharedTree(*trees.arrays()), np.zeros(1, np.int64), roots, np.zeros(4), 2, packed.cfg,
                        opts_of(1.0, 0, 1, 1, param, 0.0), 1, 0, 1, np.zeros((1, 1, hist.shape[2]), hist.dtype))
-    return ptx_of(make_kernel(game, cuda.jit(device=True), units), sig, cc)
+    return ptx_of(make_kernel(game, cuda.jit(device=True), units, packed.cfg if fast else None), sig, cc)
