@@ -423,7 +423,8 @@ def _shared_both(m, n, empty_capture, trees, capacity, playouts, reward, formula
     grow_shared_cpu(*cpu.arrays(), cpu.root_boards, cpu.root_players, keys, totals, logs, capacity, m, 1.3, formula,
                     reward, playouts, empty_capture, max_plies, alpha, 0, sum(chunks))
     gpu = SharedTrees(trees, capacity, boards, players, imm=alpha > 0)
-    dev = DeviceSharedTrees(KALAH, None, gpu, gpu.roots(), keys, 1, blocks, threads_for(playouts))
+    dev = DeviceSharedTrees(KALAH, None, trees, capacity, alpha > 0, gpu.roots(), keys, 1, blocks,
+                            threads_for(playouts))
     done = 0
     for k in chunks:
         dev.grow(logs, (m, bool(empty_capture)), 1.3, formula, playouts, max_plies, kalah_param(reward), alpha, done, k)

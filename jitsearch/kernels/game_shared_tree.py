@@ -379,6 +379,13 @@ class SharedTrees:
     def arrays(self) -> tuple:
         return tuple(getattr(self, name) for name in self.FIELDS)
 
+    def root(self, g: int) -> tuple[int, int]:
+        """(visits, value units) of tree g's root."""
+        return int(self.visits[g * self.capacity]), int(self.value[g * self.capacity])
+
+    def sizes(self) -> np.ndarray:
+        return self.size
+
     def root_children(self, g: int) -> list[tuple[int, int, int]]:
         """(move, visits, value units) of tree g's root children."""
         base = g * self.capacity

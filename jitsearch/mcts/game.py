@@ -42,7 +42,8 @@ import numpy as np
 from .._checks import check_bool, check_choice, check_float, check_int, check_seed, kernel_array
 from .._threads import cpu_threads
 from ..games import game_of, get as get_game
-from ..kernels.game_mcts import EVAL_AT_END, GameTrees, cpu_step, grow_trees_cpu, node_bytes, scratch_bytes, scratch_rows
+from ..kernels.game_mcts import (EVAL_AT_END, GameTrees, cpu_step, grow_trees_cpu, node_bytes, scratch_bytes,
+                                 scratch_rows)
 from ..kernels.tree_step import REWARD_UNITS, log_table_for
 from ..kernels.sentinels import FORMULAS, NO_NODE, NO_PLY_CAP
 from ..rng import mix64_py

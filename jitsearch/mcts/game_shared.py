@@ -63,13 +63,14 @@ class SharedGrower:
         check_bytes(need, max_bytes, f"{t:,} shared {game.name} MCTS trees of {capacity:,} nodes",
                     "lower iterations=, capacity= or blocks= (API: or raise max_bytes)")
         if backend == "cuda":
-            from ..kernels.cuda_game_mcts import free_bytes
+            from ..kernels.cuda_game_shared_tree import free_bytes
 
             free = free_bytes()
             if need > 0.9 * free:
                 raise ValueError(f"{t:,} shared {game.name} MCTS trees need {need / 2**20:,.0f} MiB of GPU memory, "
                                  f"but {free / 2**20:,.0f} MiB are free: lower capacity=, blocks= or the positions")
-        self.trees = SharedTrees(t, capacity, imm > 0)
+        self.shape = (t, capacity, imm > 0)
+        self.trees = SharedTrees(*self.shape) if backend == "cpu" else None  # on the GPU: on request
         self.roots = (packed.boards, kernel_array(packed.players, np.int32), packed.hists,
                       kernel_array(packed.rows, np.int32), kernel_array(packed.plies, np.int32))
         self.tree_keys = kernel_array(tree_keys, np.uint64)
@@ -81,13 +82,14 @@ class SharedGrower:
         if backend == "cuda":
             from ..kernels.cuda_game_shared_tree import DeviceSharedTrees
 
-            self.device = DeviceSharedTrees(game, None, self.trees, self.roots, self.tree_keys, self.rows, blocks,
+            self.device = DeviceSharedTrees(game, None, *self.shape, self.roots, self.tree_keys, self.rows, blocks,
                                             threads_per_block)
 
     def _warm(self, state) -> None:
         """Compile (or load) the backend's kernel once per process for this game (one iteration
         of one small tree), so that no time budget pays for the JIT."""
-        key = (self.game, self.backend, self.roots[0].dtype, self.roots[2].dtype)
+        key = (self.game, self.backend, self.roots[0].dtype, self.roots[2].dtype,
+               self.cfg if self.backend == "cuda" else None)  # the GPU's fast path is compiled per variant
         if key in _WARMED:
             return
         _WARMED.add(key)
@@ -115,8 +117,14 @@ class SharedGrower:
     def run(self, iterations: int | None, seconds: float | None, stop=None) -> bool:
         return grow_in_chunks(self.grow, lambda: self.done, iterations, seconds, max(1, 2 * self.blocks), stop)
 
-    def results(self):
+    def results(self, full: bool = True):
+        """The trees: every node (``full``: host SharedTrees), else on the GPU the device trees,
+        whose roots' statistics are read on demand (``root_children``, ``root``, ``sizes``)."""
         if self.device is not None:
+            if not full:
+                return self.device
+            if self.trees is None:
+                self.trees = SharedTrees(*self.shape)
             self.device.copy_back(self.trees)
         return self.trees
 
@@ -150,15 +158,16 @@ def tree_parallel_game(game, states, *, blocks: int | None = None, iterations: i
         blocks = check_int("blocks", blocks, 1, MAX_BLOCKS)
     threads, return_trees, tree_keys = checked_run_options(threads, return_trees, tree_keys, seed, len(states))
     result, trees = shared_checked(game, states, tree_keys, opts, blocks, resolved, max_bytes=max_bytes,
-                                   threads=threads, eval_param=eval_param, stop=stop)
+                                   threads=threads, eval_param=eval_param, stop=stop, full=return_trees)
     return (result, trees) if return_trees else result
 
 
 def shared_checked(game, states, tree_keys, opts, blocks, resolved, *, max_bytes=DEFAULT_MAX_BYTES, threads=None,
-                   eval_param=None, stop=None) -> tuple:
+                   eval_param=None, stop=None, full=False) -> tuple:
     """:func:`tree_parallel_game` with its options checked (``opts`` a :class:`~.config.TreeOptions`,
     one tree per position; ``blocks`` in 1..MAX_BLOCKS or None) and the backend resolved; the
-    checks left depend on the launch. Returns (result, trees)."""
+    checks left depend on the launch. Returns (result, trees: every node with ``full``, else
+    what reads the roots, :meth:`SharedGrower.results`)."""
     if blocks is None:
         if resolved == "cuda":
             from ..kernels.cuda_game_shared_tree import default_blocks_per_tree
@@ -187,18 +196,18 @@ def shared_checked(game, states, tree_keys, opts, blocks, resolved, *, max_bytes
                           max_bytes=max_bytes, threads=threads, eval_plies=max_plies, param=param, imm=opts.imm)
     start = _time.perf_counter()
     interrupted = grower.run(opts.iterations, opts.time, stop)
-    trees = grower.results()
+    trees = grower.results(full)
     seconds = _time.perf_counter() - start
     scale = opts.playouts * REWARD_UNITS
     positions = []
+    sizes = trees.sizes()
     for g in range(t):
         kids = [{"move": mv, "visits": n, "value": v / (n * scale) if n else None}
                 for mv, n, v in trees.root_children(g)]
-        base = g * capacity
-        root_n, root_v = int(trees.visits[base]), int(trees.value[base])
+        root_n, root_v = trees.root(g)
         positions.append({"move": most_visited(kids), "children": kids,
                           "value": (root_n * scale - root_v) / (root_n * scale) if root_n else None,
-                          "nodes": int(min(trees.size[g], capacity))})
+                          "nodes": int(min(sizes[g], capacity))})
     result = {"positions": positions, "iterations": grower.iterations,
               "playouts_total": grower.iterations * opts.playouts * t, "seconds": seconds, "backend": resolved,
               "interrupted": interrupted, "trees": t, "playouts": opts.playouts, "leaves": 1, "blocks": blocks,
