@@ -467,10 +467,10 @@ def analyse_positions(states, *, iterations: int | None = 1000, time: float | No
     """:func:`analyse_game` of the game of ``states`` (:func:`jitsearch.games.game_of`) with 32
     playouts a leaf by default; per position ``move``, ``children``, ``value``, ``nodes``.
     ``memory_hint``: what a refusal for memory tells the user to change."""
-    states = list(states) if isinstance(states, (list, tuple)) else states
+    states = [states] if hasattr(states, "is_over") else list(states)
     if not states:
         raise ValueError("states must be a non-empty list of positions")
-    game = game_of(states[0] if isinstance(states, list) else states)
+    game = game_of(states[0])
     return analyse_game(game, states, iterations=iterations, time=time, seed=seed, tree_keys=tree_keys, c=c,
                         formula=formula, reward=reward, playouts=playouts, playout_depth=playout_depth,
                         capacity=capacity, leaves=leaves, backend=backend, max_bytes=max_bytes,
