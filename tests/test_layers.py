@@ -215,7 +215,7 @@ def test_an_mcts_search_validates_its_options_once(monkeypatch):
         return real_tree(*args, **kw)
 
     monkeypatch.setattr(config.MCTSConfig, "validate", validate)
-    for module in ("config", "multi", "shared"):
+    for module in ("config", "game"):  # the multi-tree and tree-parallel searches check through mcts.game
         monkeypatch.setattr(f"jitsearch.mcts.{module}.check_tree_options", tree)
     for options in ({"backend": "cpu", "trees": 2}, {"backend": "cpu", "parallel": "tree"}, {}):
         calls.update(validate=0, tree=0)
