@@ -72,7 +72,7 @@ def grow_shared_cpu(first_child, num_children, move, visits, value, imm, size, r
     zeros = np.zeros(t, np.int32)
     roots = (np.ascontiguousarray(root_boards, dtype=np.int32), np.ascontiguousarray(root_players, dtype=np.int32),
              no_record(t), zeros, zeros.copy())
-    grow_game_shared(KALAH, None, trees, roots, tree_keys, log_table, (int(m), bool(empty_capture)), c, formula,
+    grow_game_shared(KALAH, trees, roots, tree_keys, log_table, (int(m), bool(empty_capture)), c, formula,
                      playouts, max_plies, kalah_param(reward_kind), alpha, 1, int(first_iteration), int(iterations),
                      threads)
 

@@ -316,7 +316,7 @@ def _grow_both(m, n, empty_capture, positions, trees_per_position, capacity, pla
     gpu = TreeBatch(t, capacity, m, imm=alpha > 0)
     gpu.set_roots(boards, players)
     zeros = np.zeros(t, np.int32)
-    dev = DeviceGameTrees(get_game("kalah"), None, gpu, keys, no_record(t), zeros, zeros.copy(), logs, 1,
+    dev = DeviceGameTrees(get_game("kalah"), gpu, keys, no_record(t), zeros, zeros.copy(), logs, 1,
                           threads_for(leaves * playouts))
     done = 0
     for k in chunks:
@@ -423,7 +423,7 @@ def _shared_both(m, n, empty_capture, trees, capacity, playouts, reward, formula
     grow_shared_cpu(*cpu.arrays(), cpu.root_boards, cpu.root_players, keys, totals, logs, capacity, m, 1.3, formula,
                     reward, playouts, empty_capture, max_plies, alpha, 0, sum(chunks))
     gpu = SharedTrees(trees, capacity, boards, players, imm=alpha > 0)
-    dev = DeviceSharedTrees(KALAH, None, trees, capacity, alpha > 0, gpu.roots(), keys, 1, blocks,
+    dev = DeviceSharedTrees(KALAH, trees, capacity, alpha > 0, gpu.roots(), keys, 1, blocks,
                             threads_for(playouts))
     done = 0
     for k in chunks:

@@ -67,12 +67,12 @@ def fast_margin(game, cfg):
     return fast is not None and getattr(fast, "gpu_margin", None) is not None and fast.gpu_margin(None, cfg)
 
 
-def make_kernel(game, device, units=None, cfg=None):
+def make_kernel(game, device, cfg=None):
     """The kernel's Python function for ``game`` with its step compiled by ``device``; with
     ``cfg``, for that variant only, its playouts to the end on the game's fast path."""
     gen = rng.build(device)
     margin = game.fast_playouts.gpu_margin(device, cfg) if cfg is not None else None
-    step = make_shared_step(device, game, gen, gpu_ops(device), units=units, margin_playout=margin)
+    step = make_shared_step(device, game, gen, gpu_ops(device), margin_playout=margin)
     descend, leaf_units, backup = step.descend, step.leaf_units, step.backup
     static_units, imm_backup, stream_key = step.static_units, step.imm_backup, step.stream_key
     cells = int(game.max_cells)
@@ -152,10 +152,10 @@ def make_kernel(game, device, units=None, cfg=None):
 _KERNELS = KernelCache()
 
 
-def kernel(game, units=None, cfg=None):
-    """The compiled kernel of ``game`` and ``units`` (compiled on first launch); with ``cfg``, the
+def kernel(game, cfg=None):
+    """The compiled kernel of ``game`` (compiled on first launch); with ``cfg``, the
     variant's fast-path kernel (:func:`fast_margin`)."""
-    return _KERNELS.get((game, units, cfg), lambda device: make_kernel(game, device, units, cfg))
+    return _KERNELS.get((game, cfg), lambda device: make_kernel(game, device, cfg))
 
 
 def default_blocks_per_tree(num_trees: int) -> int:
@@ -215,9 +215,9 @@ class DeviceSharedTrees:
 
     registers = True
 
-    def __init__(self, game, units, num_trees, capacity, imm, roots, tree_keys, rows, blocks_per_tree,
+    def __init__(self, game, num_trees, capacity, imm, roots, tree_keys, rows, blocks_per_tree,
                  threads_per_block):
-        self.game, self.units = game, units
+        self.game = game
         s = self.stream = cuda.stream()
         self.arrays = pooled_arrays(num_trees, capacity, imm)
         _clear[-(-self.arrays[0].shape[0] // 256), 256, s](*self.arrays)
@@ -238,7 +238,7 @@ class DeviceSharedTrees:
             self.log_table = cuda.to_device(log_table, stream=self.stream)
         self.claims.copy_to_device(self._zeros, stream=self.stream)
         fast = cfg if self.registers and fast_margin(self.game, cfg) else None
-        kernel(self.game, self.units, fast)[self._zeros.shape[0] * self.blocks, self.threads, self.stream](
+        kernel(self.game, fast)[self._zeros.shape[0] * self.blocks, self.threads, self.stream](
             SharedTree(*self.arrays), self.claims, SharedRoots(*self.roots, self.tree_keys), self.log_table,
             self.capacity, cfg, opts_of(c, formula, playouts, max_plies, param, alpha), self.blocks,
             int(first_iteration), int(iterations), self.scratch)
@@ -271,7 +271,7 @@ class DeviceSharedTrees:
         return self.arrays[6].copy_to_host()
 
 
-def compile_ptx(game, cc=(9, 0), units=None, param=1.0, hist_dtype=None, fast=False) -> str:
+def compile_ptx(game, cc=(9, 0), param=1.0, hist_dtype=None, fast=False) -> str:
     """PTX of ``game``'s shared-tree kernel for compute capability ``cc`` without a device (needs
     NVVM only); the argument types are those of a search of the game's initial position
     (``fast``: its variant's fast-path kernel)."""
@@ -284,4 +284,4 @@ def compile_ptx(game, cc=(9, 0), units=None, param=1.0, hist_dtype=None, fast=Fa
                         np.zeros(1, np.uint64))
     sig = signature_of(SharedTree(*trees.arrays()), np.zeros(1, np.int64), roots, np.zeros(4), 2, packed.cfg,
                        opts_of(1.0, 0, 1, 1, param, 0.0), 1, 0, 1, np.zeros((1, 1, hist.shape[2]), hist.dtype))
-    return ptx_of(make_kernel(game, cuda.jit(device=True), units, packed.cfg if fast else None), sig, cc)
+    return ptx_of(make_kernel(game, cuda.jit(device=True), packed.cfg if fast else None), sig, cc)

@@ -109,7 +109,7 @@ def scratch_bytes(rows: int, cols: int, itemsize: int) -> int:
 
 
 def named(jit, fn, tag):
-    """``jit(fn)`` with ``fn`` renamed for ``tag`` (a game and its units): closures of one
+    """``jit(fn)`` with ``fn`` renamed for ``tag`` (a game): closures of one
     source over different rules get different fixed ids and cache files."""
     if tag:
         fn.__qualname__ = f"{fn.__qualname__}_{tag}"
@@ -185,14 +185,12 @@ def default_units(jit, rules, search_eval=None):
     return outcome_units, jit(eval_units), jit(ended_units), jit(outcome_at_end)
 
 
-def make_step(jit, game, gen, *, inline=None, units=None, tag=""):
+def make_step(jit, game, gen, *, inline=None, tag=""):
     """Compile the per-tree functions of ``game`` with ``jit`` over ``game.build(inline or
     jit)``: ``descend``, ``playout_units``, ``terminal_units``, ``static_units``, ``backup``,
     ``imm_backup``, ``add_virtual_visit``, ``record``, ``eval_units``, ``stream_key``.
-    ``gen``: the RNG compiled for the target; ``units``: ``units(jit, rules) -> (outcome_units,
-    eval_units[, ended_units])`` (default :func:`default_units`; ``ended_units(board, cfg, param)``,
-    how a playout that ended the game scores, defaults to the outcome: Kalah's heuristic reward
-    scores its evaluation there too).
+    ``gen``: the RNG compiled for the target; the rewards are :func:`default_units`'s (a playout
+    that ended the game scores its outcome, or with HMCTS's reward its evaluation).
 
     Device code cannot allocate, so every function takes its scratch from the caller:
     ``work``, ``child`` (the game's board dtype, at least its cells), ``moves`` (int64, at least
@@ -205,8 +203,7 @@ def make_step(jit, game, gen, *, inline=None, units=None, tag=""):
     imm_backup = make_imm_backup(jit)
     scales = jit(imm_scales)
     playout = make_playout(jit, rules, gen, tag)
-    outcome_units, eval_units, ended_units = (units(jit, rules) if units else
-                                              default_units(jit, rules, game.search_eval))[:3]
+    outcome_units, eval_units, ended_units = default_units(jit, rules, game.search_eval)[:3]
 
     if game.node_record is not None:
         record = game.node_record(jit)
@@ -395,14 +392,14 @@ CPU_RNG = rng.build(njit(cache=True))
 _CPU: dict = {}
 
 
-def cpu_step(game, units=None):
+def cpu_step(game):
     """The CPU step functions and ``grow_tree_range`` of ``game`` (rules inlined), compiled
-    once per game and units (cached on disk: fixed ids, named for the game and the units)."""
-    key = (game, units)
+    once per game (cached on disk: fixed ids, named for the game)."""
+    key = game
     if key not in _CPU:
-        tag = game.name + ("" if units is None else "_" + units.__name__)
+        tag = game.name
         step = make_step(stable_ids(njit(cache=True)), game, CPU_RNG, inline=stable_ids(njit(inline="always")),
-                         units=units, tag=tag)
+                         tag=tag)
         step.grow_tree_range = make_grow(stable_ids(njit(cache=True, nogil=True)), step, game, tag)
         _CPU[key] = step
     return _CPU[key]

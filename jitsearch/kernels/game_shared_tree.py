@@ -37,7 +37,7 @@ record (``root_hist[g, :root_rows[g]]``, ``root_ply[g]``) in the worker's scratc
 the cursor ``(first, count, ply)`` is threaded as a value, exactly as in a game, so the leaf's
 record is ``hist[first:first+count]`` and its playouts continue from it. Moves that end the
 game make terminal leaves scored by their result. Rewards and evaluations as
-:mod:`jitsearch.kernels.game_mcts` (``units``: a game's own pair, default the protocol's).
+:mod:`jitsearch.kernels.game_mcts` (:func:`~jitsearch.kernels.game_mcts.default_units`).
 
 With one worker per tree iterations run in order and the twins grow bit-identical trees; with
 several blocks per tree the interleaving depends on timing (the root's visits still equal the
@@ -155,10 +155,10 @@ def cpu_ops():
                            exchange=j(exchange), fence=j(fence))
 
 
-def make_shared_step(jit, game, gen, ops, *, inline=None, units=None, tag="", margin_playout=None):
+def make_shared_step(jit, game, gen, ops, *, inline=None, tag="", margin_playout=None):
     """Compile the worker's step of ``game`` with ``jit`` over ``game.build(inline or jit)`` and
     the target's memory ``ops``: ``descend``, ``leaf_units``, ``static_units``, ``backup``,
-    ``imm_backup``, ``stream_key``. ``units`` as :func:`jitsearch.kernels.game_mcts.make_step`'s.
+    ``imm_backup``, ``stream_key``; the rewards of :func:`jitsearch.kernels.game_mcts.default_units`.
     Scratch (board, moves, path, hist) comes from the caller. ``margin_playout`` (optional: a
     game's fast playout of one variant, Kalah's register board on the GPU): ``(board, cfg,
     player, key) -> player 0's final margin``, the same game as the generic playout's, run for
@@ -171,7 +171,7 @@ def make_shared_step(jit, game, gen, ops, *, inline=None, units=None, tag="", ma
     imm_backup = make_shared_imm_backup(jit, ops)
     scales = jit(imm_scales)
     playout = make_playout(jit, rules, gen, tag)
-    fns = units(jit, rules) if units else default_units(jit, rules, game.search_eval)
+    fns = default_units(jit, rules, game.search_eval)
     outcome_units, eval_units, ended_units = fns[:3]
 
     def descend(first_child, num_children, move, visits, value, imm, size, g, capacity, root_boards, root_players,
@@ -346,14 +346,14 @@ CPU_RNG = rng.build(njit(cache=True))
 _CPU: dict = {}
 
 
-def cpu_step(game, units=None):
+def cpu_step(game):
     """The CPU shared-tree step and ``grow_shared_range`` of ``game`` (rules inlined), compiled
-    once per game and units (cached on disk: fixed ids, named for the game and the units)."""
-    key = (game, units)
+    once per game (cached on disk: fixed ids, named for the game)."""
+    key = game
     if key not in _CPU:
-        tag = "shared_" + game.name + ("" if units is None else "_" + units.__name__)
+        tag = "shared_" + game.name
         step = make_shared_step(stable_ids(njit(cache=True)), game, CPU_RNG, cpu_ops(),
-                                inline=stable_ids(njit(inline="always")), units=units, tag=tag)
+                                inline=stable_ids(njit(inline="always")), tag=tag)
         step.grow_shared_range = make_grow(stable_ids(njit(cache=True, nogil=True)), step, game, tag)
         _CPU[key] = step
     return _CPU[key]
@@ -396,11 +396,11 @@ class SharedTrees:
                 for ch in range(f, f + int(self.num_children[base]))]
 
 
-def grow_shared_cpu(game, units, trees: SharedTrees, roots: tuple, tree_keys, log_table, cfg, c, formula, playouts,
+def grow_shared_cpu(game, trees: SharedTrees, roots: tuple, tree_keys, log_table, cfg, c, formula, playouts,
                     max_plies, param, alpha, rows, first_iteration, iterations, threads=None):
     """``game``'s ``grow_shared_range`` over every tree (``roots``: boards, players, hist, rows,
     ply), trees split over the process-wide pool."""
-    grow = cpu_step(game, units).grow_shared_range
+    grow = cpu_step(game).grow_shared_range
     args = (SharedTree(*trees.arrays()), SharedRoots(*roots, tree_keys), log_table, trees.capacity, cfg,
             opts_of(c, formula, playouts, max_plies, param, alpha), rows, first_iteration, iterations)
     split_trees(grow, args, trees.size.shape[0], threads)

@@ -168,17 +168,16 @@ def checked_states(game, states) -> list:
 
 class GameGrower:
     """Owns a :class:`~jitsearch.kernels.game_mcts.GameTrees` batch of ``game`` and grows it on
-    one backend, in chunks. ``units``: the step's reward units (default the game's margin and
-    evaluation); ``node_dtype``: the node boards' dtype (default the game's board dtype);
+    one backend, in chunks. ``node_dtype``: the node boards' dtype (default the game's board dtype);
     ``label``: how memory errors name the trees."""
 
     def __init__(self, game, states, tree_keys, *, capacity, c, formula, playouts, leaves, backend, max_bytes,
-                 memory_hint=None, threads=None, eval_plies=None, param=1.0, imm=0.0, units=None, node_dtype=None,
+                 memory_hint=None, threads=None, eval_plies=None, param=1.0, imm=0.0, node_dtype=None,
                  label=None, warm=True):
         packed = game.pack(states)
         t = len(states)
         label = label or f"{game.name} MCTS trees"
-        self.game, self.units, self.backend = game, units, backend
+        self.game, self.backend = game, backend
         self.cfg = packed.cfg
         self.rows = scratch_rows(game, packed.cfg, packed.rows, packed.plies)
         self.args = (float(c), FORMULAS[formula], int(playouts))
@@ -223,19 +222,19 @@ class GameGrower:
         if backend == "cuda":
             from ..kernels.cuda_game_mcts import DeviceGameTrees
 
-            self.device = DeviceGameTrees(game, units, self.trees, self.tree_keys, self.root_hist, self.root_rows,
+            self.device = DeviceGameTrees(game, self.trees, self.tree_keys, self.root_hist, self.root_rows,
                                           self.root_ply, self.log_table, self.rows, self.threads_per_block)
 
     def _warm(self, state) -> None:
-        """Compile (or load) the backend's kernel once per process for this game, units and
+        """Compile (or load) the backend's kernel once per process for this game and
         argument types (a one-step search of one tree), so that no time budget pays for the JIT."""
-        key = (self.game, self.units, self.backend, self.trees.boards.dtype, self.root_hist.dtype)
+        key = (self.game, self.backend, self.trees.boards.dtype, self.root_hist.dtype)
         if key in _WARMED:
             return
         _WARMED.add(key)
         small = GameGrower(self.game, [state], np.zeros(1, np.uint64), capacity=self.game.max_moves + 1, c=1.0,
                            formula="ucb1", playouts=1, leaves=1, backend=self.backend, max_bytes=DEFAULT_MAX_BYTES,
-                           threads=1, eval_plies=0, param=self.eval_args[1], imm=0.0, units=self.units,
+                           threads=1, eval_plies=0, param=self.eval_args[1], imm=0.0,
                            node_dtype=self.trees.boards.dtype, warm=False)
         small.grow(1)
 
@@ -253,7 +252,7 @@ class GameGrower:
         if self.device is not None:
             self.device.grow(self.cfg, c, formula, playouts, *self.eval_args, self.leaves, self.done, steps)
         else:
-            grow_trees_cpu(cpu_step(self.game, self.units).grow_tree_range, self.trees.arrays(), self.tree_keys,
+            grow_trees_cpu(cpu_step(self.game).grow_tree_range, self.trees.arrays(), self.tree_keys,
                            self.root_hist, self.root_rows, self.root_ply, self.log_table, self.cfg, c, formula,
                            playouts, *self.eval_args, self.rows, self.leaves, self.done, steps, self.threads)
         self.done += steps

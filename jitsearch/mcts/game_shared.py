@@ -82,7 +82,7 @@ class SharedGrower:
         if backend == "cuda":
             from ..kernels.cuda_game_shared_tree import DeviceSharedTrees
 
-            self.device = DeviceSharedTrees(game, None, *self.shape, self.roots, self.tree_keys, self.rows, blocks,
+            self.device = DeviceSharedTrees(game, *self.shape, self.roots, self.tree_keys, self.rows, blocks,
                                             threads_per_block)
 
     def _warm(self, state) -> None:
@@ -110,7 +110,7 @@ class SharedGrower:
         if self.device is not None:
             self.device.grow(self.log_table, self.cfg, c, formula, playouts, *self.eval_args, self.done, iterations)
         else:
-            grow_shared_cpu(self.game, None, self.trees, self.roots, self.tree_keys, self.log_table, self.cfg, c,
+            grow_shared_cpu(self.game, self.trees, self.roots, self.tree_keys, self.log_table, self.cfg, c,
                             formula, playouts, *self.eval_args, self.rows, self.done, iterations, self.threads)
         self.done += iterations
 
