@@ -96,7 +96,7 @@ def kernel_rates(houses, seeds, states, per, repeats, tpbs, log, quick=False):
 
 def tree_parallel_rates(seconds, repeats, log):
     from jitsearch.games.kalah import KalahState
-    from jitsearch.kernels.cuda_shared_tree import DeviceSharedTrees
+    from jitsearch.kernels.cuda_game_shared_tree import DeviceSharedTrees
     from jitsearch.mcts.shared import tree_parallel_search
 
     s = KalahState.initial(6, 4)

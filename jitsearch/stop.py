@@ -14,7 +14,7 @@ so :func:`watch` copies it into an int64 flag that the kernel reads:
 * playout kernels (flat Monte Carlo) read ``flag[0]`` of an int64[1] array
   every :data:`STOP_EVERY_PLAYOUTS` playouts;
 * MCTS kernels are launched in chunks of a few hundredths of a second
-  (:func:`jitsearch.mcts.multi.grow_in_chunks`) and the Event is read between
+  (:func:`jitsearch.mcts.game.grow_in_chunks`) and the Event is read between
   chunks, so they need no flag.
 
 The flag is set by one watcher thread for the whole process, which looks at

@@ -195,3 +195,63 @@ def test_kalah_multi_tree_search_returns_what_its_former_kernel_returned(spec, k
     assert [[c["visits"] for c in p["children"]] for p in r["positions"]] == visits
     assert [p["move"] for p in r["positions"]] == moves
     assert [p["nodes"] for p in r["positions"]] == nodes
+
+
+def test_the_searches_of_any_state_find_its_game_and_sum_its_trees():
+    """multi_tree_search / search_many / tree_parallel_search (the older names) take a state of any
+    game: an Oware search sums its trees' root statistics (every iteration of every tree passes
+    the root), equals the same trees grown by analyse_game, and a Connect Four shared tree
+    answers; a state of no registered game is a one-line error."""
+    from jitsearch.games import game_of
+    from jitsearch.mcts.multi import multi_tree_search, search_many
+    from jitsearch.mcts.shared import tree_parallel_search
+
+    s = _oware_states(4, 6, 4, 200, 2)[1]
+    assert game_of(s) is get("oware")
+    r = multi_tree_search(s, trees=3, iterations=40, playouts=2, backend="cpu", seed=7)
+    assert sum(c["visits"] for c in r["children"]) == r["iterations"] == 120 and r["move"] in s.legal_moves()
+    alone = analyse_game("oware", [s] * 3, iterations=40, playouts=2, backend="cpu", tree_keys=tree_keys_for(7, 3))
+    summed = {c["move"]: 0 for c in r["children"]}
+    for p in alone["positions"]:
+        for c in p["children"]:
+            summed[c["move"]] += c["visits"]
+    assert summed == {c["move"]: c["visits"] for c in r["children"]}
+    assert search_many([s], [7], trees=3, iterations=40, playouts=2, backend="cpu")[0]["children"] == r["children"]
+    c4 = get("connect4").initial()
+    t = tree_parallel_search(c4, iterations=30, playouts=2, backend="cpu", seed=1)
+    assert sum(c["visits"] for c in t["children"]) == 30 and t["parallel"] == "tree"
+    with pytest.raises(ValueError, match="registered game") as err:
+        multi_tree_search("3 3 3", trees=1, iterations=5)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("name, options, words", [
+    ("oware", dict(reward="heuristic"), "oware has no heuristic reward"),
+    ("oware", dict(playout_depth=3), "oware has no heuristic reward .* eval=capture"),
+    ("connect4", dict(eval="store"), "connect4 has no MCTS evaluation"),
+    ("kalah", dict(eval="store", reward="heuristic"), "eval= replaces reward=heuristic"),
+    ("kalah", dict(eval="heuristic", playout_depth=2), "eval_plies=, not playout_depth="),
+    ("kalah", dict(eval="store", eval_param=0.5), "take no eval_param"),
+    ("kalah", dict(imm=0.3), "imm= .* give eval=heuristic"),
+])
+def test_reward_options_apply_where_the_game_has_them(name, options, words):
+    game = get(name)
+    with pytest.raises(ValueError, match=words) as err:
+        analyse_game(game, [game.initial()], iterations=5, backend="cpu", **options)
+    assert "\n" not in str(err.value)
+
+
+def test_kalah_rewards_through_the_generic_search_equal_its_older_entry_points():
+    """analyse_game of Kalah with reward=heuristic / eval=store is analyse_positions with them (one
+    path: the game's SearchEval.rewards), and the HMCTS reward changes the trees."""
+    from jitsearch.mcts.multi import analyse_positions
+
+    states = _kalah_states(8, 4, 3, 2, False)
+    keys = tree_keys_for(8, 2)
+    for kw in (dict(reward="heuristic", playout_depth=4), dict(eval="store", eval_plies=2, imm=0.5)):
+        a = analyse_game("kalah", states, iterations=60, playouts=2, backend="cpu", tree_keys=keys, **kw)
+        b = analyse_positions(states, iterations=60, playouts=2, backend="cpu", tree_keys=keys, **kw)
+        assert a["positions"] == b["positions"]
+    win = analyse_game("kalah", states, iterations=60, playouts=2, backend="cpu", tree_keys=keys)
+    hmcts = analyse_game("kalah", states, iterations=60, playouts=2, backend="cpu", tree_keys=keys, reward="heuristic")
+    assert win["positions"] != hmcts["positions"]

@@ -246,19 +246,18 @@ def test_kernel_compiles_to_ptx_for_sm90():
     if importlib.util.find_spec("numba_cuda") is None and not require:
         pytest.skip("numba-cuda (the gpu extra) is not installed; numba's built-in CUDA target is not supported")
     try:
-        from jitsearch.kernels.cuda_mcts import compile_ptx as compile_mcts_ptx
         from jitsearch.kernels.cuda_playouts import compile_ptx
         from jitsearch.kernels.cuda_playouts import compile_packed_ptx, compile_register_ptx
-        from jitsearch.kernels.cuda_shared_tree import compile_ptx as compile_shared_ptx
         from jitsearch.games import get as get_game
         from jitsearch.kernels.cuda_game_mcts import compile_ptx as compile_game_mcts_ptx
         from jitsearch.kernels.cuda_game_playouts import compile_ptx as compile_game_playouts_ptx
         from jitsearch.kernels.cuda_game_shared_tree import compile_ptx as compile_game_shared_ptx
 
+        kalah = get_game("kalah")
         ptx = compile_ptx((9, 0))
-        mcts_ptx = compile_mcts_ptx((9, 0))
-        shared_ptx = compile_shared_ptx((9, 0))
-        shared_register_ptx = compile_shared_ptx((9, 0), houses=6)
+        mcts_ptx = compile_game_mcts_ptx(kalah, (9, 0), node_dtype=np.int16, param=np.int64(0))
+        shared_ptx = compile_game_shared_ptx(kalah, (9, 0), param=np.int64(0))
+        shared_register_ptx = compile_game_shared_ptx(kalah, (9, 0), param=np.int64(0), fast=True)
         packed_ptx = compile_packed_ptx(6, (9, 0))
         register_ptx = {form: compile_register_ptx(6, (9, 0), form) for form in ("jobs", "playout")}
         oware = get_game("oware")
@@ -295,10 +294,12 @@ def _grow_both(m, n, empty_capture, positions, trees_per_position, capacity, pla
     kernel reward code (2: the store evaluation), ``max_plies`` the plies
     before a playout is scored, ``alpha`` the implicit minimax weight."""
     from jitsearch.games import get as get_game
+    from jitsearch.games.protocol import no_record
     from jitsearch.kernels.cuda_common import threads_for
     from jitsearch.kernels.cuda_game_mcts import DeviceGameTrees
-    from jitsearch.kernels.multi_mcts import TreeBatch, game_units, grow_trees_cpu, log_table_for, no_record
+    from jitsearch.kernels.tree_step import log_table_for
     from jitsearch.mcts.multi import tree_keys_for
+    from kalah_trees import TreeBatch, grow_trees_cpu, kalah_param
 
     b, p = _batch(m, n, positions, seed, near_end=near_end, empty_capture=empty_capture)
     boards = np.repeat(b.astype(np.int32), trees_per_position, axis=0)
@@ -314,12 +315,13 @@ def _grow_both(m, n, empty_capture, positions, trees_per_position, capacity, pla
                    alpha, leaves, 0, iterations)
     gpu = TreeBatch(t, capacity, m, imm=alpha > 0)
     gpu.set_roots(boards, players)
-    hist, rows, ply = no_record(t)
-    dev = DeviceGameTrees(get_game("kalah"), game_units, gpu, keys, hist, rows, ply, logs, 1,
+    zeros = np.zeros(t, np.int32)
+    dev = DeviceGameTrees(get_game("kalah"), gpu, keys, no_record(t), zeros, zeros.copy(), logs, 1,
                           threads_for(leaves * playouts))
     done = 0
     for k in chunks:
-        dev.grow((m, bool(empty_capture)), 1.3, formula, playouts, max_plies, np.int64(reward), alpha, leaves, done, k)
+        dev.grow((m, bool(empty_capture)), 1.3, formula, playouts, max_plies, kalah_param(reward), alpha, leaves, done,
+                 k)
         done += k
     dev.copy_back(gpu)
     return cpu, gpu
@@ -406,10 +408,11 @@ SHARED_CASES = [  # m, n, empty capture, trees, capacity, playouts, reward, form
 
 def _shared_both(m, n, empty_capture, trees, capacity, playouts, reward, formula, chunks, seed, blocks=1,
                  max_plies=1 << 30, alpha=0.0):
-    from jitsearch.kernels import cuda_shared_tree
-    from jitsearch.kernels.multi_mcts import log_table_for
-    from jitsearch.kernels.shared_tree import SharedTrees, grow_shared_cpu
+    from jitsearch.kernels.cuda_common import threads_for
+    from jitsearch.kernels.cuda_game_shared_tree import DeviceSharedTrees
+    from jitsearch.kernels.tree_step import log_table_for
     from jitsearch.mcts.multi import tree_keys_for
+    from kalah_trees import KALAH, SharedTrees, grow_shared_cpu, kalah_param
 
     b, p = _batch(m, n, trees, seed, empty_capture=empty_capture)
     boards, players = b.astype(np.int32), p.astype(np.int32)
@@ -420,12 +423,11 @@ def _shared_both(m, n, empty_capture, trees, capacity, playouts, reward, formula
     grow_shared_cpu(*cpu.arrays(), cpu.root_boards, cpu.root_players, keys, totals, logs, capacity, m, 1.3, formula,
                     reward, playouts, empty_capture, max_plies, alpha, 0, sum(chunks))
     gpu = SharedTrees(trees, capacity, boards, players, imm=alpha > 0)
-    dev = cuda_shared_tree.DeviceSharedTrees(trees, capacity, imm=alpha > 0)
-    dev.reset(boards, players, keys, totals)
-    dev.log_table = cuda_shared_tree.cuda.to_device(logs)
+    dev = DeviceSharedTrees(KALAH, trees, capacity, alpha > 0, gpu.roots(), keys, 1, blocks,
+                            threads_for(playouts))
     done = 0
     for k in chunks:
-        dev.grow(m, 1.3, formula, reward, playouts, empty_capture, max_plies, alpha, blocks, done, k)
+        dev.grow(logs, (m, bool(empty_capture)), 1.3, formula, playouts, max_plies, kalah_param(reward), alpha, done, k)
         done += k
     dev.copy_back(gpu)
     return cpu, gpu

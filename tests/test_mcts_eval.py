@@ -22,14 +22,15 @@ from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah.rules import W1, W2, W3, W4, W5, _heuristic
 from jitsearch.kernels.backend import cuda_status
 from jitsearch.kernels.evaluation import kernel_reward, store_value
-from jitsearch.kernels.multi_mcts import REWARD_UNITS, TreeBatch, grow_trees_cpu, log_table_for
+from jitsearch.kernels.tree_step import REWARD_UNITS, log_table_for
 from jitsearch.kernels.sentinels import NO_PLY_CAP, REWARD_HEURISTIC, REWARD_STORE, REWARD_WIN, UNEVALUATED
-from jitsearch.kernels.shared_tree import SharedTrees, grow_shared_cpu
 from jitsearch.mcts import tree as T
 from jitsearch.mcts.config import DEFAULT_EVAL_PLIES, MCTSConfig
 from jitsearch.mcts.multi import multi_tree_search, tree_keys_for
 from jitsearch.mcts.search import mcts_search
 from jitsearch.mcts.shared import tree_parallel_search
+
+from kalah_trees import SharedTrees, TreeBatch, grow_shared_cpu, grow_trees_cpu
 
 ROOT = Path(__file__).resolve().parents[1]
 

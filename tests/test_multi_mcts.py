@@ -14,9 +14,11 @@ from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah.solver import solve_exact
 from jitsearch.arena.matches import run_kalah_tournament
 from jitsearch.arena.kalah_tournament import KalahMatch, play_one
-from jitsearch.kernels.multi_mcts import TreeBatch, grow_trees_cpu, log_table_for
+from jitsearch.kernels.tree_step import log_table_for
 from jitsearch.mcts.multi import analyse_positions, multi_tree_search, search_many, tree_keys_for
 from jitsearch.mcts.search import mcts_search
+
+from kalah_trees import TreeBatch, grow_trees_cpu
 
 
 def _value(state):

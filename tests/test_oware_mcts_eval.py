@@ -20,7 +20,7 @@ import pytest
 
 from jitsearch.arena.agents import parse_agent
 from jitsearch.games.oware import OwareState
-from jitsearch.kernels.multi_mcts import REWARD_UNITS
+from jitsearch.kernels.tree_step import REWARD_UNITS
 from jitsearch.games import get as get_game
 from jitsearch.kernels.game_mcts import cpu_step
 from jitsearch.kernels.sentinels import TERMINAL, UNEVALUATED

@@ -8,12 +8,14 @@ import numpy as np
 import pytest
 
 from jitsearch.games.kalah import KalahState
-from jitsearch.kernels.multi_mcts import REWARD_UNITS, log_table_for
-from jitsearch.kernels.shared_tree import NO_NODE, POOL_FULL, SharedTrees, grow_shared_cpu, grow_shared_range
+from jitsearch.kernels.sentinels import NO_NODE, POOL_FULL
+from jitsearch.kernels.tree_step import REWARD_UNITS, log_table_for
 from jitsearch.mcts.multi import tree_keys_for
 from jitsearch.mcts.search import mcts_search
 from jitsearch.mcts.shared import search_many_shared, tree_parallel_search
 
+import kalah_trees
+from kalah_trees import SharedTrees, grow_shared_cpu
 from test_multi_mcts import _unique_winning_positions
 
 
@@ -103,6 +105,7 @@ def test_the_warm_up_and_every_search_share_one_compiled_signature():
     assert not s.board.flags.writeable
     tree_parallel_search(s, iterations=20, playouts=1, trees=2, backend="cpu", seed=1)
     grow(s, iterations=20)
+    grow_shared_range = kalah_trees.grow_shared_range
     assert len(grow_shared_range.signatures) == 1, grow_shared_range.signatures
 
 

@@ -61,7 +61,7 @@ def parse_setting(setting, leaves: int | None = None) -> tuple[int, int | None, 
 
 def measure_rates(backend: str, settings, seconds: float, progress=None, leaves: int | None = None) -> list[dict]:
     from ..games.kalah import KalahState
-    from ..mcts.multi import multi_tree_search
+    from ..mcts.game import multi_tree_search
 
     s = KalahState.initial(6, 4)
     rows = []
@@ -83,7 +83,7 @@ def measure_rates(backend: str, settings, seconds: float, progress=None, leaves:
 def measure_shared_rates(backend: str, settings, seconds: float, progress=None) -> list[dict]:
     """Tree-parallel search rates: ``settings`` of (trees, blocks per tree, playouts per leaf)."""
     from ..games.kalah import KalahState
-    from ..mcts.shared import search_many_shared
+    from ..mcts.game_shared import search_many_shared
 
     s = KalahState.initial(6, 4)
     rows = []
@@ -115,7 +115,7 @@ def measure_cpu_mcts(seconds: float, workers: int) -> dict:
 
 
 def measure_analysis(backend: str, positions: int, iterations: int, playouts: int, leaves: int | None = None) -> dict:
-    from ..mcts.multi import analyse_positions
+    from ..mcts.game import analyse_positions
 
     states = _random_positions(positions, 5)
     analyse_positions(states[:4], iterations=2, playouts=playouts, leaves=leaves, backend=backend)  # warm

@@ -182,7 +182,7 @@ def analyse(
     options = dict(c=c, formula=formula, playouts=playouts, leaves=leaves, backend=backend, max_bytes=max_bytes,
                    memory_hint="lower --iterations (or --time), analyse fewer positions or raise --max-memory")
     if heuristic:
-        from ..mcts.multi import analyse_positions as search
+        from ..mcts.game import analyse_positions as search
 
         options["reward"] = reward
     else:

@@ -128,10 +128,18 @@ def get(name: str) -> Game:
         raise ValueError(f"unknown game {name!r}; known games: {', '.join(sorted(games))}") from None
 
 
+def game_of(state) -> Game:
+    """The registered game whose state class ``state`` is an instance of; else one-line ``ValueError``."""
+    for game in _registry().values():
+        if isinstance(state, game.State):
+            return game
+    raise ValueError(f"a state of a registered game is needed, got {type(state).__name__}")
+
+
 def __getattr__(name: str):
     if name == "GAMES":  # the registry (name -> Game), built-in games loaded on first use
         return _registry()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["GAMES", "Game", "get", "load_plugins", "register"]
+__all__ = ["GAMES", "Game", "game_of", "get", "load_plugins", "register"]

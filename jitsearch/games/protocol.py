@@ -176,6 +176,19 @@ class Packed(NamedTuple):
         return 0, int(self.rows[k]), int(self.plies[k])
 
 
+#: The squash's scale is the board's seeds (a game's scale) over this, at least 1.
+STORE_SCALE_DIVISOR = 8.0
+
+
+def store_value(d, total):
+    """The searches' squash of an estimate ``d`` of player 0's result into a reward in (0, 1):
+    0.5 + d / (2 (|d| + s)), s = max(1, total / 8) with ``total`` the estimate's scale (Kalah:
+    the store difference and the board's seeds). Plain Python for the kernels to compile (njit
+    or CUDA); the same bits on every target (additions and divisions of exact values)."""
+    s = max(1.0, total / STORE_SCALE_DIVISOR)
+    return 0.5 + d / (2.0 * (abs(d) + s))
+
+
 class SearchEval(NamedTuple):
     """A game's own MCTS leaf evaluation (:attr:`Game.search_eval`).
 
@@ -184,13 +197,22 @@ class SearchEval(NamedTuple):
     score ``0.5 + v / (2 (|v| + max(1, scale / 8)))`` rounded to reward units. ``evals``: the
     names ``eval=`` accepts; ``param``: the keyword of the parameter (Oware ``side_weight``);
     ``check_param(value or None) -> float``: the parameter checked, its default filled in
-    (one-line ValueError); ``node_dtype``: the tree's node boards (None: the board dtype)."""
+    (one-line ValueError); ``node_dtype``: the tree's node boards (None: the board dtype).
+
+    ``rewards`` (optional): ``rewards(jit) -> reward(board, cfg, index) -> float``, player 0's
+    reward in [0, 1] of a live board by the evaluation ``evals[index]``, for a game whose
+    evaluations are rewards of their own rather than one squashed estimate (Kalah: the store
+    difference squashed by the board's seeds, Siljander's HMCTS heuristic mapped linearly);
+    ``build`` is then unused. Such a game also takes the searches' ``reward="heuristic"`` (HMCTS:
+    every playout, finished or not, scored by ``evals[0]``) and ``playout_depth`` (playouts cut
+    after that many plies and scored by ``evals[0]``)."""
 
     build: Callable
     evals: tuple
     param: str
     check_param: Callable
     node_dtype: Any = None
+    rewards: Callable | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -282,7 +304,10 @@ class Game:
         :mod:`jitsearch.games.playout` and faster where a board fits a vector or registers
         (Kalah: :mod:`jitsearch.games.kalah.fast`). It gives ``kinds(cfg, simd) -> tuple`` (the
         kinds that run a variant, fastest first, ``"generic"`` last) and ``cpu_evaluate(cfg,
-        kind, gen)`` (an ``evaluate_range`` of the kind); the kernels take the generic path where
+        kind, gen)`` (an ``evaluate_range`` of the kind), and optionally ``gpu_margin(device,
+        cfg)`` (a variant's GPU playout to the end, ``margin(board, cfg, player, key) -> player
+        0's final margin``, compiled with ``device``; ``device`` None asks whether the variant has
+        one), which the tree-parallel GPU kernel runs; the kernels take the generic path where
         it is None.
     search_eval : SearchEval or None
         Optional: the game's own MCTS leaf evaluation (``eval=`` of the searches over the

@@ -2,8 +2,8 @@
 :func:`jitsearch.kernels.game_mcts.grow_trees_cpu`, one kernel factory for every game of the
 protocol.
 
-Imported lazily (only when the CUDA backend is asked for). As
-:mod:`jitsearch.kernels.cuda_mcts` (block parallelism, Rocki & Suda 2011): thread block ``t``
+Imported lazily (only when the CUDA backend is asked for). Mapping
+(block parallelism, Rocki & Suda 2011): thread block ``t``
 owns tree ``t``; thread 0 selects and expands the step's leaves with virtual visits, the
 block's threads run the step's leaves x ``playouts`` playouts at once (thread j takes jobs j,
 j + blockDim, ...; each capped at ``max_plies`` and then scored by the evaluation), each
@@ -37,10 +37,10 @@ MAX_LEAVES = 64
 MAX_JOBS = 1024
 
 
-def make_kernel(game, device, units=None):
+def make_kernel(game, device):
     """The kernel's Python function for ``game`` with its step functions compiled by ``device``."""
     gen = rng.build(device)
-    step = make_step(device, game, gen, units=units)
+    step = make_step(device, game, gen)
     descend, playout_units, terminal_units = step.descend, step.playout_units, step.terminal_units
     backup, add_virtual_visit, static_units, imm_backup = (step.backup, step.add_virtual_visit, step.static_units,
                                                            step.imm_backup)
@@ -110,18 +110,18 @@ def make_kernel(game, device, units=None):
 _KERNELS = KernelCache()
 
 
-def kernel(game, units=None):
-    """The compiled kernel of ``game`` and ``units`` (compiled on first launch)."""
-    return _KERNELS.get((game, units), lambda device: make_kernel(game, device, units))
+def kernel(game):
+    """The compiled kernel of ``game`` (compiled on first launch)."""
+    return _KERNELS.get(game, lambda device: make_kernel(game, device))
 
 
 class DeviceGameTrees:
     """A :class:`~jitsearch.kernels.game_mcts.GameTrees` of ``game`` copied to the GPU, grown
     there by launches of the kernel and copied back on request."""
 
-    def __init__(self, game, units, trees, tree_keys, root_hist, root_rows, root_ply, log_table, rows,
+    def __init__(self, game, trees, tree_keys, root_hist, root_rows, root_ply, log_table, rows,
                  threads_per_block):
-        self.game, self.units = game, units
+        self.game = game
         self.stream = cuda.stream()
         self.arrays = [cuda.to_device(a, stream=self.stream) for a in trees.arrays()]
         self.inputs = [cuda.to_device(np.ascontiguousarray(a), stream=self.stream)
@@ -136,7 +136,7 @@ class DeviceGameTrees:
         self.log_table = cuda.to_device(log_table, stream=self.stream)
 
     def grow(self, cfg, c, formula, playouts, max_plies, param, alpha, leaves_per_step, first_step, steps):
-        kernel(self.game, self.units)[self.num_trees, self.threads, self.stream](
+        kernel(self.game)[self.num_trees, self.threads, self.stream](
             Tree(*self.arrays), Roots(*self.inputs), self.log_table, cfg,
             opts_of(c, formula, playouts, max_plies, param, alpha), int(leaves_per_step), int(first_step), int(steps),
             self.scratch)
@@ -148,10 +148,10 @@ class DeviceGameTrees:
         self.stream.synchronize()
 
 
-def compile_ptx(game, cc=(9, 0), units=None, node_dtype=None, param=1.0) -> str:
+def compile_ptx(game, cc=(9, 0), node_dtype=None, param=1.0) -> str:
     """PTX of ``game``'s multi-tree MCTS kernel for compute capability ``cc`` without a device
-    (needs NVVM only), as :func:`jitsearch.kernels.cuda_mcts.compile_ptx`; the argument types
-    are those of a search of the game's initial position (``param``: the units' parameter,
+    (needs NVVM only); the argument types
+    are those of a search of the game's initial position (``param``: the rewards' parameter,
     its type as the searches pass it)."""
     from .game_mcts import GameTrees
 
@@ -162,4 +162,4 @@ def compile_ptx(game, cc=(9, 0), units=None, node_dtype=None, param=1.0) -> str:
                                            np.zeros(1, np.int32)),
                        np.zeros(4), packed.cfg, opts_of(1.0, 0, 1, 1, param, 0.0), 1, 0, 1,
                        np.zeros((1, 1, packed.hists.shape[2]), packed.hists.dtype))
-    return ptx_of(make_kernel(game, cuda.jit(device=True), units), sig, cc)
+    return ptx_of(make_kernel(game, cuda.jit(device=True)), sig, cc)

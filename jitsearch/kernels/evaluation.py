@@ -6,8 +6,8 @@ with Heuristic Evaluations using Implicit Minimax Backups" (CIG 2014;
 sections III-IV, Kalah in IV-B: playouts cut after 4 plies and scored by
 the store difference, "fet4"). Every backend (the CPU tree of
 :mod:`jitsearch.mcts.tree`, the multi-tree kernels of
-:mod:`jitsearch.kernels.multi_mcts`, the shared-tree kernels of
-:mod:`jitsearch.kernels.shared_tree`) follows the same conventions:
+:mod:`jitsearch.kernels.game_mcts`, the shared-tree kernels of
+:mod:`jitsearch.kernels.game_shared_tree`, with Kalah's rewards) follows the same conventions:
 
 * **The leaf's reward** (``eval=``): ``eval_plies`` uniformly random plies
   from the leaf (0: the leaf itself), then, if the game finished, its
@@ -40,19 +40,8 @@ the store difference, "fet4"). Every backend (the CPU tree of
 
 from __future__ import annotations
 
+from ..games.protocol import STORE_SCALE_DIVISOR, store_value  # noqa: F401  (re-exported)
 from .sentinels import NO_PLY_CAP, REWARDS, REWARD_STORE, REWARD_WIN
-
-#: The store difference's squash scale is the board's seeds over this (at least 1 seed).
-STORE_SCALE_DIVISOR = 8.0
-
-
-def store_value(d, total):
-    """The reward of a store difference ``d`` (player's store minus the
-    opponent's) on a board of ``total`` seeds: 0.5 + d / (2 (|d| + s)), s =
-    max(1, total / 8). Plain Python for the kernels to compile (njit or
-    CUDA); the same bits on every target."""
-    s = max(1.0, total / STORE_SCALE_DIVISOR)
-    return 0.5 + d / (2.0 * (abs(d) + s))
 
 
 def kernel_reward(reward: str, playout_depth: int, eval: str | None, eval_plies: int | None) -> tuple[int, int]:

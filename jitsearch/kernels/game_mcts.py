@@ -2,9 +2,20 @@
 (:mod:`jitsearch.games.protocol`): the per-tree step of any :class:`~jitsearch.games.protocol.Game`,
 compiled for the CPU here (trees split over the shared thread pool) and for CUDA in
 :mod:`jitsearch.kernels.cuda_game_mcts` (one thread block per tree), both closing over the
-game's compiled rules (``game.build(jit)``). Conventions as :mod:`jitsearch.kernels.multi_mcts`
-(integer reward units, ``log_table`` from the host, no fma-sensitive expression,
-``stream_key`` playout streams, leaves per step with virtual visits).
+game's compiled rules (``game.build(jit)``). The pieces every tree kernel shares (integer
+reward units, ``log_table`` from the host, the selection score with no fma-sensitive
+expression, the backups) are :mod:`jitsearch.kernels.tree_step`'s.
+
+One step of tree t selects ``leaves_per_step`` (L) leaves, one after another: from the root by
+the UCT formula (the first unvisited child in the rules' order, else the best score; ties to the
+first), expanding a leaf that is not over (all its children at once, then taking the first)
+unless the pool is full (then the leaf itself is evaluated); each descent leaves a virtual visit
+on its path, so the next descent of the step prefers other branches. Then every leaf gets
+``playouts`` random playouts, and leaf by leaf in order the virtual visits are taken back and
+the summed reward is backed up to the root, each node credited for the player who moved into it
+(so an extra turn needs no sign flip). On the GPU the L x playouts playouts of a step run on the
+block's threads at once, so L multiplies a tree's iterations per second. MCTS-Solver is not part
+of this search (:func:`jitsearch.mcts.search.mcts_search` with ``solver=True`` has it).
 
 Layout: T trees of N preallocated nodes, struct of arrays ``[T, N]``::
 
@@ -41,12 +52,12 @@ integers, so the CPU twin and the GPU kernel grow bit-identical trees for the sa
 **Evaluations.** A playout stops after ``max_plies`` random plies (``NO_PLY_CAP``: to the end);
 if the game is not over it scores the evaluation units of its position, ``eval_units(board,
 cfg, param)``: by default (:func:`default_units`) the game's own evaluation
-(:attr:`Game.search_eval <jitsearch.games.protocol.Game>`, Oware's capture evaluation with
-``param`` its side weight) or its ``evaluate``, squashed as
-:func:`~jitsearch.kernels.evaluation.store_value`; a caller may give its own pair (Kalah's
-heuristic reward: :func:`jitsearch.kernels.multi_mcts.game_units`).
-With ``alpha`` > 0 the backups also keep implicit minimax values of the leaves' static
-evaluations (:func:`jitsearch.kernels.multi_mcts.make_imm_backup`), and selection mixes them in.
+(:attr:`Game.search_eval <jitsearch.games.protocol.Game>`: Oware's capture evaluation with
+``param`` its side weight, squashed as :func:`~jitsearch.games.protocol.store_value`; Kalah's
+rewards, the store difference or HMCTS's heuristic, ``param`` the evaluation's index) or its
+``evaluate``, squashed. With ``alpha`` > 0 the backups also keep implicit minimax values of the
+leaves' static evaluations (:func:`jitsearch.kernels.tree_step.make_imm_backup`; conventions in
+:mod:`jitsearch.kernels.evaluation`), and selection mixes them in.
 """
 
 from __future__ import annotations
@@ -98,7 +109,7 @@ def scratch_bytes(rows: int, cols: int, itemsize: int) -> int:
 
 
 def named(jit, fn, tag):
-    """``jit(fn)`` with ``fn`` renamed for ``tag`` (a game and its units): closures of one
+    """``jit(fn)`` with ``fn`` renamed for ``tag`` (a game): closures of one
     source over different rules get different fixed ids and cache files."""
     if tag:
         fn.__qualname__ = f"{fn.__qualname__}_{tag}"
@@ -106,14 +117,47 @@ def named(jit, fn, tag):
     return jit(fn)
 
 
+#: A game with its own rewards (:attr:`SearchEval.rewards <jitsearch.games.protocol.SearchEval>`) takes
+#: ``param`` = the index of its evaluation, plus this flag when a finished playout scores it too (HMCTS).
+EVAL_AT_END = 1 << 8
+
+
 def default_units(jit, rules, search_eval=None):
-    """``(outcome_units(board, cfg), eval_units(board, cfg, param))`` of a game: player 0's units
-    of a finished game by the sign of ``margin``, and of a live one an estimate ``v`` squashed as
-    store_value, 0.5 + v / (2 (|v| + max(1, s / 8))), rounded to units: with the game's
-    ``search_eval`` (:class:`~jitsearch.games.protocol.SearchEval`) its ``value`` and ``scale``,
-    else ``evaluate`` (player 0's) and s = 8 ``param``."""
+    """``(outcome_units(board, cfg), eval_units(board, cfg, param), ended_units(board, cfg, param),
+    outcome_at_end(param))`` of a game: player 0's units of a finished game by the sign of
+    ``margin``; of a live one, with the game's ``search_eval``
+    (:class:`~jitsearch.games.protocol.SearchEval`) its ``rewards`` of the evaluation ``param``
+    (:data:`EVAL_AT_END`: also of a finished playout), else its ``value`` and ``scale``, else
+    ``evaluate`` (player 0's) and s = 8 ``param``, squashed as store_value, 0.5 + v / (2 (|v| +
+    max(1, s / 8))); each rounded to units (REWARD_UNITS is a power of two: the product is exact,
+    fused or not). ``outcome_at_end(param)``: whether a finished playout scores its outcome."""
     of_margin = jit(margin_units)
     margin = rules.margin
+
+    def outcome_units(board, cfg):
+        return of_margin(margin(board, cfg))
+
+    outcome_units = jit(outcome_units)
+    if search_eval is not None and search_eval.rewards is not None:
+        reward = search_eval.rewards(jit)
+
+        def eval_units(board, cfg, param):
+            r = reward(board, cfg, param % EVAL_AT_END)
+            return np.int64(math.floor(r * REWARD_UNITS + 0.5))
+
+        eval_units = jit(eval_units)
+
+        def outcome_at_end(param):
+            return param < EVAL_AT_END
+
+        outcome_at_end = jit(outcome_at_end)
+
+        def ended_units(board, cfg, param):
+            if outcome_at_end(param):
+                return outcome_units(board, cfg)
+            return eval_units(board, cfg, param)
+
+        return outcome_units, eval_units, jit(ended_units), outcome_at_end
     squash = jit(store_value)
     if search_eval is not None:
         value, scale = search_eval.build(jit)
@@ -128,24 +172,25 @@ def default_units(jit, rules, search_eval=None):
 
         value, scale = jit(value), jit(scale)
 
-    def outcome_units(board, cfg):
-        return of_margin(margin(board, cfg))
-
     def eval_units(board, cfg, param):
         r = squash(value(board, cfg, param), scale(board, cfg, param))
         return np.int64(math.floor(r * REWARD_UNITS + 0.5))
 
-    return jit(outcome_units), jit(eval_units)
+    def ended_units(board, cfg, param):
+        return outcome_units(board, cfg)
+
+    def outcome_at_end(param):
+        return True
+
+    return outcome_units, jit(eval_units), jit(ended_units), jit(outcome_at_end)
 
 
-def make_step(jit, game, gen, *, inline=None, units=None, tag=""):
+def make_step(jit, game, gen, *, inline=None, tag=""):
     """Compile the per-tree functions of ``game`` with ``jit`` over ``game.build(inline or
     jit)``: ``descend``, ``playout_units``, ``terminal_units``, ``static_units``, ``backup``,
     ``imm_backup``, ``add_virtual_visit``, ``record``, ``eval_units``, ``stream_key``.
-    ``gen``: the RNG compiled for the target; ``units``: ``units(jit, rules) -> (outcome_units,
-    eval_units[, ended_units])`` (default :func:`default_units`; ``ended_units(board, cfg, param)``,
-    how a playout that ended the game scores, defaults to the outcome: Kalah's heuristic reward
-    scores its evaluation there too).
+    ``gen``: the RNG compiled for the target; the rewards are :func:`default_units`'s (a playout
+    that ended the game scores its outcome, or with HMCTS's reward its evaluation).
 
     Device code cannot allocate, so every function takes its scratch from the caller:
     ``work``, ``child`` (the game's board dtype, at least its cells), ``moves`` (int64, at least
@@ -158,16 +203,7 @@ def make_step(jit, game, gen, *, inline=None, units=None, tag=""):
     imm_backup = make_imm_backup(jit)
     scales = jit(imm_scales)
     playout = make_playout(jit, rules, gen, tag)
-    fns = units(jit, rules) if units else default_units(jit, rules, game.search_eval)
-    outcome_units, eval_units = fns[0], fns[1]
-    if len(fns) > 2:
-        ended_units = fns[2]
-    else:
-        def ended(board, cfg, param):
-            """A playout that ended the game scores its outcome."""
-            return outcome_units(board, cfg)
-
-        ended_units = named(jit, ended, tag)
+    outcome_units, eval_units, ended_units = default_units(jit, rules, game.search_eval)[:3]
 
     if game.node_record is not None:
         record = game.node_record(jit)
@@ -356,14 +392,14 @@ CPU_RNG = rng.build(njit(cache=True))
 _CPU: dict = {}
 
 
-def cpu_step(game, units=None):
+def cpu_step(game):
     """The CPU step functions and ``grow_tree_range`` of ``game`` (rules inlined), compiled
-    once per game and units (cached on disk: fixed ids, named for the game and the units)."""
-    key = (game, units)
+    once per game (cached on disk: fixed ids, named for the game)."""
+    key = game
     if key not in _CPU:
-        tag = game.name + ("" if units is None else "_" + units.__name__)
+        tag = game.name
         step = make_step(stable_ids(njit(cache=True)), game, CPU_RNG, inline=stable_ids(njit(inline="always")),
-                         units=units, tag=tag)
+                         tag=tag)
         step.grow_tree_range = make_grow(stable_ids(njit(cache=True, nogil=True)), step, game, tag)
         _CPU[key] = step
     return _CPU[key]

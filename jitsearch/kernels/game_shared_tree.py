@@ -1,10 +1,35 @@
 """Tree-parallel MCTS of any game: many workers growing one shared tree, written once over the
 game protocol (:mod:`jitsearch.games.protocol`) and compiled for the CPU here (one worker per
 tree, the twin) and for CUDA in :mod:`jitsearch.kernels.cuda_game_shared_tree` (many thread
-blocks per tree). The layout, the lock-free expansion, the virtual loss and the memory
-operations (``ops``) are those of :mod:`jitsearch.kernels.shared_tree` (flat ``[T*N]`` node
-arrays ``first_child`` with the NO_NODE / EXPANDING / POOL_FULL sentinels, ``num_children``,
-``move``, ``visits``, ``value``, ``imm``; ``size[T]``).
+blocks per tree). Why a second layout beside :mod:`jitsearch.kernels.game_mcts` (one block per
+tree): on a GPU one thread descends a tree about 40x slower than a CPU core, so T small
+independent trees summed at the root lose to one deep CPU tree. Here B blocks share each tree
+(lock-free tree parallelism with virtual loss, after Chaslot, Winands and van den Herik 2008 and
+Enzenberger and Müller 2010): each block claims an iteration number, descends, expands,
+evaluates its leaf with ``playouts`` playouts on its threads and backs up, while the other blocks
+do the same on the same tree.
+
+Layout: T trees of N nodes each, flat arrays of T*N entries (node ``i`` of tree ``g`` at
+``g*N + i``; node 0 is the root)::
+
+    first_child   int32   NO_NODE (-1) unexpanded, EXPANDING (-2) while a worker writes its
+                          children, POOL_FULL (-3) a leaf for good, else the first child
+    num_children  int32   the number of legal moves, once expanded
+    move          int32   the move that led to the node (the root's is unused)
+    visits        int64   iterations through the node, in-flight ones included
+    value         int64   reward units credited to the player who moved into it
+    imm           int64   implicit minimax value for the same player, UNEVALUATED (-1) before
+                          a backup reached it; one entry, unused, without imm=
+    size[T]       int32   nodes allocated
+
+Visits are added on the way down (a virtual loss: the visit counts, its reward arrives at the
+backup), rewards at the backup; both by atomic adds on the GPU (``ops``: plain loads and stores
+on the CPU). A node is expanded by the one worker whose compare-and-swap turns NO_NODE into
+EXPANDING; it allocates the children by an atomic add on ``size``, writes them, fences, and
+publishes ``first_child``. A worker that finds a node EXPANDING evaluates that node itself. A
+pool that fills marks the node POOL_FULL and never writes past N. With implicit minimax backups
+two blocks backing up through the same node at once may leave it one backup behind its
+children until the next backup through it (a benign race, as for the virtual losses).
 
 No board is stored: a descent replays the moves from the root board through the protocol's
 ``apply``, and with them the game's record (Oware's repetition): it starts from the root's
@@ -12,7 +37,7 @@ record (``root_hist[g, :root_rows[g]]``, ``root_ply[g]``) in the worker's scratc
 the cursor ``(first, count, ply)`` is threaded as a value, exactly as in a game, so the leaf's
 record is ``hist[first:first+count]`` and its playouts continue from it. Moves that end the
 game make terminal leaves scored by their result. Rewards and evaluations as
-:mod:`jitsearch.kernels.game_mcts` (``units``: a game's own pair, default the protocol's).
+:mod:`jitsearch.kernels.game_mcts` (:func:`~jitsearch.kernels.game_mcts.default_units`).
 
 With one worker per tree iterations run in order and the twins grow bit-identical trees; with
 several blocks per tree the interleaving depends on timing (the root's visits still equal the
@@ -33,14 +58,16 @@ from .._threads import split_trees
 from ..games.playout import make_playout
 from . import rng
 from .game_mcts import default_units, named, opts_of
-from .tree_step import REWARD_UNITS, imm_scales, make_score
-from .sentinels import EXPANDING, NO_NODE, POOL_FULL, TERMINAL, UNEVALUATED
+from .tree_step import REWARD_UNITS, imm_scales, make_score, margin_units
+from .sentinels import EXPANDING, NO_NODE, NO_PLY_CAP, POOL_FULL, TERMINAL, UNEVALUATED
 
 #: The kernels' arguments: the flat node arrays (node i of tree g at g*N + i) ...
 SharedTree = namedtuple("SharedTree", "first_child num_children move visits value imm size")
 #: ... and the roots' positions, records (rows, their count, moves played) and stream keys.
 SharedRoots = namedtuple("SharedRoots", "boards players hist rows ply tree_keys")
 
+#: Playouts per leaf at most (the GPU kernel keeps one shared slot each).
+MAX_PLAYOUTS = 1024
 #: Nodes on one descent's path at most (a deeper descent stops and evaluates there).
 MAX_PATH = 256
 #: Bytes of one node: three int32 and two int64 fields (and the int64 imm with imm=).
@@ -128,11 +155,14 @@ def cpu_ops():
                            exchange=j(exchange), fence=j(fence))
 
 
-def make_shared_step(jit, game, gen, ops, *, inline=None, units=None, tag=""):
+def make_shared_step(jit, game, gen, ops, *, inline=None, tag="", margin_playout=None):
     """Compile the worker's step of ``game`` with ``jit`` over ``game.build(inline or jit)`` and
     the target's memory ``ops``: ``descend``, ``leaf_units``, ``static_units``, ``backup``,
-    ``imm_backup``, ``stream_key``. ``units`` as :func:`jitsearch.kernels.game_mcts.make_step`'s.
-    Scratch (board, moves, path, hist) comes from the caller."""
+    ``imm_backup``, ``stream_key``; the rewards of :func:`jitsearch.kernels.game_mcts.default_units`.
+    Scratch (board, moves, path, hist) comes from the caller. ``margin_playout`` (optional: a
+    game's fast playout of one variant, Kalah's register board on the GPU): ``(board, cfg,
+    player, key) -> player 0's final margin``, the same game as the generic playout's, run for
+    the playouts that need nothing but the final margin (no ply cap, scored by the outcome)."""
     rules = game.build(inline or jit)
     legal, apply = rules.legal, rules.apply
     load, atomic_add, atomic_cas, exchange, fence = ops.load, ops.atomic_add, ops.atomic_cas, ops.exchange, ops.fence
@@ -141,9 +171,8 @@ def make_shared_step(jit, game, gen, ops, *, inline=None, units=None, tag=""):
     imm_backup = make_shared_imm_backup(jit, ops)
     scales = jit(imm_scales)
     playout = make_playout(jit, rules, gen, tag)
-    fns = units(jit, rules) if units else default_units(jit, rules, game.search_eval)
-    outcome_units, eval_units = fns[0], fns[1]
-    ended_units = fns[2] if len(fns) > 2 else None
+    fns = default_units(jit, rules, game.search_eval)
+    outcome_units, eval_units, ended_units = fns[:3]
 
     def descend(first_child, num_children, move, visits, value, imm, size, g, capacity, root_boards, root_players,
                 root_hist, root_rows, root_ply, log_table, cfg, c, formula, units_per_visit, board, moves, path,
@@ -241,10 +270,19 @@ def make_shared_step(jit, game, gen, ops, *, inline=None, units=None, tag=""):
             return outcome_units(work, cfg)
         _, end, _cur = playout(work, cfg, np.int64(leaf_player), moves, hist, cur, key, np.int64(max_plies))
         if end < 0:
-            if ended_units is None:
-                return outcome_units(work, cfg)
             return ended_units(work, cfg, param)
         return eval_units(work, cfg, param)
+
+    if margin_playout is not None:
+        generic_units = named(jit, leaf_units, tag)
+        units_of_margin = jit(margin_units)
+        outcome_at_end = fns[3]
+
+        def leaf_units(leaf_board, leaf_player, cfg, hist, cur, key, max_plies, param, work, moves):
+            """As above; a playout to the end scored by its outcome runs on the fast path."""
+            if leaf_player == TERMINAL or max_plies < NO_PLY_CAP or not outcome_at_end(param):
+                return generic_units(leaf_board, leaf_player, cfg, hist, cur, key, max_plies, param, work, moves)
+            return units_of_margin(margin_playout(leaf_board, cfg, np.int64(leaf_player), key))
 
     leaf_units = named(jit, leaf_units, tag)
 
@@ -308,14 +346,14 @@ CPU_RNG = rng.build(njit(cache=True))
 _CPU: dict = {}
 
 
-def cpu_step(game, units=None):
+def cpu_step(game):
     """The CPU shared-tree step and ``grow_shared_range`` of ``game`` (rules inlined), compiled
-    once per game and units (cached on disk: fixed ids, named for the game and the units)."""
-    key = (game, units)
+    once per game (cached on disk: fixed ids, named for the game)."""
+    key = game
     if key not in _CPU:
-        tag = "shared_" + game.name + ("" if units is None else "_" + units.__name__)
+        tag = "shared_" + game.name
         step = make_shared_step(stable_ids(njit(cache=True)), game, CPU_RNG, cpu_ops(),
-                                inline=stable_ids(njit(inline="always")), units=units, tag=tag)
+                                inline=stable_ids(njit(inline="always")), tag=tag)
         step.grow_shared_range = make_grow(stable_ids(njit(cache=True, nogil=True)), step, game, tag)
         _CPU[key] = step
     return _CPU[key]
@@ -341,6 +379,13 @@ class SharedTrees:
     def arrays(self) -> tuple:
         return tuple(getattr(self, name) for name in self.FIELDS)
 
+    def root(self, g: int) -> tuple[int, int]:
+        """(visits, value units) of tree g's root."""
+        return int(self.visits[g * self.capacity]), int(self.value[g * self.capacity])
+
+    def sizes(self) -> np.ndarray:
+        return self.size
+
     def root_children(self, g: int) -> list[tuple[int, int, int]]:
         """(move, visits, value units) of tree g's root children."""
         base = g * self.capacity
@@ -351,11 +396,11 @@ class SharedTrees:
                 for ch in range(f, f + int(self.num_children[base]))]
 
 
-def grow_shared_cpu(game, units, trees: SharedTrees, roots: tuple, tree_keys, log_table, cfg, c, formula, playouts,
+def grow_shared_cpu(game, trees: SharedTrees, roots: tuple, tree_keys, log_table, cfg, c, formula, playouts,
                     max_plies, param, alpha, rows, first_iteration, iterations, threads=None):
     """``game``'s ``grow_shared_range`` over every tree (``roots``: boards, players, hist, rows,
     ply), trees split over the process-wide pool."""
-    grow = cpu_step(game, units).grow_shared_range
+    grow = cpu_step(game).grow_shared_range
     args = (SharedTree(*trees.arrays()), SharedRoots(*roots, tree_keys), log_table, trees.capacity, cfg,
             opts_of(c, formula, playouts, max_plies, param, alpha), rows, first_iteration, iterations)
     split_trees(grow, args, trees.size.shape[0], threads)

@@ -1,7 +1,7 @@
 """The pieces every MCTS tree kernel shares (multi-tree and shared-tree, every game): integer
 reward units, the selection score written so that no multiply feeds an add (the CPU and CUDA
 twins compute the same bits), the backups with virtual visits, the implicit minimax backup and
-the ln table computed on the host. Conventions in :mod:`jitsearch.kernels.multi_mcts`."""
+the ln table computed on the host. Conventions in :mod:`jitsearch.kernels.game_mcts`."""
 
 from __future__ import annotations
 

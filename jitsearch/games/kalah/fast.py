@@ -313,3 +313,21 @@ def _protocol_range(inner):
               margin_sum, plies_out)
 
     return stable_jit(njit(cache=True, nogil=True))(evaluate_range)
+
+
+def gpu_margin(device, cfg):
+    """The GPU's fast playout of the variant ``cfg`` = (m, empty_capture) for the tree-parallel
+    kernel: ``margin(board, cfg, player, key) -> player 0's final margin`` with the board in
+    registers (:mod:`.register`, compiled with ``device`` for this m), the generic playout's game
+    with no ply cap. ``device`` None only asks whether the variant has one (every m has)."""
+    if device is None:
+        return True
+    from . import register
+
+    inner = register.build_board(device, int(cfg[0]))
+
+    def margin(board, cfg, player, key):
+        d, _ = inner(board, player, cfg[1], key)
+        return d
+
+    return device(margin)

@@ -13,12 +13,12 @@ from dataclasses import replace
 import numpy as np
 
 from ...rng import GOLDEN, mix64_body
-from ..protocol import (GAME_OVER, ArenaHooks, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes,
-                        check_states, no_record, rule_word_line, TextUI)
+from ..protocol import (GAME_OVER, ArenaHooks, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules,
+                        SearchEval, Sizes, TextUI, check_states, legal_move, no_record, rule_word_line, store_value,
+                        styled, typed_number)
 from . import fast, openings, rules
 from .engines import ENGINES
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
-from ..protocol import legal_move, styled, typed_number  # the text forms' helpers
 
 __all__ = ["GAME", "build"]
 
@@ -288,3 +288,44 @@ GAME = replace(GAME, move_values=move_values)
 from .exact import DATABASE, EXACT  # noqa: E402
 
 GAME = replace(GAME, exact=EXACT, database=DATABASE)
+
+
+# -- MCTS leaf evaluations (protocol: SearchEval.rewards) ----------------------------------------
+
+#: The evaluations of Kalah's MCTS leaves (``eval=``); the first is HMCTS's (``reward=heuristic``).
+SEARCH_EVALS = ("heuristic", "store")
+
+
+def search_rewards(jit):
+    """``reward(board, cfg, index)``: player 0's reward in [0, 1] of a live board by
+    ``SEARCH_EVALS[index]``: ``heuristic``, Siljander's H1..H5 (HMCTS) difference mapped linearly,
+    0.5 + 0.5 (H(0) - H(1)) / bound with bound = (W1 + W2 + W4 + W5) seeds + W3 m, clipped;
+    ``store``, the store difference squashed by the board's seeds (:func:`..protocol.store_value`)."""
+    heuristic = rules.build(jit).heuristic
+    squash = jit(store_value)
+    w_total, w_houses = rules.W1 + rules.W2 + rules.W4 + rules.W5, rules.W3
+
+    def reward(board, cfg, index):
+        m = cfg[0]
+        total = np.int64(0)
+        for i in range(2 * m + 2):
+            total += board[i]
+        if index == 1:
+            return squash(board[m + 1] - board[0], total)
+        bound = w_total * total + w_houses * m
+        d = heuristic(board, m, 0) - heuristic(board, m, 1)
+        return min(1.0, max(0.0, 0.5 + 0.5 * d / bound))
+
+    return jit(reward)
+
+
+def no_search_param(value):
+    """Kalah's evaluations take no parameter: None gives 0.0, anything else a one-line ValueError."""
+    if value is not None:
+        raise ValueError("kalah's evaluations (eval=heuristic or eval=store) take no eval_param")
+    return 0.0
+
+
+GAME = replace(GAME, search_eval=SearchEval(build=None, evals=SEARCH_EVALS, param="eval_param",
+                                            check_param=no_search_param, node_dtype=np.dtype(np.int16),
+                                            rewards=search_rewards))
