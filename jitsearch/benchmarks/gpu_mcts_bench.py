@@ -33,12 +33,12 @@ def _machine() -> str:
 
 
 def _random_positions(count: int, seed: int, houses: int = 6, seeds: int = 4):
-    from ..games.kalah import KalahState
+    from ..games import get
 
     rng = np.random.default_rng(seed)
     out = []
     while len(out) < count:
-        s = KalahState.initial(houses, seeds)
+        s = get("kalah").initial(houses=houses, seeds=seeds)
         for _ in range(int(rng.integers(2, 24))):
             if s.is_over:
                 break
@@ -60,10 +60,10 @@ def parse_setting(setting, leaves: int | None = None) -> tuple[int, int | None, 
 
 
 def measure_rates(backend: str, settings, seconds: float, progress=None, leaves: int | None = None) -> list[dict]:
-    from ..games.kalah import KalahState
+    from ..games import get
     from ..mcts.game import multi_tree_search
 
-    s = KalahState.initial(6, 4)
+    s = get("kalah").initial(houses=6, seeds=4)
     rows = []
     for setting in settings:
         trees, step_leaves, playouts = parse_setting(setting, leaves)
@@ -82,10 +82,10 @@ def measure_rates(backend: str, settings, seconds: float, progress=None, leaves:
 
 def measure_shared_rates(backend: str, settings, seconds: float, progress=None) -> list[dict]:
     """Tree-parallel search rates: ``settings`` of (trees, blocks per tree, playouts per leaf)."""
-    from ..games.kalah import KalahState
+    from ..games import get
     from ..mcts.game_shared import search_many_shared
 
-    s = KalahState.initial(6, 4)
+    s = get("kalah").initial(houses=6, seeds=4)
     rows = []
     for trees, blocks, playouts in settings:
         if progress:
@@ -102,10 +102,10 @@ def measure_shared_rates(backend: str, settings, seconds: float, progress=None) 
 
 
 def measure_cpu_mcts(seconds: float, workers: int) -> dict:
-    from ..games.kalah import KalahState
+    from ..games import get
     from ..mcts.search import mcts_search
 
-    s = KalahState.initial(6, 4)
+    s = get("kalah").initial(houses=6, seeds=4)
     mcts_search(s, iterations=200, seed=0)  # compile
     mcts_search(s, iterations=200, seed=0, workers=workers)
     one = mcts_search(s, time=seconds, seed=1)

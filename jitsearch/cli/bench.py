@@ -572,7 +572,7 @@ def bench_kalah(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ):
     """Kalah: alpha-beta nodes/s vs plain Python and OpenSpiel; exact solve times."""
-    from ..benchmarks.kalah_bench import run_kalah_bench
+    from ..games.kalah.bench import run_kalah_bench
 
     check_seconds(time_limit, "--time-limit")
     if out is not None:

@@ -1,4 +1,4 @@
-"""Kalah benchmarks: alpha-beta nodes per second, and time to solve small boards.
+"""Kalah's own benchmarks (``jitsearch bench kalah``): alpha-beta nodes per second, and time to solve small boards.
 
 Nodes per second of the Numba depth-limited alpha-beta from the start of
 Kalah(6,4) at fixed depths, store-difference evaluation, houses in order
@@ -28,9 +28,9 @@ def _time(fn, repeats):
 
 
 def nodes_per_second(depths=(4, 5, 6, 7, 8), python_max_depth: int = 6, repeats: int = 3, progress=None) -> dict:
-    from ..games import get
-    from ..games.kalah import naive as kalah_naive
-    from ..games.kalah.alphabeta import search
+    from .. import get
+    from . import naive as kalah_naive
+    from .alphabeta import search
 
     state = get("kalah").initial(6, 4)
     search(state, 2, tt_capacity=0, ordering=False)  # JIT warm-up
@@ -97,7 +97,7 @@ def _openspiel_store_difference(state) -> float:
 
 def solve_times(boards=((1, 1), (2, 2), (3, 3), (4, 3), (4, 4), (5, 3), (5, 4), (6, 3), (6, 4)),
                 time_limit: float = 60.0, table_size: int = 1 << 24, progress=None) -> list[dict]:
-    from ..games import get
+    from .. import get
 
     kalah = get("kalah")
 
