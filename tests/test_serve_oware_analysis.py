@@ -208,3 +208,26 @@ def test_oware_records_replay(tmp_path):
             assert text == state.to_text()
         assert state.to_text() == rec["final"] and g["scores"] == list(state.scores)
         assert g["a"] == "random" and g["a_player"] == rec["a_seat"]
+
+
+def test_connect4_records_replay(tmp_path):
+    """A Connect Four tournament's record file (the generic match's records) opens on the page too, in the
+    record's board size: the replayed positions are the game's."""
+    run_tournament("random", "random", GameMatch.of("connect4", {"width": 5, "height": 4}, openings=1, seed=2), 1,
+                   out=tmp_path / "c4.jsonl")
+    app = create_app(records_dir=tmp_path, game="connect4")
+    with TestClient(app, headers=page_headers(app)) as c:
+        games = c.get("/api/records/c4.jsonl").json()["games"]
+        (tmp_path / "bad.jsonl").write_text((tmp_path / "c4.jsonl").read_text().replace('"moves": [', '"moves": [9, '))
+        bad = c.get("/api/records/bad.jsonl")
+    recs = [json.loads(x) for x in (tmp_path / "c4.jsonl").read_text().splitlines()]
+    assert len(games) == len(recs) == 2
+    c4 = get("connect4")
+    for g, rec in zip(games, recs):
+        assert g["game"] == "connect4" and g["width"] == 5 and g["height"] == 4 and g["plies"] == rec["moves"]
+        state = c4.from_text(rec["opening"], width=5, height=4)
+        for move, text in zip(rec["moves"], g["positions"][1:]):
+            state = state.play(move)
+            assert text == state.to_text()
+        assert state.to_text() == rec["final"] and g["margin"] == rec["margin"]
+    assert bad.status_code >= 400 and "not a legal move" in bad.json()["error"]

@@ -218,8 +218,8 @@ def read_games(path: Path) -> list[dict]:
             raise ValueError(f"{path.name}: more than {MAX_RECORD_GAMES:,} games; the page opens smaller files")
         if not isinstance(rec, dict):
             raise ValueError(f"{where}: a record must be a JSON object")
-        if rec.get("game") == "oware":
-            games.append(_oware_game(rec, number, where))
+        if rec.get("game") not in (None, "kalah"):  # a record of the generic match (arena.game_match)
+            games.append(_game_record(rec, number, where))
             continue
         match = rec.get("match")
         if not isinstance(match, dict) or not {"houses", "seeds", "empty_capture"} <= set(match):
@@ -254,31 +254,42 @@ def read_games(path: Path) -> list[dict]:
     return games
 
 
-def _oware_game(rec: dict, number: int, where: str) -> dict:
-    """One Oware record of ``tournament --game oware`` replayed (:func:`read_games`)."""
+def _game_record(rec: dict, number: int, where: str) -> dict:
+    """One record of ``tournament --game NAME`` (:mod:`jitsearch.arena.game_match`) replayed from its
+    ``opening`` text in the record's variant (:func:`read_games`); the game's ``TextUI.board_json`` of the
+    final position adds what its board script shows (Oware: ``scores``)."""
     from ..games import get
 
+    try:
+        game = get(rec["game"])
+    except (KeyError, ValueError) as exc:
+        raise ValueError(f"{where}: {exc}") from None
     moves, start = rec.get("moves"), rec.get("opening")
     if not (isinstance(moves, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in moves)):
-        raise ValueError(f"{where}: moves must be a list of house indices")
+        raise ValueError(f"{where}: moves must be a list of move numbers")
     if not isinstance(start, str):
-        raise ValueError(f"{where}: an Oware record needs its opening position (text)")
+        raise ValueError(f"{where}: a {game.name} record needs its opening position (text)")
+    match = rec.get("match") if isinstance(rec.get("match"), dict) else {}
+    variant = match.get("variant") or ()
     reason = None
     try:
-        state = get("oware").from_text(start)
+        options = game.check_variant(**{str(k): v for k, v in variant})
+        state = game.from_text(start, **options)
         positions = [state.to_text()]
-        for i, house in enumerate(moves):
-            if house not in state.legal_moves():
-                raise ValueError(f"ply {i + 1} (house {house}) is not a legal move in {state.to_text()}")
-            reason = state.end_reason(house)
-            state = state.play(house)
+        for i, move in enumerate(moves):
+            if move not in state.legal_moves():
+                raise ValueError(f"ply {i + 1} (move {move}) is not a legal move in {state.to_text()}")
+            if hasattr(state, "end_reason"):  # why a game ended, where the game tells (Oware)
+                reason = state.end_reason(move)
+            state = state.play(move)
             positions.append(state.to_text())
-    except ValueError as exc:
+    except (TypeError, ValueError) as exc:
         raise ValueError(f"{where}: {exc}") from None
     a_seat = rec.get("a_seat")
-    return {"line": number, "game": "oware", "a": str(rec.get("a", "?")), "b": str(rec.get("b", "?")),
-            "pair": rec.get("pair"), "seat": a_seat, "a_player": a_seat, "houses": state.houses,
-            "seeds": state.seeds_total // (2 * state.houses), "empty_capture": False, "start": positions[0],
+    extra = game.ui.board_json(state) if game.ui is not None else {}
+    return {**{k: v for k, v in extra.items() if k not in ("board",)}, **options,
+            "line": number, "game": game.name, "a": str(rec.get("a", "?")), "b": str(rec.get("b", "?")),
+            "pair": rec.get("pair"), "seat": a_seat, "a_player": a_seat, "start": positions[0],
             "plies": moves, "opening": 0, "positions": positions, "margin": state.margin,
-            "a_result": rec.get("a_score"), "finished": state.is_over, "scores": list(state.scores),
+            "a_result": rec.get("a_score"), "finished": state.is_over,
             "reason": reason if state.is_over else None}
