@@ -193,9 +193,6 @@ class GameAgent:
 
     def _monte_carlo(self, stop, state, seed: int, legal) -> int:
         """Flat Monte Carlo: ``playouts`` random playouts after each legal move (rounds until ``time``)."""
-        from ..games.playout import evaluate
-        from ..kernels.game_mcts import CPU_RNG
-
         from ..kernels.game_playouts import evaluate_states
 
         playouts = self.options.get("playouts", 200)
@@ -210,10 +207,8 @@ class GameAgent:
             for first in range(0, playouts if live else 0, MC_CHUNK):  # stop is read between chunks
                 n = min(MC_CHUNK, playouts - first)
                 key = mix64_py(seed + played * playouts + first)
-                if threads > 1:  # the same playouts spread over threads (kernels.game_playouts)
-                    out = evaluate_states(self.game, [children[k] for k in live], n, key, threads=threads, stop=stop)
-                else:
-                    out = evaluate(self.game, [children[k] for k in live], n, key, gen=CPU_RNG)
+                # the same playouts on any number of threads; the batch is loaded from Numba's disk cache
+                out = evaluate_states(self.game, [children[k] for k in live], n, key, threads=threads, stop=stop)
                 for i, k in enumerate(live):  # counts are for the child's player to move
                     mover_is_next = children[k].player == state.player
                     won = out["wins"][i] if mover_is_next else out["losses"][i]
