@@ -59,4 +59,13 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["GAMES", "Game", "get", "register"]
+__all__ = ["GAMES", "Game", "game_of", "get", "register"]
+
+
+def game_of(state) -> Game:
+    """The registered game whose state class ``state`` is; else one-line ``ValueError``."""
+    for game in _registry().values():
+        if isinstance(state, game.State):
+            return game
+    raise ValueError(f"state must be a state of a registered game ({', '.join(sorted(_registry()))}), "
+                     f"got {type(state).__name__}")

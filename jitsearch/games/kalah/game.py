@@ -259,3 +259,10 @@ def move_values(state: KalahState):
 
 
 GAME = replace(GAME, move_values=move_values)
+
+
+# -- the single-tree MCTS's rewards, evaluations and fast playouts (protocol: Game.tree_search) ----
+
+from .tree_search import TREE_SEARCH  # noqa: E402
+
+GAME = replace(GAME, tree_search=TREE_SEARCH)
