@@ -134,14 +134,17 @@ def test_fallback_without_the_instructions(monkeypatch):
 
 @needs_simd
 def test_default_kind_and_mcts_kernel(monkeypatch):
+    from jitsearch.games import get as get_game
     from jitsearch.mcts import tree as T
 
     monkeypatch.delenv(SIMD_ENV, raising=False)
     assert [cpu_playout_kind(m) for m in (1, 4, 7, 8)] == ["simd", "simd", "simd", "generic"]
-    simd_mcts = T.mcts_kernel(3)
-    assert simd_mcts is not T.mcts_iterate and T.mcts_kernel(3) is simd_mcts
+    kalah = get_game("kalah")
+    generic = T.kernels(kalah).iterate
+    simd_mcts = T.kernels(kalah, (3, False)).iterate
+    assert simd_mcts is not generic and T.kernels(kalah, (3, False)).iterate is simd_mcts
     monkeypatch.setenv(SIMD_ENV, "0")
-    assert T.mcts_kernel(3) is T.mcts_iterate and T.mcts_kernel(6) is not simd_mcts
+    assert T.kernels(kalah, (3, False)).iterate is generic and T.kernels(kalah, (6, False)).iterate is not simd_mcts
 
 
 @needs_simd
@@ -263,6 +266,7 @@ def test_simd_cut_playout_leaves_the_generic_board(m):
 @pytest.mark.slow
 def test_simd_mcts_kernel_with_evaluations_grows_the_generic_tree(monkeypatch):
     """Cut playouts scored by the store evaluation, HMCTS: the same trees as the generic kernel."""
+    from jitsearch.games import get as get_game
     from jitsearch.mcts import tree as T
     from jitsearch.mcts.config import MCTSConfig
 
@@ -270,12 +274,15 @@ def test_simd_mcts_kernel_with_evaluations_grows_the_generic_tree(monkeypatch):
     s = KalahState.initial(6, 4, empty_capture=True)
     for options in ({"eval": "store", "eval_plies": 4, "imm": 0.3}, {"reward": "heuristic"}, {"playout_depth": 6}):
         trees = []
-        for kernel in (T.mcts_kernel(6), T.mcts_iterate):
-            t = T.MCTSTree(600 * 6 + 1, 6)
+        kalah = get_game("kalah")
+        fast, generic = T.kernels(kalah, (6, True)).iterate, T.kernels(kalah).iterate
+        for kernel in (fast, generic):
+            t = T.MCTSTree(600 * 6 + 1, 14)
             t.set_root(s.board, s.player)
             cfg = MCTSConfig(playouts=2, **options)
             cfg.validate()
-            assert kernel(*t.arrays(), 6, cfg.params(True), np.uint64(3), 0, 600) == 600
+            assert kernel(*t.arrays(), (6, True), cfg.params(), np.uint64(3), 0, 600, np.zeros((1, 1), np.int32),
+                          (0, 0, 0), 6) == 600
             trees.append(t)
-        assert T.mcts_kernel(6) is not T.mcts_iterate
+        assert fast is not generic
         assert all(np.array_equal(x, y) for x, y in zip(trees[0].arrays(), trees[1].arrays())), options
