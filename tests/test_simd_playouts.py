@@ -249,16 +249,21 @@ def test_vector_intrinsics_against_numpy():
 def test_simd_cut_playout_leaves_the_generic_board(m):
     """``make_simd_playout``: the generic playout's plies, end player and board
     (swept at the end of the game, as it stands when the ply cap cuts it)."""
+    from jitsearch.games import get as get_game
+    from jitsearch.games.playout import make_playout
+
     simd = playouts.make_simd_playout(playouts.njit, m, playouts.INLINE_RNG)
+    generic = make_playout(playouts.njit, get_game("kalah").build(playouts.njit), playouts.CPU_RNG)
+    hist = np.zeros((1, 1), np.int32)
     moves = np.zeros(m, dtype=np.int64)
     for empty_capture in (False, True):
         boards, players = random_live_positions(np.random.default_rng(50 + m), m, 6, 8, empty_capture)
         for s in range(boards.shape[0]):
             for cap in (0, 1, 3, 8, playouts.NO_PLY_CAP):
-                key = np.uint64(playouts.stream_key(np.uint64(4), s, cap))
+                key = np.uint64(playouts.CPU_RNG.stream_key(np.uint64(4), s, cap))
                 a, b = boards[s].copy(), boards[s].copy()
                 got = simd(a, m, players[s], empty_capture, key, cap, moves)
-                want = playouts.playout(b, m, players[s], empty_capture, key, cap, moves)
+                want = generic(b, (m, empty_capture), np.int64(players[s]), moves, hist, (0, 0, 0), key, cap)[:2]
                 assert got == want and a.tolist() == b.tolist(), (s, cap)
 
 

@@ -235,7 +235,7 @@ class MCTSConfig:
     def plays_to_the_end(self) -> bool:
         """Whether the leaves get random playouts to the end only (reward
         ``win``, no ``playout_depth``, no ``eval``): the searches the smaller
-        in-kernel MCTS (:func:`jitsearch.mcts.tree.mcts_kernel` with
+        in-kernel MCTS (:func:`jitsearch.mcts.tree.kernels` with
         ``to_the_end``) runs."""
         return kernel_reward(self.reward, self.playout_depth, self.eval, self.eval_plies) == (REWARD_WIN, NO_PLY_CAP)
 

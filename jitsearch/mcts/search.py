@@ -234,6 +234,12 @@ def mcts_search(state, config: MCTSConfig | None = None, *, seed: int = 0,
     ``virtual_loss``, one launch per batch; unset = playouts inside the CPU
     kernel, one leaf at a time).
 
+    Every game gets every option; what a game offers beyond the protocol is its own
+    (:func:`jitsearch.mcts.config.game_rewards`): Kalah's ``reward=heuristic`` and
+    ``eval=store|heuristic``, Oware's ``eval=capture`` with ``eval_param`` (its side weight);
+    elsewhere the progressive-bias prior and cut playouts use the game's ``evaluate``,
+    squashed as the store difference is.
+
     Returns ``move``, ``children`` (move, visits, value = mean reward of the
     root player, proven), ``iterations``, ``simulations``, ``nodes``,
     ``seconds``, ``proven`` (the root's value if the solver proved it),
