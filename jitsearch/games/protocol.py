@@ -152,11 +152,12 @@ class TreeSearch(NamedTuple):
     """A game's own pieces of the single-tree MCTS (:attr:`Game.tree_search`).
 
     ``rewards``: names ``reward=`` takes besides ``win`` (Kalah ``heuristic``, HMCTS);
-    ``evals``: names ``eval=`` takes; ``build(jit) -> (leaf_value, prior)``: ``leaf_value(board,
-    cfg, player, reward_kind) -> float`` in [0, 1] for ``player`` of a live board (``reward_kind``
-    the kernels' code of :mod:`jitsearch.kernels.sentinels`), ``prior(board, cfg, player) ->
-    float`` the progressive-bias score of the board ``player`` just moved to (the search takes a
-    softmax); ``fast_key(cfg, to_the_end) -> str or None`` names the fast playouts of a variant
+    ``evals``: names ``eval=`` takes; ``build(jit) -> (leaf_value, prior, root_value)``:
+    ``leaf_value(board, cfg, player, reward_kind, root) -> float`` in [0, 1] for ``player`` of a
+    live board (``reward_kind`` the kernels' code of :mod:`jitsearch.kernels.sentinels`, ``root``
+    what ``root_value(board, cfg)`` gave for the root's board, computed once a kernel call: Kalah
+    the seeds), ``prior(board, cfg, player) -> float`` the progressive-bias score of the board
+    ``player`` just moved to (the search takes a softmax); ``fast_key(cfg, to_the_end) -> str or None`` names the fast playouts of a variant
     (None: the generic playout); ``fast_playouts(key, gen) -> (words, margin_playout,
     cut_playout or None)``: ``margin_playout(w, board, cfg, player, key) -> player 0's final
     margin`` (``board`` unchanged, ``w`` scratch of ``words`` uint64), ``cut_playout(board, cfg,

@@ -25,9 +25,11 @@ STORE_SCALE_DIVISOR = 8.0
 
 
 def build(jit):
-    """``(leaf_value, prior)`` compiled with ``jit``: ``leaf_value(board, cfg, player, reward_kind)``
-    the store (REWARD_STORE) or heuristic reward of a live board for ``player``; ``prior(board,
-    cfg, player)`` the one-step heuristic H of ``player`` (a softmax of it is the prior)."""
+    """``(leaf_value, prior, root_value)`` compiled with ``jit``: ``leaf_value(board, cfg, player,
+    reward_kind, total)`` the store (REWARD_STORE) or heuristic reward of a live board for
+    ``player``, ``total`` the seeds on the board (``root_value``, computed once at the root: seeds
+    are conserved); ``prior(board, cfg, player)`` the one-step heuristic H of ``player`` (a
+    softmax of it is the prior)."""
     heuristic_of = build_rules(jit).heuristic
 
     def squash(d, total):  # jitsearch.kernels.evaluation.store_value (the same operations, the same bits)
@@ -44,11 +46,14 @@ def build(jit):
 
     heuristic_reward = jit(heuristic_reward)
 
-    def leaf_value(board, cfg, player, reward_kind):
-        m = cfg[0]
+    def root_value(board, cfg):
         total = 0
-        for i in range(2 * m + 2):
+        for i in range(2 * cfg[0] + 2):
             total += board[i]
+        return total
+
+    def leaf_value(board, cfg, player, reward_kind, total):
+        m = cfg[0]
         if reward_kind == REWARD_STORE:
             d = board[m + 1] - board[0]
             if player == 1:
@@ -59,7 +64,7 @@ def build(jit):
     def prior(board, cfg, player):
         return heuristic_of(board, cfg[0], player)
 
-    return jit(leaf_value), jit(prior)
+    return jit(leaf_value), jit(prior), jit(root_value)
 
 
 def fast_key(cfg, to_the_end: bool):
