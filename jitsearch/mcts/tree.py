@@ -275,12 +275,8 @@ def make_kernels(game, fast_key=None, to_the_end=False) -> Kernels:
     asked for them.
     """
     inline = stable_ids(njit(inline="always"))
-    rules = game.build(inline)  # the playouts' (inlined: hot)
-    # the tree's moves call the rules compiled apart: inlined at every node operation they made the kernel
-    # about 10 % slower (Kalah(6,4), CPU time)
-    called = game.build(stable_ids(njit(cache=True, nogil=True)))
-    legal, apply, margin = called.legal, called.apply, rules.margin
-    evaluate = called.evaluate
+    rules = game.build(inline)
+    legal, apply, margin, evaluate = rules.legal, rules.apply, rules.margin, rules.evaluate
     gen = INLINE_RNG
     stream_key = gen.stream_key
     playout = make_playout(inline, rules, gen, f"tree_{game.name}")
