@@ -180,11 +180,15 @@ def test_device_arrays_in_and_out():
 
 
 @needs_cuda
-def test_mcts_with_gpu_leaf_evaluation_equals_the_cpu_backend():
+@pytest.mark.parametrize("name, variant, iterations", [("kalah", {"houses": 4, "seeds": 3}, 48),
+                                                       ("oware", {"houses": 3, "seeds": 2, "move_limit": 40}, 6),
+                                                       ("connect4", {"width": 4, "height": 4}, 6)])
+def test_mcts_with_gpu_leaf_evaluation_equals_the_cpu_backend(name, variant, iterations):
+    from jitsearch.games import get
     from jitsearch.mcts.search import mcts_search
 
-    s = KalahState.initial(4, 3)
-    kw = dict(iterations=48, batch=8, playouts=2, seed=4)
+    s = get(name).initial(**variant)
+    kw = dict(iterations=iterations, batch=8 if name == "kalah" else 3, playouts=2, seed=4)
     g = mcts_search(s, backend="cuda", **kw)
     c = mcts_search(s, backend="cpu", **kw)
     assert g["backend"] == "cuda" and c["backend"] == "cpu"

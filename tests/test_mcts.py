@@ -18,6 +18,7 @@ from jitsearch.arena.matches import run_kalah_tournament
 from jitsearch.arena.kalah_tournament import KalahMatch, summarize
 from jitsearch.kernels import rng
 from jitsearch.kernels.playouts import CPU_RNG, evaluate_cpu
+from jitsearch.games import get as get_game
 from jitsearch.mcts import tree as T
 from jitsearch.mcts.search import mcts_search, monte_carlo_search
 
@@ -91,7 +92,7 @@ def test_evaluate_rejects_bad_batches():
 def _chain_tree():
     """root (p0 to move) -> A: p0 moved and keeps the turn (extra turn) ->
     B: p0 moved again, p1 to move -> C: p1 moved."""
-    t = T.MCTSTree(8, 2)
+    t = T.MCTSTree(8, 6)
     t.set_root(np.array([0, 2, 2, 0, 2, 2]), 0)
     for node, par, mover, to_move in ((1, 0, 0, 0), (2, 1, 0, 1), (3, 2, 1, 0)):
         t.parent[node], t.mover_in[node], t.to_move[node] = par, mover, to_move
@@ -113,7 +114,7 @@ def test_backup_credits_the_player_who_moved_in_extra_turns_without_sign_flips()
 
 def _star(values, visits, proven=None):
     k = len(values)
-    t = T.MCTSTree(k + 1, 2)
+    t = T.MCTSTree(k + 1, 6)
     t.set_root(np.array([0, 2, 2, 0, 2, 2]), 0)
     t.first_child[0], t.num_children[0] = 1, k
     for i in range(k):
@@ -150,11 +151,12 @@ def test_selection_unvisited_first_then_the_formula():
 def test_expansion_creates_every_child_with_its_position_and_movers():
     # player 0 to move: pit 3 (1 seed, straight into the store) is an extra turn
     s = KalahState.from_text("1,1,1/0/3,0,1/1 p0")
-    t = T.MCTSTree(16, 3)
+    t = T.MCTSTree(16, 8)
     t.set_root(s.board, s.player)
     moves = np.empty(3, dtype=np.int64)
-    count = T.expand(t.first_child, t.num_children, t.parent, t.move, t.to_move, t.mover_in, t.visits, t.value,
-                     t.imm, t.prior, t.proven, t.boards, t.size, 0, 3, False, 1.0, moves)
+    expand = T.kernels(KALAH).expand
+    count = expand(t.first_child, t.num_children, t.parent, t.move, t.to_move, t.mover_in, t.visits, t.value,
+                   t.imm, t.prior, t.proven, t.boards, t.size, 0, (3, False), 1.0, moves, NO_HIST, (0, 0, 0))
     assert count == len(s.legal_moves()) == 3 and t.size[0] == 4
     for ch in t.children(0):
         after = s.play(int(t.move[ch]))
@@ -163,11 +165,11 @@ def test_expansion_creates_every_child_with_its_position_and_movers():
     extra = [ch for ch in t.children(0) if t.move[ch] == 3]
     assert t.to_move[extra[0]] == 0  # the extra turn keeps player 0 to move
     assert abs(t.prior[1:4].sum() - 1.0) < 1e-12  # the progressive-bias priors are a softmax
-    full = T.MCTSTree(3, 3)
+    full = T.MCTSTree(3, 8)
     full.set_root(s.board, s.player)
-    assert T.expand(full.first_child, full.num_children, full.parent, full.move, full.to_move, full.mover_in,
-                    full.visits, full.value, full.imm, full.prior, full.proven, full.boards, full.size, 0, 3, False,
-                    0.0, moves) == 0  # a full pool refuses instead of writing past its end
+    assert expand(full.first_child, full.num_children, full.parent, full.move, full.to_move, full.mover_in,
+                  full.visits, full.value, full.imm, full.prior, full.proven, full.boards, full.size, 0, (3, False),
+                  0.0, moves, NO_HIST, (0, 0, 0)) == 0  # a full pool refuses instead of writing past its end
 
 
 def test_solver_update_proves_parents_from_the_right_side():
@@ -383,12 +385,24 @@ def test_cli_play_with_mcts_agents(capsys):
 def _grown(kernel, state, seed, iterations=1500, **options):
     from jitsearch.mcts.config import MCTSConfig
 
-    t = T.MCTSTree(iterations * state.houses + 1, state.houses)
+    t = T.MCTSTree(iterations * state.houses + 1, 2 * state.houses + 2)
     t.set_root(state.board, state.player)
     cfg = MCTSConfig(**options)
     cfg.validate()
-    done = kernel(*t.arrays(), state.houses, cfg.params(state.empty_capture), np.uint64(seed), 0, iterations)
+    done = kernel(*t.arrays(), (state.houses, state.empty_capture), cfg.params(), np.uint64(seed), 0, iterations,
+                  NO_HIST, (0, 0, 0), state.houses)
     return t, done
+
+
+KALAH = get_game("kalah")
+NO_HIST = np.zeros((1, 1), np.int32)
+#: The generic kernel (no fast playouts) of Kalah.
+GENERIC = T.kernels(KALAH).iterate
+
+
+def _kernel(m, to_the_end=False, empty_capture=False):
+    """Kalah's kernel for trees of m houses (its fast playouts where the CPU has them)."""
+    return T.kernels(KALAH, (m, empty_capture), to_the_end).iterate
 
 
 @pytest.mark.parametrize("empty_capture, m, kind", [  # one case in the default run, the others in the slow step
@@ -404,14 +418,14 @@ def test_packed_mcts_kernel_grows_the_generic_kernels_tree(m, kind, empty_captur
     monkeypatch.setenv("JITSEARCH_SIMD", "1" if kind == "simd" else "0")
     if cpu_playout_kind(m) != kind:
         pytest.skip(f"no {kind} kernel on this CPU")
-    packed = T.mcts_kernel(m)
-    assert packed is not T.mcts_iterate and T.mcts_kernel(m) is packed
+    packed = _kernel(m)
+    assert packed is not GENERIC and _kernel(m) is packed
     rnd = random.Random(m)
     s = KalahState.initial(m, 4, empty_capture=empty_capture)
     for seed in range(3):
         for playouts in (1, 3):
             a, done_a = _grown(packed, s, seed, c=2.0, playouts=playouts)
-            b, done_b = _grown(T.mcts_iterate, s, seed, c=2.0, playouts=playouts)
+            b, done_b = _grown(GENERIC, s, seed, c=2.0, playouts=playouts)
             assert done_a == done_b == 1500
             for x, y in zip(a.arrays(), b.arrays()):
                 assert np.array_equal(x, y)
@@ -421,7 +435,7 @@ def test_packed_mcts_kernel_grows_the_generic_kernels_tree(m, kind, empty_captur
 
 
 def test_the_to_the_end_kernel_grows_the_full_kernels_tree(monkeypatch):
-    """``mcts_kernel(m, to_the_end=True)`` (the default search's smaller
+    """``kernels(game, cfg, to_the_end=True)`` (the default search's smaller
     kernel) grows the full kernel's trees, node for node, refuses playouts
     it does not play, and the search picks it only for playouts to the end."""
     from jitsearch.kernels.playouts import cpu_playout_kind
@@ -430,8 +444,8 @@ def test_the_to_the_end_kernel_grows_the_full_kernels_tree(monkeypatch):
     monkeypatch.delenv("JITSEARCH_SIMD", raising=False)
     if cpu_playout_kind(6) == "generic":
         pytest.skip("no packed or vector kernel on this CPU")
-    end, full = T.mcts_kernel(6, to_the_end=True), T.mcts_kernel(6)
-    assert end is not full and T.mcts_kernel(6, True) is end
+    end, full = _kernel(6, to_the_end=True), _kernel(6)
+    assert end is not full and _kernel(6, True) is end
     s = KalahState.initial(6, 4, empty_capture=True)
     for seed, options in ((0, {}), (1, {"playouts": 3, "solver": True}),
                           (2, {"formula": "sqrt", "c": 1.0, "pb": 0.5})):
@@ -448,14 +462,14 @@ def test_the_to_the_end_kernel_grows_the_full_kernels_tree(monkeypatch):
 
 
 def test_generic_kernel_outside_the_packed_range_and_other_options(monkeypatch):
-    assert T.mcts_kernel(8) is T.mcts_iterate
+    assert _kernel(8) is GENERIC
     monkeypatch.setenv("JITSEARCH_SIMD", "0")  # the scalar kernels: packed boards from m = 4 only
-    assert T.mcts_kernel(3) is T.mcts_iterate
+    assert _kernel(3) is GENERIC
     monkeypatch.delenv("JITSEARCH_SIMD")
     s = KalahState.initial(6, 3)
     for options in ({"reward": "heuristic"}, {"playout_depth": 4}, {"solver": True}, {"pb": 0.5}):
-        a, _ = _grown(T.mcts_kernel(6), s, 4, iterations=800, **options)
-        b, _ = _grown(T.mcts_iterate, s, 4, iterations=800, **options)
+        a, _ = _grown(_kernel(6), s, 4, iterations=800, **options)
+        b, _ = _grown(GENERIC, s, 4, iterations=800, **options)
         for x, y in zip(a.arrays(), b.arrays()):
             assert np.array_equal(x, y)
 
@@ -466,7 +480,7 @@ def test_lazily_expanded_children_are_built_from_their_parents(pb):
     """Every built child holds its parent's position played with its move
     (eager with progressive bias, lazy without: unvisited children UNBUILT)."""
     s = KalahState.initial(5, 3)
-    t, _ = _grown(T.mcts_kernel(5), s, 1, iterations=600, pb=pb)
+    t, _ = _grown(_kernel(5), s, 1, iterations=600, pb=pb)
     states = {0: s}
     unbuilt = 0
     for node in range(1, int(t.size[0])):

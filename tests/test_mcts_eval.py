@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from jitsearch.arena.agents import parse_agent, play_game
+from jitsearch.games import get as get_game
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah.rules import W1, W2, W3, W4, W5, _heuristic
 from jitsearch.kernels.backend import cuda_status
@@ -161,7 +162,7 @@ def test_imm_backup_on_a_hand_built_chain_keeps_the_sign_on_the_extra_turn():
     """root (p0 to move) -> A (p0 moved, extra turn) -> B (p0 moved) -> C (p1
     moved): C's value 0.8 for p1 is 0.2 for p0 at B and A (no flip on the
     extra turn), and 0.8 at the root (moved into by p1)."""
-    t = T.MCTSTree(8, 2)
+    t = T.MCTSTree(8, 6)
     t.set_root(np.array([0, 2, 2, 0, 2, 2]), 0)
     for node, par, mover, to_move in ((1, 0, 0, 0), (2, 1, 0, 1), (3, 2, 1, 0)):
         t.parent[node], t.mover_in[node], t.to_move[node] = par, mover, to_move
@@ -178,9 +179,10 @@ def test_single_tree_imm_is_the_minimax_of_the_stored_evaluations(kind):
     total = int(sum(s.board))
     cfg = MCTSConfig(iterations=300, eval=kind, eval_plies=2, imm=0.4, solver=kind == "heuristic")
     cfg.validate()
-    t = T.MCTSTree(300 * 6 + 1, 6)
+    t = T.MCTSTree(300 * 6 + 1, 14)
     t.set_root(s.board, s.player)
-    T.mcts_kernel(6)(*t.arrays(), 6, cfg.params(False), np.uint64(3), 0, 300)
+    T.kernels(get_game("kalah"), (6, False)).iterate(*t.arrays(), (6, False), cfg.params(), np.uint64(3), 0, 300,
+                                                     np.zeros((1, 1), np.int32), (0, 0, 0), 6)
 
     def children(x):
         return [c for c in t.children(x) if t.visits[c] > 0], t.mover_in[x] == t.to_move[x]

@@ -134,14 +134,17 @@ def test_fallback_without_the_instructions(monkeypatch):
 
 @needs_simd
 def test_default_kind_and_mcts_kernel(monkeypatch):
+    from jitsearch.games import get as get_game
     from jitsearch.mcts import tree as T
 
     monkeypatch.delenv(SIMD_ENV, raising=False)
     assert [cpu_playout_kind(m) for m in (1, 4, 7, 8)] == ["simd", "simd", "simd", "generic"]
-    simd_mcts = T.mcts_kernel(3)
-    assert simd_mcts is not T.mcts_iterate and T.mcts_kernel(3) is simd_mcts
+    kalah = get_game("kalah")
+    generic = T.kernels(kalah).iterate
+    simd_mcts = T.kernels(kalah, (3, False)).iterate
+    assert simd_mcts is not generic and T.kernels(kalah, (3, False)).iterate is simd_mcts
     monkeypatch.setenv(SIMD_ENV, "0")
-    assert T.mcts_kernel(3) is T.mcts_iterate and T.mcts_kernel(6) is not simd_mcts
+    assert T.kernels(kalah, (3, False)).iterate is generic and T.kernels(kalah, (6, False)).iterate is not simd_mcts
 
 
 @needs_simd
@@ -246,16 +249,21 @@ def test_vector_intrinsics_against_numpy():
 def test_simd_cut_playout_leaves_the_generic_board(m):
     """``make_simd_playout``: the generic playout's plies, end player and board
     (swept at the end of the game, as it stands when the ply cap cuts it)."""
+    from jitsearch.games import get as get_game
+    from jitsearch.games.playout import make_playout
+
     simd = playouts.make_simd_playout(playouts.njit, m, playouts.INLINE_RNG)
+    generic = make_playout(playouts.njit, get_game("kalah").build(playouts.njit), playouts.CPU_RNG)
+    hist = np.zeros((1, 1), np.int32)
     moves = np.zeros(m, dtype=np.int64)
     for empty_capture in (False, True):
         boards, players = random_live_positions(np.random.default_rng(50 + m), m, 6, 8, empty_capture)
         for s in range(boards.shape[0]):
             for cap in (0, 1, 3, 8, playouts.NO_PLY_CAP):
-                key = np.uint64(playouts.stream_key(np.uint64(4), s, cap))
+                key = np.uint64(playouts.CPU_RNG.stream_key(np.uint64(4), s, cap))
                 a, b = boards[s].copy(), boards[s].copy()
                 got = simd(a, m, players[s], empty_capture, key, cap, moves)
-                want = playouts.playout(b, m, players[s], empty_capture, key, cap, moves)
+                want = generic(b, (m, empty_capture), np.int64(players[s]), moves, hist, (0, 0, 0), key, cap)[:2]
                 assert got == want and a.tolist() == b.tolist(), (s, cap)
 
 
@@ -263,6 +271,7 @@ def test_simd_cut_playout_leaves_the_generic_board(m):
 @pytest.mark.slow
 def test_simd_mcts_kernel_with_evaluations_grows_the_generic_tree(monkeypatch):
     """Cut playouts scored by the store evaluation, HMCTS: the same trees as the generic kernel."""
+    from jitsearch.games import get as get_game
     from jitsearch.mcts import tree as T
     from jitsearch.mcts.config import MCTSConfig
 
@@ -270,12 +279,15 @@ def test_simd_mcts_kernel_with_evaluations_grows_the_generic_tree(monkeypatch):
     s = KalahState.initial(6, 4, empty_capture=True)
     for options in ({"eval": "store", "eval_plies": 4, "imm": 0.3}, {"reward": "heuristic"}, {"playout_depth": 6}):
         trees = []
-        for kernel in (T.mcts_kernel(6), T.mcts_iterate):
-            t = T.MCTSTree(600 * 6 + 1, 6)
+        kalah = get_game("kalah")
+        fast, generic = T.kernels(kalah, (6, True)).iterate, T.kernels(kalah).iterate
+        for kernel in (fast, generic):
+            t = T.MCTSTree(600 * 6 + 1, 14)
             t.set_root(s.board, s.player)
             cfg = MCTSConfig(playouts=2, **options)
             cfg.validate()
-            assert kernel(*t.arrays(), 6, cfg.params(True), np.uint64(3), 0, 600) == 600
+            assert kernel(*t.arrays(), (6, True), cfg.params(), np.uint64(3), 0, 600, np.zeros((1, 1), np.int32),
+                          (0, 0, 0), 6) == 600
             trees.append(t)
-        assert T.mcts_kernel(6) is not T.mcts_iterate
+        assert fast is not generic
         assert all(np.array_equal(x, y) for x, y in zip(trees[0].arrays(), trees[1].arrays())), options

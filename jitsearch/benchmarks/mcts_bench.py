@@ -41,7 +41,7 @@ def run_mcts_bench(*, simulations: int = 20000, playout_states: int = 256, playo
                    repeats: int = 5, workers: int | None = None, progress=None) -> dict:
     """Run the benchmark; every argument is checked and the work and the
     trees' memory are estimated before anything runs (``ValueError``)."""
-    from ..games.kalah import KalahState
+    from ..games import get as get_game
     from .._checks import check_int, max_threads
     from ..kernels.playouts import check_work, evaluate_cpu
     from ..mcts.config import MAX_ITERATIONS, MCTSConfig
@@ -66,7 +66,7 @@ def run_mcts_bench(*, simulations: int = 20000, playout_states: int = 256, playo
                          f"--repeats or --workers")
     for iterations, w in ((simulations, 1), (simulations * workers, workers)):  # the trees fit, before any run
         tree_capacity(MCTSConfig(iterations=iterations, workers=w), 6, -(-iterations // w), DEFAULT_MAX_BYTES // w)
-    s = KalahState.initial(6, 4)
+    s = get_game("kalah").initial(houses=6, seeds=4)
     boards = np.repeat(s.board[None, :], playout_states, axis=0)
     n_playouts = playout_states * playouts_per_state
     out = {"benchmark": "mcts", "machine": f"{platform.processor() or platform.machine()}, "

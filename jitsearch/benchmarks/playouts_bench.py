@@ -57,7 +57,7 @@ def measure_playouts(backend: str = "cpu", houses: int = 6, seeds: int = 4, stat
     jitsearch's for both C variants) and ``ratio_to_c_plain`` /
     ``ratio_to_c_tuned`` (jitsearch / C, median of the per-repeat ratios;
     ``*_range`` their [min, max])."""
-    from ..games.kalah import KalahState
+    from ..games import get as get_game
     from .._checks import check_int, check_max_bytes, cap_to_physical_memory, check_seed, max_threads
     from ..kernels.backend import device_name, evaluate, resolve
     from ..kernels.playouts import (MAX_PLAYOUTS_PER_STATE, MAX_STATES, OUTPUT_BYTES_PER_STATE, check_work,
@@ -72,7 +72,7 @@ def measure_playouts(backend: str = "cpu", houses: int = 6, seeds: int = 4, stat
     if seed + repeats >= 1 << 64:
         raise ValueError(f"seed must leave room for the {repeats} repeats' seeds (seed + repeats < 2**64)")
     max_bytes = cap_to_physical_memory(check_max_bytes("max_bytes", max_bytes))
-    start = KalahState.initial(houses, seeds)
+    start = get_game("kalah").initial(houses=houses, seeds=seeds)
     check_work(states, playouts, "a launch")
     which = resolve(backend)
     total = (repeats + 1) * states * playouts

@@ -215,6 +215,29 @@ class SearchEval(NamedTuple):
     rewards: Callable | None = None
 
 
+class TreeSearch(NamedTuple):
+    """A game's own pieces of the single-tree MCTS (:attr:`Game.tree_search`).
+
+    ``rewards``: names ``reward=`` takes besides ``win`` (Kalah ``heuristic``, HMCTS);
+    ``evals``: names ``eval=`` takes; ``build(jit) -> (leaf_value, prior, root_value)``:
+    ``leaf_value(board, cfg, player, reward_kind, root) -> float`` in [0, 1] for ``player`` of a
+    live board (``reward_kind`` the kernels' code of :mod:`jitsearch.kernels.sentinels`, ``root``
+    what ``root_value(board, cfg)`` gave for the root's board, computed once a kernel call: Kalah
+    the seeds), ``prior(board, cfg, player) -> float`` the progressive-bias score of the board
+    ``player`` just moved to (the search takes a softmax); ``fast_key(cfg, to_the_end) -> str or None`` names the fast playouts of a variant
+    (None: the generic playout); ``fast_playouts(key, gen) -> (words, margin_playout,
+    cut_playout or None)``: ``margin_playout(w, board, cfg, player, key) -> player 0's final
+    margin`` (``board`` unchanged, ``w`` scratch of ``words`` uint64), ``cut_playout(board, cfg,
+    player, moves, key, max_plies) -> player to move at the end``, both bit-identical to the
+    protocol's playout with the stream ``key`` of ``gen``."""
+
+    rewards: tuple
+    evals: tuple
+    build: Callable
+    fast_key: Callable
+    fast_playouts: Callable
+
+
 @dataclass(frozen=True, eq=False)
 class Game:
     """A game as a value.
@@ -324,6 +347,10 @@ class Game:
         Optional: the game's exact solve with its report (:class:`ExactSolve`: time limit, Ctrl-C,
         endgame databases, progress lines), what ``jitsearch solve --game NAME`` runs; ``None``
         with a :attr:`solver`: ``solve`` reports the solver's value alone.
+    tree_search : TreeSearch or None
+        Optional: the game's own pieces of the single-tree MCTS (:mod:`jitsearch.mcts.tree`):
+        rewards and evaluations beyond the protocol's, a progressive-bias prior, fast playouts
+        (:class:`TreeSearch`; Kalah's HMCTS and ``store``); None: the search's generic ones.
     """
 
     name: str
@@ -355,6 +382,7 @@ class Game:
     config_agents: bool = False
     arena: Any = None
     exact: Any = None
+    tree_search: Any = None
 
     def defaults(self) -> dict:
         """The variant options' defaults."""

@@ -1,6 +1,6 @@
 """Kalah's array API of random playouts: ``evaluate_cpu(boards[K, 2m+2], players[K],
 playouts_per_state, seed)`` per state (wins, draws, losses for its player to move, player 0's
-margins summed, plies), and the Kalah playout the single-tree MCTS and the CUDA kernels compile.
+margins summed, plies), and the Kalah playout its CUDA kernels compile.
 
 A playout from (board, player) plays uniformly random legal moves to the end of the game; draw
 ``i`` of its stream (:mod:`jitsearch.kernels.rng`, keyed by (seed, state index, playout index))
@@ -22,16 +22,15 @@ from numba import njit
 from .._checks import check_bool, check_int, check_seed, kernel_array, max_threads
 from .._threads import run_in_pool
 from ..games.kalah import register
-from ..games.kalah import rules as kalah_rules
 from ..games.kalah.fast import (KERNEL_KINDS, MIN_PACKED_HOUSES, SIMD_ENV, add_outcome,  # noqa: F401  (re-exported)
                                 available_kinds, check_kernel, cpu_playout_kind, cpu_range, make_packed_margin,
                                 make_simd_margin, make_simd_playout, simd_enabled, stable_jit)
 from ..games.kalah.game import GAME as KALAH
-from ..games.kalah.state import MAX_HOUSES, MAX_SEEDS, RULES
+from ..games.kalah.state import MAX_HOUSES, MAX_SEEDS
 from . import rng
 from .game_playouts import MAX_PLAYOUTS_PER_CALL, MAX_PLAYOUTS_PER_STATE, MAX_STATES, check_work  # noqa: F401
 from .game_playouts import INLINE_RNG, cpu_evaluate as cpu_protocol_evaluate
-from .sentinels import NO_PLY_CAP
+from .sentinels import NO_PLY_CAP  # noqa: F401  (re-exported)
 
 #: The dummy record and the unset stop flag of the protocol's kernel.
 NO_RECORD = np.zeros((1, 1, 1), dtype=np.int32)
@@ -62,14 +61,7 @@ def make_playout(jit, rules, gen):
     return jit(playout)
 
 
-CPU_RULES = RULES  # the one CPU compilation of the rules
 CPU_RNG = rng.build(njit(cache=True))
-#: The rules as the playout compiles them: inlined into it at Numba's IR level
-#: (``inline='always'``), which measured 1.08x the playouts/s of calls into
-#: separately compiled functions (same results: the same source, only inlined).
-INLINE_RULES = kalah_rules.build(njit(cache=True, inline="always"))
-playout = make_playout(njit(cache=True), INLINE_RULES, CPU_RNG)
-stream_key = CPU_RNG.stream_key
 
 
 _PROTOCOL_RANGE = cpu_protocol_evaluate(KALAH)
@@ -118,37 +110,6 @@ def _cpu_kernels(m: int, kind: str):
         range_fn = cpu_range(m, kind, INLINE_RNG)
         return range_fn, _make_parallel(range_fn)
     return evaluate_range, _evaluate_parallel
-
-
-def cpu_cut_playout(m: int, kind: str | None = None):
-    """The board-vector :func:`make_simd_playout` for m houses when ``kind``
-    (default :func:`cpu_playout_kind`) is ``"simd"``, else None (the generic
-    ``playout`` runs)."""
-    return _cpu_cut_playout(m, cpu_playout_kind(m) if kind is None else kind)
-
-
-@functools.lru_cache(maxsize=None)
-def _cpu_cut_playout(m: int, kind: str):
-    if kind == "simd":
-        return make_simd_playout(stable_jit(njit(cache=True, inline="always")), m, INLINE_RNG)
-    return None
-
-
-def cpu_margin_kernel(m: int, kind: str | None = None):
-    """(words, playout_margin) for MCTS's random playouts to the end with m
-    houses and the kernel ``kind`` (default :func:`cpu_playout_kind`):
-    :func:`make_simd_margin` or :func:`make_packed_margin` (same results),
-    or None where the generic playout runs."""
-    return _cpu_margin_kernel(m, cpu_playout_kind(m) if kind is None else kind)
-
-
-@functools.lru_cache(maxsize=None)
-def _cpu_margin_kernel(m: int, kind: str):
-    if kind == "simd":
-        return make_simd_margin(stable_jit(njit(cache=True, inline="always")), m, INLINE_RNG)
-    if kind == "packed":
-        return make_packed_margin(stable_jit(njit(cache=True, inline="always")), m, INLINE_RNG)
-    return None
 
 
 #: Bytes allocated per state by a call: a copy of its board (int32[n]), its

@@ -18,7 +18,7 @@ import numpy as np
 from .._checks import check_bool, check_choice, check_float, check_int, max_threads
 from ..kernels.evaluation import kernel_reward
 from ..kernels.sentinels import EVALS, FORMULAS, NO_PLY_CAP, REWARD_WIN, REWARDS
-from .tree import (N_PARAMS, P_C, P_EMPTY_CAPTURE, P_FORMULA, P_IMM, P_MAX_PLIES, P_PB, P_PLAYOUTS, P_REWARD,
+from .tree import (N_PARAMS, P_C, P_EVAL_PARAM, P_FORMULA, P_IMM, P_MAX_PLIES, P_PB, P_PLAYOUTS, P_REWARD,
                    P_SOLVER)
 
 #: Iterations (expanded leaves) of one search, all workers together.
@@ -89,12 +89,18 @@ class MCTSConfig:
     leaves: int | None = None
     parallel: str | None = None
     blocks: int | None = None
+    eval_param: float | None = None
 
-    def validate(self):
+    def validate(self, game=None):
         """Check every option (type, range, and the combinations that
         conflict) and normalise the types; raises ``ValueError`` naming the
-        option, what it got and what is allowed."""
+        option, what it got and what is allowed. With ``game`` (a
+        :class:`~jitsearch.games.protocol.Game`), ``reward=``, ``eval=`` and
+        ``eval_param=`` are checked against what the game offers
+        (:func:`game_rewards`); without, against every registered game's."""
         from ..kernels.backend import BACKENDS
+
+        rewards, evals = game_rewards(game)
 
         if self.iterations is None and self.time is None:
             raise ValueError("give iterations= or time=")
@@ -103,13 +109,14 @@ class MCTSConfig:
         if self.time is not None:
             self.time = check_float("time", self.time, 0.0, MAX_TIME, lo_open=True)
         self.formula = check_choice("formula", self.formula, tuple(FORMULAS))
-        self.reward = check_choice("reward", self.reward, tuple(REWARDS))
+        self.reward = check_choice("reward", self.reward, rewards)
         self.final = check_choice("final", self.final, FINALS)
         self.c = check_float("c", self.c, 0.0, MAX_WEIGHT)
         self.pb = check_float("pb", self.pb, 0.0, MAX_WEIGHT)
         self.playout_depth = check_int("playout_depth", self.playout_depth, 0, MAX_PLAYOUT_DEPTH)
         self.eval, self.eval_plies, self.imm = check_eval(self.reward, self.playout_depth, self.eval,
-                                                          self.eval_plies, self.imm)
+                                                          self.eval_plies, self.imm, evals)
+        self.eval_param = check_eval_param(game, self.eval, self.eval_param)
         self.solver = check_bool("solver", self.solver)
         self.playouts = check_int("playouts", self.playouts, 1, MAX_PLAYOUTS)
         if self.iterations is not None and self.iterations * self.playouts > MAX_SIMULATIONS:
@@ -228,11 +235,13 @@ class MCTSConfig:
     def plays_to_the_end(self) -> bool:
         """Whether the leaves get random playouts to the end only (reward
         ``win``, no ``playout_depth``, no ``eval``): the searches the smaller
-        in-kernel MCTS (:func:`jitsearch.mcts.tree.mcts_kernel` with
+        in-kernel MCTS (:func:`jitsearch.mcts.tree.kernels` with
         ``to_the_end``) runs."""
         return kernel_reward(self.reward, self.playout_depth, self.eval, self.eval_plies) == (REWARD_WIN, NO_PLY_CAP)
 
-    def params(self, empty_capture: bool) -> np.ndarray:
+    def params(self, game=None) -> np.ndarray:
+        """The kernel's params vector (:mod:`jitsearch.mcts.tree`) for ``game`` (its default
+        ``eval_param`` filled in)."""
         p = np.zeros(N_PARAMS, dtype=np.float64)
         p[P_C] = self.c
         p[P_FORMULA] = FORMULAS[self.formula]
@@ -241,7 +250,9 @@ class MCTSConfig:
         p[P_IMM] = self.imm
         p[P_SOLVER] = 1.0 if self.solver else 0.0
         p[P_PLAYOUTS] = self.playouts
-        p[P_EMPTY_CAPTURE] = 1.0 if empty_capture else 0.0
+        se = None if game is None else game.search_eval
+        if self.eval is not None and se is not None and self.eval in se.evals:
+            p[P_EVAL_PARAM] = se.check_param(self.eval_param)
         return p
 
 
@@ -279,7 +290,38 @@ def default_trees(backend: str) -> int:
     return 256 if backend == "cuda" else max(1, min(os.cpu_count() or 1, max_threads()))
 
 
-def check_eval(reward, playout_depth, eval, eval_plies, imm) -> tuple[str | None, int | None, float]:
+def game_rewards(game=None) -> tuple[tuple, tuple]:
+    """(``reward=`` names, ``eval=`` names) of ``game``'s single-tree MCTS: ``win`` and the
+    evaluations of its :attr:`~jitsearch.games.protocol.Game.tree_search` and
+    :attr:`~jitsearch.games.protocol.Game.search_eval`; ``None``: every registered game's."""
+    from ..games import GAMES
+
+    rewards, evals = ["win"], []
+    for g in (GAMES.values() if game is None else (game,)):
+        if g.tree_search is not None:
+            rewards += [r for r in g.tree_search.rewards if r not in rewards]
+        for hook in (g.tree_search, g.search_eval):
+            if hook is not None:
+                evals += [e for e in hook.evals if e not in evals]
+    return tuple(rewards), tuple(evals)
+
+
+def check_eval_param(game, eval, eval_param):
+    """``eval_param`` (the parameter of a game's own evaluation, Oware's side weight): None
+    unless ``eval`` is the game's :attr:`~jitsearch.games.protocol.Game.search_eval`'s, then
+    checked by it (one-line ``ValueError``)."""
+    if eval_param is None:
+        return None
+    se = None if game is None else game.search_eval
+    if game is not None and (se is None or eval not in se.evals):
+        raise ValueError(f"eval_param= is the parameter of {game.name}'s own evaluation"
+                         + (f" ({se.param} of eval={se.evals[0]})" if se is not None else ": it has none"))
+    if se is None:
+        return check_float("eval_param", eval_param, -MAX_WEIGHT, MAX_WEIGHT)
+    return se.check_param(eval_param)
+
+
+def check_eval(reward, playout_depth, eval, eval_plies, imm, evals=EVALS) -> tuple[str | None, int | None, float]:
     """Check the leaf evaluation options (``reward`` and ``playout_depth``
     already checked): ``eval`` None or one of EVALS, ``eval_plies`` in
     0..MAX_PLAYOUT_DEPTH and only with ``eval`` (default
@@ -287,7 +329,9 @@ def check_eval(reward, playout_depth, eval, eval_plies, imm) -> tuple[str | None
     ``eval`` excludes ``reward=heuristic`` and ``playout_depth``. Returns
     them normalised."""
     if eval is not None:
-        eval = check_choice("eval", eval, EVALS)
+        if not evals:
+            raise ValueError("this game has no MCTS evaluation (eval=): its playouts go to the end of the game")
+        eval = check_choice("eval", eval, tuple(evals))
         if reward != "win":
             raise ValueError("eval= replaces reward=heuristic (HMCTS): give one of them (eval=heuristic scores the "
                              "leaves by the heuristic after eval_plies random plies)")

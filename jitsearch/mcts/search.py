@@ -1,48 +1,79 @@
-"""MCTS agents on Kalah: UCT (three exploration formulas), progressive bias,
-HMCTS, MCTS-Solver, root parallelism, and pure Monte Carlo.
+"""MCTS of any game of the protocol (:mod:`jitsearch.games.protocol`): UCT (three exploration
+formulas), progressive bias, HMCTS, MCTS-Solver, root parallelism, and pure Monte Carlo. The
+game is the state's (:func:`jitsearch.games.game_of`).
 
-Conventions: the player to move at the root chooses; rewards are 1 / 0.5 / 0
-for a win / draw / loss (or Siljander's (HMCTS) heuristic mapped into [0, 1] for
-HMCTS, or an evaluation in [0, 1] with ``eval=``, see
-:mod:`jitsearch.kernels.evaluation`), credited to the player who moved into
-a node (see :mod:`jitsearch.mcts.tree`). A *simulation* is one playout; an *iteration*
-selects, expands and evaluates one leaf with ``playouts`` playouts.
+Conventions: the player to move at the root chooses; rewards are 1 / 0.5 / 0 for a win / draw /
+loss by the sign of the game's margin (or Siljander's (HMCTS) heuristic mapped into [0, 1] for
+Kalah's HMCTS, or an evaluation in [0, 1] with ``eval=``, see
+:mod:`jitsearch.kernels.evaluation`), credited to the player who moved into a node (see
+:mod:`jitsearch.mcts.tree`). A *simulation* is one playout; an *iteration* selects, expands and
+evaluates one leaf with ``playouts`` playouts.
 """
 
 from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 import numpy as np
 
-from ..games.kalah import KalahState
 from .._checks import cap_to_physical_memory, check_choice, check_float, check_int, check_max_bytes, check_seed, max_threads
-from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE, evaluate_cpu
+from ..games import game_of
+from ..kernels.game_playouts import MAX_PLAYOUTS_PER_STATE, cpu_kernel, evaluate_states
 from ..stop import check_stop
 from ..rng import mix64_py
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
-from .tree import DRAW, LOSS, UNKNOWN, WIN, MCTSTree, mcts_kernel
+from .tree import DRAW, LOSS, UNKNOWN, WIN, MCTSTree, kernels
 
 from .config import FINALS, MAX_CAPACITY, MAX_TIME, MCTSConfig
-from .multi import search_many_checked
-from .shared import search_shared_checked
 
 PROVEN_NAMES = {UNKNOWN: None, WIN: "win", DRAW: "draw", LOSS: "loss"}
 
-_WARMED: set[tuple[int, bool]] = set()
+_WARMED: set = set()
 
 
-def _warm_kernel(state: KalahState, cfg: MCTSConfig) -> None:
-    """Compile (or load) the in-kernel MCTS for the state's m once per process, on a tiny tree."""
-    key = (state.houses, cfg.plays_to_the_end())
+class Root(NamedTuple):
+    """A search's root as kernel inputs: ``board``, ``player``, the variant ``cfg``, ``hist``
+    (the root's record and room for a game from it), ``cur`` (its cursor, three int64), ``moves``
+    (the variant's most legal moves), ``record`` (whether the game keeps one)."""
+
+    board: np.ndarray
+    player: int
+    cfg: tuple
+    hist: np.ndarray
+    cur: tuple
+    moves: int
+    record: bool
+
+
+def root_of(game, state) -> Root:
+    """The root inputs of a live ``state`` of ``game``."""
+    packed = game.pack([state])
+    size = game.sizes(packed.cfg)
+    rows = int(packed.rows[0])
+    hist = np.zeros((rows + max(0, size.record[0]), packed.hists.shape[2]), dtype=packed.hists.dtype)
+    hist[:rows] = packed.hists[0, :rows]
+    cur = tuple(np.int64(x) for x in packed.cur(0))
+    return Root(packed.boards[0], int(packed.players[0]), packed.cfg, hist, cur, int(size.moves),
+                game.node_record is not None)
+
+
+def _new_tree(game, root: Root, capacity: int) -> MCTSTree:
+    tree = MCTSTree(capacity, root.board.shape[0], root.board.dtype, max_bytes=None)
+    tree.set_root(root.board, root.player)
+    return tree
+
+
+def _warm_kernel(game, root: Root, cfg: MCTSConfig) -> None:
+    """Compile (or load) the in-kernel MCTS for the variant once per process, on a tiny tree."""
+    key = (game, root.cfg, cfg.plays_to_the_end())
     if key in _WARMED:
         return
     _WARMED.add(key)
-    tree = MCTSTree(state.houses + 1, state.houses, max_bytes=None)
-    tree.set_root(state.board, state.player)
-    kernel = mcts_kernel(state.houses, key[1])
-    kernel(*tree.arrays(), state.houses, cfg.params(state.empty_capture), np.uint64(0), 0, 1)
+    tree = _new_tree(game, root, root.moves + 1)
+    kernel = kernels(game, root.cfg, key[2]).iterate
+    kernel(*tree.arrays(), root.cfg, cfg.params(game), np.uint64(0), 0, 1, root.hist.copy(), root.cur, root.moves)
 
 
 def worker_seed(seed: int, worker: int) -> int:
@@ -52,20 +83,21 @@ def worker_seed(seed: int, worker: int) -> int:
     return seed if worker == 0 else mix64_py(seed * 0x9E3779B97F4A7C15 + worker)
 
 
-def tree_capacity(cfg: MCTSConfig, houses: int, iterations: int | None, max_bytes: int) -> int:
-    """Nodes to preallocate for one tree: ``capacity`` if given, else
-    ``iterations * houses + 1`` (each iteration expands at most ``houses``
-    children), else (a time-limited search) as many as ``max_bytes`` holds,
-    at most 2**22. Refused (``ValueError``) when the pool would not fit in
-    ``max_bytes`` or int32 node indices."""
-    per_node = MCTSTree.bytes_per_node(houses)
+def tree_capacity(cfg: MCTSConfig, moves: int, iterations: int | None, max_bytes: int, cells: int | None = None,
+                  dtype=np.int32) -> int:
+    """Nodes to preallocate for one tree of boards of ``cells`` entries of ``dtype`` (default
+    ``2 moves + 2`` int32, a Mancala board): ``capacity`` if given, else ``iterations * moves +
+    1`` (each iteration expands at most ``moves`` children), else (a time-limited search) as
+    many as ``max_bytes`` holds, at most 2**22. Refused (``ValueError``) when the pool would not
+    fit in ``max_bytes`` or int32 node indices."""
+    per_node = MCTSTree.bytes_per_node(2 * moves + 2 if cells is None else cells, dtype)
     if cfg.capacity is not None:
         capacity = cfg.capacity
     elif iterations is not None:
-        capacity = iterations * houses + 1
+        capacity = iterations * moves + 1
     else:
         capacity = min(1 << 22, max_bytes // per_node)
-    capacity = max(capacity, houses + 1)
+    capacity = max(capacity, moves + 1)
     check_bytes(capacity * per_node, max_bytes, f"an MCTS tree of {capacity:,} nodes",
                 "lower iterations= or capacity= (API: or raise max_bytes)")
     if capacity > MAX_CAPACITY:
@@ -74,22 +106,22 @@ def tree_capacity(cfg: MCTSConfig, houses: int, iterations: int | None, max_byte
     return capacity
 
 
-def _grow(state: KalahState, cfg: MCTSConfig, seed: int, iterations: int | None, deadline: float | None,
-          capacity: int, stop=None) -> tuple[MCTSTree, int]:
+def _grow(game, root: Root, cfg: MCTSConfig, seed: int, iterations: int | None, deadline: float | None,
+          capacity: int, stop=None, state=None) -> tuple[MCTSTree, int]:
     """One tree grown for ``iterations`` or until ``deadline``; with ``stop``
     (or a deadline) in chunks of about 10-20 ms, ``stop`` read between them
     (a tree grown in chunks is the tree grown in one call)."""
-    m = state.houses
-    tree = MCTSTree(capacity, m, max_bytes=None)
-    tree.set_root(state.board, state.player)
-    params = cfg.params(state.empty_capture)
+    tree = _new_tree(game, root, capacity)
+    params = cfg.params(game)
+    hist = root.hist.copy()  # a tree's own scratch: the kernel writes the rows past the root's
     if cfg.backend is not None:
-        return _grow_batched(tree, state, cfg, params, seed, iterations, deadline, stop)
-    mcts_iterate = mcts_kernel(m, cfg.plays_to_the_end())
-    args = (*tree.arrays(), m, params, np.uint64(seed))
+        return _grow_batched(tree, game, root, state, cfg, params, seed, iterations, deadline, hist, stop)
+    mcts_iterate = kernels(game, root.cfg, cfg.plays_to_the_end()).iterate
+    args = (*tree.arrays(), root.cfg, params, np.uint64(seed))
+    tail = (hist, root.cur, root.moves)
     done = 0
     if iterations is not None and deadline is None and stop is None:
-        done = int(mcts_iterate(*args, 0, iterations))
+        done = int(mcts_iterate(*args, 0, iterations, *tail))
         return tree, done
     chunk = max(1, 32 // cfg.playouts)  # a first chunk of about 32 playouts; doubled while it is quick
     while True:
@@ -97,7 +129,7 @@ def _grow(state: KalahState, cfg: MCTSConfig, seed: int, iterations: int | None,
         if todo <= 0 or (stop is not None and stop.is_set()):
             break
         t0 = time.perf_counter()
-        got = int(mcts_iterate(*args, done, todo))
+        got = int(mcts_iterate(*args, done, todo, *tail))
         done += got
         if got < todo or (deadline is not None and time.perf_counter() >= deadline):
             break
@@ -106,16 +138,31 @@ def _grow(state: KalahState, cfg: MCTSConfig, seed: int, iterations: int | None,
     return tree, done
 
 
-def _grow_batched(tree, state, cfg, params, seed, iterations, deadline, stop=None):
-    """MCTS whose leaves are evaluated in batches: ``batch`` leaves chosen
-    with virtual loss, ``playouts`` playouts each, one backend launch per
-    step (:func:`jitsearch.kernels.backend.evaluate`); an iteration = a leaf."""
-    from ..kernels.backend import evaluate
-    from .tree import backup_batch, select_batch
+def _leaf_states(tree: MCTSTree, state, leaves) -> list:
+    """The states of tree nodes ``leaves``, replayed from the root ``state`` (with its record)."""
+    out = []
+    for leaf in leaves:
+        path = []
+        x = int(leaf)
+        while x > 0:
+            path.append(int(tree.move[x]))
+            x = int(tree.parent[x])
+        s = state
+        for mv in reversed(path):
+            s = s.play(mv)
+        out.append(s)
+    return out
 
+
+def _grow_batched(tree, game, root, state, cfg, params, seed, iterations, deadline, hist, stop=None):
+    """MCTS whose leaves are evaluated in batches: ``batch`` leaves chosen with virtual loss,
+    ``playouts`` playouts each, one launch per step (the game's CPU playouts,
+    :func:`jitsearch.kernels.game_playouts.cpu_kernel`, or the GPU's,
+    :func:`jitsearch.kernels.cuda_game_playouts.evaluate_states_cuda`); an iteration = a leaf."""
     backend = cfg.resolved_backend()
+    k = kernels(game, root.cfg)
     leaves = np.empty(cfg.batch, dtype=np.int64)
-    m = state.houses
+    size = game.sizes(root.cfg)
     done = 0
     step = 0
     while True:
@@ -123,25 +170,39 @@ def _grow_batched(tree, state, cfg, params, seed, iterations, deadline, stop=Non
         if want <= 0 or (deadline is not None and time.perf_counter() >= deadline) or (
                 stop is not None and stop.is_set()):
             break
-        count = int(select_batch(*tree.arrays(), m, params, want, float(cfg.virtual_loss), leaves))
+        count = int(k.select_batch(*tree.arrays(), root.cfg, params, want, float(cfg.virtual_loss), leaves, hist,
+                                   root.cur, root.moves))
         live = [int(x) for x in leaves[:count] if tree.to_move[x] >= 0]
         wins = np.zeros(max(len(live), 1), dtype=np.int64)
         draws = np.zeros_like(wins)
         if live:
-            r = evaluate(tree.boards[live], tree.to_move[live].astype(np.int64), cfg.playouts,
-                         mix64_py(seed * 0x9E3779B97F4A7C15 + step), empty_capture=state.empty_capture,
-                         backend=backend)
+            key = mix64_py(seed * 0x9E3779B97F4A7C15 + step)
+            if backend == "cuda":
+                from ..kernels.cuda_game_playouts import evaluate_states_cuda
+
+                r = evaluate_states_cuda(game, _leaf_states(tree, state, live), cfg.playouts, key)
+            elif root.record:
+                r = evaluate_states(game, _leaf_states(tree, state, live), cfg.playouts, key)
+            else:  # the nodes' boards are the positions: no states to build
+                n = len(live)
+                r = {name: np.zeros(n, dtype=np.int64) for name in ("wins", "draws", "losses", "margin_sum", "plies")}
+                zeros = np.zeros(n, dtype=np.int64)
+                _, fn = cpu_kernel(game, root.cfg)
+                fn(np.ascontiguousarray(tree.boards[live]), tree.to_move[live].astype(np.int64),
+                   np.zeros((n, 1, 1), np.int32), zeros, zeros, root.cfg, size.moves, 0, cfg.playouts,
+                   np.uint64(key), 0, n, r["wins"], r["draws"], r["losses"], r["margin_sum"], r["plies"],
+                   np.zeros(1, np.int64))
             wins, draws = r["wins"], r["draws"]
-        backup_batch(tree.parent, tree.mover_in, tree.to_move, tree.visits, tree.value, tree.boards, m, leaves, count,
-                     float(cfg.virtual_loss), wins, draws, float(cfg.playouts))
+        k.backup_batch(tree.parent, tree.mover_in, tree.to_move, tree.visits, tree.value, tree.boards, root.cfg,
+                       leaves, count, float(cfg.virtual_loss), wins, draws, float(cfg.playouts))
         done += count
         step += 1
     return tree, done
 
 
-def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: int = 0,
+def mcts_search(state, config: MCTSConfig | None = None, *, seed: int = 0,
                 max_bytes: int = DEFAULT_MAX_BYTES, stop=None, **options) -> dict:
-    """Monte Carlo tree search from ``state`` for its player to move.
+    """Monte Carlo tree search from ``state`` (a state of any registered game) for its player to move.
 
     Options (or an :class:`MCTSConfig`): ``iterations`` and/or ``time``
     (seconds; anytime), ``c`` (exploration constant), ``formula`` (``ucb1``:
@@ -173,6 +234,12 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     ``virtual_loss``, one launch per batch; unset = playouts inside the CPU
     kernel, one leaf at a time).
 
+    Every game gets every option; what a game offers beyond the protocol is its own
+    (:func:`jitsearch.mcts.config.game_rewards`): Kalah's ``reward=heuristic`` and
+    ``eval=store|heuristic``, Oware's ``eval=capture`` with ``eval_param`` (its side weight);
+    elsewhere the progressive-bias prior and cut playouts use the game's ``evaluate``,
+    squashed as the store difference is.
+
     Returns ``move``, ``children`` (move, visits, value = mean reward of the
     root player, proven), ``iterations``, ``simulations``, ``nodes``,
     ``seconds``, ``proven`` (the root's value if the solver proved it),
@@ -193,8 +260,7 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     before anything is allocated and refused above ``max_bytes`` (capped by
     physical memory). Any bad argument raises one ``ValueError``.
     """
-    if not isinstance(state, KalahState):
-        raise ValueError(f"state must be a KalahState, got {type(state).__name__}")
+    game = game_of(state)
     if config is not None and options:
         raise ValueError("give either a config or options, not both")
     if config is not None and not isinstance(config, MCTSConfig):
@@ -203,28 +269,30 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     check_stop(stop)
     max_bytes = cap_to_physical_memory(check_max_bytes("max_bytes", max_bytes))
     cfg = config if config is not None else MCTSConfig.from_options(**options)
-    cfg.validate()
+    cfg.validate(game)
     if state.is_over:
         raise ValueError("the game is over: no move to search")
     if cfg.backend is not None:
         backend = cfg.resolved_backend()  # a CUDA request without a GPU fails here, before any tree is allocated
         if cfg.batch is None:
-            return _search_many([state], [seed], cfg, backend, max_bytes, stop)[0]
+            return _search_many(game, [state], [seed], cfg, backend, max_bytes, stop)[0]
+    root = root_of(game, state)
     w = cfg.workers
     if cfg.backend is None:
-        mcts_kernel(state.houses, cfg.plays_to_the_end())  # compiled (or loaded) here, not by several workers at once
+        kernels(game, root.cfg, cfg.plays_to_the_end())  # compiled (or loaded) here, not by several workers at once
     if cfg.time is not None and cfg.backend is None:
-        _warm_kernel(state, cfg)  # the JIT must not eat the time budget
+        _warm_kernel(game, root, cfg)  # the JIT must not eat the time budget
     per_worker = None if cfg.iterations is None else -(-cfg.iterations // w)
-    capacity = tree_capacity(cfg, state.houses, per_worker, max_bytes // w)  # all trees checked before any
+    capacity = tree_capacity(cfg, root.moves, per_worker, max_bytes // w, root.board.shape[0],
+                             root.board.dtype)  # all trees checked before any
     start = time.perf_counter()
     deadline = None if cfg.time is None else start + cfg.time
     if w == 1:
-        results = [_grow(state, cfg, seed, per_worker, deadline, capacity, stop)]
+        results = [_grow(game, root, cfg, seed, per_worker, deadline, capacity, stop, state)]
     else:
         with ThreadPoolExecutor(max_workers=w) as pool:
-            futures = [pool.submit(_grow, state, cfg, worker_seed(seed, i), per_worker, deadline, capacity, stop)
-                       for i in range(w)]
+            futures = [pool.submit(_grow, game, root, cfg, worker_seed(seed, i), per_worker, deadline, capacity,
+                                   stop, state) for i in range(w)]
             results = [f.result() for f in futures]
     root_player = state.player
     moves = state.legal_moves()
@@ -256,13 +324,18 @@ def mcts_search(state: KalahState, config: MCTSConfig | None = None, *, seed: in
     return out
 
 
-def _search_many(states, seeds, cfg: MCTSConfig, backend: str, max_bytes: int, stop=None) -> list[dict]:
-    """The backend search of ``cfg`` (validated once by the caller, nothing checked again)."""
+def _search_many(game, states, seeds, cfg: MCTSConfig, backend: str, max_bytes: int, stop=None) -> list[dict]:
+    """The backend search of ``cfg`` (validated once by the caller, nothing checked again): the
+    multi-tree (:mod:`.game`) or tree-parallel (:mod:`.game_shared`) search over the protocol,
+    ``trees`` trees a position, their root statistics summed."""
+    from .game import search_many_checked
+    from .game_shared import search_shared_checked
+
     if cfg.mode() == "tree":
         return search_shared_checked(states, seeds, cfg.tree_options(), cfg.blocks, backend, max_bytes=max_bytes,
-                                     stop=stop)
+                                     stop=stop, eval_param=cfg.eval_param)
     return search_many_checked(states, seeds, cfg.tree_options(), backend, leaves=cfg.leaves, max_bytes=max_bytes,
-                               stop=stop)
+                               stop=stop, eval_param=cfg.eval_param)
 
 
 def mcts_search_many(states, seeds, *, max_bytes: int = DEFAULT_MAX_BYTES, **options) -> list[dict]:
@@ -271,11 +344,14 @@ def mcts_search_many(states, seeds, *, max_bytes: int = DEFAULT_MAX_BYTES, **opt
     seed=seeds[g], **options)`` when the budget is in iterations. Used by
     lockstep tournaments."""
     cfg = MCTSConfig.from_options(**options)
-    cfg.validate()
+    if not isinstance(states, (list, tuple)) or not states:
+        raise ValueError("states must be a non-empty list of states of one game")
+    game = game_of(states[0])
+    cfg.validate(game)
     if cfg.backend is None or cfg.batch is not None:
         raise ValueError("mcts_search_many runs the multi-tree search: give backend= and no batch=")
     max_bytes = cap_to_physical_memory(check_max_bytes("max_bytes", max_bytes))
-    return _search_many(states, seeds, cfg, cfg.resolved_backend(), max_bytes)
+    return _search_many(game, states, seeds, cfg, cfg.resolved_backend(), max_bytes)
 
 
 def _flip(status: int) -> int:
@@ -300,17 +376,16 @@ def choose_final_move(children: list[dict], final: str = "visits") -> int:
     return max(visited, key=lambda c: (c["visits"], c["value"] if c["value"] is not None else -1.0))["move"]
 
 
-def monte_carlo_search(state: KalahState, *, playouts: int = 1000, time_limit: float | None = None,
+def monte_carlo_search(state, *, playouts: int = 1000, time_limit: float | None = None,
                        seed: int = 0, threads: int = 1, stop=None) -> dict:
     """Pure Monte Carlo (the "Multiagent Search" chapter's expected-outcome model, 3.5):
     no tree; ``playouts`` random playouts shared evenly among the root moves
     (rounds until ``time_limit`` if given), each move scored E = (W - L) / N
     for the root player; the best E is played. ``stop`` (a
     ``threading.Event``) is read between rounds: a round is at most
-    MAX_PLAYOUTS_PER_STATE playouts (0.6 s at Kalah(6,4) on one core), and a
+    MAX_PLAYOUTS_PER_STATE playouts a move (0.6 s at Kalah(6,4) on one core), and a
     stopped search has ``interrupted`` True."""
-    if not isinstance(state, KalahState):
-        raise ValueError(f"state must be a KalahState, got {type(state).__name__}")
+    game = game_of(state)
     playouts = check_int("playouts", playouts, 1, MAX_PLAYOUTS_PER_STATE)
     if time_limit is not None:
         time_limit = check_float("time_limit", time_limit, 0.0, MAX_TIME, lo_open=True)
@@ -334,10 +409,7 @@ def monte_carlo_search(state: KalahState, *, playouts: int = 1000, time_limit: f
     per_move = max(1, playouts // len(moves))
     rnd = 0
     while live and not (stop is not None and stop.is_set()):
-        boards = np.stack([kids[i].board for i in live])
-        players = np.array([kids[i].player for i in live])
-        r = evaluate_cpu(boards, players, per_move, mix64_py(seed + rnd), empty_capture=state.empty_capture,
-                         threads=threads)
+        r = evaluate_states(game, [kids[i] for i in live], per_move, mix64_py(seed + rnd), threads=threads)
         for j, i in enumerate(live):
             same = kids[i].player == root
             wins[i] += r["wins"][j] if same else r["losses"][j]

@@ -1,13 +1,14 @@
-"""An array-based MCTS tree for Kalah and the Numba kernel that grows it.
+"""An array-based MCTS tree for any game of the protocol (:mod:`jitsearch.games.protocol`) and
+the Numba kernel, written once over a :class:`~jitsearch.games.protocol.Game`, that grows it.
 
 Struct of arrays, every node preallocated (``capacity`` of them):
 
 * ``parent``, ``first_child``, ``num_children`` (children of a node are
-  contiguous), ``move`` (the pit that led to the node);
+  contiguous), ``move`` (the move that led to the node);
 * ``to_move`` (player to move at the node, ``TERMINAL`` = -1 once the game is
   over) and ``mover_in`` (the player who moved *into* the node);
 * ``visits`` and ``value``: the rewards are credited to the player who moved
-  into the node, so a Kalah extra turn (same player moving twice) needs no
+  into the node, so a player moving twice in a row (Kalah's extra turn) needs no
   special case and no sign flips: the parent chooses among its children by
   their own ``value / visits``, since every child was moved into by the
   parent's player to move;
@@ -16,63 +17,71 @@ Struct of arrays, every node preallocated (``capacity`` of them):
   ``imm=`` alpha > 0; see :mod:`jitsearch.kernels.evaluation`);
 * ``prior`` (progressive bias), ``proven`` (MCTS-Solver: ``UNKNOWN``, or
   ``WIN`` / ``DRAW`` / ``LOSS`` for ``mover_in`` under perfect play);
-* ``boards[capacity, 2m+2]``: each node's position.
+* ``boards[capacity, cells]``: each node's position (the game's board dtype).
 
 Without progressive bias, children are expanded lazily: a new child's
 ``to_move`` is ``UNBUILT`` and its board unset until it is first selected
 (most children of a search are never visited); the search then computes both
-from its parent's (:func:`build_node`), so the trees and results are the
-same as with eager expansion.
+from its parent's, so the trees and results are the same as with eager expansion.
 
-Rewards are 1 / 0.5 / 0 for a win / draw / loss of the player they are
-credited to; the heuristic reward (HMCTS) maps Siljander's weighted H1..H5
-difference linearly into [0, 1] (see :func:`heuristic_reward`); ``eval=store``
-squashes the store difference (:func:`jitsearch.kernels.evaluation.store_value`).
+A game with a record (Oware's repetitions: :attr:`Game.node_record
+<jitsearch.games.protocol.Game>` set) gets each node's record by replaying the moves of its
+path from the root's position and record on every descent.
+
+Rewards are 1 / 0.5 / 0 for a win / draw / loss of the player they are credited to (the sign of
+the game's margin); a leaf evaluation (``playout_depth``, ``eval=``) is the game's own
+(:attr:`Game.tree_search <jitsearch.games.protocol.Game>`: Kalah's HMCTS heuristic and store
+difference), else its :attr:`~jitsearch.games.protocol.Game.search_eval`, else its
+``evaluate`` squashed as the store difference is (:func:`jitsearch.kernels.evaluation.store_value`
+with a scale of 8).
 
 Named sentinels: ``NO_NODE`` (-1, no parent / not expanded), ``TERMINAL``.
 """
 
 from __future__ import annotations
 
-import functools
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from ..games.kalah import apply_move, heuristic_of, legal_moves
-from ..games.kalah.rules import W1, W2, W3, W4, W5
-from ..kernels.playouts import cpu_cut_playout, cpu_margin_kernel, cpu_playout_kind, playout, stable_jit, stream_key
-from ..kernels.evaluation import store_value
-from ..kernels.sentinels import (FORMULA_SQRT, FORMULA_UCB1, NO_NODE, NO_PLY_CAP, REWARD_HEURISTIC, REWARD_STORE,
-                                 REWARD_WIN, TERMINAL, UNEVALUATED)
+from .._jit import stable_ids
+from ..games.playout import make_playout
+from ..games.protocol import GAME_OVER
+from ..kernels.game_playouts import INLINE_RNG
+from ..kernels.sentinels import (FORMULA_SQRT, FORMULA_UCB1, NO_NODE, NO_PLY_CAP, REWARD_HEURISTIC, REWARD_WIN,
+                                 TERMINAL, UNEVALUATED)
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 
-#: ``to_move`` of a child whose board is not computed yet (lazy expansion, see :func:`expand_node`).
+#: ``to_move`` of a child whose board is not computed yet (lazy expansion, see :func:`make_kernels`).
 UNBUILT = 2
 UNKNOWN, WIN, DRAW, LOSS = 0, 1, 2, 3
 
 # params vector (float64) indices: P_REWARD holds a kernel reward code (REWARD_*), P_MAX_PLIES the plies a
-# playout plays before it is scored (NO_PLY_CAP: to the end), P_IMM the implicit minimax weight alpha
-P_C, P_FORMULA, P_PB, P_REWARD, P_MAX_PLIES, P_SOLVER, P_PLAYOUTS, P_EMPTY_CAPTURE, P_IMM = range(9)
+# playout plays before it is scored (NO_PLY_CAP: to the end), P_IMM the implicit minimax weight alpha,
+# P_EVAL_PARAM the parameter of the game's search_eval (Oware's side weight)
+P_C, P_FORMULA, P_PB, P_REWARD, P_MAX_PLIES, P_SOLVER, P_PLAYOUTS, P_IMM, P_EVAL_PARAM = range(9)
 N_PARAMS = 9
+#: The scale of the squash of a game's ``evaluate`` (the store difference's at 64 seeds).
+EVALUATE_SCALE = 8.0
 
 
 class MCTSTree:
     """Preallocated node arrays (see the module docstring)."""
 
-    def __init__(self, capacity: int, houses: int, *, max_bytes: int | None = DEFAULT_MAX_BYTES):
-        """``capacity`` nodes (1..2**31-1, int32 indices) for Kalah with
-        ``houses`` houses a side; the arrays' size is checked against
-        ``max_bytes`` (and physical memory) before anything is allocated
-        (``None``: the caller has checked it)."""
-        from ..games.kalah import MAX_HOUSES
+    def __init__(self, capacity: int, cells: int, dtype=np.int32, *, max_bytes: int | None = DEFAULT_MAX_BYTES):
+        """``capacity`` nodes (1..2**31-1, int32 indices) for boards of ``cells`` entries of
+        ``dtype``; the arrays' size is checked against ``max_bytes`` (and physical memory)
+        before anything is allocated (``None``: the caller has checked it)."""
         from .._checks import check_int, check_max_bytes, cap_to_physical_memory
 
         self.capacity = check_int("capacity", capacity, 1, (1 << 31) - 1)
-        self.houses = check_int("houses", houses, 1, MAX_HOUSES)
+        self.cells = check_int("cells", cells, 1, 1 << 16)
+        dtype = np.dtype(dtype)
         if max_bytes is not None:
-            check_bytes(self.capacity * self.bytes_per_node(self.houses), cap_to_physical_memory(check_max_bytes("max_bytes", max_bytes)),
+            check_bytes(self.capacity * self.bytes_per_node(self.cells, dtype),
+                        cap_to_physical_memory(check_max_bytes("max_bytes", max_bytes)),
                         f"an MCTS tree of {self.capacity:,} nodes", "lower the capacity")
         c = self.capacity
         self.parent = np.full(c, NO_NODE, dtype=np.int32)
@@ -86,25 +95,25 @@ class MCTSTree:
         self.imm = np.zeros(c, dtype=np.float64)  # written when a node is created (set_root, expansion)
         self.prior = np.zeros(c, dtype=np.float64)
         self.proven = np.zeros(c, dtype=np.int8)
-        self.boards = np.zeros((c, 2 * houses + 2), dtype=np.int32)
+        self.boards = np.zeros((c, self.cells), dtype=dtype)
         self.size = np.zeros(1, dtype=np.int64)
 
     @staticmethod
-    def bytes_per_node(houses: int) -> int:
-        return 4 * 4 + 1 + 1 + 8 * 4 + 1 + 4 * (2 * houses + 2)
+    def bytes_per_node(cells: int, dtype=np.int32) -> int:
+        return 4 * 4 + 1 + 1 + 8 * 4 + 1 + np.dtype(dtype).itemsize * cells
 
     def arrays(self):
         return (self.parent, self.first_child, self.num_children, self.move, self.to_move, self.mover_in,
                 self.visits, self.value, self.imm, self.prior, self.proven, self.boards, self.size)
 
     def set_root(self, board, player: int):
-        """Make node 0 the position ``board`` (2m+2 seed counts) with ``player`` to move (-1: over)."""
+        """Make node 0 the position ``board`` (``cells`` integers) with ``player`` to move (-1: over)."""
         from .._checks import check_int
 
         player = check_int("player", player, -1, 1)
         b = np.asarray(board)
-        if b.shape != (2 * self.houses + 2,) or b.dtype.kind not in "iu":
-            raise ValueError(f"board must hold {2 * self.houses + 2} integer seed counts, got {b.dtype} {b.shape}")
+        if b.shape != (self.cells,) or b.dtype.kind not in "iu":
+            raise ValueError(f"board must hold {self.cells} integers, got {b.dtype} {b.shape}")
         self.size[0] = 1
         self.parent[0] = NO_NODE
         self.first_child[0] = NO_NODE
@@ -124,46 +133,6 @@ class MCTSTree:
         node = check_int("node", node, 0, max(int(self.size[0]), 1) - 1)
         f = int(self.first_child[node])
         return range(f, f + int(self.num_children[node])) if f >= 0 else range(0)
-
-
-@njit(cache=True, inline="always")
-def heuristic_reward(board, m, player, total):
-    """HMCTS reward for ``player`` in [0, 1]: 0.5 + 0.5 * (H(player) -
-    H(opponent)) / bound, H the weighted H1..H5 of Siljander's HMCTS and bound the
-    largest possible difference for ``total`` seeds on ``m`` houses."""
-    bound = (W1 + W2 + W4 + W5) * total + W3 * m
-    d = heuristic_of(board, m, player) - heuristic_of(board, m, 1 - player)
-    r = 0.5 + 0.5 * d / bound
-    return min(1.0, max(0.0, r))
-
-
-_store_value = njit(cache=True, inline="always")(store_value)
-
-
-@njit(cache=True, inline="always")
-def eval_reward(board, m, player, total, reward_kind):
-    """The evaluation of a live position for ``player`` in [0, 1]: the
-    squashed store difference for REWARD_STORE, else Siljander's (HMCTS) heuristic
-    (:func:`heuristic_reward`)."""
-    if reward_kind == REWARD_STORE:
-        d = board[m + 1] - board[0]
-        if player == 1:
-            d = -d
-        return _store_value(d, total)
-    return heuristic_reward(board, m, player, total)
-
-
-@njit(cache=True, inline="always")
-def outcome_reward(board, m, player):
-    """1 / 0.5 / 0 for a win / draw / loss of ``player`` by the store difference."""
-    d = board[m + 1] - board[0]
-    if player == 1:
-        d = -d
-    if d > 0:
-        return 1.0
-    if d < 0:
-        return 0.0
-    return 0.5
 
 
 @njit(cache=True, inline="always")
@@ -277,192 +246,265 @@ def solver_update(parent, first_child, num_children, to_move, mover_in, proven, 
         node = par
 
 
-@njit(cache=True, inline="always")
-def build_node(parent, move, to_move, mover_in, boards, node, m, empty_capture):
-    """Compute the position of a lazily expanded child (``to_move`` ==
-    UNBUILT) from its parent's: the board the eager expansion would have
-    written, and its player to move."""
-    par = parent[node]
-    for i in range(boards.shape[1]):
-        boards[node, i] = boards[par, i]
-    to_move[node] = apply_move(boards[node], m, mover_in[node], move[node], empty_capture)
+class Kernels(NamedTuple):
+    """The compiled kernels of one game (and fast playout) (:func:`make_kernels`)."""
+
+    iterate: object
+    expand: object
+    select_batch: object
+    backup_batch: object
 
 
-@njit(cache=True, inline="always")
-def expand_node(first_child, num_children, parent, move, to_move, mover_in, visits, value, imm, prior, proven,
-                boards, size, node, m, empty_capture, pb, moves, lazy):
-    """:func:`expand`; with ``lazy`` (no progressive bias: no prior needs the
-    children's boards) each child is left UNBUILT, its board and player to
-    move computed by :func:`build_node` when it is first selected."""
-    player = to_move[node]
-    count = legal_moves(boards[node], m, player, moves)
-    start = size[0]
-    if start + count > parent.shape[0]:
-        return 0
-    n = boards.shape[1]
-    top = -math.inf
-    for j in range(count):
-        ch = start + j
-        parent[ch] = node
-        first_child[ch] = NO_NODE
-        num_children[ch] = 0
-        move[ch] = moves[j]
-        mover_in[ch] = player
-        visits[ch] = 0.0
-        value[ch] = 0.0
-        imm[ch] = UNEVALUATED
-        proven[ch] = UNKNOWN
-        if lazy:
-            to_move[ch] = UNBUILT
-        else:
-            for i in range(n):
-                boards[ch, i] = boards[node, i]
-            to_move[ch] = apply_move(boards[ch], m, player, moves[j], empty_capture)
-        if pb != 0.0:
-            prior[ch] = heuristic_of(boards[ch], m, player)
-            top = max(top, prior[ch])
-        else:
-            prior[ch] = 0.0
-    if pb != 0.0:  # softmax of the one-step heuristic
-        total = 0.0
-        for j in range(count):
-            prior[start + j] = math.exp(prior[start + j] - top)
-            total += prior[start + j]
-        for j in range(count):
-            prior[start + j] /= total
-    first_child[node] = start
-    num_children[node] = count
-    size[0] = start + count
-    return count
+def _named(fn, tag):
+    fn.__qualname__ = fn.__name__ = f"{fn.__name__}_{tag}"
+    return fn
 
 
-@njit(cache=True)
-def expand(first_child, num_children, parent, move, to_move, mover_in, visits, value, imm, prior, proven, boards,
-           size, node, m, empty_capture, pb, moves):
-    """Create every child of ``node`` with its board; returns how many (0 if the pool is full)."""
-    return expand_node(first_child, num_children, parent, move, to_move, mover_in, visits, value, imm, prior, proven,
-                       boards, size, node, m, empty_capture, pb, moves, False)
+def make_kernels(game, fast_key=None, to_the_end=False) -> Kernels:
+    """Compile the single-tree kernels of ``game``: ``iterate`` (:func:`mcts_iterate`'s
+    signature, below), ``expand`` (every child of a node with its board) and ``select_batch``
+    (leaves for a batched evaluation with virtual loss), ``backup_batch`` (their results backed up).
 
-
-@njit(cache=True, inline="always")
-def descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, prior, proven, boards,
-            size, m, c, formula, pb, solver, empty_capture, moves, alpha):
-    """Selection from the root to a leaf, then expansion: a non-terminal leaf
-    gets all its children and the first one is returned (the leaf itself if
-    the pool is full). Children are expanded lazily without progressive
-    bias; every node on the path, the returned one included, is built."""
-    node = 0
-    while first_child[node] != NO_NODE and to_move[node] != TERMINAL:
-        ch = select_child(first_child, num_children, visits, value, imm, prior, proven, node, c, formula, pb, solver,
-                          alpha)
-        if ch == NO_NODE:
-            break
-        node = ch
-        if to_move[node] == UNBUILT:
-            build_node(parent, move, to_move, mover_in, boards, node, m, empty_capture)
-    if to_move[node] != TERMINAL and first_child[node] == NO_NODE:
-        if expand_node(first_child, num_children, parent, move, to_move, mover_in, visits, value, imm, prior, proven,
-                       boards, size, node, m, empty_capture, pb, moves, pb == 0.0) > 0:
-            node = first_child[node]
-            if to_move[node] == UNBUILT:
-                build_node(parent, move, to_move, mover_in, boards, node, m, empty_capture)
-    return node
-
-
-def make_mcts_iterate(jit, playout_margin=None, words=1, cut_playout=None, to_the_end=False):
-    """Compile ``mcts_iterate`` with ``jit``.
-
-    ``playout_margin`` (from :func:`jitsearch.kernels.playouts.make_packed_margin`
-    or ``make_simd_margin``, with its ``words``) evaluates the leaves of a
-    search with random playouts to the end (reward ``win``, no
-    ``playout_depth`` or ``eval``) on packed boards or board vectors;
-    ``cut_playout`` (``make_simd_playout``) plays every other search's
-    playouts (HMCTS, cut playouts, evaluations); both must be compiled for
-    the tree's m. When None, the generic playout runs. All give the same
-    margins and boards from the same streams, so the kernels grow the same
-    trees.
-
-    ``to_the_end`` (with ``playout_margin``): a kernel for searches whose
-    leaves get random playouts to the end only (the default search, see
-    :meth:`jitsearch.mcts.config.MCTSConfig.plays_to_the_end`, which implies
-    no implicit minimax values). It leaves out the cut and HMCTS playouts
-    and the evaluations (a first compile of 4.6 s against 6.0-6.5 s for the
-    full kernel at Kalah(6,4)), and raises ``ValueError`` if given other
-    playouts or ``imm``.
+    ``fast_key``: the game's fast playouts (:attr:`TreeSearch.fast_key
+    <jitsearch.games.protocol.TreeSearch>`), used for random playouts to the end (reward
+    ``win``, no ``playout_depth`` or ``eval``) and, where given, every other playout; all give
+    the same margins and boards from the same streams, so the kernels grow the same trees.
+    ``to_the_end`` (with ``fast_key``): a kernel for searches whose leaves get random playouts
+    to the end only (:meth:`jitsearch.mcts.config.MCTSConfig.plays_to_the_end`): it leaves out
+    the cut playouts and the evaluations (a faster first compile) and raises ``ValueError`` if
+    asked for them.
     """
-    packed = playout_margin is not None
-    if to_the_end and not packed:
-        raise ValueError("to_the_end needs a playout_margin kernel")
+    inline = stable_ids(njit(inline="always"))
+    rules = game.build(inline)
+    legal, apply, margin, evaluate = rules.legal, rules.apply, rules.margin, rules.evaluate
+    gen = INLINE_RNG
+    stream_key = gen.stream_key
+    playout = make_playout(inline, rules, gen, f"tree_{game.name}")
+    record = game.node_record is not None
+    hooks = game.tree_search
+    se = game.search_eval
+    tag = f"{game.name}_{fast_key or 'generic'}" + ("_end" if to_the_end else "")
+    packed = fast_key is not None
+    words = 1
+    fast_cut = False
+    if packed:
+        words, playout_margin, cut_playout = hooks.fast_playouts(fast_key, gen)
+        fast_cut = cut_playout is not None
     if not packed:
-        def _unused(w, board, player, empty_capture, key):
-            return 0, 0
+        def playout_margin(w, board, cfg, player, key):
+            return 0
 
-        playout_margin = stable_jit(njit(cache=True, inline="always"))(_unused)
-    fast_cut = cut_playout is not None
+        playout_margin = inline(_named(playout_margin, tag))
     if not fast_cut:
-        def _unused_cut(board, m, player, empty_capture, key, max_plies, moves):
-            return 0, -1
+        def cut_playout(board, cfg, player, moves, key, max_plies):
+            return 0
 
-        cut_playout = stable_jit(njit(cache=True, inline="always"))(_unused_cut)
-
-    if to_the_end:
-        def cut_playouts_never(board, boards, node, m, player, empty_capture, seed, key_index, k_playouts, max_plies,
-                               reward_kind, total, moves):
-            raise ValueError("this MCTS kernel plays random playouts to the end only")
-
-        leaf_playouts = stable_jit(njit(cache=True))(cut_playouts_never)
-
-        def imm_never(parent, first_child, num_children, to_move, mover_in, imm, boards, node, m, total, reward_kind):
-            raise ValueError("this MCTS kernel keeps no implicit minimax values (imm= needs eval=)")
-
-        leaf_imm = stable_jit(njit(cache=True))(imm_never)
+        cut_playout = inline(_named(cut_playout, tag))
+    if hooks is not None:
+        leaf_value, prior_of, root_value = hooks.build(inline)
     else:
-        def cut_playouts(board, boards, node, m, player, empty_capture, seed, key_index, k_playouts, max_plies,
-                         reward_kind, total, moves):
-            """Player 0's summed reward of ``k_playouts`` playouts from ``node``,
-            each cut at ``max_plies`` plies (a finished game scores its result, a
-            cut one, and every HMCTS playout, the evaluation)."""
-            n = boards.shape[1]
-            reward0 = 0.0
-            for k in range(k_playouts):
-                for i in range(n):
-                    board[i] = boards[node, i]
-                key = stream_key(seed, key_index, k)
-                if fast_cut:
-                    _, end_player = cut_playout(board, m, player, empty_capture, key, max_plies, moves)
-                else:
-                    _, end_player = playout(board, m, player, empty_capture, key, max_plies, moves)
-                if reward_kind != REWARD_HEURISTIC and end_player == TERMINAL:
-                    reward0 += outcome_reward(board, m, 0)
-                else:  # HMCTS, or a playout cut at its depth: the evaluation
-                    reward0 += eval_reward(board, m, 0, total, reward_kind)
-            return reward0
+        if se is not None:
+            se_value, se_scale = se.build(inline)
 
-        leaf_playouts = stable_jit(njit(cache=True, inline="always"))(cut_playouts)
+            def estimate(board, cfg, param):
+                v = se_value(board, cfg, param)
+                return v, max(1.0, se_scale(board, cfg, param) / 8.0)
+        else:
+            def estimate(board, cfg, param):
+                return evaluate(board, cfg, np.int64(0)), EVALUATE_SCALE
 
-        def static_imm(parent, first_child, num_children, to_move, mover_in, imm, boards, node, m, total, reward_kind):
-            """Back the leaf's static evaluation (for the player who moved into
-            it) up the implicit minimax values."""
-            if to_move[node] == TERMINAL:
-                v0 = outcome_reward(boards[node], m, mover_in[node])
+        estimate = inline(_named(estimate, tag))
+
+        def leaf_value(board, cfg, player, reward_kind, param):
+            v, s = estimate(board, cfg, param)
+            r = 0.5 + v / (2.0 * (abs(v) + s))
+            return r if player == 0 else 1.0 - r
+
+        def prior_of(board, cfg, player):
+            e = evaluate(board, cfg, np.int64(1 - player))
+            return e if player == 0 else -e
+
+        def root_value(board, cfg):
+            return 0
+
+        leaf_value = inline(_named(leaf_value, tag))
+        prior_of = inline(_named(prior_of, tag))
+        root_value = inline(_named(root_value, tag))
+
+    def outcome(board, cfg):
+        """1 / 0.5 / 0 for a win / draw / loss of player 0 by the margin's sign."""
+        d = margin(board, cfg)
+        if d > 0:
+            return 1.0
+        if d < 0:
+            return 0.0
+        return 0.5
+
+    outcome = inline(_named(outcome, tag))
+
+    own = hooks is not None
+
+    def evaluation(board, cfg, player, reward_kind, param, root):
+        if own:
+            return leaf_value(board, cfg, player, reward_kind, root)
+        return leaf_value(board, cfg, player, reward_kind, param)
+
+    evaluation = inline(_named(evaluation, tag))
+
+    def build_node(parent, move, to_move, mover_in, boards, node, cfg, hist, cur):
+        """The position of a lazily expanded child (``to_move`` == UNBUILT) from its parent's:
+        the board the eager expansion would have written, and its player to move."""
+        par = parent[node]
+        for i in range(boards.shape[1]):
+            boards[node, i] = boards[par, i]
+        nxt, _ = apply(boards[node], cfg, np.int64(mover_in[node]), np.int64(move[node]), hist, cur)
+        to_move[node] = nxt
+
+    build_node = inline(_named(build_node, tag))
+
+    def expand_node(first_child, num_children, parent, move, to_move, mover_in, visits, value, imm, prior, proven,
+                    boards, size, node, cfg, pb, moves, lazy, hist, cur):
+        """Create every child of ``node`` (each left UNBUILT when ``lazy``: no progressive bias
+        needs their boards); returns how many (0 if the pool is full)."""
+        player = np.int64(to_move[node])
+        count = legal(boards[node], cfg, player, moves, hist, cur)
+        start = size[0]
+        if start + count > parent.shape[0]:
+            return 0
+        n = boards.shape[1]
+        top = -math.inf
+        for j in range(count):
+            ch = start + j
+            parent[ch] = node
+            first_child[ch] = NO_NODE
+            num_children[ch] = 0
+            move[ch] = moves[j]
+            mover_in[ch] = player
+            visits[ch] = 0.0
+            value[ch] = 0.0
+            imm[ch] = UNEVALUATED
+            proven[ch] = UNKNOWN
+            if lazy:
+                to_move[ch] = UNBUILT
             else:
-                v0 = eval_reward(boards[node], m, mover_in[node], total, reward_kind)
-            imm_backup(parent, first_child, num_children, to_move, mover_in, imm, node, v0)
+                for i in range(n):
+                    boards[ch, i] = boards[node, i]
+                nxt, _ = apply(boards[ch], cfg, player, np.int64(moves[j]), hist, cur)
+                to_move[ch] = nxt
+            if pb != 0.0:
+                prior[ch] = prior_of(boards[ch], cfg, player)
+                top = max(top, prior[ch])
+            else:
+                prior[ch] = 0.0
+        if pb != 0.0:  # softmax of the one-step prior
+            total = 0.0
+            for j in range(count):
+                prior[start + j] = math.exp(prior[start + j] - top)
+                total += prior[start + j]
+            for j in range(count):
+                prior[start + j] /= total
+        first_child[node] = start
+        num_children[node] = count
+        size[0] = start + count
+        return count
 
-        leaf_imm = stable_jit(njit(cache=True, inline="always"))(static_imm)
+    expand_node = inline(_named(expand_node, tag))
+
+    def step_into(parent, move, to_move, mover_in, boards, node, cfg, board, hist, cur):
+        """Enter ``node``: with a record, play its move on the replayed ``board`` (its record
+        and cursor follow) and build the node from it; else build it from its parent's board."""
+        if record:
+            nxt, cur = apply(board, cfg, np.int64(mover_in[node]), np.int64(move[node]), hist, cur)
+            if to_move[node] == UNBUILT:
+                for i in range(boards.shape[1]):
+                    boards[node, i] = board[i]
+                to_move[node] = nxt
+        elif to_move[node] == UNBUILT:
+            build_node(parent, move, to_move, mover_in, boards, node, cfg, hist, cur)
+        return cur
+
+    step_into = inline(_named(step_into, tag))
+
+    def descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, prior, proven,
+                boards, size, cfg, c, formula, pb, solver, moves, alpha, board, hist, root_cur):
+        """Selection from the root to a leaf, then expansion: a non-terminal leaf gets all its
+        children and the first one is returned (the leaf itself if the pool is full). Every node
+        on the path, the returned one included, is built. Returns (node, its cursor)."""
+        node = 0
+        cur = root_cur
+        if record:
+            for i in range(boards.shape[1]):
+                board[i] = boards[0, i]
+        while first_child[node] != NO_NODE and to_move[node] != TERMINAL:
+            ch = select_child(first_child, num_children, visits, value, imm, prior, proven, node, c, formula, pb,
+                              solver, alpha)
+            if ch == NO_NODE:
+                break
+            node = ch
+            cur = step_into(parent, move, to_move, mover_in, boards, node, cfg, board, hist, cur)
+        if to_move[node] != TERMINAL and first_child[node] == NO_NODE:
+            if expand_node(first_child, num_children, parent, move, to_move, mover_in, visits, value, imm, prior,
+                           proven, boards, size, node, cfg, pb, moves, pb == 0.0, hist, cur) > 0:
+                node = first_child[node]
+                cur = step_into(parent, move, to_move, mover_in, boards, node, cfg, board, hist, cur)
+        return node, cur
+
+    descend = inline(_named(descend, tag))
+
+    def leaf_playouts(board, boards, node, cfg, player, seed, key_index, k_playouts, max_plies, reward_kind, param,
+                      moves, hist, cur, root):
+        """Player 0's summed reward of ``k_playouts`` playouts from ``node``, each cut at
+        ``max_plies`` plies (a finished game scores its result, a cut one, and every HMCTS
+        playout, the evaluation)."""
+        if to_the_end:
+            raise ValueError("this MCTS kernel plays random playouts to the end only")
+        n = boards.shape[1]
+        reward0 = 0.0
+        for k in range(k_playouts):
+            for i in range(n):
+                board[i] = boards[node, i]
+            key = stream_key(seed, key_index, k)
+            if fast_cut:
+                end_player = cut_playout(board, cfg, player, moves, key, max_plies)
+            else:
+                _, end_player, _ = playout(board, cfg, player, moves, hist, cur, key, max_plies)
+            if reward_kind != REWARD_HEURISTIC and end_player == GAME_OVER:
+                reward0 += outcome(board, cfg)
+            else:  # HMCTS, or a playout cut at its depth: the evaluation
+                reward0 += evaluation(board, cfg, np.int64(0), reward_kind, param, root)
+        return reward0
+
+    leaf_playouts = inline(_named(leaf_playouts, tag))
+
+    def leaf_imm(parent, first_child, num_children, to_move, mover_in, imm, boards, node, cfg, reward_kind, param,
+                 root):
+        """Back the leaf's static evaluation (for the player who moved into it) up the implicit
+        minimax values."""
+        if to_the_end:
+            raise ValueError("this MCTS kernel keeps no implicit minimax values (imm= needs eval=)")
+        if to_move[node] == TERMINAL:
+            v0 = outcome(boards[node], cfg)
+            if mover_in[node] == 1:
+                v0 = 1.0 - v0
+        else:
+            v0 = evaluation(boards[node], cfg, np.int64(mover_in[node]), reward_kind, param, root)
+        imm_backup(parent, first_child, num_children, to_move, mover_in, imm, node, v0)
+
+    leaf_imm = inline(_named(leaf_imm, tag))
 
     def mcts_iterate(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, prior, proven,
-                     boards, size, m, params, seed, first_iteration, iterations):
-        """Run ``iterations`` MCTS iterations on the tree (root = node 0).
+                     boards, size, cfg, params, seed, first_iteration, iterations, hist, root_cur, num_moves):
+        """Run ``iterations`` MCTS iterations on the tree (root = node 0) of the variant ``cfg``.
 
-        Iteration ``i`` (counted from ``first_iteration``) draws its playouts
-        from the streams (seed, i, k), k < playouts per leaf, so a search is a
-        pure function of its seed and budget. Returns the iterations done (fewer
-        when the solver proves the root). A playout plays at most
-        ``params[P_MAX_PLIES]`` plies and is scored by the reward code
-        ``params[P_REWARD]`` (:mod:`jitsearch.kernels.evaluation`); with
-        ``params[P_IMM]`` > 0 every backup also updates the implicit minimax
-        values (:func:`imm_backup`) and selection mixes them in.
+        ``hist`` holds the root's record and room for a game from it, ``root_cur`` its cursor
+        (games without a record: :func:`jitsearch.games.protocol.no_record`'s and (0, 0, 0)),
+        ``num_moves`` the variant's most legal moves. Iteration ``i`` (counted from
+        ``first_iteration``) draws its playouts from the streams (seed, i, k), k < playouts per
+        leaf, so a search is a pure function of its seed and budget. Returns the iterations
+        done (fewer when the solver proves the root). A playout plays at most
+        ``params[P_MAX_PLIES]`` plies and is scored by the reward code ``params[P_REWARD]``
+        (:mod:`jitsearch.kernels.evaluation`); with ``params[P_IMM]`` > 0 every backup also
+        updates the implicit minimax values (:func:`imm_backup`) and selection mixes them in.
         """
         c = params[P_C]
         formula = np.int64(params[P_FORMULA])
@@ -471,26 +513,25 @@ def make_mcts_iterate(jit, playout_margin=None, words=1, cut_playout=None, to_th
         max_plies = np.int64(params[P_MAX_PLIES])
         solver = params[P_SOLVER] != 0.0
         k_playouts = np.int64(params[P_PLAYOUTS])
-        empty_capture = params[P_EMPTY_CAPTURE] != 0.0
         alpha = params[P_IMM]
+        param = params[P_EVAL_PARAM]
         use_packed = packed and reward_kind == REWARD_WIN and max_plies == NO_PLY_CAP
         n = boards.shape[1]
-        total = 0
-        for i in range(n):
-            total += boards[0, i]
-        moves = np.empty(m, dtype=np.int64)
+        root = root_value(boards[0], cfg)
+        moves = np.empty(num_moves, dtype=np.int64)
         board = np.empty(n, dtype=boards.dtype)
         w = np.zeros(words, dtype=np.uint64)
         done = 0
         for it in range(iterations):
             if solver and proven[0] != UNKNOWN:
                 break
-            node = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, prior,
-                           proven, boards, size, m, c, formula, pb, solver, empty_capture, moves, alpha)
+            node, cur = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm,
+                                prior, proven, boards, size, cfg, c, formula, pb, solver, moves, alpha, board, hist,
+                                root_cur)
             # evaluation
             reward0 = 0.0
             if to_move[node] == TERMINAL:
-                r = outcome_reward(boards[node], m, 0)
+                r = outcome(boards[node], cfg)
                 reward0 = r * k_playouts
                 if solver and proven[node] == UNKNOWN:
                     mine = r if mover_in[node] == 0 else 1.0 - r
@@ -500,106 +541,96 @@ def make_mcts_iterate(jit, playout_margin=None, words=1, cut_playout=None, to_th
                 key_index = first_iteration + it
                 mover = np.int64(to_move[node])
                 for k in range(k_playouts):
-                    margin, _ = playout_margin(w, boards[node], mover, empty_capture, stream_key(seed, key_index, k))
-                    if margin > 0:
+                    mg = playout_margin(w, boards[node], cfg, mover, stream_key(seed, key_index, k))
+                    if mg > 0:
                         reward0 += 1.0
-                    elif margin == 0:
+                    elif mg == 0:
                         reward0 += 0.5
             else:
-                reward0 = leaf_playouts(board, boards, node, m, np.int64(to_move[node]), empty_capture, seed,
-                                        np.int64(first_iteration + it), k_playouts, max_plies, reward_kind, total,
-                                        moves)
+                reward0 = leaf_playouts(board, boards, node, cfg, np.int64(to_move[node]), seed,
+                                        np.int64(first_iteration + it), k_playouts, max_plies, reward_kind, param,
+                                        moves, hist, cur, root)
             backup(parent, mover_in, visits, value, node, np.float64(k_playouts), reward0)
             if alpha > 0.0:  # the leaf's static evaluation, for the player who moved into it
-                leaf_imm(parent, first_child, num_children, to_move, mover_in, imm, boards, node, m, total,
-                         reward_kind)
+                leaf_imm(parent, first_child, num_children, to_move, mover_in, imm, boards, node, cfg, reward_kind,
+                         param, root)
             done += 1
         return done
 
-    return jit(mcts_iterate)
+    def expand(first_child, num_children, parent, move, to_move, mover_in, visits, value, imm, prior, proven,
+               boards, size, node, cfg, pb, moves, hist, cur):
+        """Create every child of ``node`` with its board; returns how many (0 if the pool is full)."""
+        return expand_node(first_child, num_children, parent, move, to_move, mover_in, visits, value, imm, prior,
+                           proven, boards, size, node, cfg, pb, moves, False, hist, cur)
+
+    def select_batch(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, prior, proven,
+                     boards, size, cfg, params, batch, virtual_loss, leaves, hist, root_cur, num_moves):
+        """Select up to ``batch`` leaves for one evaluation launch.
+
+        Each descent adds ``virtual_loss`` visits with no reward to every node on its path (a
+        virtual loss for the player credited there), so the next descent prefers other
+        branches; a leaf reached unexpanded is expanded and its first child taken. Distinct
+        leaves come out unless the tree is smaller than the batch (then a finished position may
+        repeat). Returns how many leaves were written to ``leaves``; undo with
+        :func:`backup_batch`."""
+        c = params[P_C]
+        formula = np.int64(params[P_FORMULA])
+        pb = params[P_PB]
+        moves = np.empty(num_moves, dtype=np.int64)
+        board = np.empty(boards.shape[1], dtype=boards.dtype)
+        count = 0
+        for j in range(batch):
+            node, _ = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, prior,
+                              proven, boards, size, cfg, c, formula, pb, False, moves, 0.0, board, hist, root_cur)
+            leaves[count] = node
+            count += 1
+            x = node
+            while x != NO_NODE:
+                visits[x] += virtual_loss
+                x = parent[x]
+        return count
+
+    def backup_batch(parent, mover_in, to_move, visits, value, boards, cfg, leaves, count, virtual_loss, wins, draws,
+                     playouts):
+        """Take the virtual losses back and add each leaf's results: ``wins`` / ``draws`` for
+        the leaf's player to move over ``playouts`` playouts (finished leaves are scored
+        exactly, ``playouts`` times)."""
+        j_eval = 0
+        for j in range(count):
+            leaf = leaves[j]
+            x = leaf
+            while x != NO_NODE:
+                visits[x] -= virtual_loss
+                x = parent[x]
+            if to_move[leaf] == TERMINAL:
+                reward0 = outcome(boards[leaf], cfg) * playouts
+            else:
+                mine = wins[j_eval] + 0.5 * draws[j_eval]
+                reward0 = mine if to_move[leaf] == 0 else playouts - mine
+                j_eval += 1
+            backup(parent, mover_in, visits, value, leaf, np.float64(playouts), reward0)
+
+    kernel = stable_ids(njit(cache=True, nogil=True))
+    return Kernels(*(kernel(_named(fn, tag)) for fn in (mcts_iterate, expand, select_batch, backup_batch)))
 
 
-#: The generic kernel (every m, every option).
-mcts_iterate = make_mcts_iterate(stable_jit(njit(cache=True, nogil=True)))
+_KERNELS: dict = {}
 
 
-def mcts_kernel(m: int, to_the_end: bool = False):
-    """The ``mcts_iterate`` for trees of m houses: where
-    :func:`jitsearch.kernels.playouts.cpu_margin_kernel` has a faster
-    playout for m (board vectors for m <= 7 on a CPU with AVX2 and BMI2,
-    else packed boards from MIN_PACKED_HOUSES on), one compiled per m whose
-    random playouts to the end use it, and with board vectors its cut and
-    HMCTS playouts too (:func:`~jitsearch.kernels.playouts.cpu_cut_playout`);
-    same trees. At Kalah(6,4) packed boards measured about 1.3x the
-    simulations/s of the generic kernel; board vectors 1.2x that to the end,
-    1.3x with ``eval=store``, 1.6x for HMCTS. Else the generic kernel.
-    ``to_the_end``: for a search that plays random playouts to the end only
-    (:meth:`~jitsearch.mcts.config.MCTSConfig.plays_to_the_end`), a smaller
-    kernel with a faster first compile (same trees)."""
-    return _mcts_kernel(m, cpu_playout_kind(m), bool(to_the_end))
-
-
-@functools.lru_cache(maxsize=None)
-def _mcts_kernel(m: int, kind: str, to_the_end: bool = False):
-    fast = cpu_margin_kernel(m, kind)
-    if fast is None:
-        return mcts_iterate
-    words, margin = fast
-    if to_the_end:
-        return make_mcts_iterate(stable_jit(njit(cache=True, nogil=True)), margin, words, to_the_end=True)
-    return make_mcts_iterate(stable_jit(njit(cache=True, nogil=True)), margin, words, cpu_cut_playout(m, kind))
-
-
-# -- batched leaf evaluation (virtual loss) -----------------------------------------------
-
-@njit(cache=True, nogil=True)
-def select_batch(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, prior, proven,
-                 boards, size, m, params, batch, virtual_loss, leaves):
-    """Select up to ``batch`` leaves for one evaluation launch.
-
-    Each descent adds ``virtual_loss`` visits with no reward to every node
-    on its path (a virtual loss for the player credited there), so the next
-    descent prefers other branches; a leaf reached unexpanded is expanded
-    and its first child taken. Distinct leaves come out unless the tree is
-    smaller than the batch (then a finished position may repeat). Returns
-    how many leaves were written to ``leaves``; undo with
-    :func:`backup_batch`.
-    """
-    c = params[P_C]
-    formula = np.int64(params[P_FORMULA])
-    pb = params[P_PB]
-    empty_capture = params[P_EMPTY_CAPTURE] != 0.0
-    moves = np.empty(m, dtype=np.int64)
-    count = 0
-    for j in range(batch):
-        node = descend(parent, first_child, num_children, move, to_move, mover_in, visits, value, imm, prior, proven,
-                       boards, size, m, c, formula, pb, False, empty_capture, moves, 0.0)
-        leaves[count] = node
-        count += 1
-        x = node
-        while x != NO_NODE:
-            visits[x] += virtual_loss
-            x = parent[x]
-    return count
-
-
-@njit(cache=True, nogil=True)
-def backup_batch(parent, mover_in, to_move, visits, value, boards, m, leaves, count, virtual_loss, wins, draws,
-                 playouts):
-    """Take the virtual losses back and add each leaf's results: ``wins`` /
-    ``draws`` for the leaf's player to move over ``playouts`` playouts
-    (finished leaves are scored exactly, ``playouts`` times)."""
-    j_eval = 0
-    for j in range(count):
-        leaf = leaves[j]
-        x = leaf
-        while x != NO_NODE:
-            visits[x] -= virtual_loss
-            x = parent[x]
-        if to_move[leaf] == TERMINAL:
-            reward0 = outcome_reward(boards[leaf], m, 0) * playouts
-        else:
-            mine = wins[j_eval] + 0.5 * draws[j_eval]
-            reward0 = mine if to_move[leaf] == 0 else playouts - mine
-            j_eval += 1
-        backup(parent, mover_in, visits, value, leaf, np.float64(playouts), reward0)
+def kernels(game, cfg=None, to_the_end: bool = False) -> Kernels:
+    """``game``'s kernels for trees of the variant ``cfg``: with the game's fast playouts where
+    it has them (:attr:`TreeSearch.fast_key <jitsearch.games.protocol.TreeSearch>`: Kalah's board
+    vectors for m <= 7 on a CPU with AVX2 and BMI2, else packed boards from 4 houses on; at
+    Kalah(6,4) packed boards measured about 1.3x the simulations/s of the generic kernel, board
+    vectors 1.2x that to the end, 1.3x with ``eval=store``, 1.6x for HMCTS), else the generic
+    kernel (same trees). ``to_the_end``: for a search that plays random playouts to the end only
+    (:meth:`~jitsearch.mcts.config.MCTSConfig.plays_to_the_end`), a smaller kernel with a faster
+    first compile (same trees). Compiled once per process (cached on disk)."""
+    hooks = game.tree_search
+    key = None if hooks is None or cfg is None else hooks.fast_key(cfg, bool(to_the_end))
+    if key is None:
+        to_the_end = False
+    k = (game, key, bool(to_the_end))
+    if k not in _KERNELS:
+        _KERNELS[k] = make_kernels(game, key, bool(to_the_end))
+    return _KERNELS[k]

@@ -329,3 +329,10 @@ def no_search_param(value):
 GAME = replace(GAME, search_eval=SearchEval(build=None, evals=SEARCH_EVALS, param="eval_param",
                                             check_param=no_search_param, node_dtype=np.dtype(np.int16),
                                             rewards=search_rewards))
+
+
+# -- the single-tree MCTS's rewards, evaluations and fast playouts (protocol: Game.tree_search) ----
+
+from .tree_search import TREE_SEARCH  # noqa: E402
+
+GAME = replace(GAME, tree_search=TREE_SEARCH)
