@@ -53,7 +53,7 @@ def main(argv=None) -> int:
     wanted = args.sets.split(",")
     solver = Connect4Solver(table_bits=args.table_bits)
     solver.solve("4455")  # compile (or load the cache) before any clock
-    for table in (solver.keys, solver.vals, solver.gens):
+    for table in (solver.table,):
         table.fill(0)  # np.zeros maps its pages on first write: fault them in now, not in the first positions
     load_before = os.getloadavg()
     rows = []

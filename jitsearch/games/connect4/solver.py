@@ -46,12 +46,13 @@ _winning_cells = njit(cache=True, inline="always")(winning_cells)
 
 
 @njit(cache=True)
-def _negamax(cur, mask, ply, alpha, beta, w, h, bottom, full, order, keys, vals, gens, gen, sort_moves,
+def _negamax(cur, mask, ply, alpha, beta, w, h, bottom, full, order, table, shift, gen, sort_moves,
              sort_scores, nodes):
     """The score of the position (``cur`` the mover's stones) if it lies in (alpha, beta);
     else a bound on the side of the window it falls. Pons's ``negamax`` (his final version:
     the table holds upper bounds, stored as ``v - MIN + 1``, and lower bounds, stored as
-    ``v + MAX - 2 MIN + 2``, both in one int8)."""
+    ``v + MAX - 2 MIN + 2``, both in the low byte of an entry's second word, the table's
+    generation above it)."""
     nodes[0] += 1
     cells = w * h
     possible = (mask + bottom) & full
@@ -74,11 +75,10 @@ def _negamax(cur, mask, ply, alpha, beta, w, h, bottom, full, order, keys, vals,
     hi = _div2(cells - 1 - ply)
     min_score = -_div2(cells) + 3
     max_score = _div2(cells + 1) - 3
-    size = keys.shape[0]
     key = cur + mask
-    slot = np.int64(np.uint64(key) % np.uint64(size))
-    if gens[slot] == gen and keys[slot] == key:
-        val = np.int64(vals[slot])
+    slot = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> shift)
+    if table[slot, 0] == key and (table[slot, 1] >> 8) == gen:
+        val = table[slot, 1] & 255
         if val > max_score - min_score + 1:  # a lower bound
             low = val + 2 * min_score - max_score - 2
             if alpha < low:
@@ -107,23 +107,21 @@ def _negamax(cur, mask, ply, alpha, beta, w, h, bottom, full, order, keys, vals,
             n += 1
     for k in range(n - 1, -1, -1):
         mv = sort_moves[ply, k]
-        score = -_negamax(cur ^ mask, mask | mv, ply + 1, -beta, -alpha, w, h, bottom, full, order, keys, vals,
-                          gens, gen, sort_moves, sort_scores, nodes)
+        score = -_negamax(cur ^ mask, mask | mv, ply + 1, -beta, -alpha, w, h, bottom, full, order, table,
+                          shift, gen, sort_moves, sort_scores, nodes)
         if score >= beta:
-            keys[slot] = key  # a lower bound
-            vals[slot] = score + max_score - 2 * min_score + 2
-            gens[slot] = gen
+            table[slot, 0] = key  # a lower bound
+            table[slot, 1] = (gen << 8) | (score + max_score - 2 * min_score + 2)
             return score
         if score > alpha:
             alpha = score
-    keys[slot] = key  # an upper bound
-    vals[slot] = alpha - min_score + 1
-    gens[slot] = gen
+    table[slot, 0] = key  # an upper bound
+    table[slot, 1] = (gen << 8) | (alpha - min_score + 1)
     return alpha
 
 
 @njit(cache=True, nogil=True)  # a CLI or GUI thread stays responsive (Ctrl-C) while it runs
-def _solve(cur, mask, ply, w, h, weak, order, keys, vals, gens, gen, sort_moves, sort_scores, nodes):
+def _solve(cur, mask, ply, w, h, weak, order, table, shift, gen, sort_moves, sort_scores, nodes):
     """Pons's ``solve``: the exact score by null-window searches (``weak``: only its sign, -1/0/1)."""
     cells = w * h
     bottom = np.int64(0)
@@ -143,7 +141,7 @@ def _solve(cur, mask, ply, w, h, weak, order, keys, vals, gens, gen, sort_moves,
             med = _div2(lo)
         elif med >= 0 and _div2(hi) > med:
             med = _div2(hi)
-        r = _negamax(cur, mask, ply, med, med + 1, w, h, bottom, full, order, keys, vals, gens, gen, sort_moves,
+        r = _negamax(cur, mask, ply, med, med + 1, w, h, bottom, full, order, table, shift, gen, sort_moves,
                      sort_scores, nodes)
         if r <= med:
             hi = r
@@ -169,15 +167,17 @@ class Connect4Solver:
     width, height : int
         The board (4..9 by 4..8, ``width * (height + 1) <= 64``).
     table_bits : int
-        The transposition table holds 2**table_bits entries (13 bytes each; 22: 54 MB).
+        The transposition table holds 2**table_bits entries (16 bytes each; 22: 64 MB), a position's slot
+        the top bits of its key times a 64-bit odd constant (Fibonacci hashing: the key's low bits alone,
+        the first columns, left positions that differ in the last columns in one slot and cost Pons's
+        opening sets 8-30x more nodes, bench/results/connect4_pons.md).
     """
 
     def __init__(self, width: int = 7, height: int = 6, *, table_bits: int = DEFAULT_TABLE_BITS):
         self.width, self.height = check_size(width, height)
-        bits = check_int("table_bits", table_bits, 10, 28)
-        self.keys = np.zeros(1 << bits, np.int64)
-        self.vals = np.zeros(1 << bits, np.int8)
-        self.gens = np.zeros(1 << bits, np.int32)
+        self.table_bits = check_int("table_bits", table_bits, 10, 28)
+        slots = 1 << self.table_bits
+        self.table = np.zeros((slots, 2), np.int64)  # key, then generation << 8 | value: one cache line a probe
         self.gen = 1
         w = self.width
         self.order = np.array([w // 2 + (1 - 2 * (i % 2)) * (i + 1) // 2 for i in range(w)], np.int64)
@@ -188,7 +188,7 @@ class Connect4Solver:
         """Forget every table entry (O(1): a new generation)."""
         self.gen += 1
         if self.gen >= np.iinfo(np.int32).max:
-            self.gens[:] = 0
+            self.table[:] = 0
             self.gen = 1
 
     def solve(self, position, *, weak: bool = False, fresh: bool = False) -> Solved:
@@ -209,7 +209,8 @@ class Connect4Solver:
         nodes = np.zeros(1, np.int64)
         t0 = time.perf_counter()
         score = _solve(np.int64(cur), np.int64(mask), np.int64(state.ply), np.int64(self.width),
-                       np.int64(self.height), weak, self.order, self.keys, self.vals, self.gens, np.int32(self.gen),
+                       np.int64(self.height), weak, self.order, self.table,
+                       np.uint64(64 - self.table_bits), np.int64(self.gen),
                        self.sort_moves, self.sort_scores, nodes)
         score = int(score)
         if weak:
