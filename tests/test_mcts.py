@@ -405,8 +405,8 @@ def _kernel(m, to_the_end=False, empty_capture=False):
     return T.kernels(KALAH, (m, empty_capture), to_the_end).iterate
 
 
-@pytest.mark.parametrize("empty_capture, m, kind", [  # one case in the default run, the others in the slow step
-    pytest.param(ec, m, kind, marks=() if (ec, m, kind) == (True, 6, "simd") else pytest.mark.slow)
+@pytest.mark.parametrize("empty_capture, m, kind", [  # the slow step (test_mcts_games runs the generic source)
+    pytest.param(ec, m, kind, marks=pytest.mark.slow)  # Kalah's generic single-tree kernel: a 40 s compile
     for ec in (False, True)
     for m, kind in [(4, "packed"), (6, "packed"), (7, "packed"), (3, "simd"), (6, "simd"), (7, "simd")]])
 def test_packed_mcts_kernel_grows_the_generic_kernels_tree(m, kind, empty_capture, monkeypatch):

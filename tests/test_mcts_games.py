@@ -37,8 +37,10 @@ def exact(game, state) -> str:
     return SIGN[(v > 0) - (v < 0)]
 
 
+#: Oware's single-tree kernels take about 45 s each to compile (the slow step runs them; Connect Four's
+#: cover the same generic kernel source in the default run).
 CASES = [("connect4", {"width": 4, "height": 4}, 7, 6000),
-         ("oware", {"houses": 3, "seeds": 2, "move_limit": 40}, 3, 6000)]
+         pytest.param("oware", {"houses": 3, "seeds": 2, "move_limit": 40}, 3, 6000, marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("name, variant, plies, iterations", CASES)
@@ -92,13 +94,17 @@ def test_options_run_and_repeat(name, variant, plies, iterations):
     assert r["move"] in s.legal_moves()
 
 
-def test_game_evaluations_and_refusals():
-    """Oware's own evaluation (``eval=capture`` with its side weight) with implicit minimax
-    backups; Kalah's rewards are refused for a game that has none, in one line."""
+@pytest.mark.slow  # Oware's single-tree kernel: about 45 s to compile
+def test_owares_evaluation_with_implicit_minimax():
+    """Oware's own evaluation (``eval=capture`` with its side weight) with implicit minimax backups."""
     oware = get("oware")
     s = oware.initial(houses=3, seeds=2, move_limit=40)
     r = mcts_search(s, seed=1, iterations=150, eval="capture", eval_plies=2, imm=0.3, eval_param=0.5)
     assert r["move"] in s.legal_moves()
+
+
+def test_rewards_and_evaluations_a_game_has_not_are_refused():
+    """Kalah's rewards and Oware's evaluation are refused for a game that has none, in one line."""
     c4 = get("connect4").initial(width=4, height=4)
     for options, match in (({"reward": "heuristic"}, "reward"), ({"eval": "store"}, "eval"),
                            ({"eval": "capture"}, "eval"), ({"eval_param": 1.0}, "eval_param")):

@@ -73,7 +73,7 @@ KALAH_CASES = [
     # (warmed on Kalah(3,2): the exact solver's kernels)
     pytest.param("mtdf:time=3600", "perfect", (6, 4), marks=pytest.mark.slow),
     ("perfect", "perfect", (4, 6)),
-    ("mcts:time=3600", "mcts:iterations=20", (6, 4)),
+    pytest.param("mcts:time=3600", "mcts:iterations=20", (6, 4), marks=pytest.mark.slow),  # a 35 s compile
     ("mcts:iterations=1000000", "mcts:iterations=20", (6, 4)),
     pytest.param("hmcts:time=3600", "hmcts:iterations=20", (6, 4), marks=pytest.mark.slow),  # mcts's path
     ("mcts:iterations=1000000,workers=2", "mcts:iterations=20,workers=2", (6, 4)),
