@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._checks import check_float
-from .records import BadRecord, ForeignRecord, get_field, read_record_file, verify_check
+from .records import BadRecord, ForeignRecord, get_field, legacy_format, read_record_file, verify_check
 from ..games import get as get_game
 from .ratings import fit_ratings
 
@@ -157,16 +157,6 @@ def _record_kind(rec: dict) -> str:
                     "nor winner, as random-tree pairs have)")
 
 
-def _legacy(kind: str) -> bool:
-    """True where records of the game ``kind`` keep the arena's older match format
-    (:attr:`ArenaHooks.legacy_records <jitsearch.games.protocol.ArenaHooks>`: Kalah's)."""
-    try:
-        hooks = get_game(kind).arena
-    except ValueError:
-        return False
-    return hooks is not None and hooks.legacy_records
-
-
 class _MatchChecks:
     """The tournaments' own record checks (replay included), one per (game, players, settings) met."""
 
@@ -181,7 +171,7 @@ class _MatchChecks:
 
     @staticmethod
     def _make(kind: str, a: str, b: str, settings: dict):
-        if not _legacy(kind):
+        if not legacy_format(kind):
             from .game_match import GameMatch, GameRecords
 
             cls, check = GameMatch, GameRecords
@@ -196,7 +186,7 @@ class _MatchChecks:
             match = cls(**settings)
             match.check()
         except (TypeError, ValueError) as exc:
-            if _legacy(kind):
+            if legacy_format(kind):
                 return None  # not a tournament's settings (a hand-made record): the lighter checks
             raise BadRecord(f"its match settings are not an {kind} match's: {exc}") from None
         return check(a, b, match)
@@ -217,10 +207,10 @@ def _check_record(rec: dict, kind: str, checks: _MatchChecks):
         margin = get_field(rec, "margin", "int")
         result = get_field(rec, "a_result", "str", choices=tuple(_KALAH_RESULT))
         termination = get_field(rec, "termination", "str") if "termination" in rec else None
-        settings = get_field(rec, "match", "dict") if (not _legacy(kind) or "match" in rec) else None
+        settings = get_field(rec, "match", "dict") if (not legacy_format(kind) or "match" in rec) else None
         verify_check(rec)
         check = checks(kind, a, b, settings) if settings is not None else None
-        if check is not None and (not _legacy(kind) or check.cid == cid):
+        if check is not None and (not legacy_format(kind) or check.cid == cid):
             try:  # the tournament's own check: fields, replay, result, forfeit
                 check(rec)
             except ForeignRecord as exc:  # a config id that its players and settings do not give

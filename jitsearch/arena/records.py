@@ -284,3 +284,16 @@ class RecordSink:
         if not self._fh.closed:
             self._sync()
             self._fh.close()
+
+
+def legacy_format(game: str) -> bool:
+    """True where match records of the game called ``game`` keep the arena's older format
+    (:attr:`ArenaHooks.legacy_records <jitsearch.games.protocol.ArenaHooks>`: Kalah's); False for
+    the generic match's records and for a name no game has."""
+    from ..games import get
+
+    try:
+        hooks = get(game).arena
+    except ValueError:
+        return False
+    return hooks is not None and hooks.legacy_records
