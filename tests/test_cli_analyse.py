@@ -79,7 +79,8 @@ def test_analyse_is_deterministic_and_matches_the_library(capsys, file33, tmp_pa
     assert untimed(json.loads((tmp_path / "a.json").read_text())) == untimed(first)
     direct = analyse_positions([KalahState.from_text(t) for t in POSITIONS_33], iterations=30, playouts=3, seed=7,
                                c=0.9, formula="sqrt", backend="cpu")
-    assert [{k: p[k] for k in ("move", "children", "nodes")} for p in first["positions"]] == direct["positions"]
+    keys = ("move", "children", "nodes")
+    assert [{k: p[k] for k in keys} for p in first["positions"]] == [{k: p[k] for k in keys} for p in direct["positions"]]
     other = analyse_json(capsys, file33, "--iterations", "30", "--playouts", "3", "--seed", "8", "--c", "0.9",
                          "--formula", "sqrt")
     assert [p["children"] for p in other["positions"]] != [p["children"] for p in first["positions"]]

@@ -206,9 +206,9 @@ def test_an_mcts_search_validates_its_options_once(monkeypatch):
     calls = {"validate": 0, "tree": 0}
     real_validate, real_tree = config.MCTSConfig.validate, config.check_tree_options
 
-    def validate(self):
+    def validate(self, *args, **kw):
         calls["validate"] += 1
-        return real_validate(self)
+        return real_validate(self, *args, **kw)
 
     def tree(*args, **kw):
         calls["tree"] += 1

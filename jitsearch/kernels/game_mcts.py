@@ -388,7 +388,7 @@ def make_grow(jit, step, game, tag=""):
     return named(jit, grow_tree_range, tag)
 
 
-CPU_RNG = rng.build(njit(cache=True))
+CPU_RNG = rng.build(stable_ids(njit(cache=True)))  # fixed ids: the grown kernels load from the disk cache
 _CPU: dict = {}
 
 

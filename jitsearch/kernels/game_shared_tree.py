@@ -150,7 +150,7 @@ def cpu_ops():
     def fence():
         return 0
 
-    j = njit(cache=True, inline="always")
+    j = stable_ids(njit(cache=True, inline="always"))  # fixed ids: the kernels that call them load from the cache
     return SimpleNamespace(load=j(load), atomic_add=j(atomic_add), atomic_cas=j(atomic_cas),
                            exchange=j(exchange), fence=j(fence))
 
@@ -342,7 +342,7 @@ def make_grow(jit, step, game, tag=""):
     return named(jit, grow_shared_range, tag)
 
 
-CPU_RNG = rng.build(njit(cache=True))
+CPU_RNG = rng.build(stable_ids(njit(cache=True)))  # fixed ids: the grown kernels load from the disk cache
 _CPU: dict = {}
 
 

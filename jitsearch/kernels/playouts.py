@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from .._checks import check_bool, check_int, check_seed, kernel_array, max_threads
+from .._jit import stable_ids
 from .._threads import run_in_pool
 from ..games.kalah import register
 from ..games.kalah.fast import (KERNEL_KINDS, MIN_PACKED_HOUSES, SIMD_ENV, add_outcome,  # noqa: F401  (re-exported)
@@ -61,7 +62,7 @@ def make_playout(jit, rules, gen):
     return jit(playout)
 
 
-CPU_RNG = rng.build(njit(cache=True))
+CPU_RNG = rng.build(stable_ids(njit(cache=True)))  # fixed ids: the kernels over it load from the disk cache
 
 
 _PROTOCOL_RANGE = cpu_protocol_evaluate(KALAH)

@@ -135,7 +135,7 @@ class MCTSTree:
         return range(f, f + int(self.num_children[node])) if f >= 0 else range(0)
 
 
-@njit(cache=True, inline="always")
+@stable_ids(njit(cache=True, inline="always"))
 def child_score(visits, value, prior, child, parent_visits, c, formula, pb):
     """Selection score of a visited child (exploitation + exploration [+ bias])."""
     n = visits[child]
@@ -151,7 +151,7 @@ def child_score(visits, value, prior, child, parent_visits, c, formula, pb):
     return q + u
 
 
-@njit(cache=True)
+@stable_ids(njit(cache=True))  # fixed ids: the kernels that call it load from the disk cache
 def select_child(first_child, num_children, visits, value, imm, prior, proven, node, c, formula, pb, solver, alpha):
     """The child to descend into: the first unvisited one (house order), else
     the best score; with the solver, proven children are never chosen.
@@ -176,7 +176,7 @@ def select_child(first_child, num_children, visits, value, imm, prior, proven, n
     return best
 
 
-@njit(cache=True)
+@stable_ids(njit(cache=True))  # fixed ids: the kernels that call it load from the disk cache
 def backup(parent, mover_in, visits, value, node, count, reward_p0_sum):
     """Add ``count`` visits and the rewards (summed, from player 0's view) to
     ``node`` and its ancestors, each credited to the player who moved into it."""
@@ -189,7 +189,7 @@ def backup(parent, mover_in, visits, value, node, count, reward_p0_sum):
         node = parent[node]
 
 
-@njit(cache=True)
+@stable_ids(njit(cache=True))  # fixed ids: the kernels that call it load from the disk cache
 def imm_backup(parent, first_child, num_children, to_move, mover_in, imm, leaf, leaf_value):
     """Implicit minimax backup from ``leaf`` to the root: the leaf gets the
     minimax value of its evaluated children if it has any, else
@@ -210,7 +210,7 @@ def imm_backup(parent, first_child, num_children, to_move, mover_in, imm, leaf, 
         node = parent[node]
 
 
-@njit(cache=True)
+@stable_ids(njit(cache=True))  # fixed ids: the kernels that call it load from the disk cache
 def solver_update(parent, first_child, num_children, to_move, mover_in, proven, node):
     """MCTS-Solver: from a newly proven ``node`` upwards, prove each parent
     whose value is now decided. A parent is a win for its player to move p if
