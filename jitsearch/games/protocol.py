@@ -199,13 +199,19 @@ class SearchEval(NamedTuple):
     ``check_param(value or None) -> float``: the parameter checked, its default filled in
     (one-line ValueError); ``node_dtype``: the tree's node boards (None: the board dtype).
 
-    ``rewards`` (optional): ``rewards(jit) -> reward(board, cfg, index) -> float``, player 0's
-    reward in [0, 1] of a live board by the evaluation ``evals[index]``, for a game whose
-    evaluations are rewards of their own rather than one squashed estimate (Kalah: the store
+    ``rewards`` (optional): ``rewards(jit) -> reward(board, cfg, player, index) -> float``,
+    ``player``'s reward in [0, 1] of a live board by the evaluation ``evals[index]``, for a game
+    whose evaluations are rewards of their own rather than one squashed estimate (Kalah: the store
     difference squashed by the board's seeds, Siljander's HMCTS heuristic mapped linearly);
-    ``build`` is then unused. Such a game also takes the searches' ``reward="heuristic"`` (HMCTS:
-    every playout, finished or not, scored by ``evals[0]``) and ``playout_depth`` (playouts cut
-    after that many plies and scored by ``evals[0]``)."""
+    ``build`` is then unused. Every MCTS scores with it (one tree, many trees, a shared tree).
+    Such a game also takes the searches' ``reward="heuristic"`` (HMCTS: every playout, finished or
+    not, scored by ``evals[0]``) and ``playout_depth`` (playouts cut after that many plies and
+    scored by ``evals[0]``).
+
+    ``prior`` (optional): ``prior(jit) -> prior(board, cfg, player) -> float``, the
+    progressive-bias score of the board ``player`` just moved to (the single-tree MCTS takes a
+    softmax of it over the children; Kalah's one-step heuristic); None: ``evaluate`` from
+    ``player``'s view."""
 
     build: Callable
     evals: tuple
@@ -213,29 +219,7 @@ class SearchEval(NamedTuple):
     check_param: Callable
     node_dtype: Any = None
     rewards: Callable | None = None
-
-
-class TreeSearch(NamedTuple):
-    """A game's own pieces of the single-tree MCTS (:attr:`Game.tree_search`).
-
-    ``rewards``: names ``reward=`` takes besides ``win`` (Kalah ``heuristic``, HMCTS);
-    ``evals``: names ``eval=`` takes; ``build(jit) -> (leaf_value, prior, root_value)``:
-    ``leaf_value(board, cfg, player, reward_kind, root) -> float`` in [0, 1] for ``player`` of a
-    live board (``reward_kind`` the kernels' code of :mod:`jitsearch.kernels.sentinels`, ``root``
-    what ``root_value(board, cfg)`` gave for the root's board, computed once a kernel call: Kalah
-    the seeds), ``prior(board, cfg, player) -> float`` the progressive-bias score of the board
-    ``player`` just moved to (the search takes a softmax); ``fast_key(cfg, to_the_end) -> str or None`` names the fast playouts of a variant
-    (None: the generic playout); ``fast_playouts(key, gen) -> (words, margin_playout,
-    cut_playout or None)``: ``margin_playout(w, board, cfg, player, key) -> player 0's final
-    margin`` (``board`` unchanged, ``w`` scratch of ``words`` uint64), ``cut_playout(board, cfg,
-    player, moves, key, max_plies) -> player to move at the end``, both bit-identical to the
-    protocol's playout with the stream ``key`` of ``gen``."""
-
-    rewards: tuple
-    evals: tuple
-    build: Callable
-    fast_key: Callable
-    fast_playouts: Callable
+    prior: Callable | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -330,8 +314,10 @@ class Game:
         kind, gen)`` (an ``evaluate_range`` of the kind), and optionally ``gpu_margin(device,
         cfg)`` (a variant's GPU playout to the end, ``margin(board, cfg, player, key) -> player
         0's final margin``, compiled with ``device``; ``device`` None asks whether the variant has
-        one), which the tree-parallel GPU kernel runs; the kernels take the generic path where
-        it is None.
+        one), which the tree-parallel GPU kernel runs, and ``tree_key(cfg, to_the_end) -> str or
+        None`` with ``tree_playouts(key, gen) -> (words, margin_playout, cut_playout or None)``, the
+        single-tree MCTS's (:func:`jitsearch.mcts.tree.make_kernels`); the kernels take the
+        generic path where it is None.
     search_eval : SearchEval or None
         Optional: the game's own MCTS leaf evaluation (``eval=`` of the searches over the
         protocol); None: the searches play out to the end, or score ``evaluate``.
@@ -347,10 +333,6 @@ class Game:
         Optional: the game's exact solve with its report (:class:`ExactSolve`: time limit, Ctrl-C,
         endgame databases, progress lines), what ``jitsearch solve --game NAME`` runs; ``None``
         with a :attr:`solver`: ``solve`` reports the solver's value alone.
-    tree_search : TreeSearch or None
-        Optional: the game's own pieces of the single-tree MCTS (:mod:`jitsearch.mcts.tree`):
-        rewards and evaluations beyond the protocol's, a progressive-bias prior, fast playouts
-        (:class:`TreeSearch`; Kalah's HMCTS and ``store``); None: the search's generic ones.
     """
 
     name: str
@@ -382,7 +364,6 @@ class Game:
     config_agents: bool = False
     arena: Any = None
     exact: Any = None
-    tree_search: Any = None
 
     def defaults(self) -> dict:
         """The variant options' defaults."""

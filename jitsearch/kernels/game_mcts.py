@@ -142,7 +142,7 @@ def default_units(jit, rules, search_eval=None):
         reward = search_eval.rewards(jit)
 
         def eval_units(board, cfg, param):
-            r = reward(board, cfg, param % EVAL_AT_END)
+            r = reward(board, cfg, np.int64(0), param % EVAL_AT_END)  # player 0's
             return np.int64(math.floor(r * REWARD_UNITS + 0.5))
 
         eval_units = jit(eval_units)

@@ -291,18 +291,18 @@ def default_trees(backend: str) -> int:
 
 
 def game_rewards(game=None) -> tuple[tuple, tuple]:
-    """(``reward=`` names, ``eval=`` names) of ``game``'s single-tree MCTS: ``win`` and the
-    evaluations of its :attr:`~jitsearch.games.protocol.Game.tree_search` and
+    """(``reward=`` names, ``eval=`` names) of ``game``'s single-tree MCTS: ``win`` (and
+    ``heuristic``, HMCTS, for a game with rewards of its own) and the evaluations of its
     :attr:`~jitsearch.games.protocol.Game.search_eval`; ``None``: every registered game's."""
     from ..games import GAMES
 
     rewards, evals = ["win"], []
     for g in (GAMES.values() if game is None else (game,)):
-        if g.tree_search is not None:
-            rewards += [r for r in g.tree_search.rewards if r not in rewards]
-        for hook in (g.tree_search, g.search_eval):
-            if hook is not None:
-                evals += [e for e in hook.evals if e not in evals]
+        se = g.search_eval
+        if se is not None:
+            if se.rewards is not None and "heuristic" not in rewards:
+                rewards.append("heuristic")
+            evals += [e for e in se.evals if e not in evals]
     return tuple(rewards), tuple(evals)
 
 

@@ -30,9 +30,9 @@ path from the root's position and record on every descent.
 
 Rewards are 1 / 0.5 / 0 for a win / draw / loss of the player they are credited to (the sign of
 the game's margin); a leaf evaluation (``playout_depth``, ``eval=``) is the game's own
-(:attr:`Game.tree_search <jitsearch.games.protocol.Game>`: Kalah's HMCTS heuristic and store
-difference), else its :attr:`~jitsearch.games.protocol.Game.search_eval`, else its
-``evaluate`` squashed as the store difference is (:func:`jitsearch.kernels.evaluation.store_value`
+(its :attr:`SearchEval.rewards <jitsearch.games.protocol.SearchEval>`: Kalah's HMCTS heuristic
+and store difference, the same as every other MCTS's), else its
+:attr:`~jitsearch.games.protocol.Game.search_eval`'s estimate, else its ``evaluate`` squashed as the store difference is (:func:`jitsearch.kernels.evaluation.store_value`
 with a scale of 8).
 
 Named sentinels: ``NO_NODE`` (-1, no parent / not expanded), ``TERMINAL``.
@@ -50,8 +50,8 @@ from .._jit import stable_ids
 from ..games.playout import make_playout
 from ..games.protocol import GAME_OVER
 from ..kernels.game_playouts import INLINE_RNG
-from ..kernels.sentinels import (FORMULA_SQRT, FORMULA_UCB1, NO_NODE, NO_PLY_CAP, REWARD_HEURISTIC, REWARD_WIN,
-                                 TERMINAL, UNEVALUATED)
+from ..kernels.sentinels import (FORMULA_SQRT, FORMULA_UCB1, NO_NODE, NO_PLY_CAP, REWARD_HEURISTIC, REWARD_STORE,
+                                 REWARD_WIN, TERMINAL, UNEVALUATED)
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 
 #: ``to_move`` of a child whose board is not computed yet (lazy expansion, see :func:`make_kernels`).
@@ -265,8 +265,8 @@ def make_kernels(game, fast_key=None, to_the_end=False) -> Kernels:
     signature, below), ``expand`` (every child of a node with its board) and ``select_batch``
     (leaves for a batched evaluation with virtual loss), ``backup_batch`` (their results backed up).
 
-    ``fast_key``: the game's fast playouts (:attr:`TreeSearch.fast_key
-    <jitsearch.games.protocol.TreeSearch>`), used for random playouts to the end (reward
+    ``fast_key``: the game's fast playouts (``tree_key`` of :attr:`Game.fast_playouts
+    <jitsearch.games.protocol.Game>`), used for random playouts to the end (reward
     ``win``, no ``playout_depth`` or ``eval``) and, where given, every other playout; all give
     the same margins and boards from the same streams, so the kernels grow the same trees.
     ``to_the_end`` (with ``fast_key``): a kernel for searches whose leaves get random playouts
@@ -281,14 +281,13 @@ def make_kernels(game, fast_key=None, to_the_end=False) -> Kernels:
     stream_key = gen.stream_key
     playout = make_playout(inline, rules, gen, f"tree_{game.name}")
     record = game.node_record is not None
-    hooks = game.tree_search
     se = game.search_eval
     tag = f"{game.name}_{fast_key or 'generic'}" + ("_end" if to_the_end else "")
     packed = fast_key is not None
     words = 1
     fast_cut = False
     if packed:
-        words, playout_margin, cut_playout = hooks.fast_playouts(fast_key, gen)
+        words, playout_margin, cut_playout = game.fast_playouts.tree_playouts(fast_key, gen)
         fast_cut = cut_playout is not None
     if not packed:
         def playout_margin(w, board, cfg, player, key):
@@ -300,8 +299,12 @@ def make_kernels(game, fast_key=None, to_the_end=False) -> Kernels:
             return 0
 
         cut_playout = inline(_named(cut_playout, tag))
-    if hooks is not None:
-        leaf_value, prior_of, root_value = hooks.build(inline)
+    if se is not None and se.rewards is not None:  # the game's own rewards: ``store`` (REWARD_STORE), else its first
+        reward = se.rewards(inline)
+        store = se.evals.index("store") if "store" in se.evals else 0
+
+        def evaluation(board, cfg, player, reward_kind, param):
+            return reward(board, cfg, player, np.int64(store if reward_kind == REWARD_STORE else 0))
     else:
         if se is not None:
             se_value, se_scale = se.build(inline)
@@ -315,21 +318,20 @@ def make_kernels(game, fast_key=None, to_the_end=False) -> Kernels:
 
         estimate = inline(_named(estimate, tag))
 
-        def leaf_value(board, cfg, player, reward_kind, param):
+        def evaluation(board, cfg, player, reward_kind, param):
             v, s = estimate(board, cfg, param)
             r = 0.5 + v / (2.0 * (abs(v) + s))
             return r if player == 0 else 1.0 - r
 
+    evaluation = inline(_named(evaluation, tag))
+    if se is not None and se.prior is not None:
+        prior_of = se.prior(inline)
+    else:
         def prior_of(board, cfg, player):
             e = evaluate(board, cfg, np.int64(1 - player))
             return e if player == 0 else -e
 
-        def root_value(board, cfg):
-            return 0
-
-        leaf_value = inline(_named(leaf_value, tag))
         prior_of = inline(_named(prior_of, tag))
-        root_value = inline(_named(root_value, tag))
 
     def outcome(board, cfg):
         """1 / 0.5 / 0 for a win / draw / loss of player 0 by the margin's sign."""
@@ -341,15 +343,6 @@ def make_kernels(game, fast_key=None, to_the_end=False) -> Kernels:
         return 0.5
 
     outcome = inline(_named(outcome, tag))
-
-    own = hooks is not None
-
-    def evaluation(board, cfg, player, reward_kind, param, root):
-        if own:
-            return leaf_value(board, cfg, player, reward_kind, root)
-        return leaf_value(board, cfg, player, reward_kind, param)
-
-    evaluation = inline(_named(evaluation, tag))
 
     def build_node(parent, move, to_move, mover_in, boards, node, cfg, hist, cur):
         """The position of a lazily expanded child (``to_move`` == UNBUILT) from its parent's:
@@ -452,7 +445,7 @@ def make_kernels(game, fast_key=None, to_the_end=False) -> Kernels:
     descend = inline(_named(descend, tag))
 
     def leaf_playouts(board, boards, node, cfg, player, seed, key_index, k_playouts, max_plies, reward_kind, param,
-                      moves, hist, cur, root):
+                      moves, hist, cur):
         """Player 0's summed reward of ``k_playouts`` playouts from ``node``, each cut at
         ``max_plies`` plies (a finished game scores its result, a cut one, and every HMCTS
         playout, the evaluation)."""
@@ -471,13 +464,12 @@ def make_kernels(game, fast_key=None, to_the_end=False) -> Kernels:
             if reward_kind != REWARD_HEURISTIC and end_player == GAME_OVER:
                 reward0 += outcome(board, cfg)
             else:  # HMCTS, or a playout cut at its depth: the evaluation
-                reward0 += evaluation(board, cfg, np.int64(0), reward_kind, param, root)
+                reward0 += evaluation(board, cfg, np.int64(0), reward_kind, param)
         return reward0
 
     leaf_playouts = inline(_named(leaf_playouts, tag))
 
-    def leaf_imm(parent, first_child, num_children, to_move, mover_in, imm, boards, node, cfg, reward_kind, param,
-                 root):
+    def leaf_imm(parent, first_child, num_children, to_move, mover_in, imm, boards, node, cfg, reward_kind, param):
         """Back the leaf's static evaluation (for the player who moved into it) up the implicit
         minimax values."""
         if to_the_end:
@@ -487,7 +479,7 @@ def make_kernels(game, fast_key=None, to_the_end=False) -> Kernels:
             if mover_in[node] == 1:
                 v0 = 1.0 - v0
         else:
-            v0 = evaluation(boards[node], cfg, np.int64(mover_in[node]), reward_kind, param, root)
+            v0 = evaluation(boards[node], cfg, np.int64(mover_in[node]), reward_kind, param)
         imm_backup(parent, first_child, num_children, to_move, mover_in, imm, node, v0)
 
     leaf_imm = inline(_named(leaf_imm, tag))
@@ -517,7 +509,6 @@ def make_kernels(game, fast_key=None, to_the_end=False) -> Kernels:
         param = params[P_EVAL_PARAM]
         use_packed = packed and reward_kind == REWARD_WIN and max_plies == NO_PLY_CAP
         n = boards.shape[1]
-        root = root_value(boards[0], cfg)
         moves = np.empty(num_moves, dtype=np.int64)
         board = np.empty(n, dtype=boards.dtype)
         w = np.zeros(words, dtype=np.uint64)
@@ -549,11 +540,11 @@ def make_kernels(game, fast_key=None, to_the_end=False) -> Kernels:
             else:
                 reward0 = leaf_playouts(board, boards, node, cfg, np.int64(to_move[node]), seed,
                                         np.int64(first_iteration + it), k_playouts, max_plies, reward_kind, param,
-                                        moves, hist, cur, root)
+                                        moves, hist, cur)
             backup(parent, mover_in, visits, value, node, np.float64(k_playouts), reward0)
             if alpha > 0.0:  # the leaf's static evaluation, for the player who moved into it
                 leaf_imm(parent, first_child, num_children, to_move, mover_in, imm, boards, node, cfg, reward_kind,
-                         param, root)
+                         param)
             done += 1
         return done
 
@@ -619,15 +610,15 @@ _KERNELS: dict = {}
 
 def kernels(game, cfg=None, to_the_end: bool = False) -> Kernels:
     """``game``'s kernels for trees of the variant ``cfg``: with the game's fast playouts where
-    it has them (:attr:`TreeSearch.fast_key <jitsearch.games.protocol.TreeSearch>`: Kalah's board
+    it has them (``tree_key`` of :attr:`Game.fast_playouts <jitsearch.games.protocol.Game>`: Kalah's board
     vectors for m <= 7 on a CPU with AVX2 and BMI2, else packed boards from 4 houses on; at
     Kalah(6,4) packed boards measured about 1.3x the simulations/s of the generic kernel, board
     vectors 1.2x that to the end, 1.3x with ``eval=store``, 1.6x for HMCTS), else the generic
     kernel (same trees). ``to_the_end``: for a search that plays random playouts to the end only
     (:meth:`~jitsearch.mcts.config.MCTSConfig.plays_to_the_end`), a smaller kernel with a faster
     first compile (same trees). Compiled once per process (cached on disk)."""
-    hooks = game.tree_search
-    key = None if hooks is None or cfg is None else hooks.fast_key(cfg, bool(to_the_end))
+    fast = game.fast_playouts
+    key = None if fast is None or cfg is None else fast.tree_key(cfg, bool(to_the_end))
     if key is None:
         to_the_end = False
     k = (game, key, bool(to_the_end))

@@ -7,8 +7,9 @@ stream (the RNG ``gen`` is passed in: the kernels own it) picks the same moves.
 Which kind a variant gets (:func:`cpu_playout_kind`): ``"simd"`` for 1..MAX_SIMD_HOUSES houses
 where the CPU has the instructions and $JITSEARCH_SIMD is not 0, else ``"packed"`` for
 MIN_PACKED_HOUSES..MAX_PACKED_HOUSES, else ``"generic"`` (the protocol's playout, which the GPU
-runs too). The hook's interface is :func:`kinds` and :func:`cpu_evaluate`; the rest serves
-Kalah's own array API (:mod:`jitsearch.kernels.playouts`) and single-tree MCTS.
+runs too). The hook's interface is :func:`kinds` and :func:`cpu_evaluate` (batches),
+:func:`gpu_margin` (the tree-parallel GPU kernel) and :func:`tree_key` with :func:`tree_playouts`
+(the single-tree MCTS); the rest serves Kalah's own array API of batches.
 """
 
 from __future__ import annotations
@@ -331,3 +332,52 @@ def gpu_margin(device, cfg):
         return d
 
     return device(margin)
+
+
+# -- the single-tree MCTS's playouts (jitsearch.mcts.tree) ------------------------------------------
+
+def tree_key(cfg, to_the_end: bool):
+    """The name of the fast playouts a single MCTS tree of variant ``cfg`` runs (None: the generic
+    playout); ``to_the_end``: a tree whose leaves get playouts to the end only."""
+    m = int(cfg[0])
+    kind = cpu_playout_kind(m)
+    if kind == "generic":
+        return None
+    return f"{kind}{m}" + ("_end" if to_the_end else "")
+
+
+_TREE: dict = {}
+
+
+def tree_playouts(key: str, gen):
+    """``(words, margin_playout, cut_playout)`` for a :func:`tree_key`: ``margin_playout(w, board,
+    cfg, player, key) -> player 0's final margin`` (``w``: scratch of ``words`` uint64) and
+    ``cut_playout(board, cfg, player, moves, key, max_plies) -> player to move at the end`` (None:
+    the generic playout), the protocol playout's results. Compiled once per process."""
+    if (key, id(gen)) not in _TREE:
+        _TREE[key, id(gen)] = (_tree_playouts(key, gen), gen)
+    return _TREE[key, id(gen)][0]
+
+
+def _tree_playouts(key: str, gen):
+    to_the_end = key.endswith("_end")
+    kind = "simd" if key.startswith("simd") else "packed"
+    m = int(key[len(kind):].removesuffix("_end"))
+    inline = stable_jit(njit(cache=True, inline="always"))
+    make = make_simd_margin if kind == "simd" else make_packed_margin
+    words, margin = make(inline, m, gen)
+
+    def margin_playout(w, board, cfg, player, key):
+        mg, _ = margin(w, board, player, cfg[1], key)
+        return mg
+
+    cut = None
+    if kind == "simd" and not to_the_end:
+        simd_cut = make_simd_playout(inline, m, gen)
+
+        def cut_playout(board, cfg, player, moves, key, max_plies):
+            _, end = simd_cut(board, cfg[0], player, cfg[1], key, max_plies, moves)
+            return end
+
+        cut = inline(cut_playout)
+    return words, inline(margin_playout), cut

@@ -290,33 +290,48 @@ from .exact import DATABASE, EXACT  # noqa: E402
 GAME = replace(GAME, exact=EXACT, database=DATABASE)
 
 
-# -- MCTS leaf evaluations (protocol: SearchEval.rewards) ----------------------------------------
+# -- MCTS leaf evaluations and priors (protocol: SearchEval.rewards, SearchEval.prior) ------------
 
 #: The evaluations of Kalah's MCTS leaves (``eval=``); the first is HMCTS's (``reward=heuristic``).
 SEARCH_EVALS = ("heuristic", "store")
 
 
 def search_rewards(jit):
-    """``reward(board, cfg, index)``: player 0's reward in [0, 1] of a live board by
+    """``reward(board, cfg, player, index)``: ``player``'s reward in [0, 1] of a live board by
     ``SEARCH_EVALS[index]``: ``heuristic``, Siljander's H1..H5 (HMCTS) difference mapped linearly,
-    0.5 + 0.5 (H(0) - H(1)) / bound with bound = (W1 + W2 + W4 + W5) seeds + W3 m, clipped;
-    ``store``, the store difference squashed by the board's seeds (:func:`..protocol.store_value`)."""
+    0.5 + 0.5 (H(player) - H(other)) / bound with bound = (W1 + W2 + W4 + W5) seeds + W3 m, clipped;
+    ``store``, the player's store difference squashed by the board's seeds (:func:`..protocol.store_value`).
+    The one home of these rewards: every MCTS (one tree, many trees, a shared tree) scores with it."""
     heuristic = rules.build(jit).heuristic
     squash = jit(store_value)
     w_total, w_houses = rules.W1 + rules.W2 + rules.W4 + rules.W5, rules.W3
 
-    def reward(board, cfg, index):
+    def reward(board, cfg, player, index):
         m = cfg[0]
         total = np.int64(0)
         for i in range(2 * m + 2):
             total += board[i]
         if index == 1:
-            return squash(board[m + 1] - board[0], total)
+            d = board[m + 1] - board[0]
+            if player == 1:
+                d = -d
+            return squash(d, total)
         bound = w_total * total + w_houses * m
-        d = heuristic(board, m, 0) - heuristic(board, m, 1)
+        d = heuristic(board, m, player) - heuristic(board, m, 1 - player)
         return min(1.0, max(0.0, 0.5 + 0.5 * d / bound))
 
     return jit(reward)
+
+
+def search_prior(jit):
+    """``prior(board, cfg, player)``: the one-step heuristic H of ``player`` (progressive bias: the
+    search takes a softmax of it over the children)."""
+    heuristic = rules.build(jit).heuristic
+
+    def prior(board, cfg, player):
+        return heuristic(board, cfg[0], player)
+
+    return jit(prior)
 
 
 def no_search_param(value):
@@ -328,11 +343,4 @@ def no_search_param(value):
 
 GAME = replace(GAME, search_eval=SearchEval(build=None, evals=SEARCH_EVALS, param="eval_param",
                                             check_param=no_search_param, node_dtype=np.dtype(np.int16),
-                                            rewards=search_rewards))
-
-
-# -- the single-tree MCTS's rewards, evaluations and fast playouts (protocol: Game.tree_search) ----
-
-from .tree_search import TREE_SEARCH  # noqa: E402
-
-GAME = replace(GAME, tree_search=TREE_SEARCH)
+                                            rewards=search_rewards, prior=search_prior))
