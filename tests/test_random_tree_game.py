@@ -56,7 +56,7 @@ def test_engine_matches_a_plain_python_walk():
 def _play_on(tree, a, b):
     import numpy as np
 
-    from jitsearch.games.random_tree_game import play_game
+    from jitsearch.search.forward_estimation import play_game
 
     args = (tree.branching, tree.random_branching, tree.edge_lo, np.uint64(tree.edge_span), np.uint64(tree.seed),
             tree.depth)

@@ -3,7 +3,7 @@ Search", section 5; Korf & Chickering).
 
 The game itself (a walk down a fresh incremental random tree, each player
 searching to its own horizon with alpha-beta or forward estimation) is the
-kernel :func:`jitsearch.games.random_tree_game.play_game`; this module holds
+kernel :func:`jitsearch.search.forward_estimation.play_game`; this module holds
 the players (:class:`PlayerSpec`), the trees (:class:`GameConfig`) and the
 tournaments played with them.
 
@@ -35,8 +35,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from .._io import grouped
-from ..games.random_tree_game import play_game
-from ..search.forward_estimation import BOUNDS_FIXED, BOUNDS_ONLINE
+from ..search.forward_estimation import BOUNDS_FIXED, BOUNDS_ONLINE, play_game
 from ..trees.incremental import DEFAULT_EDGE_RANGE, IncrementalTree
 from .stats import WDL, summary
 from .records import (

@@ -572,15 +572,15 @@ def bench_kalah(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ):
     """Kalah: alpha-beta nodes/s vs plain Python and OpenSpiel; exact solve times."""
-    from ..games.kalah.bench import run_kalah_bench
+    from ..games import get
 
     check_seconds(time_limit, "--time-limit")
     if out is not None:
         check_output_file(out)
 
     with stderr.status("benchmarking") as status:
-        result = run_kalah_bench(_parse_heights(depths, "--depths"), python_max_depth, solve, time_limit,
-                                 progress=lambda msg: status.update(f"benchmarking: {msg}"))
+        result = get("kalah").bench(_parse_heights(depths, "--depths"), python_max_depth, solve, time_limit,
+                                     progress=lambda msg: status.update(f"benchmarking: {msg}"))
     if out is not None:
         write_text_atomic(out, json.dumps(json_safe(result), indent=2) + "\n")
     if as_json:

@@ -1,9 +1,8 @@
 """Games: Kalah (:mod:`jitsearch.games.kalah`, a package: rules, engines, the
 exact solver and endgame databases), Oware (:mod:`jitsearch.games.oware`, OpenSpiel's
 ``oware`` rules, search and a small-variant solver), Connect Four
-(:mod:`jitsearch.games.connect4`: rules, an exact solver) and the random-tree game of Zhang's forward-estimation
-paper
-(:mod:`jitsearch.games.random_tree_game`).
+(:mod:`jitsearch.games.connect4`: rules, an exact solver); the random-tree game of Zhang's
+forward-estimation paper is a search kernel (:func:`jitsearch.search.forward_estimation.play_game`).
 
 Every game is also a value of the game protocol (:mod:`jitsearch.games.protocol`, which
 states the conventions), found by name in the registry: ``get("kalah")``, :data:`GAMES`,

@@ -333,6 +333,10 @@ class Game:
         Optional: the game's exact solve with its report (:class:`ExactSolve`: time limit, Ctrl-C,
         endgame databases, progress lines), what ``jitsearch solve --game NAME`` runs; ``None``
         with a :attr:`solver`: ``solve`` reports the solver's value alone.
+    bench : callable or None
+        Optional: the game's own benchmark, ``bench(depths, python_max_depth, solve, time_limit,
+        progress) -> dict``, what ``jitsearch bench NAME`` runs (Kalah's: alpha-beta nodes/s against
+        plain Python and OpenSpiel, exact solve times of small boards).
     """
 
     name: str
@@ -364,6 +368,7 @@ class Game:
     config_agents: bool = False
     arena: Any = None
     exact: Any = None
+    bench: Callable | None = None
 
     def defaults(self) -> dict:
         """The variant options' defaults."""

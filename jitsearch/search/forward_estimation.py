@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from .._checks import check_bool, check_float, check_int, check_max_bytes, check_pair
-from ..trees.incremental import IncrementalTree, inc_child_key, inc_edge_cost, inc_num_children
+from ..trees.incremental import IncrementalTree, inc_child_key, inc_edge_cost, inc_num_children, inc_root_key
 from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes, memory_guard
 from .result import SearchResult
 
@@ -446,10 +446,47 @@ def incremental_alphabeta(tree: IncrementalTree, *, depth: int | None = None, tr
     return _run(tree, depth, False, "exact", 1.0, "alphabeta", max_bytes)
 
 
+# -- games on random trees: searchers against each other (jitsearch.arena.random_tree_tournament) ------
+
+# player parameter vector: [use_fe, bounds_mode, l, u, delta, horizon]
+_P_FE, _P_MODE, _P_L, _P_U, _P_DELTA, _P_H = range(6)
+
+
+@njit(cache=True, nogil=True)
+def play_game(branching, random_branching, edge_lo, edge_span, tree_seed, total_depth, max_player, min_player):
+    """One game on incremental random trees (Zhang, section 5; Korf & Chickering): a walk down a fresh
+    tree of total depth ``total_depth``, MAX moving at the root, players alternating, each choosing
+    its move by searching to its own horizon (``min(horizon, total_depth - depth)``) from the
+    current node with alpha-beta or forward estimation; the cost of the leaf reached is the
+    outcome (MAX wants it large). Returns (outcome, generations of MAX, generations of MIN).
+
+    ``max_player`` and ``min_player`` are float64[6] parameter vectors
+    ``[use_fe, bounds_mode, l, u, delta, horizon]`` (built by
+    :meth:`jitsearch.arena.random_tree_tournament.PlayerSpec.params`, which plays the tournaments).
+    """
+    key = inc_root_key(tree_seed)
+    cost = 0.0
+    gens = np.zeros(2, dtype=np.int64)
+    counter = np.zeros(1, dtype=np.int64)
+    for depth in range(total_depth):
+        p = max_player if depth % 2 == 0 else min_player
+        horizon = min(np.int64(p[_P_H]), total_depth - depth)
+        counter[0] = 0
+        _, best, _, _ = incremental_search(
+            branching, random_branching, edge_lo, edge_span, key, cost, depth % 2 == 0, horizon,
+            p[_P_FE] > 0, np.int64(p[_P_MODE]), p[_P_L], p[_P_U], p[_P_DELTA], counter,
+        )
+        gens[depth % 2] += counter[0]
+        key = inc_child_key(key, best)
+        cost += inc_edge_cost(key, edge_lo, edge_span)
+    return cost, gens[0], gens[1]
+
+
 __all__ = [
     "EdgeBounds",
     "forward_estimation",
     "incremental_alphabeta",
     "incremental_search",
     "perfect_ordering_generations",
+    "play_game",
 ]

@@ -28,11 +28,11 @@ def _time(fn, repeats):
 
 
 def nodes_per_second(depths=(4, 5, 6, 7, 8), python_max_depth: int = 6, repeats: int = 3, progress=None) -> dict:
-    from .. import get
     from . import naive as kalah_naive
     from .alphabeta import search
+    from .state import KalahState
 
-    state = get("kalah").initial(6, 4)
+    state = KalahState.initial(6, 4)
     search(state, 2, tt_capacity=0, ordering=False)  # JIT warm-up
     try:
         import pyspiel
@@ -97,20 +97,19 @@ def _openspiel_store_difference(state) -> float:
 
 def solve_times(boards=((1, 1), (2, 2), (3, 3), (4, 3), (4, 4), (5, 3), (5, 4), (6, 3), (6, 4)),
                 time_limit: float = 60.0, table_size: int = 1 << 24, progress=None) -> list[dict]:
-    from .. import get
-
-    kalah = get("kalah")
+    from .exact import EXACT
+    from .state import KalahState
 
     def solve(state, **kw):  # the exact solve of ``jitsearch solve`` (Game.exact), quiet
-        return kalah.exact.solve(state, report=lambda line: None, **kw)
+        return EXACT.solve(state, report=lambda line: None, **kw)
 
-    solve(kalah.initial(2, 2), table_size=1 << 8)  # JIT warm-up
+    solve(KalahState.initial(2, 2), table_size=1 << 8)  # JIT warm-up
     rows = []
     for m, n in boards:
         for ec in (True, False):
             if progress:
                 progress(f"solving Kalah({m},{n}) {'empty-capture' if ec else 'standard'}")
-            r = solve(kalah.initial(m, n, empty_capture=ec), table_size=table_size, time_limit=time_limit)
+            r = solve(KalahState.initial(m, n, empty_capture=ec), table_size=table_size, time_limit=time_limit)
             rows.append({"houses": m, "seeds": n, "rules": "empty-capture" if ec else "standard",
                          "margin": r["margin"], "best_move": r["best_move"], "nodes": r["nodes"],
                          "seconds": r["seconds"], "complete": r["complete"], "lower": r["lower"], "upper": r["upper"]})

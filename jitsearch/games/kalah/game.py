@@ -285,9 +285,10 @@ GAME = replace(GAME, move_values=move_values)
 
 # -- the exact solve of ``jitsearch solve`` (protocol: Game.exact, Game.database) -------------------
 
+from .bench import run_kalah_bench  # noqa: E402
 from .exact import DATABASE, EXACT  # noqa: E402
 
-GAME = replace(GAME, exact=EXACT, database=DATABASE)
+GAME = replace(GAME, exact=EXACT, database=DATABASE, bench=run_kalah_bench)
 
 
 # -- MCTS leaf evaluations and priors (protocol: SearchEval.rewards, SearchEval.prior) ------------
