@@ -12,7 +12,7 @@ For each game (Kalah(6,4), Oware(6,4), Connect Four 7x6 by default):
    start), ``--playouts`` each: the generic CUDA kernel (host call: packing and transfers
    included, the median of ``--repeats`` after one untimed call) against the CPU on every core
    (``threads=`` the machine's cores). For Kalah also its own register-board kernel
-   (:class:`jitsearch.kernels.cuda_playouts.CudaEvaluator`), the same states.
+   (:class:`jitsearch.games.kalah.cuda_playouts.CudaEvaluator`), the same states.
 3. **MCTS iterations per second** of one tree from the start position, ``--search-seconds``
    each after a warm-up: multi-tree (``analyse_game``, one tree, backend cuda, 32 leaves a step)
    and tree-parallel (``tree_parallel_game``, backend cuda, default blocks), against the CPU
@@ -111,7 +111,7 @@ def main() -> None:
             row["cpu_playouts_per_s"] = median_rate(lambda: evaluate_states(game, states, a.playouts, 3,
                                                                             threads=cores), work, a.repeats)
             if name == "kalah":
-                from jitsearch.kernels.cuda_playouts import CudaEvaluator
+                from jitsearch.games.kalah.cuda_playouts import CudaEvaluator
 
                 boards = np.array([s.board for s in states], np.int32)
                 players = np.array([s.player for s in states], np.int64)

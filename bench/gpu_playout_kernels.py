@@ -4,7 +4,7 @@ and the tree-parallel MCTS iterations that follow.
 
 1. Kernel only: random playouts per second from the start of Kalah(6,4)
    (and Kalah(6,6)) for each kernel of
-   :data:`jitsearch.kernels.cuda_playouts.KERNEL_KINDS` ("registers": the
+   :data:`jitsearch.games.kalah.cuda_playouts.KERNEL_KINDS` ("registers": the
    board in registers, a thread starting its next game as soon as one ends;
    "registers-playout": the same board, one game per loop iteration;
    "generic": the board in local memory; "packed": the CPU's packed board),
@@ -42,7 +42,7 @@ def kernel_rates(houses, seeds, states, per, repeats, tpbs, log, quick=False):
     from numba import cuda
 
     from jitsearch.games.kalah import KalahState
-    from jitsearch.kernels import cuda_playouts as cp
+    from jitsearch.games.kalah import cuda_playouts as cp
 
     board = np.asarray(KalahState.initial(houses, seeds).board, np.int32)
     d_b = cuda.to_device(np.repeat(board[None, :], states, axis=0))

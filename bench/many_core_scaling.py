@@ -8,7 +8,7 @@ CPUs this process may run on unless ``--force``; 1 is always added, as every
 speedup is relative to the 1-thread figure measured in the same run):
 
 1. ``playouts``: random playouts per second from the start position with the
-   CPU playout engine, :func:`jitsearch.kernels.playouts.evaluate_cpu`
+   CPU playout engine, :func:`jitsearch.games.kalah.playouts.evaluate_cpu`
    (``threads=N``: the states split in chunks over the process-wide pool, as
    :func:`jitsearch.benchmarks.playouts_bench.measure_playouts` calls it).
    Weak scaling: ``--playouts-per-thread`` playouts per thread, in states
@@ -256,7 +256,7 @@ def measure_playouts(args, threads, budget, skipped, done) -> dict:
     import numpy as np
 
     from jitsearch.games.kalah import KalahState
-    from jitsearch.kernels.playouts import cpu_playout_kind, evaluate_cpu
+    from jitsearch.games.kalah.playouts import cpu_playout_kind, evaluate_cpu
 
     start = KalahState.initial(HOUSES, SEEDS)
     per_state = args.playouts_per_state
@@ -285,7 +285,7 @@ def measure_playouts(args, threads, budget, skipped, done) -> dict:
 
     rows = sweep("playouts", threads, args.repeats, run_once, metric="playouts_per_second", higher_is_better=True,
                  first_guess=args.playouts_per_thread / 1.0e6, weak=True, budget=budget, skipped=skipped)
-    return {"function": "jitsearch.kernels.playouts.evaluate_cpu(boards, players, playouts_per_state, seed, "
+    return {"function": "jitsearch.games.kalah.playouts.evaluate_cpu(boards, players, playouts_per_state, seed, "
                         "threads=N)", "board": f"Kalah({HOUSES},{SEEDS}) start", "kernel": cpu_playout_kind(HOUSES),
             "scaling": "weak: playouts_per_thread x N playouts a run", "playouts_per_thread": args.playouts_per_thread,
             "playouts_per_state": per_state, "warm_seconds": warm, "rows": rows}

@@ -3,7 +3,7 @@
 
 1. Random playouts per second on the CPU (one thread): Oware(6,4) with
    :func:`jitsearch.kernels.game_playouts.evaluate_states` against Kalah(6,4)
-   with :func:`jitsearch.kernels.playouts.evaluate_cpu`, each from the start
+   with :func:`jitsearch.games.kalah.playouts.evaluate_cpu`, each from the start
    position, both warmed up first, medians of ``--runs`` interleaved runs;
    the ratio is Oware / Kalah measured in the same run. Plies per playout
    are reported too (an Oware playout is longer, and each of its moves checks
@@ -49,7 +49,7 @@ def main() -> int:
     from jitsearch.games.kalah import KalahState
     from jitsearch.games.oware import OwareState
     from jitsearch.mcts.wrappers import evaluate_states
-    from jitsearch.kernels.playouts import evaluate_cpu
+    from jitsearch.games.kalah.playouts import evaluate_cpu
 
     load_start = os.getloadavg()
     ow = OwareState.initial(6, 4)

@@ -2,7 +2,7 @@
 """The protocol's one generic playout (jitsearch.games.playout) against the existing CPU
 playout kernels, one core, paired in one run.
 
-Kalah: :func:`jitsearch.kernels.playouts.evaluate_cpu` with its ``generic`` kernel (the same
+Kalah: :func:`jitsearch.games.kalah.playouts.evaluate_cpu` with its ``generic`` kernel (the same
 rule functions, called directly) and with the default (fastest: SIMD or packed boards); Oware:
 :func:`jitsearch.kernels.game_playouts.evaluate_states`; Connect Four has no other kernel
 (its playouts/s are listed alone). Every repeat runs each kernel once on the same states and
@@ -31,7 +31,8 @@ from numba import njit
 import jitsearch.games as games
 from jitsearch._jit import stable_ids
 from jitsearch.games.playout import evaluate
-from jitsearch.kernels import playouts, rng
+from jitsearch import rng
+from jitsearch.games.kalah import playouts
 from jitsearch.mcts.wrappers import evaluate_states as oware_evaluate_states
 
 GEN = rng.build(stable_ids(njit(cache=True)))

@@ -19,7 +19,7 @@ from jitsearch.benchmarks.playouts_bench import measure_playouts
 from jitsearch.arena.agents import Agent, parse_agent, play_game
 from jitsearch.games.kalah import MAX_SEEDS, KalahState
 from jitsearch.kernels.backend import evaluate, evaluator, resolve
-from jitsearch.kernels.playouts import evaluate_cpu
+from jitsearch.games.kalah.playouts import evaluate_cpu
 from jitsearch.mcts import tree as T
 from jitsearch.mcts.config import MCTSConfig
 from jitsearch.mcts.search import choose_final_move, mcts_search, monte_carlo_search, worker_seed

@@ -15,7 +15,7 @@ import pytest
 import jitsearch
 from jitsearch.benchmarks import c_reference
 from jitsearch.games.kalah import KalahState
-from jitsearch.kernels.playouts import evaluate_cpu
+from jitsearch.games.kalah.playouts import evaluate_cpu
 
 pytestmark = pytest.mark.skipif(c_reference.unavailable_reason() is not None,
                                 reason=str(c_reference.unavailable_reason()))

@@ -14,9 +14,9 @@ import pytest
 
 from jitsearch.games.kalah import naive as kalah_naive, rules as kalah_rules
 from jitsearch.games.kalah import MAX_HOUSES, RULES
-from jitsearch.kernels import rng
-from jitsearch.kernels import playouts
-from jitsearch.kernels.playouts import evaluate_cpu
+from jitsearch import rng
+from jitsearch.games.kalah import playouts
+from jitsearch.games.kalah.playouts import evaluate_cpu
 
 
 def naive_move(board, m, player, pit, empty_capture):

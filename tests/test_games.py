@@ -14,7 +14,7 @@ from numba import njit
 import jitsearch.games as games
 from jitsearch._jit import stable_ids
 from jitsearch.games.protocol import GAME_OVER, Game, Option, check_game
-from jitsearch.kernels import rng
+from jitsearch import rng
 
 NAMES = sorted(games.GAMES)
 #: Variants played per game: the default and a smaller or differently ruled one.
@@ -237,7 +237,7 @@ def test_generic_playouts_equal_kalahs_kernels():
     """The protocol's one playout gives Kalah's playout kernels' exact counts, margins and plies
     (same streams), on the generic rules and on the fastest kernel (SIMD or packed)."""
     from jitsearch.games.playout import evaluate
-    from jitsearch.kernels import playouts as kp
+    from jitsearch.games.kalah import playouts as kp
     game = games.get("kalah")
     for variant in VARIANTS["kalah"]:
         states = _positions(game, variant, 6, seed=11) + [game.initial(**variant)]
@@ -291,7 +291,7 @@ import numpy as np
 from numba import cuda, njit
 import jitsearch.games as games
 from jitsearch.games.playout import NO_CAP, make_playout
-from jitsearch.kernels import rng
+from jitsearch import rng
 
 game = games.get(sys.argv[1])
 threads = 4

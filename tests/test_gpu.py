@@ -19,7 +19,7 @@ import pytest
 
 from jitsearch.games.kalah import KalahState
 from jitsearch.kernels.backend import BackendError, cuda_status, evaluate, resolve
-from jitsearch.kernels.playouts import evaluate_cpu
+from jitsearch.games.kalah.playouts import evaluate_cpu
 
 CUDA_OK, CUDA_WHY = cuda_status()
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
@@ -92,7 +92,7 @@ def test_cuda_without_a_device_is_one_clear_error(capsys):
 @pytest.mark.parametrize("m, n, near_end, ec", [(6, 4, False, False), (6, 4, True, True), (1, 3, False, False),
                                                 (3, 2, True, False), (8, 3, False, True), (6, 6, True, False)])
 def test_gpu_equals_cpu_twin(m, n, near_end, ec):
-    from jitsearch.kernels.cuda_playouts import CudaEvaluator
+    from jitsearch.games.kalah.cuda_playouts import CudaEvaluator
 
     b, p = _batch(m, n, 5, seed=m * 100 + n, near_end=near_end, empty_capture=ec)
     for seed in (0, 1, 2**64 - 1, 987654321):
@@ -109,7 +109,7 @@ def test_packed_board_kernel_equals_cpu_twin(m, n, near_end, ec):
     """The packed-board kernel (the CPU's packed playout compiled for CUDA) gives the generic results."""
     from numba import cuda
 
-    from jitsearch.kernels.cuda_playouts import packed_kernel
+    from jitsearch.games.kalah.cuda_playouts import packed_kernel
 
     b, p = _batch(m, n, 4, seed=m * 10 + n, near_end=near_end, empty_capture=ec)
     for seed in (0, 2**64 - 1):
@@ -129,7 +129,7 @@ def test_packed_board_kernel_equals_cpu_twin(m, n, near_end, ec):
 def test_every_playout_kernel_equals_cpu_twin(kind, m, n, near_end, ec):
     """Each kernel the evaluator can run (the register-board ones in both forms, generic, packed) gives the
     CPU twin's counters, with launches of fewer threads than jobs (a thread plays several games)."""
-    from jitsearch.kernels.cuda_playouts import CudaEvaluator
+    from jitsearch.games.kalah.cuda_playouts import CudaEvaluator
 
     b, p = _batch(m, n, 4, seed=m * 31 + n, near_end=near_end, empty_capture=ec)
     for seed, tpb, blocks in ((5, 32, None), (2**64 - 1, 7, 2)):
@@ -143,7 +143,7 @@ def test_every_playout_kernel_equals_cpu_twin(kind, m, n, near_end, ec):
 def test_unknown_playout_kernel_is_a_clear_error():
     if not CUDA_OK:
         pytest.skip(f"no CUDA device or simulator: {CUDA_WHY}")
-    from jitsearch.kernels.cuda_playouts import CudaEvaluator
+    from jitsearch.games.kalah.cuda_playouts import CudaEvaluator
 
     with pytest.raises(ValueError, match="kernel must be one of registers"):
         CudaEvaluator(kernel="fast")
@@ -152,7 +152,7 @@ def test_unknown_playout_kernel_is_a_clear_error():
 @needs_cuda
 @pytest.mark.parametrize("threads_per_block, blocks", [(1, 1), (7, 2), (32, None), (64, 3)])
 def test_launch_shape_does_not_change_results(threads_per_block, blocks):
-    from jitsearch.kernels.cuda_playouts import CudaEvaluator
+    from jitsearch.games.kalah.cuda_playouts import CudaEvaluator
 
     b, p = _batch(6, 4, 4, seed=5)
     cpu = evaluate_cpu(b, p, 5, 11)
@@ -167,7 +167,7 @@ def test_launch_shape_does_not_change_results(threads_per_block, blocks):
 def test_device_arrays_in_and_out():
     from numba import cuda
 
-    from jitsearch.kernels.cuda_playouts import CudaEvaluator
+    from jitsearch.games.kalah.cuda_playouts import CudaEvaluator
 
     b, p = _batch(4, 3, 3, seed=9)
     cpu = evaluate_cpu(b, p, 4, 3)
@@ -250,8 +250,8 @@ def test_kernel_compiles_to_ptx_for_sm90():
     if importlib.util.find_spec("numba_cuda") is None and not require:
         pytest.skip("numba-cuda (the gpu extra) is not installed; numba's built-in CUDA target is not supported")
     try:
-        from jitsearch.kernels.cuda_playouts import compile_ptx
-        from jitsearch.kernels.cuda_playouts import compile_packed_ptx, compile_register_ptx
+        from jitsearch.games.kalah.cuda_playouts import compile_ptx
+        from jitsearch.games.kalah.cuda_playouts import compile_packed_ptx, compile_register_ptx
         from jitsearch.games import get as get_game
         from jitsearch.kernels.cuda_game_mcts import compile_ptx as compile_game_mcts_ptx
         from jitsearch.kernels.cuda_game_playouts import compile_ptx as compile_game_playouts_ptx
@@ -299,7 +299,7 @@ def _grow_both(m, n, empty_capture, positions, trees_per_position, capacity, pla
     before a playout is scored, ``alpha`` the implicit minimax weight."""
     from jitsearch.games import get as get_game
     from jitsearch.games.protocol import no_record
-    from jitsearch.kernels.cuda_common import threads_for
+    from jitsearch._cuda import threads_for
     from jitsearch.kernels.cuda_game_mcts import DeviceGameTrees
     from jitsearch.kernels.tree_step import log_table_for
     from jitsearch.mcts.multi import tree_keys_for
@@ -412,7 +412,7 @@ SHARED_CASES = [  # m, n, empty capture, trees, capacity, playouts, reward, form
 
 def _shared_both(m, n, empty_capture, trees, capacity, playouts, reward, formula, chunks, seed, blocks=1,
                  max_plies=1 << 30, alpha=0.0):
-    from jitsearch.kernels.cuda_common import threads_for
+    from jitsearch._cuda import threads_for
     from jitsearch.kernels.cuda_game_shared_tree import DeviceSharedTrees
     from jitsearch.kernels.tree_step import log_table_for
     from jitsearch.mcts.multi import tree_keys_for

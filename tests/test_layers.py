@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "jitsearch"
-GROUND = {"_checks", "_io", "rng", "_jit", "_threads", "_version", "stop"}
+GROUND = {"_checks", "_cuda", "_io", "rng", "_jit", "_threads", "_version", "stop"}
 LAYERS = ["trees", "search", "games", "kernels", "mcts", "arena", "interop", "benchmarks", "cli"]
 #: Top-level modules that are not subpackages, and the layer each sits in.
 TOP_MODULES = {"naive": "search", "__main__": "cli"}
@@ -250,7 +250,7 @@ PROTOCOL_MODULES = ("jitsearch.kernels.game_mcts", "jitsearch.kernels.cuda_game_
                     "jitsearch.kernels.cuda_game_shared_tree", "jitsearch.mcts.game_shared",
                     "jitsearch.kernels.game_alphabeta",
                     "jitsearch.kernels.game_playouts", "jitsearch.kernels.cuda_game_playouts",
-                    "jitsearch.kernels.cuda_common", "jitsearch.mcts.wrappers", "jitsearch.mcts.multi",
+                    "jitsearch.mcts.wrappers", "jitsearch.mcts.multi",
                     "jitsearch.mcts.shared", "jitsearch.mcts.tree", "jitsearch.mcts.search", "jitsearch.mcts.config")
 
 

@@ -16,8 +16,8 @@ from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah.solver import solve_exact
 from jitsearch.arena.matches import run_kalah_tournament
 from jitsearch.arena.kalah_tournament import KalahMatch, summarize
-from jitsearch.kernels import rng
-from jitsearch.kernels.playouts import CPU_RNG, evaluate_cpu
+from jitsearch import rng
+from jitsearch.games.kalah.playouts import CPU_RNG, evaluate_cpu
 from jitsearch.games import get as get_game
 from jitsearch.mcts import tree as T
 from jitsearch.mcts.search import mcts_search, monte_carlo_search
@@ -413,7 +413,7 @@ def test_packed_mcts_kernel_grows_the_generic_kernels_tree(m, kind, empty_captur
     """Random playouts to the end on packed boards or board vectors: the
     same trees (every array, node for node) as the generic kernel, for a
     few seeds and positions, one or several playouts per leaf."""
-    from jitsearch.kernels.playouts import cpu_playout_kind
+    from jitsearch.games.kalah.playouts import cpu_playout_kind
 
     monkeypatch.setenv("JITSEARCH_SIMD", "1" if kind == "simd" else "0")
     if cpu_playout_kind(m) != kind:
@@ -438,7 +438,7 @@ def test_the_to_the_end_kernel_grows_the_full_kernels_tree(monkeypatch):
     """``kernels(game, cfg, to_the_end=True)`` (the default search's smaller
     kernel) grows the full kernel's trees, node for node, refuses playouts
     it does not play, and the search picks it only for playouts to the end."""
-    from jitsearch.kernels.playouts import cpu_playout_kind
+    from jitsearch.games.kalah.playouts import cpu_playout_kind
     from jitsearch.mcts.config import MCTSConfig
 
     monkeypatch.delenv("JITSEARCH_SIMD", raising=False)

@@ -11,7 +11,7 @@ import pytest
 
 from jitsearch.games.oware import OwareState
 from jitsearch.mcts.wrappers import evaluate_states
-from jitsearch.kernels.rng import below_py, draw_py, stream_key_py
+from jitsearch.rng import below_py, draw_py, stream_key_py
 
 
 def replay(state, seed, index, playout):

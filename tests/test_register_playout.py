@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from jitsearch.games.kalah import register as register_playout
-from jitsearch.kernels.playouts import evaluate_register_cpu
-from jitsearch.kernels.playouts import evaluate_cpu
+from jitsearch.games.kalah.playouts import evaluate_register_cpu
+from jitsearch.games.kalah.playouts import evaluate_cpu
 
 KEYS = ("wins", "draws", "losses", "margin_sum", "plies")
 

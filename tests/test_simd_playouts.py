@@ -14,8 +14,9 @@ from jitsearch.benchmarks import c_reference
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah import rules as kalah_rules
 from jitsearch.games.kalah import simd_rules
-from jitsearch.kernels import playouts, rng
-from jitsearch.kernels.playouts import SIMD_ENV, cpu_kernels, cpu_playout_kind, evaluate_cpu, simd_enabled
+from jitsearch import rng
+from jitsearch.games.kalah import playouts
+from jitsearch.games.kalah.playouts import SIMD_ENV, cpu_kernels, cpu_playout_kind, evaluate_cpu, simd_enabled
 
 from test_fast_rules import plain_playout, random_live_positions
 

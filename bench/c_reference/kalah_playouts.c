@@ -1,7 +1,7 @@
 /* Random Kalah(m, n) playouts with jitsearch's rules and RNG stream, in C.
  *
  * Two implementations that give bit-identical results to
- * jitsearch.kernels.playouts.evaluate_cpu (same per-state wins, draws,
+ * jitsearch.games.kalah.playouts.evaluate_cpu (same per-state wins, draws,
  * losses, margin sums and plies):
  *
  *   plain  -- the straightforward port of jitsearch/games/kalah_rules.py:

@@ -3,7 +3,7 @@ import json, os, statistics, time
 import numpy as np
 from numba import cuda
 from jitsearch.games.kalah import KalahState
-from jitsearch.kernels.cuda_playouts import playout_kernel, packed_kernel
+from jitsearch.games.kalah.cuda_playouts import playout_kernel, packed_kernel
 
 out = {"device": cuda.get_current_device().name.decode() if isinstance(cuda.get_current_device().name, bytes) else str(cuda.get_current_device().name)}
 s = KalahState.initial(6, 4)

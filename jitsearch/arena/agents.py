@@ -168,7 +168,7 @@ class Agent:
                              f"of iterations or for a time")
         if self.kind == "mc":
             from ..mcts.config import MAX_TIME
-            from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
+            from ..games.playout import MAX_PLAYOUTS_PER_STATE
 
             if "playouts" in self.options:
                 check_int("playouts", self.options["playouts"], 1, MAX_PLAYOUTS_PER_STATE)

@@ -33,7 +33,7 @@ import time as _time
 from .._checks import check_float, check_int, max_threads
 from ..games.protocol import Game
 from ..kernels.backend import BackendError, resolve
-from ..kernels.playouts import MAX_PLAYOUTS_PER_STATE
+from ..games.playout import MAX_PLAYOUTS_PER_STATE
 from ..rng import mix64_py
 from ..mcts.config import (MAX_BLOCKS, MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TIME,
                            MAX_TREE_ITERATIONS, MAX_WEIGHT)

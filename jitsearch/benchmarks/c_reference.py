@@ -4,7 +4,7 @@ The C sources live in ``bench/c_reference/`` (see its README): random Kalah
 playouts (``kalah_playouts.c``, a straightforward and a tuned variant) and
 alpha-beta over the implicit uniform tree (``alphabeta.c``). Both use the
 same rules, move choice, RNG stream and leaf hash as jitsearch, so their
-results are bit-identical to :func:`jitsearch.kernels.playouts.evaluate_cpu`
+results are bit-identical to :func:`jitsearch.games.kalah.playouts.evaluate_cpu`
 and :func:`jitsearch.alphabeta`; the benchmarks check that before they quote
 a ratio.
 
@@ -130,8 +130,9 @@ def run_playouts(variant: str, boards, players, playouts_per_state: int, seeds, 
     int64[K] arrays ``wins``, ``draws``, ``losses``, ``margin_sum``, ``plies``
     (the same meaning as ``evaluate_cpu``'s).
     """
-    from ..kernels.playouts import validate_batch
+    from ..games import get
 
+    validate_batch = get("kalah").fast_playouts.validate_batch
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     seeds = [int(s) for s in seeds]

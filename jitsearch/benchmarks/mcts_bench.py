@@ -43,7 +43,7 @@ def run_mcts_bench(*, simulations: int = 20000, playout_states: int = 256, playo
     trees' memory are estimated before anything runs (``ValueError``)."""
     from ..games import get as get_game
     from .._checks import check_int, max_threads
-    from ..kernels.playouts import check_work, evaluate_cpu
+    from ..games.playout import check_work
     from ..mcts.config import MAX_ITERATIONS, MCTSConfig
     from ..mcts.search import mcts_search, tree_capacity
     from ..trees.memory import DEFAULT_MAX_BYTES
@@ -66,7 +66,9 @@ def run_mcts_bench(*, simulations: int = 20000, playout_states: int = 256, playo
                          f"--repeats or --workers")
     for iterations, w in ((simulations, 1), (simulations * workers, workers)):  # the trees fit, before any run
         tree_capacity(MCTSConfig(iterations=iterations, workers=w), 6, -(-iterations // w), DEFAULT_MAX_BYTES // w)
-    s = get_game("kalah").initial(houses=6, seeds=4)
+    kalah = get_game("kalah")
+    evaluate_cpu = kalah.fast_playouts.evaluate_cpu  # Kalah's array API of batches
+    s = kalah.initial(houses=6, seeds=4)
     boards = np.repeat(s.board[None, :], playout_states, axis=0)
     n_playouts = playout_states * playouts_per_state
     out = {"benchmark": "mcts", "machine": f"{platform.processor() or platform.machine()}, "

@@ -14,7 +14,7 @@ with the same seed: their per-state outcomes must be identical
 per-repeat ratios. Without a compiler the C keys are None and ``c_note``
 says why.
 
-``kernel`` names the CPU kernel jitsearch ran (:func:`cpu_playout_kind`);
+``kernel`` names the CPU kernel jitsearch ran (Kalah's ``cpu_playout_kind``);
 when it is the board-vector one (``"simd"``), the scalar kernel that
 JITSEARCH_SIMD=0 would run (``scalar_kernel``) plays the same launches in
 the same repeats: ``scalar_playouts_per_second``, ``ratio_to_scalar``
@@ -60,8 +60,7 @@ def measure_playouts(backend: str = "cpu", houses: int = 6, seeds: int = 4, stat
     from ..games import get as get_game
     from .._checks import check_int, check_max_bytes, cap_to_physical_memory, check_seed, max_threads
     from ..kernels.backend import device_name, evaluate, resolve
-    from ..kernels.playouts import (MAX_PLAYOUTS_PER_STATE, MAX_STATES, OUTPUT_BYTES_PER_STATE, check_work,
-                                    cpu_playout_kind, evaluate_cpu)
+    from ..games.playout import MAX_PLAYOUTS_PER_STATE, MAX_STATES, check_work
     from .c_reference import same_playouts
 
     states = check_int("states", states, 1, MAX_STATES)
@@ -72,7 +71,9 @@ def measure_playouts(backend: str = "cpu", houses: int = 6, seeds: int = 4, stat
     if seed + repeats >= 1 << 64:
         raise ValueError(f"seed must leave room for the {repeats} repeats' seeds (seed + repeats < 2**64)")
     max_bytes = cap_to_physical_memory(check_max_bytes("max_bytes", max_bytes))
-    start = get_game("kalah").initial(houses=houses, seeds=seeds)
+    kalah = get_game("kalah")
+    fast = kalah.fast_playouts  # Kalah's array API of batches (its boards, its kernels)
+    start = kalah.initial(houses=houses, seeds=seeds)
     check_work(states, playouts, "a launch")
     which = resolve(backend)
     total = (repeats + 1) * states * playouts
@@ -80,7 +81,7 @@ def measure_playouts(backend: str = "cpu", houses: int = 6, seeds: int = 4, stat
         raise ValueError(f"the benchmark would play {total:,} playouts ((repeats + 1) x states x playouts), above "
                          f"the limit of {MAX_BENCH_PLAYOUTS[which]:,} on the {which} backend: lower --states, "
                          f"--playouts or --repeats")
-    per_state = 4 * start.board.size + OUTPUT_BYTES_PER_STATE
+    per_state = 4 * start.board.size + fast.OUTPUT_BYTES_PER_STATE
     copies = 2 if which == "cpu" else 3  # the boards, their checked copy; on a GPU pinned + device buffers
     check_bytes(states * per_state * copies, max_bytes, f"{states:,} states of Kalah({houses},{seeds})",
                 "lower --states")
@@ -89,11 +90,11 @@ def measure_playouts(backend: str = "cpu", houses: int = 6, seeds: int = 4, stat
     if not isinstance(c_reference, bool):
         raise ValueError(f"c_reference must be True or False, got {c_reference!r}")
     c_note = _c_note(which) if c_reference else "C reference not asked for"
-    kernel = cpu_playout_kind(houses) if which == "cpu" else None
-    scalar_kernel = cpu_playout_kind(houses, simd=False) if kernel == "simd" else None
+    kernel = fast.cpu_playout_kind(houses) if which == "cpu" else None
+    scalar_kernel = fast.cpu_playout_kind(houses, simd=False) if kernel == "simd" else None
     evaluate(boards, players, playouts, seed, backend=which, threads=threads)  # warm-up / compile
     if scalar_kernel:
-        evaluate_cpu(boards, players, playouts, seed, threads=threads, kernel=scalar_kernel)
+        fast.evaluate_cpu(boards, players, playouts, seed, threads=threads, kernel=scalar_kernel)
     rates, ply_rates, scalar_rates = [], [], []
     c_rates = {"plain": [], "tuned": []}
     c_identical = scalar_identical = None
@@ -105,7 +106,7 @@ def measure_playouts(backend: str = "cpu", houses: int = 6, seeds: int = 4, stat
         ply_rates.append(int(out["plies"].sum()) / dt)
         if scalar_kernel:
             t0 = time.perf_counter()
-            twin = evaluate_cpu(boards, players, playouts, seed + 1 + r, threads=threads, kernel=scalar_kernel)
+            twin = fast.evaluate_cpu(boards, players, playouts, seed + 1 + r, threads=threads, kernel=scalar_kernel)
             scalar_rates.append(states * playouts / (time.perf_counter() - t0))
             same = same_playouts(out, twin)
             scalar_identical = same if scalar_identical is None else (scalar_identical and same)

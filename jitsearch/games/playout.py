@@ -4,9 +4,11 @@ every game and both targets.
 A playout plays, from a live position, draw ``i`` of its stream picking the ``i``-th ply's
 move among the legal ones in the rules' order (``legal``'s); the outcome is player 0's final
 margin (:func:`make_evaluate` counts win / draw / loss for each state's player to move).
-With the same stream (the RNG ``gen`` of :mod:`jitsearch.kernels.rng`, passed in: the kernels
-own it) the moves, the boards and the outcome are those of Kalah's
-:func:`jitsearch.kernels.playouts.make_playout` and of the capped playout Oware had of its own.
+With the same stream (the RNG ``gen`` of :func:`jitsearch.rng.build`, passed in: :data:`CPU_RNG`,
+:data:`INLINE_RNG` or a GPU kernel's) the moves, the boards and the outcome are those of Kalah's
+:func:`jitsearch.games.kalah.fast.make_playout` and of the capped playout Oware had of its own.
+Every batch of playouts, of any game on any target, keeps the work limits here
+(:func:`check_work`).
 
 ``make_playout`` is plain Python for Numba's nopython subset: compile it with
 ``numba.njit`` (rules built with ``njit(inline='always')``, as the project's CPU kernels
@@ -19,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .. import rng
 from .._checks import check_int, check_seed
 from .._jit import stable_ids
 from ..stop import STOP_EVERY_PLAYOUTS
@@ -26,6 +29,29 @@ from .protocol import Game
 
 #: Plies to play when there is no cap.
 NO_CAP = np.iinfo(np.int64).max
+#: A playout without a ply cap in the kernels' arguments (``playout_depth`` 0).
+NO_PLY_CAP = 1 << 30
+OUTPUTS = ("wins", "draws", "losses", "margin_sum", "plies")
+#: Playouts per state in one call: 1..MAX_PLAYOUTS_PER_STATE.
+MAX_PLAYOUTS_PER_STATE = 1 << 20
+#: States in one call: 1..MAX_STATES.
+MAX_STATES = 1 << 24
+#: Playouts in one call (states x playouts per state), about an hour on one CPU core.
+MAX_PLAYOUTS_PER_CALL = 1 << 32
+#: The CPU's playout RNG, fixed ids: the kernels over it load from Numba's disk cache.
+CPU_RNG = rng.build(stable_ids(njit(cache=True)))
+#: The RNG inlined into its callers: the one the games' fast kernels are compiled over.
+INLINE_RNG = rng.build(stable_ids(njit(cache=True, inline="always")))
+
+
+def check_work(states: int, playouts_per_state: int, what: str = "a playout batch") -> None:
+    """Refuse a batch above the documented work limits (before anything is allocated)."""
+    states = check_int("states", states, 1, MAX_STATES)
+    playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
+    if states * playouts_per_state > MAX_PLAYOUTS_PER_CALL:
+        raise ValueError(f"{what} of {states:,} states x {playouts_per_state:,} playouts = "
+                         f"{states * playouts_per_state:,} playouts is above the limit of "
+                         f"{MAX_PLAYOUTS_PER_CALL:,} per call: lower the states or the playouts")
 
 
 def _tagged(fn, tag):
@@ -61,7 +87,7 @@ def make_playout(jit, rules, gen, tag=""):
 def add_outcome(wins, draws, losses, margin_sum, plies_out, s, mover, margin, plies):
     """Add one playout's result to state ``s``'s counters on the CPU: its outcome for ``mover``
     (the player to move at the state), player 0's final ``margin`` and its ``plies`` (the GPU
-    kernels add the same with atomics: :func:`jitsearch.kernels.cuda_common.add_outcome_atomic`)."""
+    kernels add the same with atomics: :func:`jitsearch._cuda.add_outcome_atomic`)."""
     plies_out[s] += plies
     margin_sum[s] += margin
     mine = margin if mover == 0 else -margin
@@ -129,18 +155,24 @@ _COMPILED: dict = {}
 def cpu_evaluate(game: Game, gen):
     """The compiled CPU ``evaluate_range`` of ``game`` (rules inlined), one per game and RNG;
     cached on disk when ``gen``'s functions have fixed ids (:func:`jitsearch._jit.stable_ids`)."""
-    key = (game, id(gen))
+    return compiled_evaluate(game.build, game.name, gen)
+
+
+def compiled_evaluate(build, name: str, gen):
+    """:func:`cpu_evaluate` of the rules ``build`` (a game's :attr:`Game.build`) named ``name``:
+    what a game's own modules call, where the :class:`Game` record is not theirs to import."""
+    key = (build, name, id(gen))
     if key not in _COMPILED:
-        rules = game.build(stable_ids(njit(inline="always")))
-        _COMPILED[key] = (make_evaluate(stable_ids(njit(cache=True, nogil=True)), rules, gen, game.name), gen)
+        rules = build(stable_ids(njit(inline="always")))
+        _COMPILED[key] = (make_evaluate(stable_ids(njit(cache=True, nogil=True)), rules, gen, name), gen)
     return _COMPILED[key][0]
 
 
 def evaluate(game: Game, states, playouts_per_state: int, seed: int, *, gen) -> dict:
     """Random playouts of each live state (one variant): per state ``wins``, ``draws``,
     ``losses`` for its player to move, ``margin_sum`` (player 0's) and ``plies``, int64 arrays.
-    ``gen`` is the CPU RNG, ``jitsearch.kernels.rng.build(stable_ids(njit(cache=True)))`` (fixed
-    ids: the compiled batch is then loaded from Numba's cache in later processes)."""
+    ``gen`` is the CPU RNG, :data:`CPU_RNG` (fixed ids: the compiled batch is then loaded from
+    Numba's cache in later processes)."""
     playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, 1 << 30)
     seed = check_seed("seed", seed)
     packed = game.pack(states)

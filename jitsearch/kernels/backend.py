@@ -75,49 +75,52 @@ def device_name(backend: str) -> str:
     return f"{platform.processor() or platform.machine()} CPU"
 
 
-_EVALUATORS: dict = {}
+def array_api(game):
+    """``game``'s array API of batched playouts (its :attr:`Game.fast_playouts
+    <jitsearch.games.protocol.Game>` with ``evaluate_cpu`` and ``evaluator``: Kalah's boards
+    ``[K, 2m+2]``); one-line ``ValueError`` for a game without one (``evaluate_states`` takes
+    its states)."""
+    from ..games import get
+
+    game = get(game)
+    fast = game.fast_playouts
+    if fast is None or not hasattr(fast, "evaluate_cpu"):
+        raise ValueError(f"{game.name} has no array API of batched playouts: use "
+                         f"jitsearch.kernels.game_playouts.evaluate_states with its states")
+    return fast
 
 
-def evaluator(threads_per_block: int = 128):
-    """A cached :class:`CudaEvaluator` (its buffers are reused across calls)."""
-    from .._checks import check_int
-
-    threads_per_block = check_int("threads_per_block", threads_per_block, 1, 1024)
-    from .cuda_playouts import CudaEvaluator
-
-    ev = _EVALUATORS.get(threads_per_block)
-    if ev is None:
-        ev = _EVALUATORS[threads_per_block] = CudaEvaluator(threads_per_block)
-    return ev
+def evaluator(threads_per_block: int = 128, *, game: str = "kalah"):
+    """A cached CUDA evaluator of ``game``'s batches of boards (its buffers are reused across calls)."""
+    return array_api(game).evaluator(threads_per_block)
 
 
-def evaluate(boards, players, playouts_per_state: int, seed: int, *, empty_capture: bool = False,
-             backend: str = "auto", threads: int = 1, threads_per_block: int = 128) -> dict:
-    """Batched leaf evaluation on the chosen backend; the result has ``backend``.
+def evaluate(boards, players, playouts_per_state: int, seed: int, *, backend: str = "auto", threads: int = 1,
+             threads_per_block: int = 128, game: str = "kalah", **variant) -> dict:
+    """Batched leaf evaluation of ``game``'s boards (its array API, :func:`array_api`; Kalah's by
+    default) on the chosen backend; the result has ``backend``.
 
-    Arguments as :func:`jitsearch.kernels.playouts.evaluate_cpu` (the same
-    limits, checked here before any backend runs), ``threads`` for the CPU,
-    ``threads_per_block`` (1..1024) for CUDA.
+    Arguments as the game's ``evaluate_cpu`` (Kalah's:
+    :func:`jitsearch.games.kalah.playouts.evaluate_cpu`, with ``empty_capture``; the same limits,
+    checked here before any backend runs), ``threads`` for the CPU, ``threads_per_block``
+    (1..1024) for CUDA.
     """
-    from .._checks import check_bool, check_int, check_seed, max_threads
-    from .playouts import MAX_PLAYOUTS_PER_STATE, check_work
+    from .._checks import check_int, check_seed, max_threads
+    from ..games.playout import MAX_PLAYOUTS_PER_STATE, check_work
 
     playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
     seed = check_seed("seed", seed)
-    empty_capture = check_bool("empty_capture", empty_capture)
     threads = check_int("threads", threads, 1, max_threads())
     threads_per_block = check_int("threads_per_block", threads_per_block, 1, 1024)
+    fast = array_api(game)
     if hasattr(boards, "__cuda_array_interface__"):  # device input: its shape is all that can be checked here
         shape = tuple(boards.__cuda_array_interface__.get("shape", ()))
         if len(shape) == 2 and shape[0]:
             check_work(int(shape[0]), playouts_per_state)
     which = resolve(backend)
     if which == "cuda":
-        out = evaluator(threads_per_block).evaluate(boards, players, playouts_per_state, seed,
-                                                    empty_capture=empty_capture)
+        out = fast.evaluator(threads_per_block).evaluate(boards, players, playouts_per_state, seed, **variant)
     else:
-        from .playouts import evaluate_cpu
-
-        out = evaluate_cpu(boards, players, playouts_per_state, seed, empty_capture=empty_capture, threads=threads)
+        out = fast.evaluate_cpu(boards, players, playouts_per_state, seed, threads=threads, **variant)
     out["backend"] = which
     return out

@@ -24,13 +24,13 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, from_dtype, int32, int64
 
-from . import rng
+from .. import rng
 from .game_mcts import Roots, Tree, make_step, opts_of
 from .tree_step import REWARD_UNITS
 from .sentinels import TERMINAL
 
-from .cuda_common import MAX_SCRATCH_BYTES, MAX_THREADS, KernelCache, free_bytes  # noqa: F401  (re-exported)
-from .cuda_common import compile_ptx as ptx_of, signature_of, threads_for  # noqa: F401  (re-exported)
+from .._cuda import MAX_SCRATCH_BYTES, MAX_THREADS, KernelCache, free_bytes  # noqa: F401  (re-exported)
+from .._cuda import compile_ptx as ptx_of, signature_of, threads_for  # noqa: F401  (re-exported)
 
 #: Leaves per step at most, and leaves x playouts per step at most (shared memory: 8 bytes a playout).
 MAX_LEAVES = 64

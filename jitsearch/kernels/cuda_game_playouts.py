@@ -19,8 +19,8 @@ from numba import cuda, from_dtype, int64
 from .._checks import check_int, check_seed
 from ..games import get as get_game
 from ..games.playout import NO_CAP, make_playout
-from . import rng
-from .cuda_common import KernelCache, add_outcome_atomic, in_module, compile_ptx as ptx_of, signature_of
+from .. import rng
+from .._cuda import KernelCache, add_outcome_atomic, in_module, compile_ptx as ptx_of, signature_of
 from .game_playouts import MAX_PLAYOUTS_PER_STATE, OUTPUTS, check_work
 
 #: The most global memory the playouts' records may take.

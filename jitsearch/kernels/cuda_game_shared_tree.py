@@ -22,9 +22,9 @@ from types import SimpleNamespace
 import numpy as np
 from numba import cuda, from_dtype, int64
 
-from . import rng
-from .cuda_common import MAX_SCRATCH_BYTES, KernelCache, multiprocessors, threads_for  # noqa: F401  (re-exported)
-from .cuda_common import compile_ptx as ptx_of, signature_of
+from .. import rng
+from .._cuda import MAX_SCRATCH_BYTES, KernelCache, multiprocessors, threads_for  # noqa: F401  (re-exported)
+from .._cuda import compile_ptx as ptx_of, signature_of
 from .game_mcts import opts_of
 from .game_shared_tree import MAX_PATH, MAX_PLAYOUTS, NODE_BYTES, SharedRoots, SharedTree, make_shared_step
 from .sentinels import NO_NODE, UNEVALUATED
@@ -198,7 +198,7 @@ def pooled_arrays(num_trees: int, capacity: int, imm: bool) -> list:
 
 def free_bytes() -> int:
     """Free memory on the current device, in bytes (the pooled trees counted as free)."""
-    from .cuda_common import free_bytes as free
+    from .._cuda import free_bytes as free
 
     pooled = sum(t * c * (NODE_BYTES + (8 if imm else 0)) for t, c, imm in _POOL)
     return free() + pooled

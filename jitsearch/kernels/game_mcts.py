@@ -72,7 +72,7 @@ from numba import njit
 from .._jit import stable_ids
 from .._threads import split_trees
 from ..games.playout import make_playout
-from . import rng
+from .. import rng
 from .evaluation import store_value
 from .tree_step import IMM_BYTES, REWARD_UNITS, imm_scales, make_backups, make_imm_backup, make_score, margin_units
 from .sentinels import NO_NODE, TERMINAL, UNEVALUATED

@@ -12,39 +12,15 @@ margins) and ``plies``, int64; the same whatever the threads.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .._checks import check_int, check_seed, max_threads
-from .._jit import stable_ids
 from .._threads import run_in_pool
 from ..games import get as get_game
+from ..games.playout import (CPU_RNG, INLINE_RNG, MAX_PLAYOUTS_PER_CALL, MAX_PLAYOUTS_PER_STATE,  # noqa: F401
+                             MAX_STATES, OUTPUTS, check_work)  # (the limits and RNGs, re-exported)
 from ..games.playout import cpu_evaluate as protocol_cpu_evaluate
 from ..games.playout import make_evaluate  # noqa: F401  (the batch kernel's factory, with its stop flag)
 from ..stop import watch
-from . import rng
-
-OUTPUTS = ("wins", "draws", "losses", "margin_sum", "plies")
-#: Playouts per state in one call: 1..MAX_PLAYOUTS_PER_STATE.
-MAX_PLAYOUTS_PER_STATE = 1 << 20
-#: States in one call: 1..MAX_STATES.
-MAX_STATES = 1 << 24
-#: Playouts in one call (states x playouts per state), about an hour on one CPU core.
-MAX_PLAYOUTS_PER_CALL = 1 << 32
-
-
-def check_work(states: int, playouts_per_state: int, what: str = "a playout batch") -> None:
-    """Refuse a batch above the documented work limits (before anything is allocated)."""
-    states = check_int("states", states, 1, MAX_STATES)
-    playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
-    if states * playouts_per_state > MAX_PLAYOUTS_PER_CALL:
-        raise ValueError(f"{what} of {states:,} states x {playouts_per_state:,} playouts = "
-                         f"{states * playouts_per_state:,} playouts is above the limit of "
-                         f"{MAX_PLAYOUTS_PER_CALL:,} per call: lower the states or the playouts")
-
-
-CPU_RNG = rng.build(stable_ids(njit(cache=True)))
-#: The RNG inlined into its callers: the one the games' fast kernels are compiled over.
-INLINE_RNG = rng.build(stable_ids(njit(cache=True, inline="always")))
 
 
 def cpu_evaluate(game):

@@ -56,7 +56,7 @@ from numba import njit
 from .._jit import stable_ids
 from .._threads import split_trees
 from ..games.playout import make_playout
-from . import rng
+from .. import rng
 from .game_mcts import default_units, named, opts_of
 from .tree_step import REWARD_UNITS, imm_scales, make_score, margin_units
 from .sentinels import EXPANDING, NO_NODE, NO_PLY_CAP, POOL_FULL, TERMINAL, UNEVALUATED

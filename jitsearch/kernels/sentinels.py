@@ -10,12 +10,12 @@ Python boundary (:data:`FORMULAS`, :data:`REWARDS`, :data:`EVALS`).
 
 from __future__ import annotations
 
+from ..games.playout import NO_PLY_CAP  # noqa: F401  (a playout without a ply cap: playout_depth 0)
+
 NO_NODE = -1
 TERMINAL = -1
 EXPANDING = -2
 POOL_FULL = -3
-#: A playout without a ply cap (``playout_depth`` 0).
-NO_PLY_CAP = 1 << 30
 
 FORMULA_UCB1, FORMULA_SQRT, FORMULA_SQRTLOG = 0, 1, 2
 #: How a kernel scores a playout (see :mod:`jitsearch.kernels.evaluation`): the outcome if the game finished, else

@@ -21,10 +21,12 @@ import numpy as np
 from numba import njit
 from numba.core import serialize
 
-from ..playout import add_outcome, clear
+from ..._checks import check_int, check_seed, kernel_array
+from ..playout import MAX_PLAYOUTS_PER_STATE, MAX_STATES, add_outcome, check_work, clear
 from . import rules as kalah_rules
 from . import simd_rules
 from .simd_rules import vget
+from .state import MAX_HOUSES, MAX_SEEDS
 
 
 def stable_jit(jit):
@@ -46,6 +48,30 @@ def stable_jit(jit):
         return d
 
     return wrap
+
+
+def make_playout(jit, rules, gen):
+    """Compile one playout with ``jit`` from compiled ``rules`` and ``gen``.
+
+    ``playout(board, m, player, empty_capture, key, max_plies, moves)`` plays
+    in place on ``board`` (the caller's buffer), ``moves`` is scratch of at
+    least m ints; returns (plies played, player to move at the end or -1).
+    """
+    apply_move = rules.apply_move
+    legal_moves = rules.legal_moves
+    draw = gen.draw
+    below = gen.below
+
+    def playout(board, m, player, empty_capture, key, max_plies, moves):
+        plies = 0
+        while player >= 0 and plies < max_plies:
+            count = legal_moves(board, m, player, moves)
+            pit = moves[below(draw(key, plies), count)]
+            player = apply_move(board, m, player, pit, empty_capture)
+            plies += 1
+        return plies, player
+
+    return jit(playout)
 
 
 def make_packed_margin(jit, houses, gen):
@@ -381,3 +407,70 @@ def _tree_playouts(key: str, gen):
 
         cut = inline(cut_playout)
     return words, inline(margin_playout), cut
+
+
+# -- Kalah's batches of boards: the checks of the array API (jitsearch.games.kalah.playouts) ----------
+
+#: Bytes allocated per state by a call: a copy of its board (int32[n]), its
+#: player (int64) and five int64 counters.
+OUTPUT_BYTES_PER_STATE = 8 + 5 * 8
+
+
+def validate_batch(boards, players, playouts_per_state, seed):
+    """Check a batch at the Python boundary; returns (boards int32[K, n], players int64[K], m).
+
+    ``boards``: [K, 2m+2] (or one board [2m+2]) of non-negative integers,
+    each a live game (both sides with seeds) of at most MAX_SEEDS seeds;
+    ``players``: one 0/1 per board, or one for all; ``playouts_per_state``
+    and K within :func:`check_work`; ``seed`` in [0, 2**64). The boards come
+    back as a writable int32 array (a copy when needed).
+    """
+    from ...trees.memory import DEFAULT_MAX_BYTES, check_bytes
+
+    playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
+    seed = check_seed("seed", seed)
+    if isinstance(boards, (str, bytes)) or boards is None:
+        raise ValueError(f"boards must be an integer array [K, 2m+2], got {type(boards).__name__}")
+    try:
+        b = np.asarray(boards)
+    except Exception:  # noqa: BLE001
+        raise ValueError("boards must be an integer array [K, 2m+2]") from None
+    if b.ndim == 1:
+        b = b[None, :]
+    if b.ndim != 2 or b.shape[1] < 4 or b.shape[1] % 2:
+        raise ValueError(f"boards must be [K, 2m+2] with m >= 1, got shape {b.shape}")
+    if b.dtype.kind not in "iu":
+        raise ValueError(f"boards must hold integers, got dtype {b.dtype}")
+    m = b.shape[1] // 2 - 1
+    if m > MAX_HOUSES:
+        raise ValueError(f"at most {MAX_HOUSES} houses, got {m}")
+    k = b.shape[0]
+    if k > MAX_STATES:
+        raise ValueError(f"at most {MAX_STATES:,} states per call, got {k:,}")
+    if k:
+        check_work(k, playouts_per_state)
+    check_bytes(k * (4 * b.shape[1] + OUTPUT_BYTES_PER_STATE), DEFAULT_MAX_BYTES,
+                f"a playout batch of {k:,} states", "evaluate fewer states per call")
+    if b.size and b.min() < 0:
+        raise ValueError("boards hold a negative seed count")
+    if b.size and b.max() > MAX_SEEDS:
+        raise ValueError(f"a board holds more than {MAX_SEEDS} seeds (the limit of a board)")
+    if k and b.sum(axis=1, dtype=np.int64).max() > MAX_SEEDS:
+        raise ValueError(f"a board holds more than {MAX_SEEDS} seeds (the limit of a board)")
+    if isinstance(players, (str, bytes)) or players is None:
+        raise ValueError(f"players must be 0 or 1 per board, got {players!r}")
+    p = np.asarray(players)
+    if p.dtype.kind not in "iu":
+        raise ValueError(f"players must be integers 0 or 1, got dtype {p.dtype}")
+    if p.ndim == 0:
+        p = np.full(k, int(p))
+    if p.shape != (k,):
+        raise ValueError(f"players must have one entry per board ({k}), got shape {p.shape}")
+    if p.size and not np.isin(p, (0, 1)).all():
+        raise ValueError("players must be 0 or 1 (the player to move; finished games cannot be played out)")
+    # a side with no seeds left means the game is over: nothing to play out
+    side0 = b[:, 1:m + 1].sum(axis=1)
+    side1 = b[:, m + 2:].sum(axis=1)
+    if k and ((side0 == 0) | (side1 == 0)).any():
+        raise ValueError("a board has an empty side: that game is already over")
+    return kernel_array(b, np.int32), kernel_array(p, np.int64), m

@@ -13,36 +13,18 @@ from dataclasses import replace
 import numpy as np
 
 from ...rng import GOLDEN, mix64_body
-from ..protocol import (GAME_OVER, ArenaHooks, EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules,
-                        SearchEval, Sizes, TextUI, check_states, legal_move, no_record, rule_word_line, store_value,
+from ..protocol import (GAME_OVER, ArenaHooks, EngineProtocol, Game, OpenSpielMap, Option, Packed, SearchEval,
+                        Sizes, TextUI, check_states, legal_move, no_record, rule_word_line, store_value,
                         styled, typed_number)
-from . import fast, openings, rules
+from . import openings, playouts, rules
 from .engines import ENGINES
 from .state import BOARD_DTYPE, MAX_HOUSES, KalahState
 
 __all__ = ["GAME", "build"]
 
 
-def build(jit) -> Rules:
-    """Compile Kalah's rules with ``jit`` behind the protocol's signature (inline adapters:
-    with ``njit(inline='always')`` the playout's code is that of the rule module's functions)."""
-    base = rules.build(jit)
-    apply_move, legal_moves, margin_ = base.apply_move, base.legal_moves, base.margin
-
-    def legal(board, cfg, player, moves, hist, cur):
-        return legal_moves(board, cfg[0], player, moves)
-
-    def apply(board, cfg, player, move, hist, cur):
-        nxt = apply_move(board, cfg[0], player, move, cfg[1])
-        return nxt, (cur[0], cur[1], cur[2] + 1)
-
-    def margin(board, cfg):
-        return margin_(board, cfg[0])
-
-    def evaluate(board, cfg, player):
-        return float(margin_(board, cfg[0]))
-
-    return Rules(legal=jit(legal), apply=jit(apply), margin=jit(margin), evaluate=jit(evaluate))
+#: Kalah's rules behind the protocol's signature (:func:`.rules.build_protocol`).
+build = rules.build_protocol
 
 
 def position_key(jit):
@@ -175,7 +157,7 @@ GAME = Game(
     engine_protocol=EngineProtocol(variant_of=variant_of, legacy_game=legacy_game, legacy_words=legacy_words,
                                    table_bytes=table_bytes),
     balance=balance,
-    fast_playouts=fast,
+    fast_playouts=playouts,
     engines=ENGINES,
     config_agents=True,
     arena=ArenaHooks(title=openings.title, shipped_suite=openings.shipped_suite, check_opening=openings.check_opening,

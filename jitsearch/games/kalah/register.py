@@ -24,7 +24,7 @@ move and the final sweep follow the rules of
 :mod:`jitsearch.games.kalah.rules` exactly (including a capture only with
 seeds opposite unless ``empty_capture``).
 
-The draws are the playout stream of :mod:`jitsearch.kernels.rng` (the
+The draws are the playout stream of :func:`jitsearch.rng.build` (the
 ``i``-th draw is ``mix64(key + (i + 1) * GOLDEN)``, kept here as a running
 sum), and the ``r``-th legal house in house order is played, as the generic
 playout does: the same (seed, state, playout) gives the same game, margin
@@ -33,8 +33,8 @@ and ply count on every engine.
 The source is generated per m (Python cannot name a variable per house
 otherwise) and compiled with the caller's decorator: ``numba.njit`` for the
 CPU (the tests compare it with the generic playout, position by position:
-:func:`jitsearch.kernels.playouts.evaluate_register_cpu`) or ``numba.cuda.jit(device=True)``
-(:mod:`jitsearch.kernels.cuda_playouts`).
+:func:`.playouts.evaluate_register_cpu`) or ``numba.cuda.jit(device=True)``
+(:mod:`.cuda_playouts`).
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ def _compiled(source: str, name: str, namespace: dict, houses: int):
 
 def build_jobs(jit, houses: int, stream_key, record):
     """``register_jobs`` for ``houses`` compiled with ``jit``, calling the
-    compiled ``stream_key`` (:mod:`jitsearch.kernels.rng`) and
+    compiled ``stream_key`` (:func:`jitsearch.rng.build`) and
     ``record(wins, draws, losses, margin_sum, plies, s, mover, margin,
     plies_played)`` (plain adds on the CPU, atomics on a GPU)."""
     namespace = _namespace(jit)

@@ -31,6 +31,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..protocol import Rules
+
 GAME_OVER = -1
 
 
@@ -364,6 +366,30 @@ def build(jit):
         heuristic=jit(_heuristic),
         side_seeds=jit(_side_seeds),
     )
+
+
+def build_protocol(jit):
+    """Compile the rules with ``jit`` behind the game protocol's signature
+    (:class:`jitsearch.games.protocol.Rules`: ``cfg = (m, empty_capture)``, no record, the cursor's
+    ply counting moves; inline adapters: with ``njit(inline='always')`` the playout's code is that
+    of the functions above)."""
+    base = build(jit)
+    apply_move, legal_moves, margin_ = base.apply_move, base.legal_moves, base.margin
+
+    def legal(board, cfg, player, moves, hist, cur):
+        return legal_moves(board, cfg[0], player, moves)
+
+    def apply(board, cfg, player, move, hist, cur):
+        nxt = apply_move(board, cfg[0], player, move, cfg[1])
+        return nxt, (cur[0], cur[1], cur[2] + 1)
+
+    def margin(board, cfg):
+        return margin_(board, cfg[0])
+
+    def evaluate(board, cfg, player):
+        return float(margin_(board, cfg[0]))
+
+    return Rules(legal=jit(legal), apply=jit(apply), margin=jit(margin), evaluate=jit(evaluate))
 
 
 def with_int64_arguments(compiled, inline_jit):

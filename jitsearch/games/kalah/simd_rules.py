@@ -93,7 +93,7 @@ def build_simd(jit, houses):
     counts; side0/side1 the seeds in each side's houses), ``step(vector,
     player, side0, side1, x, empty_capture) -> (vector, next player or
     GAME_OVER, side0, side1)`` (plays the ``below(x, count)``-th legal house
-    in house order, x a uint64 draw of :mod:`jitsearch.kernels.rng`),
+    in house order, x a uint64 draw of :func:`jitsearch.rng.build`),
     ``legal_mask(vector, player)`` (bit p set for each legal house p),
     ``play(vector, player, pit, side0, side1, empty_capture)`` (step's move
     from a given legal pit) and ``margin(vector, side0, side1)`` (player

@@ -1,7 +1,9 @@
 """What every CUDA kernel module shares: lazy per-key kernel caches, PTX without a device,
-threads per block, free device memory, the SM count and the exact outcome counters.
+threads per block, free device memory, the SM count and the exact outcome counters; the
+kernels of :mod:`jitsearch.kernels` and the games' own fast paths (Kalah's register boards) alike.
 
-Imported lazily (only when the CUDA backend is asked for, or for a PTX check).
+Ground floor (imports nothing of jitsearch); imported lazily (only when the CUDA backend is asked
+for, or for a PTX check).
 """
 
 from __future__ import annotations

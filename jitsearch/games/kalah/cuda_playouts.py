@@ -1,8 +1,8 @@
-"""CUDA playout kernel: the GPU twin of :mod:`jitsearch.kernels.playouts`.
+"""Kalah's CUDA playout kernels: the GPU twin of :mod:`.playouts` (Kalah's array API).
 
 Imported lazily (only when the CUDA backend is asked for). The rules, the
 generator and the playout body are compiled from the same source as the CPU
-engine (``kalah_rules.build``, ``rng.build``, ``make_playout``) with
+engine (:func:`.rules.build`, :func:`jitsearch.rng.build`, :func:`.fast.make_playout`) with
 ``numba.cuda.jit(device=True)``.
 
 Mapping: one thread per playout, a grid-stride loop over the N·P (state,
@@ -22,13 +22,13 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32, int64
 
-from ..games.kalah import register as register_playout
-from ..games.kalah import rules as kalah_rules
-from ..games.kalah import MAX_HOUSES
-from . import rng
-from .cuda_common import KernelCache, add_outcome_atomic, in_module, compile_ptx as ptx_of  # noqa: F401  (re-exported)
-from .playouts import make_playout
-from .sentinels import NO_PLY_CAP
+from ... import rng
+from ..._cuda import KernelCache, add_outcome_atomic, in_module, compile_ptx as ptx_of  # noqa: F401  (re-exported)
+from ..playout import NO_PLY_CAP
+from . import register as register_playout
+from . import rules as kalah_rules
+from .fast import make_playout, validate_batch
+from .state import MAX_HOUSES
 
 #: Pits of a per-thread Kalah board (a constant, as CUDA local arrays need).
 MAX_PITS = 2 * MAX_HOUSES + 2
@@ -97,7 +97,7 @@ class CudaEvaluator:
     """Batched playouts on the GPU with reusable buffers and a stream.
 
     ``evaluate(boards, players, playouts_per_state, seed)`` returns the same
-    dict as :func:`jitsearch.kernels.playouts.evaluate_cpu` (NumPy arrays),
+    dict as :func:`.playouts.evaluate_cpu` (NumPy arrays),
     or device arrays with ``to_host=False``.
     """
 
@@ -141,8 +141,6 @@ class CudaEvaluator:
 
     def evaluate(self, boards, players, playouts_per_state: int, seed: int, *, empty_capture: bool = False,
                  to_host: bool = True) -> dict:
-        from .playouts import validate_batch
-
         cuda = self._cuda
         on_device = hasattr(boards, "__cuda_array_interface__")
         if on_device:
@@ -244,7 +242,7 @@ def compile_packed_ptx(houses: int = 6, cc=(9, 0)) -> str:
     return ptx_of(make_packed_kernel(cuda.jit(device=True), houses), KERNEL_SIGNATURE, cc)
 
 
-# -- the board in registers: :mod:`jitsearch.games.kalah.register` ------------------------------------
+# -- the board in registers: :mod:`.register` --------------------------------------------------------
 
 #: The register-board kernels: "jobs" (a thread that ends a game starts its
 #: next one inside the same loop over plies) and "playout" (one playout per
@@ -253,7 +251,7 @@ REGISTER_FORMS = ("jobs", "playout")
 
 
 def make_register_kernel(device, houses: int, form: str = "jobs"):
-    """The kernel with the board in registers (:mod:`jitsearch.games.kalah.register`) for
+    """The kernel with the board in registers (:mod:`.register`) for
     boards of ``houses`` m, in ``form`` (:data:`REGISTER_FORMS`): the same
     arguments (``m`` must equal ``houses``) and bit-identical results as
     :func:`make_kernel`'s."""

@@ -1,15 +1,17 @@
 """Kalah's array API of random playouts: ``evaluate_cpu(boards[K, 2m+2], players[K],
 playouts_per_state, seed)`` per state (wins, draws, losses for its player to move, player 0's
-margins summed, plies), and the Kalah playout its CUDA kernels compile.
+margins summed, plies), its GPU twin (:mod:`.cuda_playouts`, ``evaluator``) and the register
+playouts on the CPU. This module is Kalah's :attr:`Game.fast_playouts
+<jitsearch.games.protocol.Game>` hook: it hands on :mod:`.fast`'s hook functions and adds the
+array API, which :mod:`jitsearch.kernels.backend` and the benchmarks reach through the registry.
 
 A playout from (board, player) plays uniformly random legal moves to the end of the game; draw
-``i`` of its stream (:mod:`jitsearch.kernels.rng`, keyed by (seed, state index, playout index))
+``i`` of its stream (:func:`jitsearch.rng.build`, keyed by (seed, state index, playout index))
 picks the ``i``-th move among the legal ones in house order. The kernels (:func:`cpu_kernels`,
-all bit-identical) are Kalah's fast paths (:mod:`jitsearch.games.kalah.fast`: board vectors
-where the CPU has AVX2 and BMI2 and $JITSEARCH_SIMD is not 0, packed boards from
-MIN_PACKED_HOUSES houses) and otherwise the protocol's generic playout
-(:mod:`jitsearch.kernels.game_playouts`), which the GPU runs too
-(:mod:`jitsearch.kernels.cuda_playouts`).
+all bit-identical) are Kalah's fast paths (:mod:`.fast`: board vectors where the CPU has AVX2
+and BMI2 and $JITSEARCH_SIMD is not 0, packed boards from MIN_PACKED_HOUSES houses) and
+otherwise the protocol's generic playout (:mod:`jitsearch.games.playout`), which the GPU runs
+too (:mod:`.cuda_playouts`).
 """
 
 from __future__ import annotations
@@ -19,60 +21,31 @@ import functools
 import numpy as np
 from numba import njit
 
-from .._checks import check_bool, check_int, check_seed, kernel_array, max_threads
-from .._jit import stable_ids
-from .._threads import run_in_pool
-from ..games.kalah import register
-from ..games.kalah.fast import (KERNEL_KINDS, MIN_PACKED_HOUSES, SIMD_ENV, add_outcome,  # noqa: F401  (re-exported)
-                                available_kinds, check_kernel, cpu_playout_kind, cpu_range, make_packed_margin,
-                                make_simd_margin, make_simd_playout, simd_enabled, stable_jit)
-from ..games.kalah.game import GAME as KALAH
-from ..games.kalah.state import MAX_HOUSES, MAX_SEEDS
-from . import rng
-from .game_playouts import MAX_PLAYOUTS_PER_CALL, MAX_PLAYOUTS_PER_STATE, MAX_STATES, check_work  # noqa: F401
-from .game_playouts import INLINE_RNG, cpu_evaluate as cpu_protocol_evaluate
-from .sentinels import NO_PLY_CAP  # noqa: F401  (re-exported)
+from ... import rng
+from ..._checks import check_bool, check_int, max_threads
+from ..._threads import run_in_pool
+from ..playout import CPU_RNG, INLINE_RNG, NO_PLY_CAP, compiled_evaluate  # noqa: F401  (re-exported)
+from ..playout import MAX_PLAYOUTS_PER_CALL, MAX_PLAYOUTS_PER_STATE, MAX_STATES, check_work  # noqa: F401
+from . import register
+from .fast import (KERNEL_KINDS, MIN_PACKED_HOUSES, SIMD_ENV, OUTPUT_BYTES_PER_STATE, add_outcome,  # noqa: F401
+                   available_kinds, check_kernel, cpu_evaluate, cpu_playout_kind, cpu_range, gpu_margin, kinds,
+                   make_packed_margin, make_playout, make_simd_margin, make_simd_playout, simd_enabled, stable_jit,
+                   tree_key, tree_playouts, validate_batch)  # (the hook's functions and the kernels' makers)
+from .rules import build_protocol
 
 #: The dummy record and the unset stop flag of the protocol's kernel.
 NO_RECORD = np.zeros((1, 1, 1), dtype=np.int32)
 NO_STOP = np.zeros(1, dtype=np.int64)
 
 
-def make_playout(jit, rules, gen):
-    """Compile one playout with ``jit`` from compiled ``rules`` and ``gen``.
-
-    ``playout(board, m, player, empty_capture, key, max_plies, moves)`` plays
-    in place on ``board`` (the caller's buffer), ``moves`` is scratch of at
-    least m ints; returns (plies played, player to move at the end or -1).
-    """
-    apply_move = rules.apply_move
-    legal_moves = rules.legal_moves
-    draw = gen.draw
-    below = gen.below
-
-    def playout(board, m, player, empty_capture, key, max_plies, moves):
-        plies = 0
-        while player >= 0 and plies < max_plies:
-            count = legal_moves(board, m, player, moves)
-            pit = moves[below(draw(key, plies), count)]
-            player = apply_move(board, m, player, pit, empty_capture)
-            plies += 1
-        return plies, player
-
-    return jit(playout)
-
-
-CPU_RNG = rng.build(stable_ids(njit(cache=True)))  # fixed ids: the kernels over it load from the disk cache
-
-
-_PROTOCOL_RANGE = cpu_protocol_evaluate(KALAH)
+_PROTOCOL_RANGE = compiled_evaluate(build_protocol, "kalah", CPU_RNG)  # the one kernels.game_playouts runs
 
 
 @stable_jit(njit(cache=True, nogil=True))
 def evaluate_range(boards, players, m, empty_capture, playouts_per_state, seed, first, last,
                    wins, draws, losses, margin_sum, plies_out):
     """Playouts of states ``first..last-1`` on the generic kernel: the protocol's playout
-    (:func:`jitsearch.kernels.game_playouts.make_evaluate`) over Kalah's rules (the CPU twin of
+    (:func:`jitsearch.games.playout.make_evaluate`) over Kalah's rules (the CPU twin of
     the CUDA kernel)."""
     rows = np.zeros(boards.shape[0], dtype=np.int64)
     _PROTOCOL_RANGE(boards, players, NO_RECORD, rows, rows, (m, empty_capture), m, 0, playouts_per_state, seed,
@@ -111,71 +84,6 @@ def _cpu_kernels(m: int, kind: str):
         range_fn = cpu_range(m, kind, INLINE_RNG)
         return range_fn, _make_parallel(range_fn)
     return evaluate_range, _evaluate_parallel
-
-
-#: Bytes allocated per state by a call: a copy of its board (int32[n]), its
-#: player (int64) and five int64 counters.
-OUTPUT_BYTES_PER_STATE = 8 + 5 * 8
-
-
-def validate_batch(boards, players, playouts_per_state, seed):
-    """Check a batch at the Python boundary; returns (boards int32[K, n], players int64[K], m).
-
-    ``boards``: [K, 2m+2] (or one board [2m+2]) of non-negative integers,
-    each a live game (both sides with seeds) of at most MAX_SEEDS seeds;
-    ``players``: one 0/1 per board, or one for all; ``playouts_per_state``
-    and K within :func:`check_work`; ``seed`` in [0, 2**64). The boards come
-    back as a writable int32 array (a copy when needed).
-    """
-    from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
-
-    playouts_per_state = check_int("playouts_per_state", playouts_per_state, 1, MAX_PLAYOUTS_PER_STATE)
-    seed = check_seed("seed", seed)
-    if isinstance(boards, (str, bytes)) or boards is None:
-        raise ValueError(f"boards must be an integer array [K, 2m+2], got {type(boards).__name__}")
-    try:
-        b = np.asarray(boards)
-    except Exception:  # noqa: BLE001
-        raise ValueError("boards must be an integer array [K, 2m+2]") from None
-    if b.ndim == 1:
-        b = b[None, :]
-    if b.ndim != 2 or b.shape[1] < 4 or b.shape[1] % 2:
-        raise ValueError(f"boards must be [K, 2m+2] with m >= 1, got shape {b.shape}")
-    if b.dtype.kind not in "iu":
-        raise ValueError(f"boards must hold integers, got dtype {b.dtype}")
-    m = b.shape[1] // 2 - 1
-    if m > MAX_HOUSES:
-        raise ValueError(f"at most {MAX_HOUSES} houses, got {m}")
-    k = b.shape[0]
-    if k > MAX_STATES:
-        raise ValueError(f"at most {MAX_STATES:,} states per call, got {k:,}")
-    if k:
-        check_work(k, playouts_per_state)
-    check_bytes(k * (4 * b.shape[1] + OUTPUT_BYTES_PER_STATE), DEFAULT_MAX_BYTES,
-                f"a playout batch of {k:,} states", "evaluate fewer states per call")
-    if b.size and b.min() < 0:
-        raise ValueError("boards hold a negative seed count")
-    if b.size and b.max() > MAX_SEEDS:
-        raise ValueError(f"a board holds more than {MAX_SEEDS} seeds (the limit of a board)")
-    if k and b.sum(axis=1, dtype=np.int64).max() > MAX_SEEDS:
-        raise ValueError(f"a board holds more than {MAX_SEEDS} seeds (the limit of a board)")
-    if isinstance(players, (str, bytes)) or players is None:
-        raise ValueError(f"players must be 0 or 1 per board, got {players!r}")
-    p = np.asarray(players)
-    if p.dtype.kind not in "iu":
-        raise ValueError(f"players must be integers 0 or 1, got dtype {p.dtype}")
-    if p.ndim == 0:
-        p = np.full(k, int(p))
-    if p.shape != (k,):
-        raise ValueError(f"players must have one entry per board ({k}), got shape {p.shape}")
-    if p.size and not np.isin(p, (0, 1)).all():
-        raise ValueError("players must be 0 or 1 (the player to move; finished games cannot be played out)")
-    # a side with no seeds left means the game is over: nothing to play out
-    side0 = b[:, 1:m + 1].sum(axis=1)
-    side1 = b[:, m + 2:].sum(axis=1)
-    if k and ((side0 == 0) | (side1 == 0)).any():
-        raise ValueError("a board has an empty side: that game is already over")
-    return kernel_array(b, np.int32), kernel_array(p, np.int64), m
 
 
 def evaluate_cpu(boards, players, playouts_per_state: int, seed: int, *, empty_capture: bool = False,
@@ -220,7 +128,7 @@ def register_cpu_functions(houses: int):
 def evaluate_register_cpu(boards, players, playouts_per_state: int, seed: int, *, empty_capture: bool = False,
                           lanes: int = 0) -> dict:
     """:func:`evaluate_cpu`'s counters from the register playouts
-    (:mod:`jitsearch.games.kalah.register`) on the CPU (one thread), the GPU kernels' code: with
+    (:mod:`.register`) on the CPU (one thread), the GPU kernels' code: with
     ``lanes=0`` one ``register_playout`` per (state, playout); with ``lanes
     >= 1``, ``register_jobs`` run for each lane ``0 .. lanes-1`` with stride
     ``lanes`` (as that many GPU threads would share the jobs). Checked
@@ -244,3 +152,18 @@ def evaluate_register_cpu(boards, players, playouts_per_state: int, seed: int, *
             margin, plies = play(b, s, mover, empty_capture, np.uint64(rng.stream_key_py(int(seed), s, j)))
             add_outcome(*counters, s, mover, margin, plies)
     return out
+
+
+_EVALUATORS: dict = {}
+
+
+def evaluator(threads_per_block: int = 128):
+    """A cached :class:`~.cuda_playouts.CudaEvaluator` (its buffers are reused across calls): the GPU
+    twin of :func:`evaluate_cpu` (imported lazily, only when the GPU is asked for)."""
+    threads_per_block = check_int("threads_per_block", threads_per_block, 1, 1024)
+    from .cuda_playouts import CudaEvaluator
+
+    ev = _EVALUATORS.get(threads_per_block)
+    if ev is None:
+        ev = _EVALUATORS[threads_per_block] = CudaEvaluator(threads_per_block)
+    return ev
