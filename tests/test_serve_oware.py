@@ -17,7 +17,7 @@ with warnings.catch_warnings():  # Starlette 1.x asks for httpx2 but still works
     from starlette.testclient import TestClient  # noqa: E402
 
 from jitsearch.arena.agents import parse_agent  # noqa: E402
-from jitsearch.arena.game_agents import kinds  # noqa: E402
+from jitsearch.arena.agents import kinds  # noqa: E402
 from jitsearch.games import get as get_game  # noqa: E402
 from jitsearch.cli.app import main  # noqa: E402
 from jitsearch.cli.webapp import TOKEN_HEADER, create_app  # noqa: E402

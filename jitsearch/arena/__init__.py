@@ -5,9 +5,9 @@ It sits above :mod:`jitsearch.mcts` in the layers (trees -> search -> games
 -> kernels -> mcts -> arena -> interop -> cli), so an agent may use any
 searcher.
 
-* agents: :mod:`.agents` (``parse_agent(spec, game=...)`` for every game;
-  the MCTSConfig agents of a game with ``config_agents``), :mod:`.game_agents` (every game's generic kinds and its
-  ``Game.engines``), :mod:`.search_thread` (Ctrl-C safe searches), :mod:`.openspiel_agents`
+* agents: :mod:`.agents` (``parse_agent(spec, game=...)`` for every game, one
+  :class:`~.agents.Agent`: the generic kinds, or the MCTSConfig ones of a game with ``config_agents``,
+  and the game's ``Game.engines``), :mod:`.search_thread` (Ctrl-C safe searches), :mod:`.openspiel_agents`
   (OpenSpiel's bots, with the ``openspiel`` extra), :mod:`.external_engine`
   (``cmd:`` programs speaking the line protocol of :mod:`.engine_protocol`);
 * games and matches: :mod:`.game_match` (one game of any game, its records

@@ -337,8 +337,8 @@ def check_memory(game, agent, state) -> None:
         return
     moves = game.sizes(game.cfg(state)).moves
     if getattr(agent, "kind", None) in ("mcts", "hmcts"):
-        cfg = getattr(agent, "_config", "options")
-        if cfg == "options":  # an agent of options only (Oware's): one tree, parallel=root
+        cfg = getattr(agent, "_config", None)
+        if getattr(agent, "generic", False):  # an agent of options only (Oware's): one tree, parallel=root
             _check_tree_of_options(agent, moves)
             return
         from ..mcts.search import tree_capacity

@@ -66,7 +66,7 @@ def agent_kinds_for(game_name: str) -> list[str]:
     """The agent kinds the page offers for the game (no ``human``, no ``cmd``): Kalah's own kinds, or
     the generic ones plus the game's engines, and ``openspiel`` where the game has a mapping."""
     from ..arena.agents import KINDS
-    from ..arena.game_agents import kinds
+    from ..arena.agents import kinds
     from ..games import get
 
     game = get(game_name)

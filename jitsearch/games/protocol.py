@@ -325,7 +325,7 @@ class Game:
         Optional: True where the game's ``random``, ``human``, ``mcts``, ``hmcts`` and ``mc``
         kinds are :class:`jitsearch.arena.agents.Agent`'s (the MCTSConfig searches of
         :mod:`jitsearch.mcts.search`, one seeded stream a move; Kalah), its :attr:`engines`
-        beside them; False: the generic kinds of :mod:`jitsearch.arena.game_agents`.
+        beside them; False: the generic kinds of :mod:`jitsearch.arena.agents`.
     arena : ArenaHooks or None
         Optional: what the arena keeps for a game beyond the protocol (:class:`ArenaHooks`: its
         own match-record format, table title, shipped opening suites); None: the generic ones.
