@@ -65,8 +65,7 @@ def main() -> int:
     args = ap.parse_args()
     from jitsearch.arena.agents import parse_agent
     from jitsearch.arena.external_engine import EngineSettings, close_engines
-    from jitsearch.arena.matches import run_kalah_tournament
-    from jitsearch.arena.kalah_tournament import KalahMatch
+    from jitsearch.arena.matches import match_of, run_tournament
 
     load_start = os.getloadavg()
     py = shlex.quote(sys.executable)
@@ -85,11 +84,11 @@ def main() -> int:
     base = rows["in process"]["median_s_per_move"]
     for row in rows.values():
         row["overhead_us_per_move"] = (row["median_s_per_move"] - base) * 1e6
-    match = KalahMatch(seed=3)
+    match = match_of("kalah", {}, seed=3)
     matches = {}
     for name, b in (("in process", "random"), ("cmd: jitsearch engine", served)):
         t0 = time.perf_counter()
-        r = run_kalah_tournament("random", b, match, args.pairs, engine_settings=settings)
+        r = run_tournament("random", b, match, args.pairs, engine_settings=settings)
         matches[name] = {"b": b, "wall_s": time.perf_counter() - t0, "games": r["games"],
                          "score": [r["a_wins"], r["draws"], r["b_wins"]], "mean_plies": r["mean_plies"]}
     same = matches["in process"]["score"] == matches["cmd: jitsearch engine"]["score"]

@@ -15,8 +15,7 @@ import platform
 import sys
 from pathlib import Path
 
-from jitsearch.arena.matches import run_kalah_tournament
-from jitsearch.arena.kalah_tournament import KalahMatch
+from jitsearch.arena.matches import match_of, run_tournament
 
 OURS = ("mcts:time={t}", "alphabeta:time={t},plain=1", "mcts:time={t},solver=1", "alphabeta:time={t}",
         "alphabeta:time={t},threads=2")
@@ -34,8 +33,8 @@ def main(argv=None) -> int:
     opponent = f"openspiel:mcts,time={t},rollouts=1,simulations=100000000"
     rows = []
     for i, spec in enumerate(x.format(t=t) for x in OURS):
-        r = run_kalah_tournament(spec, opponent, KalahMatch(6, 4, False, 300, 2, seed=31 + i), a.pairs,
-                                 out=a.out / f"games_{i}.jsonl", resume=True, workers=a.workers)
+        r = run_tournament(spec, opponent, match_of("kalah", {}, openings=2, seed=31 + i), a.pairs,
+                           out=a.out / f"games_{i}.jsonl", resume=True, workers=a.workers)
         st = r["statistics"]
         rows.append({"agent": spec, "opponent": opponent, "games": r["games"], "wins": r["a_wins"],
                      "draws": r["draws"], "losses": r["b_wins"], "score": r["a_score"],

@@ -36,8 +36,7 @@ import time
 from pathlib import Path
 
 from jitsearch.arena.agents import agent_kind, parse_agent
-from jitsearch.arena.matches import run_engines
-from jitsearch.arena.kalah_tournament import KalahMatch
+from jitsearch.arena.matches import match_of, run_engines
 from jitsearch.arena.openings import random_openings, read_openings
 from jitsearch.arena.rating_list import rating_list, ratings_markdown, read_results
 
@@ -135,7 +134,8 @@ def run(a) -> int:
     anchor = None if a.anchor is None else a.anchor.format(t=f"{a.time:g}")
     if anchor is not None and anchor not in engines:
         raise ValueError(f"--anchor {anchor!r} is not one of the engines that play: {', '.join(engines)}")
-    match = KalahMatch(a.houses, a.seeds, a.empty_capture, a.max_plies, plies, a.seed, suite)
+    match = match_of("kalah", {"houses": a.houses, "seeds": a.seeds, "empty_capture": a.empty_capture},
+                     openings=plies, seed=a.seed, max_plies=a.max_plies, suite=suite)
     if a.openings is not None:
         openings = f"the {len(suite)} positions of {a.openings}"
     elif suite:

@@ -104,3 +104,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def kalah_match(houses=6, seeds=4, empty_capture=False, max_plies=300, openings=0, seed=0, suite=()):
+    """A Kalah match (:func:`jitsearch.arena.matches.match_of`) with the fields, in the order, of the
+    former ``KalahMatch`` (ply cap 300 unless given)."""
+    from jitsearch.arena.matches import match_of
+
+    return match_of("kalah", {"houses": houses, "seeds": seeds, "empty_capture": empty_capture}, openings=openings,
+                    seed=seed, max_plies=max_plies, suite=tuple(suite))

@@ -19,13 +19,18 @@ from pathlib import Path
 import pytest
 
 from jitsearch.arena.matches import run_kalah_tournament
-from jitsearch.arena.kalah_tournament import KalahMatch, summarize
+from conftest import kalah_match as KalahMatch
+from jitsearch.arena.game_match import summarize
+from jitsearch.arena.legacy_records import LegacyMatch, LegacyRecords
 from jitsearch.arena.random_tree_tournament import GameConfig, PlayerSpec, depth_increment_protocol, run_tournament
-from jitsearch.arena.records import record_check
+from jitsearch.arena.records import check_records, game_key_text, read_record_file, record_check
 
 A, B = "alphabeta:depth=1", "random"
 MATCH = KalahMatch(houses=3, seeds=2, openings=1, seed=5)
 PAIRS = 3
+#: A file of Kalah's older record format: the same match, played by the former ``KalahMatch`` (3 pairs).
+LEGACY_FILE = Path(__file__).parent / "data" / "kalah_legacy.jsonl"
+LEGACY_MATCH = LegacyMatch(houses=3, seeds=2, openings=1, seed=5)
 TOTALS = ("games", "a_wins", "draws", "b_wins", "a_score", "mean_plies")
 
 TREE = GameConfig(branching=3, random_branching=True, depth=5, seed=4)
@@ -65,6 +70,11 @@ def _resume_kalah(path, **kw):
     return run_kalah_tournament(A, B, kw.pop("match", MATCH), PAIRS, out=path, resume=True, **kw)
 
 
+def _check_legacy(path, match=LEGACY_MATCH, b=B):
+    """Check a file of the older format as ``rate`` does (its records' own check, replay included)."""
+    return check_records(read_record_file(path), LegacyRecords(A, b, match), game_key_text)
+
+
 # -- 1. every kind of bad line names file:line and what is wrong -----------------------------
 
 def _set(key, value):
@@ -92,8 +102,11 @@ def _shift_margin(rec):
 
 
 def _edit_board(rec):
-    rec["final_board"][0] += 1
-    rec["final_board"][-1] -= 1
+    if "final_board" in rec:  # the older format
+        rec["final_board"][0] += 1
+        rec["final_board"][-1] -= 1
+    else:
+        rec["final"] = rec["final"].replace("/", "/1", 1)
     return rec
 
 
@@ -103,7 +116,8 @@ def _illegal_move(rec):
 
 
 def _other_opening(rec):
-    rec["opening"] = [1] if rec["opening"] != [1] else [2]
+    key = "opening" if "final_board" in rec else "opening_moves"  # the older format's opening is its plies
+    rec[key] = [1] if rec[key] != [1] else [2]
     return rec
 
 
@@ -178,22 +192,27 @@ def test_edited_record_is_caught_with_or_without_check_value(kalah_full, tmp_pat
     _write(path, sealed)
     with pytest.raises(ValueError, match=re.escape(f"{path}:2: ") + ".*check value"):
         _resume_kalah(path)
-    # an older file (no check values): the replay of the moves catches it
+    # an older file (Kalah's older format, no check values): the replay of the moves catches it
+    lines = LEGACY_FILE.read_text().splitlines()
     legacy = [json.dumps(_legacy(x)) for x in lines]
     legacy[1] = json.dumps(edit(_legacy(lines[1])))
     _write(path, legacy)
     with pytest.raises(ValueError, match=re.escape(f"{path}:2: ") + ".*" + re.escape(words)):
-        _resume_kalah(path)
+        _check_legacy(path)
 
 
-def test_older_files_without_check_values_resume(kalah_full, tmp_path):
-    full, lines = kalah_full
+def test_older_files_without_check_values_read_but_do_not_resume(kalah_full, tmp_path):
+    """Kalah's older record format: its records check out (replayed) without check values, as ``rate``
+    reads them; a match does not resume from them (one line), the file left as it was."""
+    lines = LEGACY_FILE.read_text().splitlines()
     path = tmp_path / "g.jsonl"
     _write(path, [json.dumps(_legacy(x)) for x in lines[:4]])
-    resumed = _resume_kalah(path)
-    assert _totals(resumed) == _totals(full) and not resumed["interrupted"]
-    new = [json.loads(x) for x in path.read_text().splitlines()[4:]]
-    assert len(new) == 2 * PAIRS - 4 and all(r["check"] == record_check(r) for r in new)
+    assert [key for key, _ in _check_legacy(path)] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match="older format") as info:
+        _resume_kalah(path)
+    assert len(str(info.value).splitlines()) == 1 and path.read_bytes() == before
+    assert all(r["check"] == record_check(r) for r in map(json.loads, kalah_full[1]))
 
 
 def test_duplicate_non_json_and_invalid_utf8_lines(kalah_full, tmp_path):
@@ -259,14 +278,26 @@ def test_foreign_kalah_file_is_refused(kalah_full, tmp_path, other, words):
             run_kalah_tournament(A, other.get("b", B), other.get("match", MATCH), PAIRS, out=path, resume=True)
         msg = str(info.value)
         assert msg.startswith(f"{path} holds games of another tournament") and len(msg.splitlines()) == 1, msg
-        assert (words if not legacy or "b" in other else "") in msg
+        assert (words if not legacy else "older format") in msg
         assert path.read_bytes() == before
         with pytest.raises(ValueError, match="another tournament"):  # not appended to without --resume either
             run_kalah_tournament(A, other.get("b", B), other.get("match", MATCH), PAIRS, out=path)
-    # older files say what they can: a board of another size
-    _write(path, [json.dumps(_legacy(x)) for x in lines[:3]])
+    # a file of the older format is checked against its own match: another's is refused, naming what differs
+    older = LEGACY_FILE.read_text().splitlines()[:3]
+    _write(path, older)
+    if "match" in other:
+        m = other["match"]
+        legacy_other = {"match": LegacyMatch(m.options["houses"], m.options["seeds"], m.options["empty_capture"],
+                                             300, m.openings, m.seed)}
+    else:
+        legacy_other = {"b": other["b"]}
+    with pytest.raises(ValueError, match="another tournament") as info:
+        _check_legacy(path, **legacy_other)
+    assert words in str(info.value)
+    # older files without their settings say what they can: a board of another size
+    _write(path, [json.dumps(_legacy(x)) for x in older])
     with pytest.raises(ValueError, match="boards of 3 houses a side in the file, 4 here"):
-        _resume_kalah(path, match=KalahMatch(houses=4, seeds=2, openings=1, seed=5))
+        _check_legacy(path, match=LegacyMatch(houses=4, seeds=2, openings=1, seed=5))
 
 
 def test_foreign_tree_file_is_refused(tree_full, tmp_path):
@@ -416,7 +447,7 @@ def test_interrupted_tree_tournament_and_protocol_resume(tree_full, tmp_path):
 _CHILD = textwrap.dedent("""
     import sys
     from jitsearch.arena.matches import run_kalah_tournament
-    from jitsearch.arena.kalah_tournament import KalahMatch
+    from conftest import kalah_match as KalahMatch
     run_kalah_tournament("random", "alphabeta:depth=18", KalahMatch(6, 6), 50, workers=2)
 """)
 
@@ -543,7 +574,7 @@ def test_two_game_tournament_reports_no_elo():
 
 @pytest.mark.parametrize("kw, words", [
     (dict(openings=100000), "below max_plies"),
-    (dict(max_plies=0), "max_plies"),
+    (dict(max_plies=-1), "max_plies"),
     (dict(max_plies=True), "max_plies"),
     (dict(max_plies=2.5), "max_plies"),
     (dict(openings=-1), "openings"),

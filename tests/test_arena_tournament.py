@@ -9,7 +9,8 @@ import json
 import pytest
 
 from jitsearch.arena.matches import engine_pairs, plot_trajectory, run_engines, run_match
-from jitsearch.arena.kalah_tournament import KalahMatch, play_one
+from conftest import kalah_match as KalahMatch
+from jitsearch.arena.game_match import play_one
 from jitsearch.arena.openings import random_openings, read_openings
 from jitsearch.arena.stats import SPRT
 from jitsearch.games.kalah import KalahState

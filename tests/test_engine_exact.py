@@ -10,7 +10,8 @@ import pytest
 from jitsearch.arena.agents import parse_agent
 from jitsearch.arena.engine_protocol import EngineServer, _info_lines
 from jitsearch.arena.external_engine import _exact_words
-from jitsearch.arena.kalah_tournament import GameRecords, KalahMatch, exact_summary, play_one, summarize
+from conftest import kalah_match as KalahMatch
+from jitsearch.arena.game_match import GameRecords, exact_summary, play_one, summarize
 from jitsearch.arena.records import BadRecord, config_id, seal
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah import solver as solver_module

@@ -21,7 +21,8 @@ import jitsearch.arena.external_engine as ee
 from jitsearch.arena.external_engine import (EngineSettings, ExternalAgent, close_engines, default_start_timeout,
                                              parse_command, running_pids)
 from jitsearch.arena.matches import run_kalah_tournament
-from jitsearch.arena.kalah_tournament import KalahMatch, read_records
+from conftest import kalah_match as KalahMatch
+from jitsearch.arena.records import read_records
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINES = ROOT / "tests" / "data" / "engines"

@@ -28,7 +28,9 @@ from jitsearch.arena.engine_protocol import EngineServer, serve
 from jitsearch.arena.external_engine import (TERMINATIONS, EngineSettings, ExternalAgent, close_engines,
                                              parse_command, running_pids)
 from jitsearch.arena.matches import run_engines, run_kalah_tournament
-from jitsearch.arena.kalah_tournament import GameRecords, KalahMatch, read_records
+from conftest import kalah_match as KalahMatch
+from jitsearch.arena.game_match import GameRecords
+from jitsearch.arena.records import read_records
 from jitsearch.arena.records import BadRecord, seal
 from jitsearch.cli._game_tournament import _engine_list
 from jitsearch.games.kalah import KalahState
@@ -435,9 +437,9 @@ def test_engines_die_with_a_killed_tester(tmp_path):
     """SIGKILL to the process that runs the match (nothing of it runs after) still ends its engines."""
     tag = str(tmp_path)
     script = (f"from jitsearch.arena.matches import run_kalah_tournament\n"
-              f"from jitsearch.arena.kalah_tournament import KalahMatch\n"
+              f"from jitsearch.arena.matches import match_of\n"
               f"from jitsearch.arena.external_engine import EngineSettings\n"
-              f"run_kalah_tournament('random', {bad('timeout', 0, tag)!r}, KalahMatch(houses=4, seeds=3), 2,\n"
+              f"run_kalah_tournament('random', {bad('timeout', 0, tag)!r}, match_of('kalah', dict(houses=4, seeds=3)), 2,\n"
               f"                     engine_settings=EngineSettings(600_000, 0, {tag!r}))\n")
     tester = subprocess.Popen([sys.executable, "-c", script], env=ENV, stdin=subprocess.DEVNULL)
 

@@ -15,7 +15,8 @@ from jitsearch.arena.agents import parse_agent, play_game
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah.solver import solve_exact
 from jitsearch.arena.matches import run_kalah_tournament
-from jitsearch.arena.kalah_tournament import KalahMatch, summarize
+from conftest import kalah_match as KalahMatch
+from jitsearch.arena.game_match import summarize
 from jitsearch import rng
 from jitsearch.games.kalah.playouts import CPU_RNG, evaluate_cpu
 from jitsearch.games import get as get_game

@@ -13,7 +13,8 @@ import pytest
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah.solver import solve_exact
 from jitsearch.arena.matches import run_kalah_tournament
-from jitsearch.arena.kalah_tournament import KalahMatch, play_one
+from conftest import kalah_match as KalahMatch
+from jitsearch.arena.game_match import play_one
 from jitsearch.kernels.tree_step import log_table_for
 from jitsearch.mcts.multi import analyse_positions, multi_tree_search, search_many, tree_keys_for
 from jitsearch.mcts.search import mcts_search

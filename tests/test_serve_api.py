@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 import sys
 import threading
 import time
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -375,6 +375,20 @@ def test_records(client, capsys):
     assert [f["name"] for f in files] == ["games.jsonl"]
     games = client.get("/api/records/games.jsonl").json()["games"]
     assert len(games) == len(recs) == 4
+    for g, rec in zip(games, recs):  # a match's record replays from the position its opening plies reach
+        s = KalahState.from_text(rec["opening"])
+        texts = [s.to_text()]
+        for mv in rec["moves"]:
+            s = s.play(mv)
+            texts.append(s.to_text())
+        assert g["positions"] == texts and g["plies"] == rec["moves"] and len(rec["opening_moves"]) == 1
+        assert g["margin"] == rec["margin"] and g["a"] == "random" and g["opening"] == 0
+    # Kalah's older record format (no game field) replays from the start, its opening plies included
+    older = Path(__file__).parent / "data" / "kalah_legacy.jsonl"
+    (client.records / "older.jsonl").write_text(older.read_text())
+    recs = [json.loads(line) for line in older.read_text().splitlines()]
+    games = client.get("/api/records/older.jsonl").json()["games"]
+    assert len(games) == len(recs) == 6
     for g, rec in zip(games, recs):
         s = KalahState.initial(3, 2)
         texts = [s.to_text()]
@@ -382,7 +396,7 @@ def test_records(client, capsys):
             s = s.play(mv)
             texts.append(s.to_text())
         assert g["positions"] == texts and g["plies"] == rec["opening"] + rec["moves"]
-        assert g["margin"] == rec["margin"] and g["a"] == "random" and g["opening"] == 1
+        assert g["margin"] == rec["margin"] and g["a"] == "alphabeta:depth=1" and g["opening"] == 1
 
 
 @pytest.mark.parametrize("name", ["notes.txt", "..%2Fsecret.jsonl", "missing.jsonl", ".hidden.jsonl"])
@@ -399,6 +413,11 @@ def test_bad_record_files(client, capsys):
     (client.records / "bad.jsonl").write_text("not json\n")
     assert error(client.get("/api/records/bad.jsonl")) == "bad.jsonl:1: not a JSON record (Expecting value)"
     recs = _record_file(client.records / "games.jsonl", capsys)
+    recs[1]["moves"][0] = 99
+    (client.records / "edited.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert "edited.jsonl:2: ply 1 (move 99) is not a legal move" in error(client.get("/api/records/edited.jsonl"))
+    older = Path(__file__).parent / "data" / "kalah_legacy.jsonl"  # Kalah's older format, its opening plies first
+    recs = [json.loads(line) for line in older.read_text().splitlines()]
     recs[1]["moves"][0] = 99
     (client.records / "edited.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     assert "edited.jsonl:2: ply 2 (pit 99) is not a legal move" in error(client.get("/api/records/edited.jsonl"))

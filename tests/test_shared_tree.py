@@ -162,7 +162,8 @@ def test_lockstep_games_equal_games_played_one_at_a_time(tmp_path):
     import json
 
     from jitsearch.arena.matches import run_kalah_tournament
-    from jitsearch.arena.kalah_tournament import KalahMatch, play_one
+    from conftest import kalah_match as KalahMatch
+    from jitsearch.arena.game_match import play_one
 
     spec = "mcts:iterations=40,playouts=2,backend=cpu,parallel=tree,trees=2"
     match = KalahMatch(3, 3, False, 300, 2, seed=5)

@@ -11,8 +11,8 @@ searcher.
   (OpenSpiel's bots, with the ``openspiel`` extra), :mod:`.external_engine`
   (``cmd:`` programs speaking the line protocol of :mod:`.engine_protocol`);
 * games and matches: :mod:`.game_match` (one game of any game, its records
-  and their checks), :mod:`.kalah_tournament` (Kalah's, in its record format
-  of before), :mod:`.matches` (matches of every game with SPRT stopping,
+  and their checks), :mod:`.legacy_records` (Kalah's older record format,
+  read by ``rate`` and the web page), :mod:`.matches` (matches of every game with SPRT stopping,
   gauntlets and round robins), :mod:`.random_tree_tournament`;
 * statistics: :mod:`.stats` (W/D/L, pentanomial, Elo, nElo, LOS, SPRT),
   :mod:`.ratings` (maximum-likelihood ratings of many players) and

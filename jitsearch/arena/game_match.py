@@ -8,8 +8,9 @@ A match (:class:`GameMatch`) plays pairs of games from the same opening, A first
 end or at ``max_plies`` plies from the start (0: no cap; a capped game is scored by the sign
 of the margin there, as Kalah's ply cap). Everything else (the executor, SPRT, gauntlets and
 round robins, ``resume``, Ctrl-C, the statistics) is :mod:`jitsearch.arena.matches`', the same
-for every game; Kalah keeps its own record format (:mod:`jitsearch.arena.kalah_tournament`) so
-its files written before still read.
+for every game (Kalah's files of the older record format are read by :mod:`.legacy_records`).
+Every agent's random stream is derived from (match seed, pair, seat, side), so a match replays
+exactly.
 
 A record (:func:`play_one`) holds ``game`` (the game's name), ``pair``, ``seat`` (= ``a_seat`` =
 ``a_player``: the player A is), ``opening_moves`` (the opening's plies from the start or the suite
@@ -17,9 +18,12 @@ position, which ``start`` holds when there is a suite) and ``opening`` (the text
 they reach), ``moves`` (played from there), ``plies`` (both together), ``final`` (the text of the
 last position), ``margin`` (player 0's), ``result`` (``p0``, ``p1`` or ``draw``: the margin's
 sign), ``capped``, ``a_result`` and ``a_score`` (A's), the match's ``a``, ``b``, ``config``,
-``match`` and a ``check`` value. An external engine that times out, moves illegally or crashes
-loses the game: ``termination`` and ``detail``, ``final`` the position it failed to move in.
-:class:`GameRecords` replays every record's moves before a match uses it.
+``match`` and a ``check`` value; ``exact_moves`` where an agent reported a move proven
+(``[ply, side, margin]``: the index into ``moves``, ``"a"`` or ``"b"``, the mover's proven final
+margin; Kalah's engine in exact mode, a ``cmd:`` engine's ``info ... exact 1 margin M``). An
+external engine that times out, moves illegally or crashes loses the game: ``termination`` and
+``detail``, ``final`` the position it failed to move in. :class:`GameRecords` replays every
+record's moves before a match uses it; :func:`summarize` counts the records of a match.
 """
 
 from __future__ import annotations
@@ -33,9 +37,11 @@ from dataclasses import asdict, dataclass
 from .._checks import check_int, is_int
 from ..games import get as get_game
 from ..rng import mix64_py
-from .agents import parse_agent, play_game
+from .agents import inform_move, parse_agent, play_game
 from .external_engine import TERMINATIONS, EngineSettings, Forfeit
-from .records import MAX_PAIRS, BadRecord, ForeignRecord, config_id, dict_differences, get_field, verify_check
+from .records import (MAX_PAIRS, BadRecord, ForeignRecord, config_id, dict_differences, get_field, legacy_game,
+                      verify_check, wilson)
+from .stats import elo_from_score
 
 #: Random opening plies a match may ask for.
 MAX_OPENING_PLIES = 40
@@ -43,6 +49,8 @@ MAX_OPENING_PLIES = 40
 MAX_PLIES = 1_000_000
 #: Draws of a pair's opening stream before its random plies are declared to always end the game.
 OPENING_TRIES = 1000
+#: Fewer games than this give no Elo estimate (``elo_note`` says why).
+MIN_ELO_GAMES = 10
 _A_SCORE = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 
 
@@ -90,12 +98,13 @@ class GameMatch:
         if not isinstance(self.variant, tuple):
             raise ValueError("variant must be a tuple of (option, value) pairs")
         game.initial(**game.check_variant(**self.options))  # the variant's own checks
+        check_int("max_plies", self.max_plies, 0, MAX_PLIES)
+        if self.max_plies and is_int(self.openings) and self.openings >= self.max_plies:
+            raise ValueError(f"openings ({self.openings}) must be below max_plies ({self.max_plies}): the opening "
+                             f"plies count toward the cap and would leave nothing to play")
         check_int("openings", self.openings, 0, MAX_OPENING_PLIES)
         if not is_int(self.seed) or not 0 <= self.seed < 2**64:
             raise ValueError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
-        check_int("max_plies", self.max_plies, 0, MAX_PLIES)
-        if self.max_plies and self.openings >= self.max_plies:
-            raise ValueError(f"openings ({self.openings}) must be below max_plies ({self.max_plies})")
         if not isinstance(self.suite, tuple) or not all(isinstance(x, str) for x in self.suite):
             raise ValueError("suite must be a tuple of position texts")
         for i, text in enumerate(self.suite):
@@ -134,7 +143,8 @@ def _opening(match: GameMatch, pair: int):
             s = s.play(moves[-1])
         if not s.is_over:
             return s, tuple(moves)
-    raise ValueError(f"{match.openings} random opening plies end every game of pair {pair}: use fewer")
+    raise ValueError(f"{match.openings} random opening plies end the game in pair {pair} whatever they draw: use "
+                     f"fewer opening plies")
 
 
 def opening_line(match: GameMatch, pair: int):
@@ -152,7 +162,19 @@ def _result(margin: int) -> str:
     return "p0" if margin > 0 else ("p1" if margin < 0 else "draw")
 
 
-def _record(match, pair, seat, opening_moves, start, moves, state, forfeit=None) -> dict:
+def _exact_entry(agent, a_agent, ply: int):
+    """``[ply, side, margin]`` when ``agent``'s last move was proven (its ``last`` says ``exact`` with the
+    mover's final ``margin``: Kalah's engine in exact mode, or a ``cmd:`` engine's ``info ... exact 1 margin
+    M``); else None. ``side`` is ``"a"`` or ``"b"``."""
+    last = getattr(agent, "last", None)
+    if not isinstance(last, dict) or last.get("exact") is not True or not isinstance(last.get("margin"), int):
+        return None
+    if last.get("book"):  # a book move's value is perfect play's, not a proof the engine made and can follow
+        return None
+    return [ply, "a" if agent is a_agent else "b", int(last["margin"])]
+
+
+def _record(match, pair, seat, opening_moves, start, moves, state, forfeit=None, exact_moves=None) -> dict:
     if forfeit is None:
         a_result, result = _a_result(state.margin, seat), _result(state.margin)
     else:
@@ -168,6 +190,8 @@ def _record(match, pair, seat, opening_moves, start, moves, state, forfeit=None)
     if forfeit is not None:
         rec["termination"] = forfeit.termination
         rec["detail"] = forfeit.detail
+    if exact_moves:
+        rec["exact_moves"] = [list(e) for e in exact_moves]
     return rec
 
 
@@ -199,9 +223,8 @@ def _start(agent, opening_moves, variant: dict) -> None:
     agent.start(list(opening_moves), **{k: v for k, v in variant.items() if k in params})
 
 
-def play_one(a: str, b: str, match: GameMatch, pair: int, seat: int, engine_settings=None) -> dict:
-    """Game ``seat`` (0: A is player 0, 1: B is) of ``pair``; returns its record. An external engine that
-    forfeits loses the game, recorded with its ``termination``."""
+def _setup(a: str, b: str, match: GameMatch, pair: int, seat: int, engine_settings):
+    """(start position, opening plies, [player 0's agent, player 1's agent]) of one game."""
     start, opening_moves = opening_line(match, pair)
     base = mix64_py((match.seed * 1_000_003 + pair) * 4 + seat * 2) >> 1
     agent_a = _agent(a, match.game, base, engine_settings)
@@ -209,11 +232,21 @@ def play_one(a: str, b: str, match: GameMatch, pair: int, seat: int, engine_sett
     for x in (agent_a, agent_b):
         if hasattr(x, "start"):
             _start(x, opening_moves, match.options)
-    agents = [agent_a, agent_b] if seat == 0 else [agent_b, agent_a]
+    return start, opening_moves, ([agent_a, agent_b] if seat == 0 else [agent_b, agent_a])
+
+
+def play_one(a: str, b: str, match: GameMatch, pair: int, seat: int, engine_settings=None) -> dict:
+    """Game ``seat`` (0: A is player 0, 1: B is) of ``pair``; returns its record. An external engine that
+    forfeits loses the game, recorded with its ``termination``."""
+    start, opening_moves, agents = _setup(a, b, match, pair, seat, engine_settings)
     moves: list[int] = []
+    exact: list = []
     now = {"state": start}
 
     def on_move(before, move, after, agent):
+        entry = _exact_entry(agent, agents[seat], len(moves))
+        if entry is not None:
+            exact.append(entry)
         moves.append(int(move))
         now["state"] = after
 
@@ -221,8 +254,64 @@ def play_one(a: str, b: str, match: GameMatch, pair: int, seat: int, engine_sett
     try:
         play_game(start, agents, max_plies=cap, on_move=on_move)
     except Forfeit as forfeit:
-        return _record(match, pair, seat, opening_moves, start, moves, now["state"], forfeit)
-    return _record(match, pair, seat, opening_moves, start, moves, now["state"])
+        return _record(match, pair, seat, opening_moves, start, moves, now["state"], forfeit, exact)
+    return _record(match, pair, seat, opening_moves, start, moves, now["state"], exact_moves=exact)
+
+
+def play_lockstep(a: str, b: str, match: GameMatch, games, engine_settings=None):
+    """Play the games ``games`` ((pair, seat) pairs) side by side, yielding each record as its game ends.
+
+    At each step, every game whose player to move is a lockstep agent (a multi-tree MCTS agent with an
+    iteration budget, :attr:`jitsearch.arena.agents.Agent.lockstep`) is searched in one kernel launch per
+    agent spec (:func:`jitsearch.mcts.search.mcts_search_many`); the other agents move one game at a time.
+    Every search gets the seed its agent would use in a game played alone, so each record equals
+    :func:`play_one`'s."""
+    from ..mcts.search import mcts_search_many
+
+    live = []
+    for pair, seat in games:
+        start, opening_moves, agents = _setup(a, b, match, pair, seat, engine_settings)
+        cap = max(1, match.max_plies - len(opening_moves)) if match.max_plies else None
+        live.append({"pair": pair, "seat": seat, "start": start, "opening_moves": opening_moves, "state": start,
+                     "agents": agents, "moves": [], "cap": cap, "exact": []})
+    while live:
+        groups: dict[str, list[dict]] = {}
+        for g in live:
+            agent = g["agents"][g["state"].player]
+            if getattr(agent, "lockstep", False):
+                groups.setdefault(str(agent), []).append(g)
+            else:
+                try:
+                    g["move"] = agent(g["state"])
+                except Forfeit as forfeit:
+                    g["forfeit"] = forfeit
+        for members in groups.values():
+            agents = [g["agents"][g["state"].player] for g in members]
+            seeds = [agent.next_search_seed() for agent in agents]
+            results = mcts_search_many([g["state"] for g in members], seeds, **agents[0].options)
+            for g, agent, r in zip(members, agents, results):
+                agent.last = r
+                g["move"] = r["move"]
+        still = []
+        for g in live:
+            args = (match, g["pair"], g["seat"], g["opening_moves"], g["start"], g["moves"], g["state"])
+            if "forfeit" in g:
+                yield _record(*args, g["forfeit"], g["exact"])
+                continue
+            move = g.pop("move")
+            if move not in g["state"].legal_moves():
+                raise RuntimeError(f"agent chose an illegal move {move} in {g['state'].to_text()}")
+            entry = _exact_entry(g["agents"][g["state"].player], g["agents"][g["seat"]], len(g["moves"]))
+            if entry is not None:
+                g["exact"].append(entry)
+            g["state"] = g["state"].play(move)
+            g["moves"].append(int(move))
+            inform_move(g["agents"], move)
+            if g["state"].is_over or (g["cap"] is not None and len(g["moves"]) >= g["cap"]):
+                yield _record(*args[:6], g["state"], exact_moves=g["exact"])
+            else:
+                still.append(g)
+        live = still
 
 
 class GameRecords:
@@ -240,8 +329,11 @@ class GameRecords:
         m = self.match
         if rec.get("game") != m.game:
             name = m.game.capitalize()
-            raise ForeignRecord(f"not {'an' if name[:1] in 'AEIOU' else 'a'} {name} game record (a "
-                                f"{str(rec.get('game') or 'kalah').capitalize()} tournament's)")
+            if "game" not in rec and legacy_game() == m.game:
+                raise ForeignRecord(f"{name} records of the older format (no game field): rate and the web page "
+                                    f"read them, a match does not resume from them")
+            other = str(rec.get("game")).capitalize()
+            raise ForeignRecord(f"not {_a(name)} {name} game record but {_a(other)} {other} game record")
         if "config" not in rec:
             raise ForeignRecord("its records were written by an older jitsearch (no config id or check value)")
         pair = get_field(rec, "pair", "int", low=0, high=MAX_PAIRS - 1)
@@ -262,6 +354,11 @@ class GameRecords:
         termination = get_field(rec, "termination", "str", choices=TERMINATIONS) if "termination" in rec else None
         if "detail" in rec:
             get_field(rec, "detail", "str")
+        exact_moves = rec.get("exact_moves", [])
+        if not isinstance(exact_moves, list) or not all(
+                isinstance(e, list) and len(e) == 3 and is_int(e[0]) and 0 <= e[0] < len(moves)
+                and e[1] in ("a", "b") and is_int(e[2]) for e in exact_moves):
+            raise BadRecord("exact_moves must be a list of [ply, 'a' or 'b', margin], ply an index into moves")
         get_field(rec, "check", "str")
         verify_check(rec)
         # -- is it this match's?
@@ -285,7 +382,7 @@ class GameRecords:
         state = start
         for i, move in enumerate(moves):
             if state.is_over or move not in state.legal_moves():
-                raise BadRecord(f"move {i + 1} ({move}) is not legal in {state.to_text()}")
+                raise BadRecord(f"move {i + 1} ({move}) is not a legal move in {state.to_text()}")
             state = state.play(move)
         if plies != len(opening_moves) + len(moves):
             raise BadRecord(f"plies {plies} does not agree with {len(opening_moves)} opening plies and "
@@ -315,6 +412,10 @@ class GameRecords:
         return (pair, seat)
 
 
+def _a(name: str) -> str:
+    return "an" if name[:1] in "AEIOU" else "a"
+
+
 def _flat(settings: dict) -> dict:
     """A match's settings with its variant options spelled out (what a difference names)."""
     out = {k: v for k, v in settings.items() if k != "variant"}
@@ -336,8 +437,89 @@ def check_agents(specs, match: GameMatch, engine_settings: EngineSettings | None
             raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=6', got {spec!r}")
         if spec.strip().partition(":")[0].strip() == "human":
             raise ValueError("a tournament needs engines, not human players")
-    agents = [_parse(spec, match.game, 0, engine_settings) for spec in specs]
-    for agent in agents:
+    agents = [_agent(spec, match.game, 0, engine_settings) for spec in specs]  # parsed once a process (games copy)
+    settings = {**match.options, "suite": match.suite}
+    for spec, agent in zip(specs, agents):
         if hasattr(agent, "check_match"):
             params = inspect.signature(agent.check_match).parameters
-            agent.check_match(**{k: v for k, v in match.options.items() if k in params})
+            every = any(p.kind is p.VAR_KEYWORD for p in params.values())
+            try:
+                agent.check_match(**{k: v for k, v in settings.items() if every or k in params})
+            except ValueError as exc:
+                raise ValueError(exc if str(exc).startswith(spec) else f"{spec}: {exc}") from None
+
+
+def exact_summary(records: list[dict]) -> dict:
+    """Per side (``"a"``, ``"b"``): ``moves`` reported proven (``exact_moves``) and ``thrown``, those of a
+    finished game (not capped, no forfeit) whose final margin, from the side's view, is below the margin it
+    had proven: a proven result thrown away (perfect play never throws one)."""
+    out = {side: {"moves": 0, "thrown": 0} for side in ("a", "b")}
+    for r in records:
+        finished = not r.get("capped") and not r.get("termination")
+        for _, side, margin in r.get("exact_moves", ()):
+            out[side]["moves"] += 1
+            a_is_0 = r["a_player"] == 0
+            final = r["margin"] if (side == "a") == a_is_0 else -r["margin"]
+            if finished and final < margin:
+                out[side]["thrown"] += 1
+    return out
+
+
+def summarize(records: list[dict]) -> dict:
+    """Win/draw/loss counts and rates of A (95% Wilson intervals), A's score
+    (wins + draws/2 over games) with a 95% Wilson interval (draws counted as
+    half a win, which can only widen it), the Elo difference
+    400·log10(s/(1-s)) with the interval mapped from the score's, and the
+    mean game length in plies.
+
+    With fewer than ``MIN_ELO_GAMES`` games, or a score of 0 or 1, there is
+    no finite Elo estimate: ``elo_diff`` is None and ``elo_note`` says why;
+    a 0 or 1 score over enough games keeps the finite end of ``elo_ci95``
+    (a one-sided bound), the other end None.
+    """
+    n = len(records)
+    wins = sum(r["a_result"] == "win" for r in records)
+    draws = sum(r["a_result"] == "draw" for r in records)
+    losses = n - wins - draws
+    out = {"games": n, "a_wins": wins, "draws": draws, "b_wins": losses}
+    if any(r.get("exact_moves") for r in records):
+        out["exact"] = exact_summary(records)
+    forfeits = [r for r in records if r.get("termination")]
+    if forfeits:  # games an external engine lost by a time forfeit, an illegal move or a crash
+        out["terminations"] = {t: {"a": sum(r["termination"] == t and r["a_result"] == "loss" for r in forfeits),
+                                   "b": sum(r["termination"] == t and r["a_result"] == "win" for r in forfeits)}
+                               for t in TERMINATIONS if any(r["termination"] == t for r in forfeits)}
+    if n == 0:
+        out.update(a_score=None, a_score_ci95=[None, None], elo_diff=None, elo_ci95=[None, None],
+                   elo_note="no games finished", mean_plies=None, capped=0, a_win_rate=None,
+                   a_win_rate_ci95=[None, None], draw_rate=None, draw_rate_ci95=[None, None], b_win_rate=None,
+                   b_win_rate_ci95=[None, None])
+        return out
+    score = (wins + 0.5 * draws) / n
+    lo, hi = wilson(wins + 0.5 * draws, n)
+    games = f"{n} game{'s' if n != 1 else ''}"
+    if wins == n:
+        outcome = "all won by A"
+    elif losses == n:
+        outcome = "all won by B"
+    elif draws == n:
+        outcome = "all drawn"
+    else:
+        outcome = f"A {wins}, draws {draws}, B {losses}"
+    if n < MIN_ELO_GAMES:
+        elo_diff, elo_ci, note = None, [None, None], f"sample too small for an Elo estimate ({games}, {outcome})"
+    elif score == 1.0:
+        elo_diff, elo_ci = None, [elo_from_score(lo), None]
+        note = f"no finite Elo estimate ({games}, {outcome}); 95% interval: Elo A-B >= {elo_from_score(lo):+.0f}"
+    elif score == 0.0:
+        elo_diff, elo_ci = None, [None, elo_from_score(hi)]
+        note = f"no finite Elo estimate ({games}, {outcome}); 95% interval: Elo A-B <= {elo_from_score(hi):+.0f}"
+    else:
+        elo_diff, elo_ci, note = elo_from_score(score), [elo_from_score(lo), elo_from_score(hi)], None
+    out.update(
+        a_score=score, a_score_ci95=[lo, hi], elo_diff=elo_diff, elo_ci95=elo_ci, elo_note=note,
+        mean_plies=sum(r["plies"] for r in records) / n, capped=sum(r["capped"] for r in records),
+        a_win_rate=wins / n, a_win_rate_ci95=list(wilson(wins, n)), draw_rate=draws / n,
+        draw_rate_ci95=list(wilson(draws, n)), b_win_rate=losses / n, b_win_rate_ci95=list(wilson(losses, n)),
+    )
+    return out

@@ -3,12 +3,9 @@ the arena's executor (this process, a local Dask cluster or a remote one),
 pentanomial statistics, an SPRT that stops the run, and several engines at
 once (a gauntlet or a round robin with its crosstable).
 
-A *match* is A against B over ``pairs`` pairs of one game: any game of the
-protocol (:class:`~jitsearch.arena.game_match.GameMatch`,
-:mod:`jitsearch.arena.game_match` plays and checks each game) or Kalah in
-its own record format (:class:`~jitsearch.arena.kalah_tournament.KalahMatch`,
-:mod:`jitsearch.arena.kalah_tournament`, whose files written before keep
-reading); :func:`game_rules` names the module of a match, and everything
+A *match* is A against B over ``pairs`` pairs of one game of the protocol
+(:class:`~jitsearch.arena.game_match.GameMatch`, :func:`match_of`;
+:mod:`jitsearch.arena.game_match` plays and checks each game), and everything
 here (the checked record file, ``resume``, Ctrl-C, the statistics) is the
 same for every game. A task is a pair
 (both seats, or the seat still missing on ``resume``); its records are
@@ -33,11 +30,10 @@ from itertools import combinations
 from ..games import get as get_game
 from .executor import MAX_WORKERS, run_tasks
 from .external_engine import EngineSettings, close_engines
-from . import game_match, kalah_tournament
-from .game_match import GameMatch
-from .kalah_tournament import KalahMatch, agent_template, game_key_text, play_lockstep, summarize
-from .records import (MAX_PAIRS, RecordSink, check_count, check_out_path, check_records, config_id, read_record_file,
-                      seal)
+from . import game_match
+from .game_match import GameMatch, GameRecords, agent_template, play_lockstep, play_one, summarize
+from .records import (MAX_PAIRS, RecordSink, check_count, check_out_path, check_records, config_id, game_key_text,
+                      read_record_file, seal)
 from .warm import warm_agents
 from .stats import SPRT, Pentanomial, pentanomial_from_pairs, sprt_decision, summary, wdl_from_scores
 
@@ -45,57 +41,36 @@ FORMATS = ("gauntlet", "round-robin")
 _SCORE = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 
 
-def game_rules(match):
-    """The module that plays and checks the games of ``match``: it has ``play_one(a, b, match, pair, seat,
-    engine_settings)`` (a game's record) and ``GameRecords(a, b, match)`` (the check of a record, returning
-    its (pair, seat) key, as :func:`jitsearch.arena.records.check_records` calls it)."""
-    if isinstance(match, KalahMatch):
-        return kalah_tournament
-    if isinstance(match, GameMatch):
-        return game_match
-    raise ValueError(f"match must be a GameMatch or a KalahMatch, got {match!r}")
-
-
 def _play_pair(task):
     tag, a, b, match, pair, seats, engine_settings = task
-    play_one = game_rules(match).play_one
     return tag, [play_one(a, b, match, pair, seat, engine_settings) for seat in seats]
 
 
 def match_of(game, variant: dict, *, openings: int = 0, seed: int = 0, max_plies: int | None = None,
-             suite=()):
-    """The checked match of ``game`` (a name or a Game) in ``variant`` (the full variant): a
-    :class:`KalahMatch` where the game keeps the older record format
-    (:attr:`~jitsearch.games.protocol.ArenaHooks.legacy_records`: files written before keep reading;
-    ``max_plies`` None: 300), else a :class:`GameMatch` (None: no cap)."""
+             suite=()) -> GameMatch:
+    """The checked match of ``game`` (a name or a Game) in ``variant`` (defaults filled in); ``max_plies``
+    None: the game's own ply cap (:attr:`ArenaHooks.max_plies <jitsearch.games.protocol.ArenaHooks>`:
+    Kalah's 300, as Siljander's tournaments), else none."""
     game = get_game(game)
-    if game.arena is not None and game.arena.legacy_records:
-        match = KalahMatch.of(variant, openings=openings, seed=seed, max_plies=max_plies, suite=suite)
-        match.check()
-        return match
-    return GameMatch.of(game, variant, openings=openings, seed=seed, max_plies=max_plies or 0, suite=tuple(suite))
+    if max_plies is None:
+        max_plies = game.arena.max_plies if game.arena is not None else 0
+    return GameMatch.of(game, variant, openings=openings, seed=seed, max_plies=max_plies, suite=tuple(suite))
 
 
-def check_agents(specs, match, engine_settings: EngineSettings | None = None, *, warm: bool = False) -> None:
+def check_agents(specs, match: GameMatch, engine_settings: EngineSettings | None = None, *,
+                 warm: bool = False) -> None:
     """Parse and check every agent before any game (a ``cmd:`` engine is started and asked for the board; a
     board an agent cannot play is one ``ValueError`` line); ``warm``: then compile the agents' kernels
-    side by side (helper processes), not one after another."""
-    if isinstance(match, GameMatch):
-        game_match.check_agents(specs, match, engine_settings)
-        return
-    if engine_settings is not None:
-        if not isinstance(engine_settings, EngineSettings):
-            raise ValueError(f"engine_settings must be an EngineSettings, got {engine_settings!r}")
-        engine_settings.check()
-    kalah_tournament.check_agents(specs, match, engine_settings)
-    if warm:
-        warm_agents(specs, match.start())
+    side by side (helper processes), not one after another (a game with ``config_agents``)."""
+    game_match.check_agents(specs, match, engine_settings)
+    if warm and match.rules.config_agents:
+        warm_agents(specs, match.start_state(0))
 
 
 class MatchRun:
     """One A-vs-B match: its checked record file, its records and statistics."""
 
-    def __init__(self, a: str, b: str, match: KalahMatch, pairs: int, *, out=None, resume: bool = False,
+    def __init__(self, a: str, b: str, match: GameMatch, pairs: int, *, out=None, resume: bool = False,
                  sprt: SPRT | None = None, engine_settings: EngineSettings | None = None):
         self.a, self.b, self.match, self.pairs, self.sprt = a, b, match, pairs, sprt
         self.engine_settings = engine_settings
@@ -109,7 +84,7 @@ class MatchRun:
         if out is not None:
             self.path = check_out_path(out)
             rf = read_record_file(self.path)
-            checked = check_records(rf, game_rules(match).GameRecords(a, b, match), game_key_text)
+            checked = check_records(rf, GameRecords(a, b, match), game_key_text)
             if checked and not resume:
                 raise ValueError(f"{self.path} already holds this match's games: pass --resume or another --out")
             beyond = [key for key, _ in checked if key[0] >= pairs]
@@ -198,11 +173,11 @@ class MatchRun:
         return out
 
 
-def run_match(a: str, b: str, match: KalahMatch, pairs: int, *, out=None, resume: bool = False, workers: int = 1,
+def run_match(a: str, b: str, match: GameMatch, pairs: int, *, out=None, resume: bool = False, workers: int = 1,
               scheduler: str | None = None, sprt: SPRT | None = None, progress=None, on_update=None,
               lockstep: bool = False, engine_settings: EngineSettings | None = None) -> dict:
     """Play one match (see the module docstring); returns its result dict
-    (:func:`jitsearch.arena.kalah_tournament.summarize` plus ``statistics``,
+    (:func:`jitsearch.arena.game_match.summarize` plus ``statistics``,
     ``sprt``, ``trajectory``, ``interrupted``). ``progress(done, total)``
     after each game; ``on_update(result)`` after each completed pair;
     ``engine_settings``: how ``cmd:`` engines are run (their processes end
@@ -262,7 +237,7 @@ def match_file_name(i: int, j: int) -> str:
     return f"match_{i}_vs_{j}.jsonl"
 
 
-def run_engines(engines: list[str], fmt: str, match: KalahMatch, pairs: int, *, out_dir=None, resume: bool = False,
+def run_engines(engines: list[str], fmt: str, match: GameMatch, pairs: int, *, out_dir=None, resume: bool = False,
                 workers: int = 1, scheduler: str | None = None, progress=None, on_update=None,
                 match_file=None, engine_settings: EngineSettings | None = None) -> dict:
     """A gauntlet or round robin: every match of :func:`engine_pairs`, all
@@ -410,26 +385,24 @@ def run_tournament(a: str, b: str, match, pairs: int, *, out=None, resume: bool 
     and ``notes`` (only when the file needed repair).
 
     ``lockstep``: play every game at once in this process
-    (:func:`play_lockstep`; needs a multi-tree MCTS agent with an iteration
-    budget, and ``workers=1``); the records are the same as game by game.
+    (:func:`~jitsearch.arena.game_match.play_lockstep`; needs a multi-tree MCTS agent with an
+    iteration budget, a game with ``config_agents``, and ``workers=1``); the records are the same
+    as game by game.
     """
     check_count("pairs", pairs, MAX_PAIRS)
     check_count("workers", workers, MAX_WORKERS)
-    game_rules(match)
+    if not isinstance(match, GameMatch):
+        raise ValueError(f"match must be a GameMatch (match_of), got {match!r}")
     match.check()
     for spec in (a, b):
         if not isinstance(spec, str):
             raise ValueError(f"an agent is a spec string such as 'alphabeta:depth=3', got {spec!r}")
-        if isinstance(match, KalahMatch):
-            agent_template(spec)  # spec errors before any game; parsed once, games copy it
     match.check_openings(pairs)
-    if lockstep and isinstance(match, GameMatch):
-        raise ValueError("lockstep plays Kalah's multi-tree MCTS agents (mcts:iterations=N,backend=cuda) only")
     if lockstep:
         if workers != 1 or scheduler:
             raise ValueError("a lockstep tournament plays its games in one process: leave workers at 1 and give "
                              "no scheduler")
-        if not any(agent_template(x).lockstep for x in (a, b)):
+        if not any(getattr(agent_template(x, match.game), "lockstep", False) for x in (a, b)):
             raise ValueError("lockstep needs a multi-tree MCTS agent with an iteration budget, e.g. "
                              "mcts:iterations=20000,backend=cuda")
     try:

@@ -10,23 +10,22 @@ The JSONL files that ``jitsearch tournament --out`` writes (one per match
 with ``--engines``, so a round robin's output folder is read whole). Three
 kinds are understood, told apart by their keys:
 
-* Kalah game records (:mod:`jitsearch.arena.kalah_tournament`): one game,
-  ``a_result`` ("win", "draw", "loss") from engine ``a``'s side;
-* game records of every other game (:mod:`jitsearch.arena.game_match`,
-  ``game`` its name): the same, one game each;
+* game records (:mod:`jitsearch.arena.game_match`, ``game`` its name): one
+  game, ``a_result`` ("win", "draw", "loss") from engine ``a``'s side;
+* Kalah's game records of the older format (no ``game`` field,
+  :mod:`jitsearch.arena.legacy_records`): the same, one game each;
 * random-tree pair records (:mod:`jitsearch.arena.random_tree_tournament`):
   one result per *pair* of games, ``winner`` ("a", "b", "tie"), counted as
   the tournament counts it (a pair is one win, draw or loss).
 
 A game that an external engine lost by a time forfeit, an illegal move or
 a crash (``termination``) counts as its loss whatever the board's margin,
-as the tournament counted it. Records of other games, and Kalah records whose
-config id is that of their players and settings (``match``; every record
-``tournament`` writes), are checked by the tournament's own check
-(:class:`jitsearch.arena.kalah_tournament.GameRecords`,
-:class:`jitsearch.arena.game_match.GameRecords`): their moves are replayed
-from the opening and must give the recorded final board and result. Other
-Kalah records (older files, records made by hand) get the lighter checks
+as the tournament counted it. Game records, and older Kalah records whose
+config id is that of their players and settings (``match``), are checked by
+the tournament's own check (:class:`jitsearch.arena.game_match.GameRecords`,
+:class:`jitsearch.arena.legacy_records.LegacyRecords`): their moves are replayed
+from the opening and must give the recorded final position and result. Other
+older Kalah records (older files, records made by hand) get the lighter checks
 below.
 
 Engines are grouped by their spec as recorded (``a`` and ``b``), so
@@ -50,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._checks import check_float
-from .records import BadRecord, ForeignRecord, get_field, legacy_format, read_record_file, verify_check
+from .records import BadRecord, ForeignRecord, get_field, legacy_format, legacy_game, read_record_file, verify_check
 from ..games import get as get_game
 from .ratings import fit_ratings
 
@@ -139,7 +138,7 @@ def record_paths(sources) -> list[Path]:
 
 def _record_kind(rec: dict) -> str:
     if "a_result" in rec:
-        game = rec.get("game", "kalah")
+        game = rec.get("game", legacy_game())
         if not isinstance(game, str) or game == "random-tree":
             raise BadRecord(f"game {game!r} is not a registered game")
         try:
@@ -163,30 +162,30 @@ class _MatchChecks:
     def __init__(self):
         self._checks: dict = {}
 
-    def __call__(self, kind: str, a: str, b: str, settings: dict):
-        key = (kind, a, b, json.dumps(settings, sort_keys=True))
+    def __call__(self, kind: str, a: str, b: str, settings: dict, legacy: bool):
+        key = (kind, a, b, json.dumps(settings, sort_keys=True), legacy)
         if key not in self._checks:
-            self._checks[key] = self._make(kind, a, b, settings)
+            self._checks[key] = self._make(kind, a, b, settings, legacy)
         return self._checks[key]
 
     @staticmethod
-    def _make(kind: str, a: str, b: str, settings: dict):
-        if not legacy_format(kind):
+    def _make(kind: str, a: str, b: str, settings: dict, legacy: bool):
+        if not legacy:
             from .game_match import GameMatch, GameRecords
 
             cls, check = GameMatch, GameRecords
             settings = {**settings, "variant": tuple(tuple(x) for x in settings.get("variant") or ()),
                         "suite": tuple(settings.get("suite") or ())}
         else:
-            from .kalah_tournament import GameRecords, KalahMatch
+            from .legacy_records import LegacyMatch, LegacyRecords
 
-            cls, check = KalahMatch, GameRecords
+            cls, check = LegacyMatch, LegacyRecords
             settings = {**settings, "suite": tuple(settings.get("suite") or ())}
         try:
             match = cls(**settings)
             match.check()
         except (TypeError, ValueError) as exc:
-            if legacy_format(kind):
+            if legacy:
                 return None  # not a tournament's settings (a hand-made record): the lighter checks
             raise BadRecord(f"its match settings are not an {kind} match's: {exc}") from None
         return check(a, b, match)
@@ -207,10 +206,11 @@ def _check_record(rec: dict, kind: str, checks: _MatchChecks):
         margin = get_field(rec, "margin", "int")
         result = get_field(rec, "a_result", "str", choices=tuple(_KALAH_RESULT))
         termination = get_field(rec, "termination", "str") if "termination" in rec else None
-        settings = get_field(rec, "match", "dict") if (not legacy_format(kind) or "match" in rec) else None
+        legacy = legacy_format(rec)
+        settings = get_field(rec, "match", "dict") if (not legacy or "match" in rec) else None
         verify_check(rec)
-        check = checks(kind, a, b, settings) if settings is not None else None
-        if check is not None and (not legacy_format(kind) or check.cid == cid):
+        check = checks(kind, a, b, settings, legacy) if settings is not None else None
+        if check is not None and (not legacy or check.cid == cid):
             try:  # the tournament's own check: fields, replay, result, forfeit
                 check(rec)
             except ForeignRecord as exc:  # a config id that its players and settings do not give

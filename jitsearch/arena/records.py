@@ -286,14 +286,27 @@ class RecordSink:
             self._fh.close()
 
 
-def legacy_format(game: str) -> bool:
-    """True where match records of the game called ``game`` keep the arena's older format
-    (:attr:`ArenaHooks.legacy_records <jitsearch.games.protocol.ArenaHooks>`: Kalah's); False for
-    the generic match's records and for a name no game has."""
-    from ..games import get
+def legacy_game() -> str | None:
+    """The registered game whose match records of the arena's older format carry no ``game`` field
+    (:attr:`ArenaHooks.legacy_records <jitsearch.games.protocol.ArenaHooks>`: Kalah's); None when no game
+    has such records."""
+    from ..games import GAMES
 
-    try:
-        hooks = get(game).arena
-    except ValueError:
-        return False
-    return hooks is not None and hooks.legacy_records
+    return next((g.name for g in GAMES.values() if g.arena is not None and g.arena.legacy_records), None)
+
+
+def legacy_format(rec: dict) -> bool:
+    """True for a game record of the older format (no ``game`` field: :func:`legacy_game`'s)."""
+    return isinstance(rec, dict) and "game" not in rec and "a_result" in rec and legacy_game() is not None
+
+
+def game_key_text(key) -> str:
+    """A game's key (pair, seat) as the file checks name it."""
+    return f"(pair {key[0]}, seat {key[1]})"
+
+
+def read_records(path) -> list[dict]:
+    """Every JSON object line of ``path``, unchecked (for inspection; a match checks each record of its
+    file, :func:`check_records`)."""
+    rf = read_record_file(Path(path))
+    return [rec for _, rec in rf.entries if isinstance(rec, dict)]

@@ -9,7 +9,7 @@ Measured, each after a warm-up (the JIT and the CUDA kernel compiled first):
 * positions analysed per second: ``positions`` random mid-game positions x
   ``analyse_iterations`` iterations each, in one batch;
 * strength at equal wall time per move: paired games from 2 random opening
-  plies (:func:`jitsearch.arena.matches.run_kalah_tournament`),
+  plies (:func:`jitsearch.arena.matches.run_tournament`),
   the multi-tree search against CPU MCTS on one core and against CPU root
   parallelism on every core, with the score and its 95% interval.
 
@@ -127,12 +127,10 @@ def measure_analysis(backend: str, positions: int, iterations: int, playouts: in
 
 
 def play_strength(device_spec: str, cpu_spec: str, pairs: int, out_file=None) -> dict:
-    from ..arena.matches import run_kalah_tournament
-    from ..arena.kalah_tournament import KalahMatch
+    from ..arena.matches import match_of, run_tournament
 
-    match = KalahMatch(6, 4, False, 300, 2, seed=12)
-    r = run_kalah_tournament(device_spec, cpu_spec, match, pairs, out=out_file, resume=out_file is not None,
-                             workers=1)
+    match = match_of("kalah", {"houses": 6, "seeds": 4}, openings=2, seed=12)
+    r = run_tournament(device_spec, cpu_spec, match, pairs, out=out_file, resume=out_file is not None, workers=1)
     keep = ("games", "a_wins", "draws", "b_wins", "a_score", "a_score_ci95", "elo_diff", "elo_ci95", "elo_note",
             "mean_plies", "interrupted")
     return {"a": device_spec, "b": cpu_spec, **{k: r.get(k) for k in keep}}

@@ -28,9 +28,11 @@ import math
 import platform
 from pathlib import Path
 
-from ..arena.matches import run_kalah_tournament
-from ..arena.kalah_tournament import KalahMatch
+from ..arena.matches import match_of, run_tournament
 from ._plot import finish, pyplot
+
+#: Kalah(6,4) under the standard rules (the matches' ply cap: Kalah's, 300).
+KALAH_64 = {"houses": 6, "seeds": 4, "empty_capture": False}
 
 C_UCT = "1.4142"
 DEPTHS = (1, 3, 5)
@@ -85,7 +87,7 @@ def run_mancala_paper(out: Path, *, pairs: int = 200, paper_games: int = 50, ext
         a, b = specs(t, r, c)
         if progress:
             progress(f"{phase} table {t}: {a} vs {b}", i, len(jobs) + len(ext_iterations) * 2)
-        res = run_kalah_tournament(a, b, KalahMatch(6, 4, False, 300, openings, seed=1000 * t + 10 * r + c),
+        res = run_tournament(a, b, match_of("kalah", KALAH_64, openings=openings, seed=1000 * t + 10 * r + c),
                                    n_pairs, out=games_dir / f"{phase}_t{t}_{r}_{c}.jsonl", resume=True,
                                    workers=workers, scheduler=scheduler)
         if res.get("interrupted"):  # every finished game is on disk: the next run resumes
@@ -98,7 +100,7 @@ def run_mancala_paper(out: Path, *, pairs: int = 200, paper_games: int = 50, ext
             if progress:
                 progress(f"extension: {a} vs {b}", len(jobs) + 2 * j + (kind == "hmcts"),
                          len(jobs) + len(ext_iterations) * 2)
-            res = run_kalah_tournament(a, b, KalahMatch(6, 4, False, 300, 2, seed=77), n_pairs,
+            res = run_tournament(a, b, match_of("kalah", KALAH_64, openings=2, seed=77), n_pairs,
                                        out=games_dir / f"ext_{kind}_{iters}.jsonl", resume=True, workers=workers,
                                        scheduler=scheduler)
             if res.get("interrupted"):

@@ -1,8 +1,7 @@
 """``jitsearch tournament --game GAME`` for every registered game: one match
 (--a/--b) or several engines (--engines, gauntlet or round robin), with
 opening suites, an SPRT, a live table, a plot and the arena's executor (local
-or Dask). The match is :func:`jitsearch.arena.matches.match_of`'s (Kalah keeps its older record
-format)."""
+or Dask). The match is :func:`jitsearch.arena.matches.match_of`'s."""
 
 from __future__ import annotations
 

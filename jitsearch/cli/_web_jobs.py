@@ -202,10 +202,10 @@ def read_games(path: Path) -> list[dict]:
     ``game: "oware"``, ``scores``, ``reason`` (why it ended); its ``start`` is the record's ``opening`` text
     (a text starts a fresh repetition record: the opening's own moves are not in the file). A line that is
     neither is refused as ``FILE:LINE: ...``."""
-    from ..arena.records import legacy_format, read_record_file
+    from ..arena.records import legacy_game, read_record_file
     from ..games import get
 
-    kalah = get("kalah")  # records without a game field: Kalah's, the older format
+    kalah = get(legacy_game())  # records without a game field: Kalah's, the older format
 
     try:
         rf = read_record_file(path)
@@ -218,7 +218,7 @@ def read_games(path: Path) -> list[dict]:
             raise ValueError(f"{path.name}: more than {MAX_RECORD_GAMES:,} games; the page opens smaller files")
         if not isinstance(rec, dict):
             raise ValueError(f"{where}: a record must be a JSON object")
-        if rec.get("game") is not None and not legacy_format(str(rec["game"])):  # the generic match's record
+        if rec.get("game") is not None:  # the generic match's record (the older format has no game field)
             games.append(_game_record(rec, number, where))
             continue
         match = rec.get("match")

@@ -495,15 +495,17 @@ class ArenaHooks(NamedTuple):
     position of an openings file that ``from_text`` accepts but the variant does not have.
     ``suite_values``: a module with ``search_value(state, depth)``, ``exact_value(state, within,
     ...)`` and ``exact_context(variant, ...)``, what balanced suites are made with
-    (:func:`jitsearch.arena.opening_suites.balanced_suite`). ``legacy_records``: True where match
-    records keep the arena's older format (Kalah's: :mod:`jitsearch.arena.kalah_tournament`), so
-    that files written before keep reading."""
+    (:func:`jitsearch.arena.opening_suites.balanced_suite`). ``legacy_records``: True for the game
+    whose match records of the arena's older format (no ``game`` field) are still read, by ``rate``
+    and the web page (Kalah's: :mod:`jitsearch.arena.legacy_records`). ``max_plies``: the ply cap
+    of a match that names none (0: no cap; Kalah 300, as Siljander's tournaments)."""
 
     title: Callable | None = None
     shipped_suite: Callable | None = None
     check_opening: Callable | None = None
     suite_values: Any = None
     legacy_records: bool = False
+    max_plies: int = 0
 
 
 class Engine(NamedTuple):

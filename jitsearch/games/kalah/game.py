@@ -161,7 +161,7 @@ GAME = Game(
     engines=ENGINES,
     config_agents=True,
     arena=ArenaHooks(title=openings.title, shipped_suite=openings.shipped_suite, check_opening=openings.check_opening,
-                     suite_values=openings, legacy_records=True),
+                     suite_values=openings, legacy_records=True, max_plies=300),
 )
 
 assert GAME_OVER == rules.GAME_OVER
