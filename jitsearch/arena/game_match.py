@@ -39,8 +39,8 @@ from ..games import get as get_game
 from ..rng import mix64_py
 from .agents import inform_move, parse_agent, play_game
 from .external_engine import TERMINATIONS, EngineSettings, Forfeit
-from .records import (MAX_PAIRS, BadRecord, ForeignRecord, config_id, dict_differences, get_field, legacy_game,
-                      verify_check, wilson)
+from .records import (MAX_PAIRS, BadRecord, ForeignRecord, check_exact_moves, config_id, dict_differences, get_field,
+                      legacy_game, result_of, verify_check, wilson)
 from .stats import elo_from_score
 
 #: Random opening plies a match may ask for.
@@ -153,11 +153,6 @@ def opening_line(match: GameMatch, pair: int):
     return state, list(moves)
 
 
-def _a_result(margin: int, a_player: int) -> str:
-    mine = margin if a_player == 0 else -margin
-    return "win" if mine > 0 else ("loss" if mine < 0 else "draw")
-
-
 def _result(margin: int) -> str:
     return "p0" if margin > 0 else ("p1" if margin < 0 else "draw")
 
@@ -176,7 +171,7 @@ def _exact_entry(agent, a_agent, ply: int):
 
 def _record(match, pair, seat, opening_moves, start, moves, state, forfeit=None, exact_moves=None) -> dict:
     if forfeit is None:
-        a_result, result = _a_result(state.margin, seat), _result(state.margin)
+        a_result, result = result_of(state.margin, seat), _result(state.margin)
     else:
         a_result = "loss" if state.player == seat else "win"
         result = "p1" if state.player == 0 else "p0"
@@ -354,11 +349,7 @@ class GameRecords:
         termination = get_field(rec, "termination", "str", choices=TERMINATIONS) if "termination" in rec else None
         if "detail" in rec:
             get_field(rec, "detail", "str")
-        exact_moves = rec.get("exact_moves", [])
-        if not isinstance(exact_moves, list) or not all(
-                isinstance(e, list) and len(e) == 3 and is_int(e[0]) and 0 <= e[0] < len(moves)
-                and e[1] in ("a", "b") and is_int(e[2]) for e in exact_moves):
-            raise BadRecord("exact_moves must be a list of [ply, 'a' or 'b', margin], ply an index into moves")
+        check_exact_moves(rec, moves)
         get_field(rec, "check", "str")
         verify_check(rec)
         # -- is it this match's?
@@ -396,15 +387,17 @@ class GameRecords:
             if state.is_over or capped:
                 raise BadRecord(f"termination {termination!r} in a game that was over or capped")
             expected_result = "loss" if state.player == seat else "win"
-            if a_result != expected_result or result != ("p1" if state.player == 0 else "p0"):
-                raise BadRecord(f"a_result {a_result!r} and result {result!r} do not agree with a forfeit "
-                                f"({termination}) of player {state.player} (A is player {seat})")
+            if a_result != expected_result:
+                raise BadRecord(f"a_result {a_result!r} does not agree with a {termination} of player {state.player} "
+                                f"(A is player {seat})")
+            if result != ("p1" if state.player == 0 else "p0"):
+                raise BadRecord(f"result {result!r} does not agree with a {termination} of player {state.player}")
         else:
             if capped != (not state.is_over) or (capped and not at_cap):
                 raise BadRecord(f"capped {json.dumps(capped)} does not agree with the game ("
                                 f"{'over' if state.is_over else 'not over'} after {plies} plies, cap "
                                 f"{m.max_plies or 'none'})")
-            if result != _result(state.margin) or a_result != _a_result(state.margin, seat):
+            if result != _result(state.margin) or a_result != result_of(state.margin, seat):
                 raise BadRecord(f"result {result!r} and a_result {a_result!r} do not agree with margin "
                                 f"{state.margin} and A as player {seat}")
         if a_score != _A_SCORE[a_result]:

@@ -24,8 +24,8 @@ import numpy as np
 from ..games import get as get_game
 from ..rng import mix64_py
 from .external_engine import TERMINATIONS
-from .records import (MAX_PAIRS, BadRecord, ForeignRecord, config_id, dict_differences, get_field, is_int,
-                      legacy_game, verify_check)
+from .records import (MAX_PAIRS, BadRecord, ForeignRecord, check_exact_moves, config_id, dict_differences, get_field,
+                      is_int, legacy_game, result_of, verify_check)
 
 #: Most plies a game may be capped at.
 MAX_PLIES = 1_000_000
@@ -103,11 +103,6 @@ def opening(match: LegacyMatch, pair: int) -> list[int]:
     return _opening_state(match, pair)[0]
 
 
-def _a_result(margin: int, a_player: int) -> str:
-    mine = margin if a_player == 0 else -margin
-    return "win" if mine > 0 else ("loss" if mine < 0 else "draw")
-
-
 class LegacyRecords:
     """Checks the records of a file of the older format against one match (as
     :class:`jitsearch.arena.game_match.GameRecords` does the generic match's)."""
@@ -138,11 +133,7 @@ class LegacyRecords:
         termination = get_field(rec, "termination", "str", choices=TERMINATIONS) if "termination" in rec else None
         if "detail" in rec:
             get_field(rec, "detail", "str")
-        exact_moves = rec.get("exact_moves", [])
-        if not isinstance(exact_moves, list) or not all(
-                isinstance(e, list) and len(e) == 3 and is_int(e[0]) and 0 <= e[0] < len(moves)
-                and e[1] in ("a", "b") and is_int(e[2]) for e in exact_moves):
-            raise BadRecord("exact_moves must be a list of [ply, 'a' or 'b', margin], ply an index into moves")
+        check_exact_moves(rec, moves)
         if "match" in rec:
             get_field(rec, "match", "dict")
         if "check" in rec:
@@ -191,7 +182,7 @@ class LegacyRecords:
             if a_result != expected:
                 raise BadRecord(f"a_result {a_result!r} does not agree with a {termination} of player {player} "
                                 f"(A is player {a_player})")
-        elif a_result != _a_result(margin, a_player):
+        elif a_result != result_of(margin, a_player):
             raise BadRecord(f"a_result {a_result!r} does not agree with margin {margin} and A as player {a_player}")
         return (pair, seat)
 

@@ -300,6 +300,22 @@ def legacy_format(rec: dict) -> bool:
     return isinstance(rec, dict) and "game" not in rec and "a_result" in rec and legacy_game() is not None
 
 
+def result_of(margin: int, a_player: int) -> str:
+    """A's result (``win``, ``draw``, ``loss``) of a game of player 0's ``margin``, A being ``a_player``."""
+    mine = margin if a_player == 0 else -margin
+    return "win" if mine > 0 else ("loss" if mine < 0 else "draw")
+
+
+def check_exact_moves(rec: dict, moves: list) -> None:
+    """A record's ``exact_moves`` (when it has them): ``[ply, side, margin]`` each, ``ply`` an index into
+    ``moves``, ``side`` ``"a"`` or ``"b"``; else :class:`BadRecord`."""
+    exact_moves = rec.get("exact_moves", [])
+    if not isinstance(exact_moves, list) or not all(
+            isinstance(e, list) and len(e) == 3 and is_int(e[0]) and 0 <= e[0] < len(moves)
+            and e[1] in ("a", "b") and is_int(e[2]) for e in exact_moves):
+        raise BadRecord("exact_moves must be a list of [ply, 'a' or 'b', margin], ply an index into moves")
+
+
 def game_key_text(key) -> str:
     """A game's key (pair, seat) as the file checks name it."""
     return f"(pair {key[0]}, seat {key[1]})"
