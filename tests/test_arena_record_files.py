@@ -446,9 +446,8 @@ def test_interrupted_tree_tournament_and_protocol_resume(tree_full, tmp_path):
 
 _CHILD = textwrap.dedent("""
     import sys
-    from jitsearch.arena.matches import run_kalah_tournament
-    from conftest import kalah_match as KalahMatch
-    run_kalah_tournament("random", "alphabeta:depth=18", KalahMatch(6, 6), 50, workers=2)
+    from jitsearch.arena.matches import match_of, run_kalah_tournament
+    run_kalah_tournament("random", "alphabeta:depth=18", match_of("kalah", dict(houses=6, seeds=6)), 50, workers=2)
 """)
 
 

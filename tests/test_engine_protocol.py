@@ -243,7 +243,7 @@ def test_served_engine_plays_the_in_process_games(tmp_path):
     here = run_kalah_tournament(a, b, match, 3, out=tmp_path / "here.jsonl")
     there = run_kalah_tournament(served(a), served(b), match, 3, out=tmp_path / "there.jsonl",
                                  engine_settings=settings)
-    key = ("pair", "seat", "moves", "final_board", "a_result")
+    key = ("pair", "seat", "moves", "final", "a_result")
     assert [[r[k] for k in key] for r in read_records(tmp_path / "here.jsonl")] == \
         [[r[k] for k in key] for r in read_records(tmp_path / "there.jsonl")]
     assert (here["a_wins"], here["draws"], here["b_wins"]) == (there["a_wins"], there["draws"], there["b_wins"])

@@ -125,16 +125,10 @@ def test_fixed_positions_file_agrees_with_its_draws(pp):
 
 @pytest.fixture(scope="module")
 def tiny_tournament(tmp_path_factory):
-    """Four games of Kalah(3,2) written by the tournament command."""
-    from typer.testing import CliRunner
-
-    from jitsearch.cli import app
-
+    """Four games of Kalah(3,2), random against alphabeta:depth=1, in Kalah's older record format (the one
+    ``bench/perfect_play.py records`` reads: ``tests/data/kalah_legacy_k32.jsonl``)."""
     out = tmp_path_factory.mktemp("records") / "k32.jsonl"
-    r = CliRunner().invoke(app, ["tournament", "--game", "kalah", "--houses", "3", "--seeds", "2",
-                                 "--a", "random", "--b", "alphabeta:depth=1", "--pairs", "2", "--openings", "1",
-                                 "--out", str(out), "--json"])
-    assert r.exit_code == 0, r.output
+    out.write_text((ROOT / "tests" / "data" / "kalah_legacy_k32.jsonl").read_text())
     return out
 
 

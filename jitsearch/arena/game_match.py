@@ -37,8 +37,8 @@ from dataclasses import asdict, dataclass
 from .._checks import check_int, is_int
 from ..games import get as get_game
 from ..rng import mix64_py
-from .agents import inform_move, parse_agent, play_game
-from .external_engine import TERMINATIONS, EngineSettings, Forfeit
+from .agents import Agent, inform_move, parse_agent, play_game
+from .external_engine import TERMINATIONS, EngineSettings, Forfeit, bind_engines
 from .records import (MAX_PAIRS, BadRecord, ForeignRecord, check_exact_moves, config_id, dict_differences, get_field,
                       legacy_game, result_of, verify_check, wilson)
 from .stats import elo_from_score
@@ -224,6 +224,7 @@ def _setup(a: str, b: str, match: GameMatch, pair: int, seat: int, engine_settin
     base = mix64_py((match.seed * 1_000_003 + pair) * 4 + seat * 2) >> 1
     agent_a = _agent(a, match.game, base, engine_settings)
     agent_b = _agent(b, match.game, base + 1, engine_settings)
+    bind_engines([agent_a, agent_b], engine_settings)  # one process per engine (two for one playing itself)
     for x in (agent_a, agent_b):
         if hasattr(x, "start"):
             _start(x, opening_moves, match.options)
@@ -438,8 +439,8 @@ def check_agents(specs, match: GameMatch, engine_settings: EngineSettings | None
             every = any(p.kind is p.VAR_KEYWORD for p in params.values())
             try:
                 agent.check_match(**{k: v for k, v in settings.items() if every or k in params})
-            except ValueError as exc:
-                raise ValueError(exc if str(exc).startswith(spec) else f"{spec}: {exc}") from None
+            except ValueError as exc:  # our agents' refusals name the spec; a cmd: or OpenSpiel one names its own
+                raise ValueError(f"{spec}: {exc}" if isinstance(agent, Agent) else exc) from None
 
 
 def exact_summary(records: list[dict]) -> dict:

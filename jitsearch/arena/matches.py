@@ -31,7 +31,7 @@ from ..games import get as get_game
 from .executor import MAX_WORKERS, run_tasks
 from .external_engine import EngineSettings, close_engines
 from . import game_match
-from .game_match import GameMatch, GameRecords, agent_template, play_lockstep, play_one, summarize
+from .game_match import GameMatch, GameRecords, agent_template, play_lockstep, summarize
 from .records import (MAX_PAIRS, RecordSink, check_count, check_out_path, check_records, config_id, game_key_text,
                       read_record_file, seal)
 from .warm import warm_agents
@@ -43,7 +43,7 @@ _SCORE = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 
 def _play_pair(task):
     tag, a, b, match, pair, seats, engine_settings = task
-    return tag, [play_one(a, b, match, pair, seat, engine_settings) for seat in seats]
+    return tag, [game_match.play_one(a, b, match, pair, seat, engine_settings) for seat in seats]
 
 
 def match_of(game, variant: dict, *, openings: int = 0, seed: int = 0, max_plies: int | None = None,
