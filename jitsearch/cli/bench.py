@@ -93,6 +93,40 @@ def bench_throughput(
     print_throughput_table(result, stdout)
 
 
+#: ``--workers`` and ``--scheduler`` of the paper reproductions (local processes or a Dask cluster).
+WorkersOpt = Annotated[Optional[int], typer.Option("--workers", help="Processes (default: all cores).")]
+SchedulerOpt = Annotated[Optional[str], typer.Option(
+    "--scheduler", help="Run on the Dask cluster at this address (tcp://HOST:PORT) instead of local processes.",
+    show_default=False)]
+
+
+def _paper_run(out: Path, again: str, run):
+    """``run(progress)`` of a paper reproduction writing to ``out``, under a progress bar on stderr; Ctrl-C:
+    one line saying that the finished rows are in ``out`` and how to continue (``again``), status 130."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    _announce_out_dir(out)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=stderr, transient=True) as bar:
+        task = bar.add_task("starting", total=None)
+        try:
+            return run(lambda desc, done, total: bar.update(task, description=desc, completed=done,
+                                                              total=total or None))
+        except KeyboardInterrupt:
+            bar.stop()
+            stop_interrupted(f"the finished rows and games are in {out}; {again}")
+
+
+def _paper_summary(out: Path, result: dict, as_json: bool, files: str = "",
+                   no_plots: str = "no plots: install the bench extra") -> None:
+    """A paper reproduction's summary: its JSON, or its ``summary.md`` and where its files are."""
+    if as_json:
+        emit_json(result)
+        return
+    sys.stdout.write((out / "summary.md").read_text())
+    stdout.print(f"written to {out}/ ({files}{', '.join(result['plots']) or no_plots})")
+
+
 @bench_app.command("fsss-paper")
 def bench_fsss_paper(
     out: Annotated[Path, typer.Option("--out", help="Directory for CSV, JSON, markdown and PNG.")] = Path("jitsearch-results/fsss_paper"),
@@ -103,16 +137,11 @@ def bench_fsss_paper(
     cost: Annotated[bool, typer.Option("--cost/--no-cost", help="Also run the cost measurements.")] = True,
     cost_heights: Annotated[str, typer.Option("--cost-heights", help="Heights for the cost table.")] = "16,20,22",
     resume: Annotated[bool, typer.Option("--resume", help="Continue from the CSV files in --out.")] = False,
-    workers: Annotated[Optional[int], typer.Option("--workers", help="Processes (default: all cores).")] = None,
-    scheduler: Annotated[
-        Optional[str], typer.Option("--scheduler", help="Run on the Dask cluster at this address (tcp://HOST:PORT) "
-                                                        "instead of local processes.", show_default=False)
-    ] = None,
+    workers: WorkersOpt = None,
+    scheduler: SchedulerOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
 ):
     """Reproduce section 4 of the FSSS paper (Figure 4.1 a/b) and measure the cost."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from ..benchmarks.fsss_paper import run_fsss_paper
 
     if workers is not None and workers < 1:
@@ -120,34 +149,13 @@ def bench_fsss_paper(
     hs, hs2 = _parse_heights(heights), _parse_heights(exp2_heights, "--exp2-heights")
     chs = _parse_heights(cost_heights, "--cost-heights")
     check_positive({"--trees": trees, "--exp2-trees": exp2_trees})
-    _announce_out_dir(out)
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=stderr, transient=True,
-    ) as bar:
-        task = bar.add_task("starting", total=None)
-
-        def progress(desc, done, total):
-            bar.update(task, description=desc, completed=done, total=total or None)
-
-        try:
-            result = run_fsss_paper(
-                out, heights=hs, trees=trees, exp2_heights=hs2, exp2_trees=exp2_trees, cost=cost,
-                cost_heights=chs, resume=resume, workers=workers, progress=progress, scheduler=scheduler,
-                command=(
-                    f"jitsearch bench fsss-paper --heights {heights} --trees {trees} --exp2-heights {exp2_heights} "
-                    f"--exp2-trees {exp2_trees} --cost-heights {cost_heights}" + ("" if cost else " --no-cost")
-                ),
-            )
-        except KeyboardInterrupt:
-            bar.stop()
-            stop_interrupted(f"the finished rows and games are in {out}; rerun with --resume to continue")
-    if as_json:
-        emit_json(result)
-        return
-    sys.stdout.write((out / "summary.md").read_text())
-    stdout.print(f"written to {out}/ (experiment1_trees.csv, experiment2_trees.csv, summary.json, summary.md, "
-                 f"{', '.join(result['plots']) or 'no plots: install the bench extra for matplotlib'})")
+    result = _paper_run(out, "rerun with --resume to continue", lambda progress: run_fsss_paper(
+        out, heights=hs, trees=trees, exp2_heights=hs2, exp2_trees=exp2_trees, cost=cost, cost_heights=chs,
+        resume=resume, workers=workers, progress=progress, scheduler=scheduler,
+        command=(f"jitsearch bench fsss-paper --heights {heights} --trees {trees} --exp2-heights {exp2_heights} "
+                 f"--exp2-trees {exp2_trees} --cost-heights {cost_heights}" + ("" if cost else " --no-cost"))))
+    _paper_summary(out, result, as_json, "experiment1_trees.csv, experiment2_trees.csv, summary.json, summary.md, ",
+                   "no plots: install the bench extra for matplotlib")
 
 
 @bench_app.command("fe-paper")
@@ -160,16 +168,11 @@ def bench_fe_paper(
     fig3_max_horizon: Annotated[int, typer.Option("--fig3-max-horizon", help="Protocol: largest horizon.")] = 6,
     quick: Annotated[bool, typer.Option("--quick", help="Small depths only (a smoke run in seconds).")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue from the files in --out.")] = False,
-    workers: Annotated[Optional[int], typer.Option("--workers", help="Processes (default: all cores).")] = None,
-    scheduler: Annotated[
-        Optional[str], typer.Option("--scheduler", help="Run on the Dask cluster at this address (tcp://HOST:PORT) "
-                                                        "instead of local processes.", show_default=False)
-    ] = None,
+    workers: WorkersOpt = None,
+    scheduler: SchedulerOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
 ):
     """Reproduce Zhang's forward-estimation figures 1, 2 and 3(a)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from ..benchmarks.fe_paper import run_fe_paper
 
     if workers is not None and workers < 1:
@@ -177,27 +180,13 @@ def bench_fe_paper(
     check_positive({"--fig1-trees": fig1_trees, "--fig2-trees": fig2_trees, "--fig3-pairs": fig3_pairs,
                     "--fig3-max-horizon": fig3_max_horizon})
     depths = {2: [2, 4, 6], 5: [2, 3, 4], 10: [2, 3]} if quick else None
-    _announce_out_dir(out)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=stderr, transient=True) as bar:
-        task = bar.add_task("starting", total=None)
-        try:
-            result = run_fe_paper(
-                out, fig1_trees=fig1_trees, fig1_depths=depths, fig2_trees=fig2_trees, fig3=fig3,
-                fig3_pairs=fig3_pairs, fig3_max_horizon=3 if quick else fig3_max_horizon, resume=resume,
-                workers=workers, scheduler=scheduler,
-                progress=lambda desc, done, total: bar.update(task, description=desc, completed=done, total=total or None),
-                command=f"jitsearch bench fe-paper --fig1-trees {fig1_trees} --fig2-trees {fig2_trees} "
-                        f"--fig3-pairs {fig3_pairs} --fig3-max-horizon {fig3_max_horizon}" + (" --quick" if quick else ""),
-            )
-        except KeyboardInterrupt:
-            bar.stop()
-            stop_interrupted(f"the finished rows and games are in {out}; rerun with --resume to continue")
-    if as_json:
-        emit_json(result)
-        return
-    sys.stdout.write((out / "summary.md").read_text())
-    stdout.print(f"written to {out}/ ({', '.join(result['plots']) or 'no plots: install the bench extra'})")
+    result = _paper_run(out, "rerun with --resume to continue", lambda progress: run_fe_paper(
+        out, fig1_trees=fig1_trees, fig1_depths=depths, fig2_trees=fig2_trees, fig3=fig3, fig3_pairs=fig3_pairs,
+        fig3_max_horizon=3 if quick else fig3_max_horizon, resume=resume, workers=workers, scheduler=scheduler,
+        progress=progress, command=f"jitsearch bench fe-paper --fig1-trees {fig1_trees} --fig2-trees {fig2_trees} "
+                                   f"--fig3-pairs {fig3_pairs} --fig3-max-horizon {fig3_max_horizon}"
+                                   + (" --quick" if quick else "")))
+    _paper_summary(out, result, as_json)
 
 
 @bench_app.command("mancala-paper")
@@ -210,15 +199,10 @@ def bench_mancala_paper(
     ext_pairs: Annotated[str, typer.Option("--ext-pairs", help="Extension: pairs per iteration count.")]
     = "100,100,25",
     workers: Annotated[int, typer.Option("--workers", help="Games played in parallel processes.")] = 2,
-    scheduler: Annotated[
-        Optional[str], typer.Option("--scheduler", help="Run on the Dask cluster at this address (tcp://HOST:PORT) "
-                                                        "instead of local processes.", show_default=False)
-    ] = None,
+    scheduler: SchedulerOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
 ):
     """Reproduce the four Kalah tables of Siljander's HMCTS paper (and MCTS at more iterations); resumes by itself."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from ..benchmarks.mancala_paper import run_mancala_paper
 
     try:
@@ -230,26 +214,12 @@ def bench_mancala_paper(
         raise UserError("--iterations and --ext-pairs need the same number of entries")
     if pairs < 1 or paper_games < 2 or workers < 1 or any(x < 1 for x in iters + ext):
         raise UserError("--pairs, --ext-pairs, --iterations and --workers must be >= 1, --paper-games >= 2")
-    _announce_out_dir(out)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=stderr, transient=True) as bar:
-        task = bar.add_task("starting", total=None)
-        try:
-            result = run_mancala_paper(
-                out, pairs=pairs, paper_games=paper_games, ext_iterations=tuple(iters), ext_pairs=tuple(ext),
-                workers=workers, scheduler=scheduler,
-                progress=lambda desc, done, total: bar.update(task, description=desc, completed=done, total=total),
-                command=f"jitsearch bench mancala-paper --pairs {pairs} --paper-games {paper_games} "
-                        f"--iterations {iterations} --ext-pairs {ext_pairs}",
-            )
-        except KeyboardInterrupt:
-            bar.stop()
-            stop_interrupted(f"the finished rows and games are in {out}; rerun the same command to continue")
-    if as_json:
-        emit_json(result)
-        return
-    sys.stdout.write((out / "summary.md").read_text())
-    stdout.print(f"written to {out}/ ({', '.join(result['plots']) or 'no plots: install the bench extra'})")
+    result = _paper_run(out, "rerun the same command to continue", lambda progress: run_mancala_paper(
+        out, pairs=pairs, paper_games=paper_games, ext_iterations=tuple(iters), ext_pairs=tuple(ext), workers=workers,
+        scheduler=scheduler, progress=progress,
+        command=f"jitsearch bench mancala-paper --pairs {pairs} --paper-games {paper_games} "
+                f"--iterations {iterations} --ext-pairs {ext_pairs}"))
+    _paper_summary(out, result, as_json)
 
 
 @bench_app.command("playouts")
