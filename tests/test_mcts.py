@@ -329,7 +329,8 @@ def test_kalah_tournament_is_reproducible_resumable_and_parallel(tmp_path):
     assert part["games"] == 4 and len(games(tmp_path / "part.jsonl")) == 6
     recs = [json.loads(x) for x in open(tmp_path / "full.jsonl")]
     for p in range(3):  # both seats of a pair share the opening
-        assert recs[2 * p]["opening"] == recs[2 * p + 1]["opening"] and len(recs[2 * p]["opening"]) == 2
+        assert recs[2 * p]["opening_moves"] == recs[2 * p + 1]["opening_moves"]
+        assert recs[2 * p]["opening"] == recs[2 * p + 1]["opening"] and len(recs[2 * p]["opening_moves"]) == 2
     with pytest.raises(ValueError, match="resume"):
         run_kalah_tournament(a, b, match, 3, out=tmp_path / "full.jsonl")
 

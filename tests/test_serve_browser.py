@@ -357,7 +357,7 @@ def test_open_a_record_file(page, server, capsys):
         until(page, lambda d: d.find_element(By.ID, "replay-ply").text == f"ply {k + 1} of {len(rec['moves'])}")
         assert board_counts(page) == {i: int(x) for i, x in enumerate(state.board)}
         assert page.execute_script("return document.querySelector('#board g.last').dataset.pit;") == str(mv)
-    assert state.board.tolist() == rec["final_board"]
+    assert state.to_text() == rec["final"]
     assert not page.find_elements(By.CSS_SELECTOR, "#board g.legal")  # replay: the board is not for playing
     page.find_element(By.ID, "replay-first").click()
     until(page, lambda d: shown_state(d) == start)
