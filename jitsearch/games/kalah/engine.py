@@ -90,6 +90,7 @@ from numba import njit
 
 from ..._checks import check_bool, check_float, check_int
 from ..._threads import thread_pool
+from ._prefetch import borrowed
 from .endgame import rank_houses
 from .engine_db import NO_PROBE, Probe
 from .engine_table import (SLOT_BYTES, EngineTable, new_engine_table, table_move,  # noqa: F401
@@ -132,19 +133,16 @@ SOLVER_RATE_GUESS = 1_000_000
 
 
 @njit(cache=True, inline="always")
-def _leaf_value(child, m, player, nxt, weights, db_values, binom, db_seeds, counters):
+def _leaf_value(child, m, player, nxt, weights, db_values, binom, db_seeds, total, counters):
     """The value for ``player`` (who moved) of a child searched to depth 0: the final margin after a move that
     ends the game (``nxt`` < 0), else the database's exact value, else the evaluation; counted as the kernel
-    counts a node it enters (nodes, evaluations, database hits)."""
+    counts a node it enters (nodes, evaluations, database hits). ``total``: the seeds on the board."""
     if nxt < 0:
         margin = np.int64(child[m + 1] - child[0])
         return np.int64(SCALE) * (margin if player == 0 else -margin)
     counters[0] += 1
     if db_seeds > 0:
-        t = 0
-        for i in range(1, m + 1):
-            t += child[i] + child[m + 1 + i]
-        if t <= db_seeds:
+        if total - child[0] - child[m + 1] <= db_seeds:  # seeds in the houses
             counters[2] += 1
             v = np.int64(child[m + 1] - child[0]) + np.int64(db_values[nxt, rank_houses(child, m, binom)])
             return np.int64(SCALE) * (v if player == 0 else -v)
@@ -212,6 +210,17 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
     """Fail-soft principal-variation search of the root (``root_player`` to move, ``root_depth`` >= 1 plies)
     in the window (root_alpha, root_beta), on an explicit stack (Numba cannot cache a recursive function);
     returns the negamax value, meaningless when ``counters[3]`` says the search was stopped."""
+    # every array without its reference count (borrowed: the caller holds them for the whole call): Numba
+    # otherwise makes an atomic increment and decrement for every view taken (``boards[sp]``, a child), which
+    # measured 40% of the kernel's time in a profile
+    root_board, tkeys, tdata, weights = borrowed(root_board), borrowed(tkeys), borrowed(tdata), borrowed(weights)
+    db_values, binom, stop = borrowed(db_values), borrowed(binom), borrowed(stop)
+    boards, children_all, moves_all = borrowed(boards), borrowed(children_all), borrowed(moves_all)
+    nexts_all, keys_all, frames = borrowed(nexts_all), borrowed(keys_all), borrowed(frames)
+    killers, history, counters, root = borrowed(killers), borrowed(history), borrowed(counters), borrowed(root)
+    total = np.int64(0)  # seeds on the board: the seeds in the houses are this less the stores
+    for i in range(2 * m + 2):
+        total += root_board[i]
     root[0] = -INF
     root[1] = -1
     root[2] = 0
@@ -239,10 +248,7 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
             depth = frames[sp, F_DEPTH]
             action = _NEXT
             if db_seeds > 0 and sp > 0:  # the root is always searched: it needs a move
-                t = 0
-                for i in range(1, m + 1):
-                    t += board[i] + board[m + 1 + i]
-                if t <= db_seeds:
+                if total - board[0] - board[m + 1] <= db_seeds:  # seeds in the houses
                     counters[2] += 1
                     v = np.int64(board[m + 1] - board[0]) + np.int64(db_values[player, rank_houses(board, m, binom)])
                     ret = np.int64(SCALE) * (v if player == 0 else -v)
@@ -343,7 +349,7 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                                 j = i
                         used |= 1 << j
                         v = _leaf_value(children_all[sp, j], m, player, nexts_all[sp, j], weights, db_values, binom,
-                                        db_seeds, counters)
+                                        db_seeds, total, counters)
                         if v > best:
                             best = v
                             frames[sp, F_BEST_MOVE] = moves_all[sp, j]
