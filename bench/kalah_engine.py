@@ -161,12 +161,17 @@ def cmd_worker(a) -> int:
         if req["op"] == "fixed":
             if ec not in probes:
                 probes[ec] = load_probe(6, req.get("db", 16), ec)
-            e = KalahEngine(6, probe=probes[ec], table_mb=req.get("tt", 64), exact=False, book=False,
-                            **req.get("kwargs", {}))
-            c0, t0 = time.process_time(), time.perf_counter()
-            r = e.search(state, depth=req["depth"])
-            out = {"nodes": int(r["nodes"]), "value": int(r["value"]), "move": int(r["move"]),
-                   "cpu": time.process_time() - c0, "wall": time.perf_counter() - t0}
+            best = None
+            for _ in range(req.get("best_of", 1)):  # the least CPU time of as many fresh searches
+                e = KalahEngine(6, probe=probes[ec], table_mb=req.get("tt", 64), exact=False, book=False,
+                                **req.get("kwargs", {}))
+                c0, t0 = time.process_time(), time.perf_counter()
+                r = e.search(state, depth=req["depth"])
+                out = {"nodes": int(r["nodes"]), "value": int(r["value"]), "move": int(r["move"]),
+                       "cpu": time.process_time() - c0, "wall": time.perf_counter() - t0}
+                if best is None or out["cpu"] < best["cpu"]:
+                    best = out
+            out = best
         else:  # timed: a fresh agent, as the first move of a game
             agent = parse_agent(req["agent"]).with_seed(req.get("seed", 0))
             agent.prepare(state)
@@ -195,7 +200,7 @@ def _compare_jobs(a) -> list[dict]:
             for i, o in enumerate(shipped_suite(6, 4, ec)[a.first:a.first + a.per_suite]):
                 job = {"set": name, "index": a.first + i, "position": o.position, "ec": ec}
                 if a.mode == "fixed":
-                    job.update(op="fixed", depth=a.depth)
+                    job.update(op="fixed", depth=a.depth, best_of=a.best_of)
                 else:
                     job.update(op="timed", seed=a.first + i)
                 jobs.append(job)
@@ -336,6 +341,7 @@ def main(argv=None) -> int:
     cp.add_argument("--time", type=float, default=0.1)
     cp.add_argument("--per-suite", type=int, default=20, help="positions a suite (perfect: a rule set)")
     cp.add_argument("--first", type=int, default=0)
+    cp.add_argument("--best-of", type=int, default=1, help="fixed: the least CPU time of this many searches")
     cp.add_argument("--repeats", type=int, default=1, help="perfect: passes over the positions")
     cp.add_argument("--rows", action="store_true", help="keep every job's answers in the summary")
     cp.add_argument("--name", default=None, help="the summary's key in engine.json (default: not saved)")
