@@ -23,7 +23,8 @@ mode); ``timed``, the depth, nodes and proof of ``alphabeta:time=T`` (a
 fresh agent a position, as a game's first move) on the first positions of
 each shipped Kalah(6,4) suite; ``perfect``, the same agent's share of
 optimal moves on the fixed positions of ``perfect_play.py`` (their values
-cached there: nothing is solved).
+cached there: nothing is solved); ``perfect-depth``, the share of fixed-depth
+searches (``--depth``, one pass a depth) on those positions.
 
 ``--openings balanced`` (the default) uses the suite shipped for the board
 (exact values within 2 seeds, see ``jitsearch openings``), else
@@ -163,8 +164,8 @@ def cmd_worker(a) -> int:
                 probes[ec] = load_probe(6, req.get("db", 16), ec)
             best = None
             for _ in range(req.get("best_of", 1)):  # the least CPU time of as many fresh searches
-                e = KalahEngine(6, probe=probes[ec], table_mb=req.get("tt", 64), exact=False, book=False,
-                                **req.get("kwargs", {}))
+                kw = dict(dict(table_mb=64, exact=False, book=False), **req.get("kwargs", {}))
+                e = KalahEngine(6, probe=probes[ec], **kw)
                 c0, t0 = time.process_time(), time.perf_counter()
                 r = e.search(state, depth=req["depth"])
                 out = {"nodes": int(r["nodes"]), "value": int(r["value"]), "move": int(r["move"]),
@@ -196,22 +197,28 @@ def _compare_jobs(a) -> list[dict]:
     if a.mode in ("fixed", "timed"):
         from jitsearch.arena.opening_suites import shipped_suite
 
-        for name, ec in SUITES:
-            for i, o in enumerate(shipped_suite(6, 4, ec)[a.first:a.first + a.per_suite]):
-                job = {"set": name, "index": a.first + i, "position": o.position, "ec": ec}
-                if a.mode == "fixed":
-                    job.update(op="fixed", depth=a.depth, best_of=a.best_of)
-                else:
-                    job.update(op="timed", seed=a.first + i)
-                jobs.append(job)
+        for depth in (a.depth if a.mode == "fixed" else [None]):
+            for name, ec in SUITES:
+                for i, o in enumerate(shipped_suite(6, 4, ec)[a.first:a.first + a.per_suite]):
+                    job = {"set": name, "index": a.first + i, "position": o.position, "ec": ec}
+                    if a.mode == "fixed":
+                        job.update(op="fixed", depth=depth, best_of=a.best_of)
+                    else:
+                        job.update(op="timed", seed=a.first + i)
+                    jobs.append(job)
     else:
         data = json.loads(PERFECT_POSITIONS.read_text())
-        for rep in range(a.repeats):
+        groups = range(a.repeats) if a.mode == "perfect" else a.depth  # perfect-depth: one pass a depth
+        for rep in groups:
             for name, ec in SUITES:
                 for p in data["sets"][name]["positions"][:a.per_suite]:
-                    jobs.append({"op": "timed", "set": name, "index": p["index"], "position": p["position"],
-                                 "ec": ec, "seed": p["index"], "player": p["player"], "values": p["values"],
-                                 "repeat": rep, "book": False})
+                    job = {"set": name, "index": p["index"], "position": p["position"], "ec": ec,
+                           "player": p["player"], "values": p["values"], "repeat": rep}
+                    if a.mode == "perfect":
+                        job.update(op="timed", seed=p["index"], book=False)
+                    else:
+                        job.update(op="fixed", depth=rep)
+                    jobs.append(job)
     return jobs
 
 
@@ -239,7 +246,7 @@ def cmd_compare(a) -> dict:
     for i in range(len(procs)):  # compile / load the kernels and databases, not measured
         for _, ec in SUITES:
             start = "4,4,4,4,4,4/0/4,4,4,4,4,4/0 p0"
-            if a.mode == "fixed":
+            if a.mode in ("fixed", "perfect-depth"):
                 ask(i, {"op": "fixed", "position": start, "ec": ec, "depth": 5, "kwargs": kwargs[i]})
             else:
                 ask(i, {"op": "timed", "position": start, "ec": ec, "agent": specs[i], "book": False})
@@ -251,13 +258,13 @@ def cmd_compare(a) -> dict:
         order = list(range(len(procs)))
         if k % 2:
             order.reverse()
-        row = {"job": {x: job[x] for x in ("set", "index", "position") if x in job} | (
+        row = {"job": {x: job[x] for x in ("set", "index", "position", "depth") if x in job} | (
             {"repeat": job["repeat"]} if "repeat" in job else {}), "arms": [None] * len(procs)}
         for i in order:
-            req = dict(job, kwargs=kwargs[i]) if a.mode == "fixed" else dict(job, agent=specs[i])
+            req = dict(job, kwargs=kwargs[i]) if job["op"] == "fixed" else dict(job, agent=specs[i])
             req.pop("values", None)
             out = ask(i, req)
-            if a.mode == "perfect":
+            if a.mode.startswith("perfect"):
                 from perfect_play import seeds_lost  # (bench/ is the script's folder)
 
                 out["lost"] = seeds_lost(job["values"], job["player"], out["move"])
@@ -276,9 +283,10 @@ def cmd_compare(a) -> dict:
     arms = []
     for i in range(len(procs)):
         outs = [r["arms"][i] for r in rows]
-        arm = {"tree": trees[i], "spec": specs[i] if a.mode != "fixed" else None, "kwargs": kwargs[i] or None,
+        arm = {"tree": trees[i], "spec": specs[i] if a.mode in ("timed", "perfect") else None,
+               "kwargs": kwargs[i] or None,
                "cpu": round(sum(o["cpu"] for o in outs), 3), "wall": round(sum(o["wall"] for o in outs), 3)}
-        if a.mode == "fixed":
+        if a.mode in ("fixed", "perfect-depth"):
             arm["nodes"] = sum(o["nodes"] for o in outs)
             arm["nodes_per_cpu_s"] = round(arm["nodes"] / max(arm["cpu"], 1e-9))
         else:
@@ -290,16 +298,16 @@ def cmd_compare(a) -> dict:
                 sub = [r["arms"][i] for r in rows if r["job"]["set"] == name]
                 if sub:
                     arm[f"mean_depth {name}"] = round(sum(o["depth"] for o in sub) / len(sub), 3)
-        if a.mode == "perfect":
+        if a.mode.startswith("perfect"):
             arm["optimal"] = sum(o["lost"] == 0 for o in outs)
             arm["moves"] = len(outs)
             arm["optimal_share"] = round(arm["optimal"] / len(outs), 4)
             arm["seeds_lost_per_move"] = round(sum(o["lost"] for o in outs) / len(outs), 4)
             per_rep = []
-            for rep in range(a.repeats):
+            for rep in (range(a.repeats) if a.mode == "perfect" else a.depth):
                 sub = [r["arms"][i] for r in rows if r["job"].get("repeat") == rep]
                 per_rep.append(sum(o["lost"] == 0 for o in sub))
-            arm["optimal_per_repeat"] = per_rep
+            arm["optimal_per_repeat" if a.mode == "perfect" else "optimal_per_depth"] = per_rep
         arms.append(arm)
     out = {"kind": "compare", "mode": a.mode, "jobs": len(jobs), "arms": arms,
            "load_1min": [round(min(loads), 2), round(max(loads), 2)], "load_before_after": [round(loads[0], 2),
@@ -336,8 +344,8 @@ def main(argv=None) -> int:
     cp.add_argument("--trees", nargs="+", required=True, help="source trees (PYTHONPATH), one worker each")
     cp.add_argument("--specs", nargs="+", default=None, help="agent spec of each tree (timed, perfect)")
     cp.add_argument("--kwargs", nargs="+", default=None, help="KalahEngine options of each tree, JSON (fixed)")
-    cp.add_argument("--mode", choices=("fixed", "timed", "perfect"), required=True)
-    cp.add_argument("--depth", type=int, default=13)
+    cp.add_argument("--mode", choices=("fixed", "timed", "perfect", "perfect-depth"), required=True)
+    cp.add_argument("--depth", type=int, nargs="+", default=[13], help="fixed: the depths (all summed)")
     cp.add_argument("--time", type=float, default=0.1)
     cp.add_argument("--per-suite", type=int, default=20, help="positions a suite (perfect: a rule set)")
     cp.add_argument("--first", type=int, default=0)

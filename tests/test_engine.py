@@ -20,8 +20,10 @@ def negamax_reference(state: KalahState, depth: int, weights=STORE_WEIGHTS) -> i
     w = np.asarray(weights, np.int64)
 
     def rec(board, player, d):
-        if d == 0:
-            return int(evaluate(board, m, player, w))
+        if d == 0:  # the evaluation, clamped to the seed bound (the mover's store difference +- the house seeds)
+            own, opp = (m + 1, 0) if player == 0 else (0, m + 1)
+            diff, left = int(board[own] - board[opp]), int(board.sum() - board[0] - board[m + 1])
+            return min(max(int(evaluate(board, m, player, w)), SCALE * (diff - left)), SCALE * (diff + left))
         best = -math.inf
         first = 1 if player == 0 else m + 2
         for pit in range(first, first + m):

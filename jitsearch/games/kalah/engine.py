@@ -147,8 +147,19 @@ def _leaf_value(child, m, player, nxt, weights, db_values, binom, db_seeds, tota
             v = np.int64(child[m + 1] - child[0]) + np.int64(db_values[nxt, rank_houses(child, m, binom)])
             return np.int64(SCALE) * (v if player == 0 else -v)
     counters[1] += 1
-    v = evaluate(child, m, nxt, weights)
+    v = _bounded_eval(child, m, nxt, weights, total)
     return v if nxt == player else -v
+
+
+@njit(cache=True, inline="always")
+def _bounded_eval(board, m, player, weights, total):
+    """The evaluation clamped to the seed bound: the mover's store difference plus or minus the seeds in the
+    houses (times SCALE), which every end of the game from here lies within."""
+    v = evaluate(board, m, player, weights)
+    own = m + 1 if player == 0 else 0
+    dd = np.int64(board[own] - board[m + 1 - own])
+    ss = total - board[0] - board[m + 1]
+    return min(max(v, np.int64(SCALE) * (dd - ss)), np.int64(SCALE) * (dd + ss))
 
 
 #: Option bits of the kernel: table cutoffs only from entries of exactly the depth needed (a fixed-depth
@@ -255,8 +266,19 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                     action = _RETURN
             if action == _NEXT and depth <= 0:
                 counters[1] += 1
-                ret = evaluate(board, m, player, weights)
+                ret = _bounded_eval(board, m, player, weights, total)
                 action = _RETURN
+            if action == _NEXT and sp > 0:
+                # the seeds in the houses bound every value below: the mover ends between D - S and D + S
+                own = m + 1 if player == 0 else 0
+                dd = np.int64(board[own] - board[m + 1 - own])
+                ss = total - board[0] - board[m + 1]
+                if frames[sp, F_ALPHA] >= np.int64(SCALE) * (dd + ss):
+                    ret = np.int64(SCALE) * (dd + ss)
+                    action = _RETURN
+                elif frames[sp, F_BETA] <= np.int64(SCALE) * (dd - ss):
+                    ret = np.int64(SCALE) * (dd - ss)
+                    action = _RETURN
             if action == _NEXT:
                 own = m + 1 if player == 0 else 0
                 first = 1 if player == 0 else m + 2
