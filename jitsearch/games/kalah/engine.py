@@ -98,6 +98,7 @@ from .engine_table import (SLOT_BYTES, EngineTable, new_engine_table, table_move
 from .engine_eval import EVALS, FEATURES, FITTED_WEIGHTS, SCALE, STORE_WEIGHTS, evaluate, features_into  # noqa: F401
 from .null_window import houses_hash
 from .opening_book import book_move, book_value, shipped_book
+from .rules import _apply_move
 from .state import KalahState, apply_move
 
 #: Larger than any value (a margin is at most 1,000 seeds = 100,000 units).
@@ -160,6 +161,11 @@ def _bounded_eval(board, m, player, weights, total):
     dd = np.int64(board[own] - board[m + 1 - own])
     ss = total - board[0] - board[m + 1]
     return min(max(v, np.int64(SCALE) * (dd - ss)), np.int64(SCALE) * (dd + ss))
+
+
+#: The rules' move (:func:`.rules._apply_move`, the same source) inlined into the kernel, so that a constant
+#: number of houses reaches its loops.
+_sow = njit(cache=True, inline="always")(_apply_move)
 
 
 #: Option bits of the kernel: table cutoffs only from entries of exactly the depth needed (a fixed-depth
@@ -309,7 +315,10 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                     child = children_all[sp, count]
                     for i in range(n):
                         child[i] = board[i]
-                    nxt = apply_move(child, m, player, pit, empty_capture)
+                    if m == 6:  # the board of every measurement: the sowing compiled for six houses
+                        nxt = _sow(child, 6, player, pit, empty_capture)
+                    else:
+                        nxt = _sow(child, m, player, pit, empty_capture)
                     moves_all[sp, count] = pit
                     nexts_all[sp, count] = nxt
                     key = min(history[player, pit], np.int64(1 << 34))
