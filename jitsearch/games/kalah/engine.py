@@ -90,7 +90,7 @@ from numba import njit
 
 from ..._checks import check_bool, check_float, check_int
 from ..._threads import thread_pool
-from ._prefetch import borrowed
+from ._prefetch import borrowed, prefetch_item
 from .endgame import rank_houses
 from .engine_db import NO_PROBE, Probe
 from .engine_table import (SLOT_BYTES, EngineTable, new_engine_table, table_move,  # noqa: F401
@@ -185,7 +185,9 @@ class ThreadState(NamedTuple):
     (int32[MAX_PLY + 1, m, 2m+2]), ``moves``/``nexts``/``keys`` (int64[MAX_PLY + 1, m]), ``frames``
     (int64[MAX_PLY + 1, FRAME_FIELDS]: the explicit stack), ``killers`` (int64[MAX_PLY + 1, 2]), ``history``
     (int64[2, 2m+2]), ``counters`` (int64[4]: nodes, evaluations, database hits, stopped flag), ``root``
-    (int64[4]: best value, best move, root moves finished, depth of the iteration that set them)."""
+    (int64[4]: best value, best move, root moves finished, depth of the iteration that set them), ``hashes``
+    (int64[MAX_PLY + 1, m]: the children's table keys, computed where the children will probe the table, their
+    slots prefetched then)."""
 
     boards: np.ndarray
     children: np.ndarray
@@ -197,6 +199,7 @@ class ThreadState(NamedTuple):
     history: np.ndarray
     counters: np.ndarray
     root: np.ndarray
+    hashes: np.ndarray
 
 
 # fields of a stack frame
@@ -223,7 +226,7 @@ def _push_child(frames, boards, children_all, sp, k, nxt, a, b):
 @njit(cache=True, nogil=True)
 def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, empty_capture, tkeys, tdata, gen,
                 weights, db_values, binom, db_seeds, options, stop, boards, children_all, moves_all, nexts_all,
-                keys_all, frames, killers, history, counters, root):
+                keys_all, frames, killers, history, counters, root, hashes_all):
     """Fail-soft principal-variation search of the root (``root_player`` to move, ``root_depth`` >= 1 plies)
     in the window (root_alpha, root_beta), on an explicit stack (Numba cannot cache a recursive function);
     returns the negamax value, meaningless when ``counters[3]`` says the search was stopped."""
@@ -235,9 +238,12 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
     boards, children_all, moves_all = borrowed(boards), borrowed(children_all), borrowed(moves_all)
     nexts_all, keys_all, frames = borrowed(nexts_all), borrowed(keys_all), borrowed(frames)
     killers, history, counters, root = borrowed(killers), borrowed(history), borrowed(counters), borrowed(root)
+    hashes_all = borrowed(hashes_all)
     total = np.int64(0)  # seeds on the board: the seeds in the houses are this less the stores
     for i in range(2 * m + 2):
         total += root_board[i]
+    for i in range(frames.shape[0]):  # no hash handed down yet (a stopped search may have left one)
+        frames[i, F_SLOT] = -1
     root[0] = -INF
     root[1] = -1
     root[2] = 0
@@ -289,9 +295,10 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                 own = m + 1 if player == 0 else 0
                 first = 1 if player == 0 else m + 2
                 tt_move = -1
+                given = frames[sp, F_SLOT] == -2  # the parent hashed this node (and prefetched its slot)
                 frames[sp, F_SLOT] = -1
                 if depth > 1 or sp == 0:  # frontier nodes neither probe nor store: their leaves are valued in place
-                    h = houses_hash(board, m, player)
+                    h = np.uint64(frames[sp, F_HASH]) if given else houses_hash(board, m, player)
                     slot = np.int64(h & mask)
                     frames[sp, F_HASH] = np.int64(h)
                     frames[sp, F_SLOT] = slot
@@ -321,6 +328,10 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                         nxt = _sow(child, m, player, pit, empty_capture)
                     moves_all[sp, count] = pit
                     nexts_all[sp, count] = nxt
+                    if depth >= 3 and nxt >= 0:  # the child will probe the table: hash it, fetch its slot now
+                        hc = houses_hash(child, m, nxt)
+                        hashes_all[sp, count] = np.int64(hc)
+                        prefetch_item(tdata, np.int64(hc & mask))
                     key = min(history[player, pit], np.int64(1 << 34))
                     if pit == tt_move:
                         key += np.int64(1) << 50
@@ -407,6 +418,9 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                 # a null-window search failed high inside the window: search this child again, full window
                 frames[sp, F_PHASE] = 2
                 _push_child(frames, boards, children_all, sp, k, nexts_all[sp, k], alpha, beta)
+                if frames[sp, F_DEPTH] >= 3:
+                    frames[sp + 1, F_HASH] = hashes_all[sp, k]
+                    frames[sp + 1, F_SLOT] = -2
                 sp += 1
                 action = _ENTER
                 continue
@@ -466,6 +480,7 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                 keys[k], keys[j] = keys[j], keys[k]
                 moves_all[sp, k], moves_all[sp, j] = moves_all[sp, j], moves_all[sp, k]
                 nexts_all[sp, k], nexts_all[sp, j] = nexts_all[sp, j], nexts_all[sp, k]
+                hashes_all[sp, k], hashes_all[sp, j] = hashes_all[sp, j], hashes_all[sp, k]
                 for i in range(n):
                     tmp = children_all[sp, k, i]
                     children_all[sp, k, i] = children_all[sp, j, i]
@@ -487,6 +502,9 @@ def engine_root(root_board, m, root_player, root_depth, root_alpha, root_beta, e
                 a, b = alpha, alpha + 1
                 frames[sp, F_PHASE] = 1
             _push_child(frames, boards, children_all, sp, k, nxt, a, b)
+            if frames[sp, F_DEPTH] >= 3:
+                frames[sp + 1, F_HASH] = hashes_all[sp, k]
+                frames[sp + 1, F_SLOT] = -2
             sp += 1
             action = _ENTER
 
@@ -497,7 +515,7 @@ def new_thread_state(m: int) -> ThreadState:
                        np.zeros((MAX_PLY + 1, m), np.int64), np.zeros((MAX_PLY + 1, m), np.int64),
                        np.zeros((MAX_PLY + 1, m), np.int64), np.zeros((MAX_PLY + 2, FRAME_FIELDS), np.int64),
                        np.full((MAX_PLY + 1, 2), -1, np.int64), np.zeros((2, n), np.int64),
-                       np.zeros(4, np.int64), np.zeros(4, np.int64))
+                       np.zeros(4, np.int64), np.zeros(4, np.int64), np.zeros((MAX_PLY + 1, m), np.int64))
 
 
 #: Half-width of the aspiration window around the last iteration's value (centiseeds). A failed search widens its
