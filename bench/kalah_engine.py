@@ -42,8 +42,7 @@ import sys
 import time
 from pathlib import Path
 
-from jitsearch.arena.matches import run_kalah_tournament
-from jitsearch.arena.kalah_tournament import KalahMatch
+from jitsearch.arena.matches import match_of, run_kalah_tournament
 from jitsearch.arena.openings import random_openings
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah.alphabeta import search as plain_search
@@ -124,7 +123,8 @@ def cmd_match(a) -> dict:
             suite = ()
     if not suite:
         suite = random_openings(a.random_openings, a.houses, a.seeds, a.empty_capture, a.seed, balanced=2)
-    match = KalahMatch(a.houses, a.seeds, a.empty_capture, 300, 0, seed=a.seed, suite=tuple(suite))
+    match = match_of("kalah", {"houses": a.houses, "seeds": a.seeds, "empty_capture": a.empty_capture}, seed=a.seed,
+                     max_plies=300, suite=tuple(suite))
     name = a.name or f"{a.a}__vs__{a.b}".replace(":", "_").replace(",", "_").replace("=", "")
     done = [0]
 
