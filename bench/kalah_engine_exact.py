@@ -22,8 +22,12 @@ import json
 import platform
 from pathlib import Path
 
-from jitsearch.arena.matches import run_kalah_tournament
-from jitsearch.arena.kalah_tournament import KalahMatch, read_records
+from jitsearch.arena.matches import match_of, run_kalah_tournament
+
+try:  # (where the record reader lives: arena.records, or the older arena.kalah_tournament)
+    from jitsearch.arena.records import read_records
+except ImportError:
+    from jitsearch.arena.kalah_tournament import read_records
 from jitsearch.arena.opening_suites import shipped_suite
 from jitsearch.games.kalah import KalahState
 
@@ -61,7 +65,7 @@ def main() -> None:
     args = p.parse_args()
     configs = args.config or ["0.1:0.25:24", "0.1:0.5:24", "0.5:0.25:8", "0.5:0.5:8"]
     suite = tuple(o.position for o in shipped_suite(6, 4, False))
-    match = KalahMatch(houses=6, seeds=4, suite=suite)
+    match = match_of("kalah", {"houses": 6, "seeds": 4, "empty_capture": False}, max_plies=300, suite=suite)
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for cfg in configs:

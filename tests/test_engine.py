@@ -9,19 +9,22 @@ import pytest
 from jitsearch.arena.agents import parse_agent, play_game
 from jitsearch.games.kalah import KalahState, apply_move
 from jitsearch.games.kalah.endgame import build_endgame_database
-from jitsearch.games.kalah.engine import (FEATURES, FITTED_WEIGHTS, SCALE, STORE_WEIGHTS, KalahEngine, Probe,
-                                          _pack, _unpack, evaluate, features_into)
+from jitsearch.games.kalah.engine import (EXTEND_MIN_DEPTH, FEATURES, FITTED_WEIGHTS, SCALE, STORE_WEIGHTS,
+                                          KalahEngine, Probe, _pack, _unpack, evaluate, features_into)
 from jitsearch.games.kalah.solver import solve_exact
 
 
 def negamax_reference(state: KalahState, depth: int, weights=STORE_WEIGHTS) -> int:
-    """Plain depth-limited negamax (no pruning, no table): the mover's value in centiseeds."""
+    """Plain depth-limited negamax (no pruning, no table): the mover's value in centiseeds; an extra turn with
+    EXTEND_MIN_DEPTH plies left or more uses no ply (the engine's rule)."""
     m = state.houses
     w = np.asarray(weights, np.int64)
 
     def rec(board, player, d):
-        if d == 0:
-            return int(evaluate(board, m, player, w))
+        if d == 0:  # the evaluation, clamped to the seed bound (the mover's store difference +- the house seeds)
+            own, opp = (m + 1, 0) if player == 0 else (0, m + 1)
+            diff, left = int(board[own] - board[opp]), int(board.sum() - board[0] - board[m + 1])
+            return min(max(int(evaluate(board, m, player, w)), SCALE * (diff - left)), SCALE * (diff + left))
         best = -math.inf
         first = 1 if player == 0 else m + 2
         for pit in range(first, first + m):
@@ -32,8 +35,8 @@ def negamax_reference(state: KalahState, depth: int, weights=STORE_WEIGHTS) -> i
             if nxt < 0:
                 margin = int(child[m + 1] - child[0])
                 v = SCALE * (margin if player == 0 else -margin)
-            elif nxt == player:
-                v = rec(child, player, d - 1)
+            elif nxt == player:  # an extra turn: extended, as the engine does, with EXTEND_MIN_DEPTH plies left
+                v = rec(child, player, d if d >= EXTEND_MIN_DEPTH else d - 1)
             else:
                 v = -rec(child, nxt, d - 1)
             best = max(best, v)
