@@ -50,3 +50,45 @@ def borrowed(typingctx, array):
         return out._getvalue()
 
     return array(array), codegen
+
+
+def _unchecked_pointer(context, builder, aryty, ary, index):
+    idx = context.cast(builder, index[1], index[0], types.intp)
+    return cgutils.get_item_pointer(context, builder, aryty, ary, [idx], wraparound=False, boundscheck=False)
+
+
+@intrinsic
+def uget(typingctx, array, index):
+    """``array[index]`` for a 1-D array without the negative-index
+    wraparound Numba adds to every signed index (and no bounds check):
+    the caller's index must lie in ``[0, len(array))``."""
+    if not isinstance(array, types.Array) or array.ndim != 1 or not isinstance(index, types.Integer):
+        return None
+    sig = array.dtype(array, index)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = _unchecked_pointer(context, builder, aryty, ary, (signature.args[1], args[1]))
+        return builder.load(ptr)
+
+    return sig, codegen
+
+
+@intrinsic
+def uset(typingctx, array, index, value):
+    """``array[index] = value`` (cast to the array's dtype) without the
+    wraparound or a bounds check: see :func:`uget`."""
+    if (not isinstance(array, types.Array) or array.ndim != 1 or not isinstance(index, types.Integer)
+            or not isinstance(value, (types.Integer, types.Float, types.Boolean))):
+        return None
+    sig = types.void(array, index, value)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = _unchecked_pointer(context, builder, aryty, ary, (signature.args[1], args[1]))
+        builder.store(context.cast(builder, args[2], signature.args[2], aryty.dtype), ptr)
+        return context.get_dummy_value()
+
+    return sig, codegen

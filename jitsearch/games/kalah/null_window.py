@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from ...rng import GOLDEN, mix64
-from ._prefetch import borrowed, prefetch_item
+from ._prefetch import borrowed, prefetch_item, uget, uset
 from .alphabeta import sort_by_key
 from .endgame import rank_houses
 from .state import KalahState, apply_move, legal_moves, margin_of
@@ -58,6 +58,84 @@ def _order_kids(board, m, player, moves, count, keys, tt_move, kids, kid_movers)
 
 
 @njit(cache=True, inline="always")
+def _sow_into(src, so, dst, do, m, player, pit, empty_capture):
+    """``dst[do:do + 2m + 2]`` = the board ``src[so:so + 2m + 2]`` after
+    ``player`` sows ``pit``; returns the player to move next (GAME_OVER at
+    the end). The rules of :func:`.rules._apply_move` (laps, captures,
+    ``empty_capture``, the final sweep) with every index known to lie on
+    the board, so no access pays Numba's negative-index wraparound, and
+    inlined into the kernel (the rules' own build is a call)."""
+    n = 2 * m + 2
+    for i in range(n):
+        uset(dst, do + i, uget(src, so + i))
+    own_store = m + 1 if player == 0 else 0
+    seeds = np.int64(uget(dst, do + pit))
+    uset(dst, do + pit, 0)
+    end = pit + seeds
+    if end <= n - 1:
+        for i in range(do + pit + 1, do + end + 1):
+            uset(dst, i, uget(dst, i) + 1)
+        pos = end
+    else:
+        ring = n - 1
+        rem = seeds
+        if seeds >= ring:
+            laps = seeds // ring
+            rem = seeds - laps * ring
+            for i in range(do, do + n):
+                uset(dst, i, uget(dst, i) + laps)
+            skip = do + (0 if player == 0 else m + 1)
+            uset(dst, skip, uget(dst, skip) - laps)
+        pos = pit
+        top = min(pit + rem, n - 1)
+        for i in range(pit + 1, top + 1):
+            uset(dst, do + i, uget(dst, do + i) + 1)
+            pos = i
+        rest = rem - (top - pit)
+        if rest > 0:
+            if player == 0:  # skip index 0 (player 1's store)
+                for i in range(1, rest + 1):
+                    uset(dst, do + i, uget(dst, do + i) + 1)
+                pos = rest
+            else:  # own store 0 and player 0's houses, skip index m + 1, then own houses
+                low = min(rest, m + 1)
+                for i in range(low):
+                    uset(dst, do + i, uget(dst, do + i) + 1)
+                pos = low - 1
+                high = rest - low
+                for i in range(m + 2, m + 2 + high):
+                    uset(dst, do + i, uget(dst, do + i) + 1)
+                if high > 0:
+                    pos = m + 1 + high
+    nxt = 1 - player
+    if pos == own_store:
+        nxt = player
+    else:
+        first = 1 if player == 0 else m + 2
+        if first <= pos < first + m and uget(dst, do + pos) == 1:
+            opposite = n - pos
+            if uget(dst, do + opposite) > 0 or empty_capture:
+                uset(dst, do + own_store, uget(dst, do + own_store) + uget(dst, do + opposite) + 1)
+                uset(dst, do + opposite, 0)
+                uset(dst, do + pos, 0)
+    s0 = 0
+    for i in range(do + 1, do + m + 1):
+        s0 += uget(dst, i)
+    s1 = 0
+    for i in range(do + m + 2, do + n):
+        s1 += uget(dst, i)
+    if s0 == 0 or s1 == 0:
+        for i in range(do + 1, do + m + 1):
+            uset(dst, i, 0)
+        for i in range(do + m + 2, do + n):
+            uset(dst, i, 0)
+        uset(dst, do + m + 1, uget(dst, do + m + 1) + s0)
+        uset(dst, do, uget(dst, do) + s1)
+        return -1
+    return nxt
+
+
+@njit(cache=True, inline="always")
 def _fill_kids(board, m, player, moves, count, empty_capture, kids, kid_movers):
     """The children of ``moves[:count]`` into ``kids`` and ``kid_movers``
     (indexed by pit - the mover's first house), each move sown once a node:
@@ -65,12 +143,10 @@ def _fill_kids(board, m, player, moves, count, empty_capture, kids, kid_movers):
     the descent all read them."""
     n = 2 * m + 2
     first = 1 if player == 0 else m + 2
+    flat = kids.reshape(-1)
     for j in range(count):
         pit = moves[j]
-        child = kids[pit - first]
-        for i in range(n):
-            child[i] = board[i]
-        kid_movers[pit - first] = apply_move(child, m, player, pit, empty_capture)
+        kid_movers[pit - first] = _sow_into(board, 0, flat, (pit - first) * n, m, player, pit, empty_capture)
 
 
 SOLVED, PAUSED, TABLE_FULL, DATABASE_DAMAGED = 0, 1, 2, 3
