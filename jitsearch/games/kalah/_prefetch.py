@@ -92,3 +92,123 @@ def uset(typingctx, array, index, value):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+# -- raw-address access: a recursive kernel that takes its arrays as one address each (no array arguments: no
+# -- reference counting and a short argument list per call). Nothing is checked: the addresses and indices are the
+# -- caller's to get right.
+
+def _typed_ptr(builder, addr, llty):
+    return builder.inttoptr(addr, llty.as_pointer())
+
+
+def _make_ptr_ops(nbty, bits, name):
+    llty = ir.IntType(bits)
+    align = bits // 8
+
+    def _load(typingctx, addr, index):
+        if not isinstance(addr, types.Integer) or not isinstance(index, types.Integer):
+            return None
+
+        def codegen(context, builder, signature, args):
+            a = context.cast(builder, args[0], signature.args[0], types.int64)
+            i = context.cast(builder, args[1], signature.args[1], types.int64)
+            ptr = builder.gep(_typed_ptr(builder, a, llty), [i])
+            v = builder.load(ptr, align=align)
+            return context.cast(builder, v, nbty, signature.return_type)
+
+        ret = types.uint64 if nbty == types.uint64 else types.int64
+        return ret(addr, index), codegen
+
+    def _store(typingctx, addr, index, value):
+        if (not isinstance(addr, types.Integer) or not isinstance(index, types.Integer)
+                or not isinstance(value, (types.Integer, types.Boolean))):
+            return None
+
+        def codegen(context, builder, signature, args):
+            a = context.cast(builder, args[0], signature.args[0], types.int64)
+            i = context.cast(builder, args[1], signature.args[1], types.int64)
+            v = context.cast(builder, args[2], signature.args[2], nbty)
+            builder.store(v, builder.gep(_typed_ptr(builder, a, llty), [i]), align=align)
+            return context.get_dummy_value()
+
+        return types.void(addr, index, value), codegen
+
+    _load.__name__ = f"pload_{name}"
+    _store.__name__ = f"pstore_{name}"
+    return intrinsic(_load), intrinsic(_store)
+
+
+#: ``pload_X(addr, i)``: element i of the X array at byte address ``addr`` (as int64, uint64 for u64);
+#: ``pstore_X(addr, i, v)``: store v (cast) there.
+pload_i64, pstore_i64 = _make_ptr_ops(types.int64, 64, "i64")
+pload_u64, pstore_u64 = _make_ptr_ops(types.uint64, 64, "u64")
+pload_i16, pstore_i16 = _make_ptr_ops(types.int16, 16, "i16")
+pload_i8, pstore_i8 = _make_ptr_ops(types.int8, 8, "i8")
+
+
+@intrinsic
+def prefetch_addr(typingctx, addr):
+    """``prefetcht0`` of the byte address ``addr`` (never faults)."""
+    if not isinstance(addr, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        a = context.cast(builder, args[0], signature.args[0], types.int64)
+        i8p = builder.inttoptr(a, ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p.type, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+        builder.call(fn, [i8p, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(addr), codegen
+
+
+@intrinsic
+def data_address(typingctx, array):
+    """The byte address of ``array``'s first element (int64)."""
+    if not isinstance(array, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        return builder.ptrtoint(ary.data, ir.IntType(64))
+
+    return types.int64(array), codegen
+
+
+def _pvload(typingctx, addr, index):
+    from ._simd import int16x16, _VEC
+
+    if not isinstance(addr, types.Integer) or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        a = context.cast(builder, args[0], signature.args[0], types.int64)
+        i = context.cast(builder, args[1], signature.args[1], types.int64)
+        ptr = builder.gep(_typed_ptr(builder, a, ir.IntType(16)), [i])
+        return builder.load(builder.bitcast(ptr, _VEC.as_pointer()), align=2)
+
+    return int16x16(addr, index), codegen
+
+
+def _pvstore(typingctx, addr, index, v):
+    from ._simd import int16x16
+
+    if not isinstance(addr, types.Integer) or not isinstance(index, types.Integer) or v != int16x16:
+        return None
+
+    def codegen(context, builder, signature, args):
+        a = context.cast(builder, args[0], signature.args[0], types.int64)
+        i = context.cast(builder, args[1], signature.args[1], types.int64)
+        ptr = builder.gep(_typed_ptr(builder, a, ir.IntType(16)), [i])
+        builder.store(args[2], builder.bitcast(ptr, args[2].type.as_pointer()), align=2)
+        return context.get_dummy_value()
+
+    return types.void(addr, index, v), codegen
+
+
+#: ``pvload(addr, i)``: the 16 int16 at ``addr`` + 2i as a board vector (:mod:`._simd`); ``pvstore(addr, i, v)``.
+pvload = intrinsic(_pvload)
+pvstore = intrinsic(_pvstore)
