@@ -806,23 +806,28 @@ def _vsearch(sp, so, s0h, s1h, mover, pre, has_pre, gamma, P):
     known = _BIG if mover == 1 else -_BIG
     known_move = -1
     probe_table = r >= pload_i64(P, _P_ETCMIN)
-    if sp > 0 and (probe_table or r <= db_seeds + pload_i64(P, _P_DBWIN)):
-        # the enhanced transposition cutoffs of null_window_test, in the same order
-        ex = pload_i64(P, _P_EX)
+    etc = sp > 0 and (probe_table or r <= db_seeds + pload_i64(P, _P_DBWIN))
+    ex = pload_i64(P, _P_EX)
+    if etc:
+        # the enhanced transposition cutoffs of null_window_test: here the children's database entries and table
+        # buckets are asked for first and read after the ordering below, so the loads overlap it
         db_cols = pload_i64(P, _P_DBCOLS)
         for j in range(count):
-            c = pload_i64(mv, mo + j) - first
+            pit = pload_i64(mv, mo + j)
+            c = pit - first
             cm = pload_i64(kmv, mo + c)
             cr = pload_i64(ks0, mo + c) + pload_i64(ks1, mo + c)
             pstore_i64(ex, j, pload_i64(kd, mo + c))
             pstore_i64(ex, m + j, cr)
+            pstore_i64(ex, 5 * m + j, pit)
             kind = 0
             if cm < 0:
                 kind = 1
             elif cr <= db_seeds:
                 kind = 2
-                pstore_i64(ex, 3 * m + j, cm * db_cols + _prank(kb, ko + 16 * c, m, cr, pload_i64(P, _P_BINOM),
-                                                               pload_i64(P, _P_BCOLS)))
+                key = cm * db_cols + _prank(kb, ko + 16 * c, m, cr, pload_i64(P, _P_BINOM), pload_i64(P, _P_BCOLS))
+                pstore_i64(ex, 3 * m + j, key)
+                prefetch_addr(pload_i64(P, _P_DB) + key)
             elif probe_table:
                 kind = 3
                 ch = _phash(kb, ko + 16 * c, m, cm)
@@ -830,8 +835,36 @@ def _vsearch(sp, so, s0h, s1h, mover, pre, has_pre, gamma, P):
                 pstore_u64(khash, mo + c, ch)
                 pstore_i64(kok, mo + c, 1)
                 pstore_i64(ex, 4 * m + j, cm)
+                prefetch_addr(tf + 16 * np.int64(ch & mask))
             pstore_i64(ex, 2 * m + j, kind)
-        kept = 0
+    # order: the table's move, extra turns (nearest the store first), then the seeds won (see _order_kids); a
+    # stable sort, so ordering before the cutoffs take the exact children out leaves the others' order unchanged
+    ky = pload_i64(P, _P_KY)
+    for j in range(count):
+        pit = pload_i64(mv, mo + j)
+        gain = pload_i64(kd, mo + pit - first) - d
+        if mover == 1:
+            gain = -gain
+        dist = (m + 1 - pit) if mover == 0 else (2 * m + 2 - pit)
+        key = gain * 1024 - dist
+        if pload_i64(kmv, mo + pit - first) == mover:
+            key += _KEY_EXTRA
+        if pit == tt_best:
+            key += _KEY_TT
+        pstore_i64(ky, mo + j, key)
+    for j in range(1, count):
+        mj = pload_i64(mv, mo + j)
+        kj = pload_i64(ky, mo + j)
+        i = j - 1
+        while i >= 0 and pload_i64(ky, mo + i) < kj:
+            pstore_i64(mv, mo + i + 1, pload_i64(mv, mo + i))
+            pstore_i64(ky, mo + i + 1, pload_i64(ky, mo + i))
+            i -= 1
+        pstore_i64(mv, mo + i + 1, mj)
+        pstore_i64(ky, mo + i + 1, kj)
+    if etc:
+        # the cutoffs' reads, children in house order as null_window_test takes them
+        any_exact = False
         for j in range(count):
             cd = pload_i64(ex, j)
             cr = pload_i64(ex, m + j)
@@ -867,40 +900,24 @@ def _vsearch(sp, so, s0h, s1h, mover, pre, has_pre, gamma, P):
                 return c_lo
             if mover == 1 and c_up < gamma:
                 return c_up
-            if c_lo == c_up:
+            pit = pload_i64(ex, 5 * m + j)
+            exact = c_lo == c_up
+            pstore_i64(ex, 6 * m + pit - first, 1 if exact else 0)
+            if exact:
+                any_exact = True
                 if (mover == 0 and c_lo > known) or (mover == 1 and c_lo < known):
                     known = c_lo
-                    known_move = pload_i64(mv, mo + j)
-            else:
-                pstore_i64(mv, mo + kept, pload_i64(mv, mo + j))
-                kept += 1
-        count = kept
-        if count == 0:
-            return known
-    # order: the table's move, extra turns (nearest the store first), then the seeds won (see _order_kids)
-    ky = pload_i64(P, _P_KY)
-    for j in range(count):
-        pit = pload_i64(mv, mo + j)
-        gain = pload_i64(kd, mo + pit - first) - d
-        if mover == 1:
-            gain = -gain
-        dist = (m + 1 - pit) if mover == 0 else (2 * m + 2 - pit)
-        key = gain * 1024 - dist
-        if pload_i64(kmv, mo + pit - first) == mover:
-            key += _KEY_EXTRA
-        if pit == tt_best:
-            key += _KEY_TT
-        pstore_i64(ky, mo + j, key)
-    for j in range(1, count):
-        mj = pload_i64(mv, mo + j)
-        kj = pload_i64(ky, mo + j)
-        i = j - 1
-        while i >= 0 and pload_i64(ky, mo + i) < kj:
-            pstore_i64(mv, mo + i + 1, pload_i64(mv, mo + i))
-            pstore_i64(ky, mo + i + 1, pload_i64(ky, mo + i))
-            i -= 1
-        pstore_i64(mv, mo + i + 1, mj)
-        pstore_i64(ky, mo + i + 1, kj)
+                    known_move = pit
+        if any_exact:
+            kept = 0
+            for j in range(count):
+                pit = pload_i64(mv, mo + j)
+                if pload_i64(ex, 6 * m + pit - first) == 0:
+                    pstore_i64(mv, mo + kept, pit)
+                    kept += 1
+            count = kept
+            if count == 0:
+                return known
     g = known
     best = pload_i64(mv, mo) if known_move < 0 else known_move
     for k in range(count):
@@ -1010,7 +1027,7 @@ class FastStack(NamedTuple):
         size64 = 2 * _P_WORDS
         for k, count in ((_P_MV, rows * m), (_P_KY, rows * m), (_P_KMV, rows * m), (_P_KS0, rows * m),
                          (_P_KS1, rows * m), (_P_KD, rows * m), (_P_KHASH, rows * m), (_P_KOK, rows * m),
-                         (_P_EX, 5 * m), (_P_META, t.meta.size), (_P_OWN, t.own_house.size),
+                         (_P_EX, 7 * m), (_P_META, t.meta.size), (_P_OWN, t.own_house.size),
                          (_P_OPP, t.opposite.size), (_P_HOUSES, t.houses.size)):
             off64[k] = size64
             size64 += count
