@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 
 import jitsearch.games.kalah.null_window as nw
+import jitsearch.games.kalah.null_window_fast as nwf
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah.endgame import build_endgame_database
 from jitsearch.games.kalah.solver import solve_exact
 
 from test_kalah_search import _random_positions
 
-pytestmark = pytest.mark.skipif(not nw.fast_kernel_fits(6), reason="no AVX2/BMI2: the vector kernel never runs")
+pytestmark = pytest.mark.skipif(not nwf.fast_kernel_fits(6), reason="no AVX2/BMI2: the vector kernel never runs")
 
 _SKIP = ("seconds", "endgame_seconds", "total_seconds")
 
@@ -33,7 +34,7 @@ def _both(state, gamma, options, db, cap):
         if kernel == "test":
             r = nw.null_window_test(*args, nw.MTStack.for_state(state))
         else:
-            r = nw.null_window_fast(*args, nw.FastStack.for_state(state))
+            r = nwf.null_window_fast(*args, nwf.FastStack.for_state(state))
         out.append((int(r[0]), float(r[1]), int(r[2]), int(counters[0]), table))
     return out
 
@@ -83,16 +84,16 @@ def test_a_time_limit_and_a_stop_end_a_vector_test():
 
 def test_stop_fast_stops_the_kernel_within_a_node():
     s = KalahState.initial(6, 4)
-    fs = nw.FastStack.for_state(s)
+    fs = nwf.FastStack.for_state(s)
     table = np.zeros((1 << 12, 2), dtype=np.int64)
     counters = np.zeros(1, dtype=np.int64)
     options = nw.SolverOptions(20, -1, False)
-    nw.stop_fast(fs, True)
-    status, g, move = nw.null_window_fast(s.board, 6, 0, 1.0, False, table, counters, 1 << 62, options,
+    nwf.stop_fast(fs, True)
+    status, g, move = nwf.null_window_fast(s.board, 6, 0, 1.0, False, table, counters, 1 << 62, options,
                                           nw.NO_DATABASE, fs)
     assert (status, move, int(counters[0])) == (nw.PAUSED, -1, 0)
-    nw.stop_fast(fs, False)
-    status, g, move = nw.null_window_fast(s.board, 6, 0, 1.0, False, table, counters, 1000, options,
+    nwf.stop_fast(fs, False)
+    status, g, move = nwf.null_window_fast(s.board, 6, 0, 1.0, False, table, counters, 1000, options,
                                           nw.NO_DATABASE, fs)
     assert status == nw.PAUSED and int(counters[0]) == 1000  # the node limit stops it too
 

@@ -26,9 +26,9 @@ from .alphabeta import ABORTED_MOVE, EVAL_STORE, kalah_alphabeta, new_table
 from .checkpoint import check_checkpoint_dir, checkpoint_exists, load_solve_state, save_solve_state
 from .endgame import build_endgame_database
 from .endgame_files import EndgameDatabaseError, mark_damaged
-from .null_window import (DATABASE_DAMAGED, NO_DATABASE, PAUSED, TABLE_FULL, EndgameArrays, FastStack, MTStack,
-                          SolverOptions, fast_kernel_fits, null_window_fast, null_window_test, root_houses_hash,
-                          stop_fast)
+from .null_window import (DATABASE_DAMAGED, NO_DATABASE, PAUSED, TABLE_FULL, EndgameArrays, MTStack, SolverOptions,
+                          null_window_test, root_houses_hash)
+from .null_window_fast import FastStack, fast_kernel_fits, null_window_fast, stop_fast
 from .state import KalahState
 
 
@@ -273,7 +273,7 @@ _FAST_POLL_SECONDS = 0.05  # how often the caller of a vector-kernel test looks 
 
 
 def _fast_test(state, gamma, table, counters, options, db, fast, past_deadline, heartbeat):
-    """One null-window test by :func:`.null_window.null_window_fast` (run to the end in one call) in a worker
+    """One null-window test by :func:`.null_window_fast.null_window_fast` (run to the end in one call) in a worker
     thread, the caller's thread looking every :data:`_FAST_POLL_SECONDS` at the deadline (``past_deadline()``,
     which raises KeyboardInterrupt for a stop), Ctrl-C and ``heartbeat(nodes so far)``. A deadline, a stop or
     Ctrl-C stops the kernel within a node and abandons the test. Returns (status, g, root move, past the
@@ -363,7 +363,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
         the calls from the measured node rate to last about 0.35 s. Results
         never depend on it.
     fast : which kernel runs the tests. None (default): the vector kernel
-        (:func:`.null_window.null_window_fast`: board vectors, a recursive
+        (:func:`.null_window_fast.null_window_fast`: board vectors, a recursive
         search, 35-40% less CPU time) when the board has at most 7 houses,
         the CPU has AVX2 and BMI2, and neither ``checkpoint`` nor
         ``chunk_nodes`` is given; else the resumable one
