@@ -42,6 +42,17 @@ The pieces, each measured in ``bench/kalah_engine.py``:
   9% less time than a hash of the whole board).
 * **Move ordering**: the table's move, then extra-turn moves, then seeds
   gained (captures), then two killer moves per ply, then the history score.
+  A node whose children will probe the table hashes them as it makes them
+  and prefetches their slots (4-8% less time).
+* **Seed bound**: every end of the game below a node lies within the
+  mover's store difference plus or minus the seeds in the houses; the
+  evaluation is clamped to that range and a node whose window lies outside
+  it returns the bound at once (exact: 3% fewer nodes to depth 15).
+* **Kernel**: every array is borrowed (no reference count: Numba's atomic
+  increments and decrements for each view took 40% of the kernel in a
+  profile); the move and the evaluation are compiled for six houses apart.
+  Together with the keys handed down, 40-45% less CPU time a node than
+  before them (``bench/kalah_engine.py compare --mode fixed``).
 * **Endgame database**: a position with at most ``db_seeds`` seeds in the
   houses takes its exact value from the database (:mod:`.endgame`) at
   once: endgames are played perfectly.

@@ -3,7 +3,12 @@ centiseeds plus a fitted linear function of features of the houses.
 
 Conventions: the value is from the point of view of the player to move, in
 centiseeds (``SCALE`` units a seed); every term but the store difference is
-a function of the houses alone (the engine's table relies on it)."""
+a function of the houses alone (the engine's table relies on it).
+
+The engine's kernel inlines these functions, and Numba's disk cache keys a
+kernel on its own source file only: after editing this file, touch
+``engine.py`` (or clear its ``__pycache__``), or the cached kernel keeps the
+old evaluation."""
 
 from __future__ import annotations
 
