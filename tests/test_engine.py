@@ -10,7 +10,8 @@ from jitsearch.arena.agents import parse_agent, play_game
 from jitsearch.games.kalah import KalahState, apply_move
 from jitsearch.games.kalah.endgame import build_endgame_database
 from jitsearch.games.kalah.engine import (EXTEND_MIN_DEPTH, FEATURES, FITTED_WEIGHTS, SCALE, STORE_WEIGHTS,
-                                          KalahEngine, Probe, _pack, _unpack, evaluate, features_into)
+                                          KalahEngine, Probe, evaluate, features_into)
+from jitsearch.games.kalah.engine_table import pack_entry, unpack_entry
 from jitsearch.games.kalah.solver import solve_exact
 
 
@@ -136,7 +137,7 @@ def test_evaluate_is_the_store_difference_plus_weighted_features():
 def test_table_entries_round_trip():
     for value in (-100_000, -1, 0, 7, 100_000):
         for depth, flag, move, gen in ((0, 0, -1, 0), (128, 2, 33, 65535), (5, 1, 7, 3)):
-            assert _unpack(np.uint64(_pack(value, depth, flag, move, gen))) == (value, depth, flag, move, gen)
+            assert unpack_entry(np.uint64(pack_entry(value, depth, flag, move, gen))) == (value, depth, flag, move, gen)
 
 
 def test_time_limited_search_stops():

@@ -17,6 +17,7 @@ from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah import solver as solver_module
 from jitsearch.games.kalah.endgame import build_endgame_database
 from jitsearch.games.kalah.engine import SCALE, KalahEngine, Probe
+from jitsearch.games.kalah.engine_db import NO_PROBE, warm_solver
 from jitsearch.games.kalah.solver import solve_exact
 
 
@@ -61,6 +62,9 @@ def test_exact_value_is_the_solvers_and_the_move_an_optimal_one(houses, max_seed
     players to move."""
     engines = {}
     found = set()
+    for rule in (False, True):  # compiled (or loaded from Numba's cache) before any search is timed
+        warm_solver(houses, NO_PROBE, rule)
+        KalahEngine(houses, table_mb=1, exact=False).search(KalahState.initial(houses, 3, empty_capture=rule), depth=2)
     for s in positions(houses, 3, 8, seed=houses, max_seeds=max_seeds):
         e = engines.setdefault(s.empty_capture, KalahEngine(houses, table_mb=2, exact_reach=max_seeds,
                                                             exact_share=0.9))  # (the heuristic search: 10%)
