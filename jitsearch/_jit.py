@@ -300,6 +300,100 @@ class CompileBeside:
                 proc.wait()
 
 
+def _feed(h, obj, seen: set, depth: int) -> None:
+    """Feed a structural description of ``obj`` to ``h``: values by value, functions by their code,
+    constants, closure cells and referenced globals, compiled functions by their Python source
+    function and options. No id or address enters it, so it is the same in every process."""
+    import types
+
+    import numpy as np
+
+    def add(text):
+        h.update(text.encode() if isinstance(text, str) else text)
+
+    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)):
+        add(f"{type(obj).__name__}:{obj!r};")
+        return
+    if isinstance(obj, np.ndarray):
+        add(f"ndarray:{obj.dtype.str}:{obj.shape};")
+        add(np.ascontiguousarray(obj).tobytes())
+        return
+    if isinstance(obj, (np.generic, np.dtype)):
+        add(f"{type(obj).__name__}:{obj!r};")
+        return
+    if isinstance(obj, types.ModuleType):
+        add(f"module:{obj.__name__};")
+        return
+    if isinstance(obj, type):
+        add(f"type:{obj.__module__}.{obj.__qualname__};")
+        return
+    if id(obj) in seen or depth > 12:
+        add(f"seen:{type(obj).__qualname__};")
+        return
+    seen.add(id(obj))
+    if isinstance(obj, (tuple, list, frozenset, set)):
+        items = sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else obj
+        add(f"{type(obj).__name__}{len(items)}(")
+        for x in items:
+            _feed(h, x, seen, depth + 1)
+        add(")")
+    elif isinstance(obj, dict):
+        add(f"dict{len(obj)}(")
+        for k in sorted(obj, key=repr):
+            _feed(h, k, seen, depth + 1)
+            _feed(h, obj[k], seen, depth + 1)
+        add(")")
+    elif isinstance(obj, types.CodeType):
+        add(f"code:{obj.co_name}:{obj.co_argcount}:")
+        add(obj.co_code)
+        _feed(h, obj.co_names, seen, depth + 1)
+        _feed(h, obj.co_consts, seen, depth + 1)
+    elif isinstance(obj, types.FunctionType):
+        add(f"function:{obj.__module__}.{obj.__qualname__}(")
+        _feed(h, obj.__code__, seen, depth + 1)
+        _feed(h, obj.__defaults__, seen, depth + 1)
+        cells = tuple(c.cell_contents for c in obj.__closure__ or ())
+        _feed(h, cells, seen, depth + 1)
+        used = {name: obj.__globals__[name] for name in _global_names(obj.__code__) if name in obj.__globals__}
+        _feed(h, used, seen, depth + 1)
+        add(")")
+    elif hasattr(obj, "py_func") and hasattr(obj, "targetoptions"):  # a Numba dispatcher
+        add("dispatcher(")
+        _feed(h, {k: repr(v) for k, v in obj.targetoptions.items()}, seen, depth + 1)
+        _feed(h, obj.py_func, seen, depth + 1)
+        add(")")
+    elif isinstance(obj, types.SimpleNamespace):
+        add("namespace")
+        _feed(h, vars(obj), seen, depth + 1)
+    else:  # anything else by its type and public attributes (ids and caches are private)
+        add(f"object:{type(obj).__module__}.{type(obj).__qualname__}(")
+        attrs = getattr(obj, "__dict__", None)
+        if isinstance(attrs, dict):
+            _feed(h, {k: v for k, v in attrs.items() if not k.startswith("_")}, seen, depth + 1)
+        add(")")
+
+
+def _global_names(code) -> set:
+    """The global names ``code`` and the code objects nested in it read."""
+    import types
+
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def content_digest(obj) -> str:
+    """A hex digest of what ``obj`` computes (see :func:`_feed`): equal for equal sources over
+    equal captured values, in every process."""
+    import hashlib
+
+    h = hashlib.sha256()
+    _feed(h, obj, set(), 0)
+    return h.hexdigest()
+
+
 def stable_ids(jit):
     """``jit`` (a decorator such as ``numba.njit(cache=True)``) that gives
     each dispatcher it makes a fixed id: ``module.qualname`` and its options.
@@ -309,10 +403,28 @@ def stable_ids(jit):
     function that closes over other compiled functions (the rules a build
     factory compiles) therefore missed the cache in every new process and
     compiled again (about 0.9 s for Oware's rules on each CLI run). With
-    fixed ids the key is the same in every process. Two dispatchers with the
-    same id are compilations of the same source with the same options."""
+    fixed ids the key is the same in every process.
+
+    A closure (a function a factory makes) is compiled as a copy whose
+    qualified name ends in a digest of its content (:func:`content_digest`:
+    code, captured values, referenced globals). Numba names a compiled
+    function's symbol by its qualified name, its argument types and a
+    counter that restarts in every process, so two closures of one source
+    over different values (Kalah's playout batch for 1 and for 3 houses),
+    compiled in different processes and loaded from the disk cache into a
+    third, could share a symbol, and a caller linked to one ran the other
+    (a playout of 3 houses that never ended). With the digest in the name
+    they cannot; the disk cache keeps one file per content."""
 
     def decorate(fn):
+        import types
+
+        if isinstance(fn, types.FunctionType) and fn.__closure__:
+            tag = content_digest(fn)[:16]
+            copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+            copy.__kwdefaults__, copy.__doc__, copy.__module__ = fn.__kwdefaults__, fn.__doc__, fn.__module__
+            copy.__qualname__ = f"{fn.__qualname__}_{tag}"
+            fn = copy
         dispatcher = jit(fn)
         if hasattr(dispatcher, "_set_uuid"):
             options = ",".join(f"{k}={v!r}" for k, v in sorted(getattr(dispatcher, "targetoptions", {}).items()))

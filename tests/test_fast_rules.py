@@ -29,7 +29,7 @@ def naive_move(board, m, player, pit, empty_capture):
 
 def check_move(board, m, player, pit, empty_capture):
     want, want_next = naive_move(board, m, player, pit, empty_capture)
-    for apply_move in (RULES.apply_move, kalah_rules._apply_move):
+    for apply_move in (RULES.apply_move, kalah_rules.sow):
         got = np.array(board, dtype=np.int32)
         nxt = apply_move(got, m, player, pit, empty_capture)
         assert (got.tolist(), int(nxt)) == (want, want_next), (board, m, player, pit, empty_capture)

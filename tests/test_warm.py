@@ -84,3 +84,63 @@ def test_the_rules_called_from_python_load_from_the_cache_in_a_new_process(tmp_p
     assert first["compiled"], "the first process should have compiled the rules"
     assert second["compiled"] == [], second["compiled"]
     assert first["legal"] == second["legal"]
+
+
+_IDS_CODE = ("import json; from jitsearch.games.kalah import fast; from jitsearch.games.kalah.playouts import INLINE_RNG; "
+             "print(json.dumps([fast.cpu_range(m, 'simd', INLINE_RNG).py_func.__qualname__ for m in (3, 1)]))")
+
+
+def test_a_factorys_closures_are_named_by_their_content_the_same_in_every_process():
+    """Numba names a compiled function's symbol by its qualified name, argument types and a
+    per-process counter: closures of one source over different values must differ in name
+    (else a caller can link to the wrong one once both load from the disk cache), and the
+    names must be the same in every process and every order (else the cache never hits)."""
+    from numba import njit
+
+    from jitsearch._jit import stable_ids
+
+    def make(k):
+        def add_k(x):
+            return x + k
+        return stable_ids(njit)(add_k)
+
+    a, b, a2 = make(1), make(2), make(1)
+    assert a.py_func.__qualname__ != b.py_func.__qualname__
+    assert a.py_func.__qualname__ == a2.py_func.__qualname__
+    assert (a(1), b(1)) == (2, 3)
+    runs = [subprocess.run([sys.executable, "-c", _IDS_CODE.replace("(3, 1)", order)], capture_output=True,
+                           text=True, timeout=300) for order in ("(3, 1)", "(1, 3)")]
+    assert all(r.returncode == 0 for r in runs), [r.stderr[-2000:] for r in runs]
+    three_one, one_three = (json.loads(r.stdout) for r in runs)
+    assert three_one == one_three[::-1] and three_one[0] != three_one[1]
+
+
+_LINK_CODE = ("import sys, json, numpy as np; from jitsearch.games.kalah import KalahState; "
+              "from jitsearch.games.kalah.playouts import evaluate_cpu; "
+              "from jitsearch.kernels.game_playouts import evaluate_states; out = []\n"
+              "for tag in sys.argv[1:]:\n"
+              "    s = KalahState.initial(int(tag.strip('S')), 2)\n"
+              "    r = (evaluate_states('kalah', [s], 30, 1) if tag.endswith('S') else "
+              "evaluate_cpu(np.stack([s.board]), np.array([s.player]), 30, 1))\n"
+              "    out.append([int(r['margin_sum'][0]), int(r['plies'][0])])\n"
+              "print(json.dumps(out))")
+
+
+@pytest.mark.slow
+def test_kernels_compiled_in_different_processes_load_side_by_side(tmp_path):
+    """Kalah's playout batches for 1 and for 3 houses compiled in two processes, both loaded
+    from the disk cache into a third that then compiles the protocol's wrapper around the
+    3-house one: the wrapper must run the 3-house batch (with names that differed only by
+    Numba's per-process counter it ran the 1-house one: 30 one-ply playouts)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run(*tags):
+        r = subprocess.run([sys.executable, "-c", _LINK_CODE, *tags], env=env, capture_output=True, text=True,
+                           timeout=600)
+        assert r.returncode == 0, r.stderr[-2000:]
+        return json.loads(r.stdout)
+
+    three, = run("3")  # each batch compiled in a process of its own
+    one, = run("1")
+    assert run("3", "1", "3S") == [three, one, three]  # the wrapper compiled here, after both loaded
+    assert three[1] > 30

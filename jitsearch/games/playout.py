@@ -102,7 +102,7 @@ def add_outcome(wins, draws, losses, margin_sum, plies_out, s, mover, margin, pl
 _record = stable_ids(njit(cache=True, inline="always"))(add_outcome)
 
 
-@njit(cache=True, inline="always")
+@stable_ids(njit(cache=True, inline="always"))  # a fixed id: the closures that call it load from the disk cache
 def clear(wins, draws, losses, margin_sum, plies_out, first, last):
     """Zero the counters of states ``first..last-1``."""
     for s in range(first, last):

@@ -179,7 +179,7 @@ def data_address(typingctx, array):
 
 
 def _pvload(typingctx, addr, index):
-    from ._simd import int16x16, _VEC
+    from ._simd import int16x16, VECTOR_IR
 
     if not isinstance(addr, types.Integer) or not isinstance(index, types.Integer):
         return None
@@ -188,7 +188,7 @@ def _pvload(typingctx, addr, index):
         a = context.cast(builder, args[0], signature.args[0], types.int64)
         i = context.cast(builder, args[1], signature.args[1], types.int64)
         ptr = builder.gep(_typed_ptr(builder, a, ir.IntType(16)), [i])
-        return builder.load(builder.bitcast(ptr, _VEC.as_pointer()), align=2)
+        return builder.load(builder.bitcast(ptr, VECTOR_IR.as_pointer()), align=2)
 
     return int16x16(addr, index), codegen
 

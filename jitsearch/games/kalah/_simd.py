@@ -24,7 +24,7 @@ from numba.extending import intrinsic, models, register_model
 LANES = 16
 _I16 = ir.IntType(16)
 _I64 = ir.IntType(64)
-_VEC = ir.VectorType(_I16, LANES)
+VECTOR_IR = ir.VectorType(_I16, LANES)
 #: CPU features the vector kernels need to be worth running (LLVM names).
 REQUIRED_FEATURES = ("avx2", "bmi2")
 
@@ -42,7 +42,7 @@ int16x16 = Int16x16()
 @register_model(Int16x16)
 class _Int16x16Model(models.PrimitiveModel):
     def __init__(self, dmm, fe_type):
-        super().__init__(dmm, fe_type, _VEC)
+        super().__init__(dmm, fe_type, VECTOR_IR)
 
 
 def _parse_features(text: str) -> frozenset:
@@ -110,7 +110,7 @@ def _vload(typingctx, array, start):
         aryty = signature.args[0]
         ary = context.make_array(aryty)(context, builder, args[0])
         ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False, boundscheck=False)
-        vptr = builder.bitcast(ptr, _VEC.as_pointer())
+        vptr = builder.bitcast(ptr, VECTOR_IR.as_pointer())
         return builder.load(vptr, align=2)
 
     return int16x16(array, start), codegen
@@ -129,7 +129,7 @@ def _vstore(typingctx, array, start, v):
         aryty = signature.args[0]
         ary = context.make_array(aryty)(context, builder, args[0])
         ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False, boundscheck=False)
-        builder.store(args[2], builder.bitcast(ptr, _VEC.as_pointer()), align=2)
+        builder.store(args[2], builder.bitcast(ptr, VECTOR_IR.as_pointer()), align=2)
         return context.get_dummy_value()
 
     return types.void(array, start, v), codegen
@@ -178,7 +178,7 @@ def _vsplat(typingctx, x):
 
     def codegen(context, builder, signature, args):
         s = _to(builder, args[0], _I16)
-        v = builder.insert_element(ir.Constant(_VEC, None), s, ir.Constant(ir.IntType(32), 0))
+        v = builder.insert_element(ir.Constant(VECTOR_IR, None), s, ir.Constant(ir.IntType(32), 0))
         return builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(ir.IntType(32), LANES), None))
 
     return int16x16(x), codegen
@@ -190,7 +190,7 @@ vsplat = _stable(_vsplat)
 def _vzero(typingctx):
     """A vector of zeros."""
     def codegen(context, builder, signature, args):
-        return ir.Constant(_VEC, None)
+        return ir.Constant(VECTOR_IR, None)
 
     return int16x16(), codegen
 
@@ -232,7 +232,7 @@ def _vmask_positive(typingctx, v):
         return None
 
     def codegen(context, builder, signature, args):
-        gt = builder.icmp_signed(">", args[0], ir.Constant(_VEC, None))
+        gt = builder.icmp_signed(">", args[0], ir.Constant(VECTOR_IR, None))
         return builder.zext(builder.bitcast(gt, _I16), _I64)
 
     return types.uint64(v), codegen

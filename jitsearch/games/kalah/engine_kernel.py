@@ -18,7 +18,7 @@ from .endgame import rank_houses
 from .engine_table import pack_entry as _pack, unpack_entry as _unpack
 from .engine_eval import SCALE, evaluate
 from .null_window import houses_hash
-from .rules import _apply_move
+from .rules import sow
 
 #: Larger than any value (a margin is at most 1,000 seeds = 100,000 units).
 INF = 1 << 30
@@ -57,9 +57,9 @@ def _bounded_eval(board, m, player, weights, total):
     return min(max(v, np.int64(SCALE) * (dd - ss)), np.int64(SCALE) * (dd + ss))
 
 
-#: The rules' move (:func:`.rules._apply_move`, the same source) inlined into the kernel, so that a constant
+#: The rules' move (:func:`.rules.sow`, the same source) inlined into the kernel, so that a constant
 #: number of houses reaches its loops.
-_sow = njit(cache=True, inline="always")(_apply_move)
+_sow = njit(cache=True, inline="always")(sow)
 
 
 #: Option bits of the kernel: table cutoffs only from entries of exactly the depth needed (a fixed-depth

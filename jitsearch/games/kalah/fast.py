@@ -14,40 +14,18 @@ runs too). The hook's interface is :func:`kinds` and :func:`cpu_evaluate` (batch
 
 from __future__ import annotations
 
-import hashlib
 import os
 
 import numpy as np
 from numba import njit
-from numba.core import serialize
 
 from ..._checks import check_int, check_seed, kernel_array
+from ..._jit import stable_ids
 from ..playout import MAX_PLAYOUTS_PER_STATE, MAX_STATES, add_outcome, check_work, clear
 from . import rules as kalah_rules
 from . import simd_rules
 from .simd_rules import vget
 from .state import MAX_HOUSES, MAX_SEEDS
-
-
-def stable_jit(jit):
-    """``jit`` (a Numba CPU decorator) whose dispatchers get a UUID derived
-    from their function's content (code, closure, options) instead of a
-    random one. Numba's on-disk cache keys a closure by its pickled cell
-    contents, and a pickled dispatcher carries its UUID: a kernel built by a
-    factory (closing over dispatchers, e.g. the per-m packed kernels) would
-    otherwise miss the cache in every new process and compile again (seconds
-    each). Every dispatcher such a kernel closes over, directly or not, must
-    come from a ``stable_jit``."""
-    def wrap(fn):
-        d = jit(fn)
-        try:  # private Numba API: without it the kernels still work, they only recompile per process
-            blob = serialize.dumps((fn, d.targetoptions, d.locals))
-            d._set_uuid("jitsearch-" + hashlib.sha256(blob).hexdigest())
-        except Exception:
-            pass
-        return d
-
-    return wrap
 
 
 def make_playout(jit, rules, gen):
@@ -83,7 +61,7 @@ def make_packed_margin(jit, houses, gen):
     from it with ``player`` (0 or 1) to move; draw k of ``key``'s stream picks
     the below(draw, count)-th legal house in house order, so the margin is
     bit-identical to :func:`make_playout`'s with no ply cap."""
-    rules = kalah_rules.build_packed(stable_jit(njit(cache=True, inline="always")), houses)
+    rules = kalah_rules.build_packed(stable_ids(njit(cache=True, inline="always")), houses)
     load, legal_count, step, final_margin = rules.load, rules.legal_count, rules.step, rules.margin
     draw, below = gen.draw, gen.below
 
@@ -104,7 +82,7 @@ def make_packed_evaluate(jit, houses, gen):
     packed boards (:func:`make_packed_margin`): the same arguments (``m``
     must equal ``houses``) and bit-identical results, about 1.5x faster on
     one core at Kalah(6,4)."""
-    inline = stable_jit(njit(cache=True, inline="always"))
+    inline = stable_ids(njit(cache=True, inline="always"))
     words, packed_margin = make_packed_margin(inline, houses, gen)
     key_of, record = gen.stream_key, inline(add_outcome)
 
@@ -125,7 +103,7 @@ def make_simd_margin(jit, houses, gen):
     (:func:`simd_rules.build_simd`, m = ``houses`` <= MAX_SIMD_HOUSES, AVX2 and
     BMI2 only): returns (1, ``simd_margin``) with the same signature and
     bit-identical results (``w`` is unused scratch)."""
-    rules = simd_rules.build_simd(stable_jit(njit(cache=True, inline="always")), houses)
+    rules = simd_rules.build_simd(stable_ids(njit(cache=True, inline="always")), houses)
     load, step, final_margin = rules.load, rules.step, rules.margin
     draw = gen.draw
 
@@ -145,7 +123,7 @@ def make_simd_playout(jit, houses, gen):
     board left as the generic rules leave it, swept when the game ended, as
     it stands when ``max_plies`` cut the playout) on a board vector, for m =
     ``houses`` <= MAX_SIMD_HOUSES (AVX2 and BMI2 only); ``moves`` is unused."""
-    rules = simd_rules.build_simd(stable_jit(njit(cache=True, inline="always")), houses)
+    rules = simd_rules.build_simd(stable_ids(njit(cache=True, inline="always")), houses)
     load, step = rules.load, rules.step
     draw = gen.draw
     m = houses
@@ -178,7 +156,7 @@ def make_simd_evaluate(jit, houses, gen):
     run in lock step (their dependency chains overlap); the next playout in
     (state, playout) order takes the place of whichever ends, so per-state
     sums are the same whatever the order the playouts end in."""
-    inline = stable_jit(njit(cache=True, inline="always"))
+    inline = stable_ids(njit(cache=True, inline="always"))
     rules = simd_rules.build_simd(inline, houses)
     load, step, final_margin = rules.load, rules.step, rules.margin
     draw, key_of = gen.draw, gen.stream_key
@@ -314,7 +292,7 @@ def cpu_range(houses: int, kind: str, gen):
         if kind not in ("simd", "packed"):
             raise ValueError(f"kind must be simd or packed, got {kind!r}")
         make = make_simd_evaluate if kind == "simd" else make_packed_evaluate
-        _RANGES[key] = (make(stable_jit(njit(cache=True, nogil=True)), int(houses), gen), gen)
+        _RANGES[key] = (make(stable_ids(njit(cache=True, nogil=True)), int(houses), gen), gen)
     return _RANGES[key][0]
 
 
@@ -339,7 +317,7 @@ def _protocol_range(inner):
         inner(boards, players, cfg[0], cfg[1], playouts_per_state, seed, first, last, wins, draws, losses,
               margin_sum, plies_out)
 
-    return stable_jit(njit(cache=True, nogil=True))(evaluate_range)
+    return stable_ids(njit(cache=True, nogil=True))(evaluate_range)
 
 
 def gpu_margin(device, cfg):
@@ -389,7 +367,7 @@ def _tree_playouts(key: str, gen):
     to_the_end = key.endswith("_end")
     kind = "simd" if key.startswith("simd") else "packed"
     m = int(key[len(kind):].removesuffix("_end"))
-    inline = stable_jit(njit(cache=True, inline="always"))
+    inline = stable_ids(njit(cache=True, inline="always"))
     make = make_simd_margin if kind == "simd" else make_packed_margin
     words, margin = make(inline, m, gen)
 

@@ -61,7 +61,7 @@ def _order_kids(board, m, player, moves, count, keys, tt_move, kids, kid_movers)
 def _sow_into(src, so, dst, do, m, player, pit, empty_capture):
     """``dst[do:do + 2m + 2]`` = the board ``src[so:so + 2m + 2]`` after
     ``player`` sows ``pit``; returns the player to move next (GAME_OVER at
-    the end). The rules of :func:`.rules._apply_move` (laps, captures,
+    the end). The rules of :func:`.rules.sow` (laps, captures,
     ``empty_capture``, the final sweep) with every index known to lie on
     the board, so no access pays Numba's negative-index wraparound, and
     inlined into the kernel (the rules' own build is a call)."""

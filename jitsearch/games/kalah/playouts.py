@@ -23,13 +23,14 @@ from numba import njit
 
 from ... import rng
 from ..._checks import check_bool, check_int, max_threads
+from ..._jit import stable_ids
 from ..._threads import run_in_pool
 from ..playout import CPU_RNG, INLINE_RNG, NO_PLY_CAP, compiled_evaluate  # noqa: F401  (re-exported)
 from ..playout import MAX_PLAYOUTS_PER_CALL, MAX_PLAYOUTS_PER_STATE, MAX_STATES, check_work  # noqa: F401
 from . import register
 from .fast import (KERNEL_KINDS, MIN_PACKED_HOUSES, SIMD_ENV, OUTPUT_BYTES_PER_STATE, add_outcome,  # noqa: F401
                    available_kinds, check_kernel, cpu_evaluate, cpu_playout_kind, cpu_range, gpu_margin, kinds,
-                   make_packed_margin, make_playout, make_simd_margin, make_simd_playout, simd_enabled, stable_jit,
+                   make_packed_margin, make_playout, make_simd_margin, make_simd_playout, simd_enabled,
                    tree_key, tree_playouts, validate_batch)  # (the hook's functions and the kernels' makers)
 from .rules import build_protocol
 
@@ -41,7 +42,7 @@ NO_STOP = np.zeros(1, dtype=np.int64)
 _PROTOCOL_RANGE = compiled_evaluate(build_protocol, "kalah", CPU_RNG)  # the one kernels.game_playouts runs
 
 
-@stable_jit(njit(cache=True, nogil=True))
+@stable_ids(njit(cache=True, nogil=True))
 def evaluate_range(boards, players, m, empty_capture, playouts_per_state, seed, first, last,
                    wins, draws, losses, margin_sum, plies_out):
     """Playouts of states ``first..last-1`` on the generic kernel: the protocol's playout

@@ -44,7 +44,7 @@ def _side_seeds(board, m, player):
     return total
 
 
-def _apply_move(board, m, player, pit, empty_capture):
+def sow(board, m, player, pit, empty_capture):
     """Sow from ``pit`` (a legal house of ``player``) in place.
 
     Returns the player to move next, or GAME_OVER (-1) after the final sweep.
@@ -360,7 +360,7 @@ def build(jit):
     ``numba.cuda.jit(device=True)``); the bodies call no other function, so
     each compiles on its own from this one description of the rules."""
     return SimpleNamespace(
-        apply_move=jit(_apply_move),
+        apply_move=jit(sow),
         legal_moves=jit(_legal_moves),
         margin=jit(_margin),
         heuristic=jit(_heuristic),
