@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._checks import check_choice, check_float, check_int, max_threads
-from ..games import get as get_game
+from ..games import DEFAULT_GAME, get as get_game
 from ..games.playout import MAX_PLAYOUTS_PER_STATE
 from ..kernels.backend import BackendError, resolve
 from ..mcts.config import (MAX_BLOCKS, MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TIME,
@@ -88,8 +88,6 @@ MCTS_OPTIONS = {"iterations": int, "time": float, "c": float, "formula": str, "p
 AGENT_OPTIONS = {"random": {}, "human": {}, "mcts": MCTS_OPTIONS,
                  "hmcts": {k: v for k, v in MCTS_OPTIONS.items() if k != "reward"},
                  "mc": {"playouts": int, "time": float}}
-#: The default game of :func:`parse_agent` and :class:`Agent`.
-DEFAULT_GAME = "kalah"
 #: Longest agent spec, in characters.
 MAX_SPEC = 1000
 #: Most plies :func:`play_game` may be asked to play.

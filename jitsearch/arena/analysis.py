@@ -28,8 +28,8 @@ import threading
 import time
 
 from .._checks import check_float, check_int
-from ..games import get as get_game
-from .agents import DEFAULT_GAME, agent_kind, agent_kinds, parse_agent
+from ..games import DEFAULT_GAME, get as get_game
+from .agents import agent_kind, agent_kinds, parse_agent
 
 #: Monte Carlo kinds that can analyse (see the module docstring); engine kinds can when their search values moves.
 MCTS_KINDS = ("mcts", "hmcts")

@@ -48,12 +48,10 @@ import inspect
 import sys
 import traceback
 
-from ..games import get
+from ..games import DEFAULT_GAME, get
 from .agents import parse_agent
 from .external_engine import MAX_LINE, game_words
 
-#: The game of a server that is given none (and of the older ``game <m> <n> <rules>`` line's testers).
-DEFAULT_GAME = "kalah"
 #: Share of ``go``'s time a timed agent may search, and what is kept back for the answer, in ms.
 GO_SHARE = 0.9
 GO_OVERHEAD_MS = 20

@@ -616,7 +616,7 @@ class ExternalAgent:
 
     def start(self, moves=(), **variant) -> None:
         """The game starts at the start of ``variant`` (of the agent's game) after ``moves`` (an opening)."""
-        game = self.game or games.get("kalah")
+        game = self.game or games.get(games.DEFAULT_GAME)
         try:
             s = game.initial(**variant)
             self._start, self._moves, self._state = s.to_text(), [], s
@@ -665,7 +665,7 @@ class ExternalAgent:
         """Start the engine (kept for the games) and ask it for a game of this board (the variant's options,
         positionally in the game's order, e.g. Kalah's ``houses, seeds, empty_capture``, or by name): a
         program that cannot start or refuses the board is one ``ValueError`` line, before any game."""
-        game = self.game or games.get("kalah")
+        game = self.game or games.get(games.DEFAULT_GAME)
         variant = game.check_variant(**{**dict(zip(game.variant, board)), **variant})
         settings = (settings or self.settings).check()
         try:

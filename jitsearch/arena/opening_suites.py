@@ -33,11 +33,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..games import get as get_game
+from ..games import DEFAULT_GAME, get as get_game
 from ..rng import mix64_py
 
-#: The game of the functions below unless ``game=`` names another.
-DEFAULT_GAME = "kalah"
 #: The reserved ``--openings`` name of the shipped suite of the tournament's board.
 RESERVED_NAME = "balanced"
 #: Opening depths (plies from the start) allowed, and the default range.

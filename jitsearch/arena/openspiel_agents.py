@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import math
 
-from ..games import get
+from ..games import DEFAULT_GAME, get
 
 ALGORITHMS = ("random", "mcts", "alphabeta")
 #: Options per algorithm and their types.
@@ -30,8 +30,6 @@ OPTIONS = {"random": {}, "mcts": {"simulations": int, "rollouts": int, "time": f
            "alphabeta": {"depth": int}}
 MAX_SIMULATIONS = 10**8
 MAX_DEPTH = 40
-#: The game of an agent given none (and of ``OpenSpielAgent.check_match`` called on the class).
-DEFAULT_GAME = "kalah"
 
 
 def pyspiel_module():

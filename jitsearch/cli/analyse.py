@@ -13,7 +13,7 @@ from rich.table import Table
 from ._support import (UserError, check_output_file, check_positive, check_seconds, given_options, refuse_options,
                        timed, write_text_atomic)
 from .common import emit_json, json_safe, parse_bytes, stop_interrupted, stdout
-from .game_options import GameOpt, VariantOpt, initial_state, resolve_game, resolve_variant
+from .game_options import DEFAULT_GAME, GameOpt, VariantOpt, initial_state, resolve_game, resolve_variant
 
 #: Longest position line read, in bytes (a longer one is refused, not read into memory).
 MAX_LINE = 4096
@@ -101,7 +101,7 @@ def analyse(
                                        "starting with # are skipped. Without a file: the start position of the "
                                        "variant.", show_default=False)
     ] = None,
-    game_name: GameOpt = "kalah",
+    game_name: GameOpt = DEFAULT_GAME,
     variant: VariantOpt = None,
     houses: Annotated[Optional[int], typer.Option("--houses", help="Without POSITIONS_FILE: houses per side "
                                                   "(-V houses=).", show_default=False)] = None,

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from ._support import UserError, check_output_dir, check_output_file, check_positive, check_seconds, write_text_atomic
 from .common import emit_json, json_safe, stop_interrupted, stderr, stdout
-from .game_options import GameOpt, VariantOpt
+from .game_options import DEFAULT_GAME, GameOpt, VariantOpt
 
 
 bench_app = typer.Typer(help="Benchmarks (print a table; --json for scripts).", no_args_is_help=True)
@@ -498,7 +498,7 @@ def bench_gpu_mcts(
 
 @bench_app.command("alphabeta")
 def bench_alphabeta(
-    game: GameOpt = "kalah",
+    game: GameOpt = DEFAULT_GAME,
     variant: VariantOpt = None,
     depths: Annotated[str, typer.Option("--depths", help="Search depths (1-6:1).")] = "1-6:1",
     python_max_depth: Annotated[

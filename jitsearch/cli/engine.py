@@ -9,7 +9,7 @@ import typer
 
 from ._support import UserError
 from .common import exit_interrupted_quietly
-from .game_options import GameOpt, VariantOpt, resolve_game, resolve_variant
+from .game_options import DEFAULT_GAME, GameOpt, VariantOpt, resolve_game, resolve_variant
 
 
 def engine(
@@ -26,7 +26,7 @@ def engine(
         Optional[str], typer.Option("--name", help="The name 'hello' answers (default: jitsearch SPEC).",
                                     show_default=False)
     ] = None,
-    game: GameOpt = "kalah",
+    game: GameOpt = DEFAULT_GAME,
     variant: VariantOpt = None,
 ):
     """Serve an agent over the engine protocol: one request a line on stdin, one answer a line on stdout.

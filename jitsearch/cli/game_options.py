@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..games import get
+from ..games import DEFAULT_GAME, get  # noqa: F401  (DEFAULT_GAME: the commands' default)
 from ..games.protocol import Game
 from ._support import UserError
 

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from ._support import UserError, check_positive
 from .common import agent_for, check_agent_for, check_spec_for, emit_json, stderr, stop_interrupted, stdout
-from .game_options import GameOpt, VariantOpt, initial_state, resolve_game, resolve_variant
+from .game_options import DEFAULT_GAME, GameOpt, VariantOpt, initial_state, resolve_game, resolve_variant
 
 #: Colours of the two sides on the board (rich styles); the last move is shown reversed.
 SIDE_STYLES = ("bold cyan", "bold magenta")
@@ -63,7 +63,7 @@ def result_json(game, moves, final) -> dict:
 
 
 def play(
-    game_name: GameOpt = "kalah",
+    game_name: GameOpt = DEFAULT_GAME,
     variant: VariantOpt = None,
     p0: Annotated[str, typer.Option("--p0", help="Player 0: human, random, alphabeta:depth=8, mcts:iterations=N, "
                                                  "...")] = "human",

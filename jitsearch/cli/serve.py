@@ -18,7 +18,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .game_options import resolve_game
+from .game_options import DEFAULT_GAME, resolve_game
 from ._support import UserError, check_seconds
 
 #: What to install when the web stack is missing.
@@ -97,7 +97,7 @@ def serve(
     open_browser: Annotated[bool, typer.Option("--open", help="Open the page in the browser.")] = False,
     game: Annotated[str, typer.Option("--game", help="The game the page shows first: any registered game "
                                                      "(kalah, oware, connect4, ...; the page's selector switches).")]
-    = "kalah",
+    = DEFAULT_GAME,
 ):
     """A local web page to play and analyse every registered game (Kalah, Oware, Connect Four, ...): a clickable
     board against any agent spec, every move's value (an MCTS tree, and exact values where the game gives them

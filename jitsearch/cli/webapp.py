@@ -51,6 +51,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .._version import __version__
+from ..games import DEFAULT_GAME
 from . import _web_game as web_game
 from .common import check_agent_for
 from ._web_jobs import Busy, NotFound, Searches, read_games, record_files, record_path
@@ -250,7 +251,7 @@ def _cuda_usable() -> bool:
     return cuda_status()[0]
 
 
-def suggested_agents(state, cuda: bool, game_name: str = "kalah", variant: dict | None = None) -> list[str]:
+def suggested_agents(state, cuda: bool, game_name: str = DEFAULT_GAME, variant: dict | None = None) -> list[str]:
     """The agent specs the page offers in ``state``: those of :data:`SUGGESTIONS` the game's agents
     take, less those this position (``perfect`` on a board it cannot solve in seconds) or this machine
     (CUDA without a device) would refuse."""
@@ -277,7 +278,7 @@ def suggested_agents(state, cuda: bool, game_name: str = "kalah", variant: dict 
 
 
 def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_MAX_SECONDS,
-               allowed_hosts=None, game: str = "kalah", token: str | None = None,
+               allowed_hosts=None, game: str = DEFAULT_GAME, token: str | None = None,
                body_seconds: float = BODY_SECONDS) -> Starlette:
     """The app. ``records_dir``: where record files may be opened (None: none); ``max_seconds``: the cap on
     one search; ``allowed_hosts``: Host header values answered (None: any); ``game``: the game the page
@@ -327,7 +328,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         from ..games import get
 
         try:
-            return get(request.path_params.get("game", "kalah"))  # (Kalah's routes without the game)
+            return get(request.path_params.get("game", DEFAULT_GAME))  # (Kalah's routes without the game)
         except ValueError as exc:
             raise NotFound(str(exc)) from None
 

@@ -27,6 +27,9 @@ _GAMES: dict[str, Game] = {}
 _LOADED = []
 _PLUGINS_LOADED = []
 
+#: The game a command, an agent or a page plays when none is named.
+DEFAULT_GAME = "kalah"
+
 #: Environment variable of the plugins: comma-separated module names or ``.py`` paths.
 PLUGINS_ENV = "JITSEARCH_GAMES"
 
@@ -141,4 +144,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["GAMES", "Game", "game_of", "get", "load_plugins", "register"]
+__all__ = ["DEFAULT_GAME", "GAMES", "Game", "game_of", "get", "load_plugins", "register"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 
+from ..games import DEFAULT_GAME
+
 BACKENDS = ("auto", "cpu", "cuda")
 GPU_EXTRA_HINT = "install the gpu extra: pip install 'jitsearch[gpu]'"
 
@@ -90,13 +92,13 @@ def array_api(game):
     return fast
 
 
-def evaluator(threads_per_block: int = 128, *, game: str = "kalah"):
+def evaluator(threads_per_block: int = 128, *, game: str = DEFAULT_GAME):
     """A cached CUDA evaluator of ``game``'s batches of boards (its buffers are reused across calls)."""
     return array_api(game).evaluator(threads_per_block)
 
 
 def evaluate(boards, players, playouts_per_state: int, seed: int, *, backend: str = "auto", threads: int = 1,
-             threads_per_block: int = 128, game: str = "kalah", **variant) -> dict:
+             threads_per_block: int = 128, game: str = DEFAULT_GAME, **variant) -> dict:
     """Batched leaf evaluation of ``game``'s boards (its array API, :func:`array_api`; Kalah's by
     default) on the chosen backend; the result has ``backend``.
 
