@@ -144,3 +144,18 @@ def test_kernels_compiled_in_different_processes_load_side_by_side(tmp_path):
     one, = run("1")
     assert run("3", "1", "3S") == [three, one, three]  # the wrapper compiled here, after both loaded
     assert three[1] > 30
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["oware", "connect4"])
+def test_helpers_warm_agents_of_every_game(name):
+    """A helper process warms an agent on another game's position (its game, text and variant on the
+    command line; it took every position for Kalah's and failed on the others' missing fields)."""
+    from jitsearch.arena.warm import _helper_argv
+    from jitsearch.games import get
+
+    state = get(name).initial()
+    r = subprocess.run(_helper_argv("mc:playouts=5", state), capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    # (a helper starts only while this process compiles: none once the cache is warm)
+    assert warm_agents(["mcts:iterations=10", "mc:playouts=5"], state)["helpers"] in (0, 1)

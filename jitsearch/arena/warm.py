@@ -20,26 +20,32 @@ turns helpers off).
 
 from __future__ import annotations
 
+import json
 import sys
 
 from .._jit import CompileBeside
-from ..games import get as get_game
+from ..games import game_of, get as get_game
 
 #: How long to wait for a helper process before compiling here instead.
 HELPER_SECONDS = 300.0
 
 
-def _helper_argv(spec: str, state) -> list[str]:
-    return CompileBeside.python_argv("jitsearch.arena.warm", "_helper_main", spec, state.to_text(),
-                                     1 if state.empty_capture else 0)
+def _helper_argv(spec: str, state) -> list[str] | None:
+    """The helper's argv for ``spec`` on ``state`` (its game, text and variant); None for a game that cannot
+    name its variant (no engine protocol): that agent warms here."""
+    game = game_of(state)
+    if game.engine_protocol is None:
+        return None
+    return CompileBeside.python_argv("jitsearch.arena.warm", "_helper_main", spec, game.name, state.to_text(),
+                                     json.dumps(game.engine_protocol.variant_of(state)))
 
 
 def _helper_main() -> None:
-    """The helper process: warm one agent spec on one position (argv)."""
+    """The helper process: warm one agent spec on one position of one game (argv)."""
     from .agents import parse_agent
 
-    spec, text, empty = sys.argv[1:4]
-    parse_agent(spec, seed=0).warm(get_game("kalah").from_text(text, empty_capture=empty == "1"))
+    spec, name, text, variant = sys.argv[1:5]
+    parse_agent(spec, seed=0).warm(get_game(name).from_text(text, **json.loads(variant)))
 
 
 def warm_agents(specs, state, *, helpers: bool = True) -> dict:
@@ -61,7 +67,8 @@ def warm_agents(specs, state, *, helpers: bool = True) -> dict:
             todo.append((spec, agent))
     if not todo:
         return {"helpers": 0, "compiled": False}
-    beside = CompileBeside([_helper_argv(spec, state) for spec, _ in todo[1:]] if helpers else [])
+    argvs = [_helper_argv(spec, state) for spec, _ in todo[1:]] if helpers else []
+    beside = CompileBeside([argv for argv in argvs if argv is not None])
     try:
         with beside:
             todo[0][1].warm(state)
