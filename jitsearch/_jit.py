@@ -4,9 +4,11 @@ starts. Nothing here imports Numba at module level."""
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import threading
 import time
+import types
 
 
 NOTICE = "compiling (first run only)..."
@@ -304,9 +306,7 @@ def _feed(h, obj, seen: set, depth: int) -> None:
     """Feed a structural description of ``obj`` to ``h``: values by value, functions by their code,
     constants, closure cells and referenced globals, compiled functions by their Python source
     function and options. No id or address enters it, so it is the same in every process."""
-    import types
-
-    import numpy as np
+    import numpy as np  # (loaded wherever a kernel is built; not at this module's import)
 
     def add(text):
         h.update(text.encode() if isinstance(text, str) else text)
@@ -375,8 +375,6 @@ def _feed(h, obj, seen: set, depth: int) -> None:
 
 def _global_names(code) -> set:
     """The global names ``code`` and the code objects nested in it read."""
-    import types
-
     names = set(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
@@ -387,8 +385,6 @@ def _global_names(code) -> set:
 def content_digest(obj) -> str:
     """A hex digest of what ``obj`` computes (see :func:`_feed`): equal for equal sources over
     equal captured values, in every process."""
-    import hashlib
-
     h = hashlib.sha256()
     _feed(h, obj, set(), 0)
     return h.hexdigest()
@@ -417,8 +413,6 @@ def stable_ids(jit):
     they cannot; the disk cache keeps one file per content."""
 
     def decorate(fn):
-        import types
-
         if isinstance(fn, types.FunctionType) and fn.__closure__:
             tag = content_digest(fn)[:16]
             copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
