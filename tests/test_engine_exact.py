@@ -199,6 +199,33 @@ def test_a_guard_proof_that_finished_no_test_is_tried_again(monkeypatch):
     assert calls[2]["first_guess"] == 4 and calls[2]["time_limit"] >= 0.02
 
 
+def test_proofs_run_on_the_vector_kernel_where_it_fits(monkeypatch):
+    """The engine's proofs are the vector kernel's (no chunks) on boards it takes, the resumable kernel's in
+    chunks on the others; both prove the same value."""
+    from jitsearch.games.kalah.null_window_fast import fast_kernel_fits
+
+    calls = []
+    real = solver_module.solve_exact
+
+    def spy(state, **kwargs):
+        calls.append(kwargs)
+        return real(state, **kwargs)
+
+    monkeypatch.setattr(solver_module, "solve_exact", spy)
+    s = positions(5, 3, 1, seed=11, max_seeds=14)[0]
+    margins = []
+    for vector in (True, False):
+        e = KalahEngine(5, table_mb=1)
+        assert e.vector_proof == fast_kernel_fits(5)
+        e.vector_proof = vector and e.vector_proof
+        r = e.search(s, time_limit=5.0)
+        assert r["exact"] and r["proof"]["complete"]
+        assert (calls[-1]["chunk_nodes"] is None) if e.vector_proof else (calls[-1]["chunk_nodes"] > 0)
+        margins.append(r["margin"])
+    assert margins[0] == margins[1] == real(s)["margin"]
+    assert KalahEngine(8, table_mb=1).vector_proof is False  # past the vector kernel's 7 houses
+
+
 def test_a_long_proof_stops_within_about_a_second_of_the_stop_event():
     """A proof with an hour to go (here the first test keeping a result: the proof runs first) ends soon after
     the stop event, whatever its budget: its kernel calls are short."""

@@ -82,6 +82,42 @@ def test_a_time_limit_and_a_stop_end_a_vector_test():
     assert r["lower"] <= r["upper"]
 
 
+def test_a_test_near_its_deadline_runs_in_the_callers_thread_and_still_stops():
+    """Within _FAST_INLINE_SECONDS of the deadline the kernel runs in the caller's thread (no hand-over), a
+    watcher stopping it at the deadline or at a stop; further away, in a worker thread."""
+    import jitsearch.games.kalah.solver as solver
+
+    s = KalahState.initial(6, 4)
+    seen = []
+    kernel = solver.null_window_fast
+
+    def spy(*args):
+        seen.append(threading.current_thread() is threading.main_thread())
+        return kernel(*args)
+
+    solver.null_window_fast = spy
+    try:
+        t = time.perf_counter()
+        r = solve_exact(s, fast=True, time_limit=0.3, first_guess=0, tt_capacity=1 << 16)
+        assert not r["complete"] and r["stop_reason"] == "time_limit" and time.perf_counter() - t < 20
+        assert seen and all(seen)
+        stop = threading.Event()
+        threading.Timer(0.2, stop.set).start()
+        r = solve_exact(s, fast=True, time_limit=solver._FAST_INLINE_SECONDS - 0.01, stop=stop, first_guess=0,
+                        tt_capacity=1 << 16)
+        assert r["interrupted"] and r["stop_reason"] == "interrupted" and all(seen)
+        seen.clear()
+        r = solve_exact(s, fast=True, time_limit=solver._FAST_INLINE_SECONDS + 0.5, first_guess=0,
+                        tt_capacity=1 << 16)
+        assert r["stop_reason"] == "time_limit" and seen[0] is False  # far from the deadline: a worker thread
+        # a test that finishes leaves no stop flag behind for the next one
+        small = KalahState.initial(3, 2)
+        assert solve_exact(small, fast=True, time_limit=0.5, first_guess=0)["complete"]
+        assert solve_exact(small, fast=True, time_limit=0.5, first_guess=0)["complete"]
+    finally:
+        solver.null_window_fast = kernel
+
+
 def test_stop_fast_stops_the_kernel_within_a_node():
     s = KalahState.initial(6, 4)
     fs = nwf.FastStack.for_state(s)

@@ -111,6 +111,7 @@ from .engine_kernel import (ETC_MIN_DEPTH, EXACT, EXTEND_MIN_DEPTH, INF, LOWER, 
                             OPT_EXACT_DEPTH, ROOT_FIRST_SHIFT, UPPER, ThreadState, engine_root, iterate,
                             new_thread_state, run_root)
 from .engine_table import SLOT_BYTES, EngineTable, new_engine_table, table_move  # noqa: F401
+from .null_window_fast import fast_kernel_fits
 from .opening_book import book_move, book_value, shipped_book
 from .state import KalahState
 
@@ -175,6 +176,9 @@ class KalahEngine:
         self.solver_table = _new_solver_table(self.table_mb) if self.exact else None  # exact mode's
         self._solver_rules = None  # (houses, empty_capture) of the positions the solver table holds
         self._solver_rate = float(SOLVER_RATE_GUESS)  # measured solver nodes a second
+        # a proof's tests run on the vector kernel where the board and CPU allow it (each test in one call, the
+        # deadline watched from this thread), else on the resumable kernel in chunks (:meth:`_chunk`)
+        self.vector_proof = fast_kernel_fits(self.houses)
         self._proven: dict = {}  # player -> (margin proven for that player, seeds in the houses then)
         self.options = ((OPT_EXACT_DEPTH if check_bool("exact_depth", exact_depth) else 0)
                         | (OPT_ETC if check_bool("etc", etc) else 0))
@@ -297,7 +301,7 @@ class KalahEngine:
         else:
             first_guess = sign * int(guess or 0)
         budget = max(until - time.perf_counter(), 1e-3)
-        chunk = self._chunk(budget)
+        chunk = None if self.vector_proof else self._chunk(budget)
         db = None
         if self.probe.seeds > 0:
             db = {"houses": state.houses, "empty_capture": bool(state.empty_capture), "values": self.probe.values,
@@ -311,7 +315,8 @@ class KalahEngine:
             # search with a tenth of the time may throw the proven result away; one more try, with a floor
             retry = max(until - time.perf_counter(), budget / 2, GUARD_RETRY_SECONDS)
             r = solve_exact(state, time_limit=retry, table=self.solver_table, first_guess=int(first_guess),
-                            endgame_db=db, chunk_nodes=self._chunk(retry), stop=stop_event)
+                            endgame_db=db, chunk_nodes=None if self.vector_proof else self._chunk(retry),
+                            stop=stop_event)
         if r["seconds"] > 0.01 and r["nodes"] > 10_000:
             self._solver_rate = max(1e5, 0.5 * self._solver_rate + 0.5 * r["nodes"] / r["seconds"])
         lower, upper = (r["lower"], r["upper"]) if sign > 0 else (-r["upper"], -r["lower"])
