@@ -48,7 +48,7 @@ def main() -> int:
     from jitsearch.arena.matches import run_tournament
     from jitsearch.games.kalah import KalahState
     from jitsearch.games.oware import OwareState
-    from jitsearch.mcts.wrappers import evaluate_states
+    from jitsearch.kernels.game_playouts import evaluate_states
     from jitsearch.games.kalah.playouts import evaluate_cpu
 
     load_start = os.getloadavg()
@@ -57,7 +57,7 @@ def main() -> int:
 
     def run_oware(seed):
         t0 = time.perf_counter()
-        out = evaluate_states([ow], args.playouts, seed=seed)
+        out = evaluate_states("oware", [ow], args.playouts, seed=seed)
         return time.perf_counter() - t0, int(out["plies"][0])
 
     def run_kalah(seed):

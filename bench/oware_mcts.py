@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """CPU MCTS iterations per second: Oware(6,4) against Kalah(6,4), multi-tree.
 
-Both searches are the multi-tree kernels (:func:`jitsearch.mcts.wrappers.analyse_oware`
+Both searches are the multi-tree kernels (:func:`jitsearch.mcts.game.analyse_game`
 and :func:`jitsearch.mcts.multi.analyse_positions`) from the start position,
 UCT with c = sqrt 2, one playout per leaf, one leaf per step, the CPU
 backend, warmed (JIT) first; medians of ``--runs`` interleaved runs, the
@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import statistics
+from functools import partial
 from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results" / "oware_mcts.json"
@@ -39,7 +40,10 @@ def main() -> int:
     from jitsearch.games.kalah import KalahState
     from jitsearch.games.oware import OwareState
     from jitsearch.mcts.multi import analyse_positions
-    from jitsearch.mcts.wrappers import analyse_oware, tree_parallel_oware
+    from jitsearch.mcts.game import analyse_game
+    from jitsearch.mcts.game_shared import tree_parallel_game
+
+    analyse_oware = partial(analyse_game, "oware")
 
     load_start = os.getloadavg()
     ow, ka = OwareState.initial(6, 4), KalahState.initial(6, 4)
@@ -64,7 +68,7 @@ def main() -> int:
         print(json.dumps({k: v for k, v in shape.items() if not k.endswith("_runs")}))
     # the shared-tree twin (one worker a tree on the CPU) against the multi-tree search, one tree
     def shared_rate(seed):
-        r = tree_parallel_oware([ow], iterations=args.iterations, playouts=1, seed=seed, backend="cpu")
+        r = tree_parallel_game("oware", [ow], iterations=args.iterations, playouts=1, seed=seed, backend="cpu")
         return r["iterations"] / r["seconds"]
 
     shared_rate(0), rate(analyse_oware, ow, 1, 0)

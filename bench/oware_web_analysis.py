@@ -9,7 +9,7 @@ Usage: python bench/oware_web_analysis.py [RUNS]   (default 3)
 * ``analyse_moves("oware", ...)`` (the page's analysis) on a position with 8 seeds on the board
   (database cached in the process, as in the server) and on the start of
   Oware(6,4) (no exact values), 20,000 iterations (the page's default),
-  against ``analyse_oware`` alone on the same state, measured in the same
+  against ``analyse_game("oware", ...)`` alone on the same state, measured in the same
   run: the analysis is the MCTS plus the per-move look-ups.
 
 Writes bench/results/oware_web_analysis.json.
@@ -30,7 +30,7 @@ from jitsearch.games.oware import OwareState
 from jitsearch.games.oware.endgame import build_database, database_size
 from jitsearch.games.oware.game import exact_seeds_limit
 
-from jitsearch.mcts.wrappers import analyse_oware
+from jitsearch.mcts.game import analyse_game
 
 OUT = Path(__file__).resolve().parent / "results" / "oware_web_analysis.json"
 
@@ -67,7 +67,7 @@ def main(runs: int = 3) -> dict:
     mcts = []
     for name, state in (("8 seeds, exact", late), ("start, no exact", start)):
         full = median_seconds(lambda: analyse_oware_position(state, iterations=20_000), runs)
-        base = median_seconds(lambda: analyse_oware([state], iterations=20_000, playouts=8, backend="cpu"), runs)
+        base = median_seconds(lambda: analyse_game("oware", [state], iterations=20_000, playouts=8, backend="cpu"), runs)
         mcts.append({"position": name, "iterations": 20_000, "analysis_seconds": round(full, 4),
                      "analyse_oware_seconds": round(base, 4), "ratio": round(full / base, 3)})
         print(mcts[-1], file=sys.stderr)

@@ -31,9 +31,9 @@ from numba import njit
 import jitsearch.games as games
 from jitsearch._jit import stable_ids
 from jitsearch.games.playout import evaluate
+from jitsearch.kernels.game_playouts import evaluate_states
 from jitsearch import rng
 from jitsearch.games.kalah import playouts
-from jitsearch.mcts.wrappers import evaluate_states as oware_evaluate_states
 
 GEN = rng.build(stable_ids(njit(cache=True)))
 KEYS = ("wins", "draws", "losses", "margin_sum", "plies")
@@ -67,7 +67,7 @@ def kernels_for(name, states, playouts_per_state, seed):
             out["kalah generic"] = lambda: playouts.evaluate_cpu(p.boards, p.players, playouts_per_state, seed,
                                                                  empty_capture=p.cfg[1], kernel="generic")
     elif name == "oware":
-        out["oware kernel"] = lambda: oware_evaluate_states(states, playouts_per_state, seed)
+        out["oware kernel"] = lambda: evaluate_states("oware", states, playouts_per_state, seed)
     return out
 
 

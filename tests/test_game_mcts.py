@@ -21,7 +21,7 @@ from jitsearch.games import get
 from jitsearch.games.oware import OwareState
 from jitsearch.mcts.game import analyse_game, search_game
 from jitsearch.mcts.multi import tree_keys_for
-from jitsearch.mcts.wrappers import analyse_oware
+from oware_calls import analyse_oware
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -250,7 +250,7 @@ PROTOCOL_MODULES = ("jitsearch.kernels.game_mcts", "jitsearch.kernels.cuda_game_
                     "jitsearch.kernels.cuda_game_shared_tree", "jitsearch.mcts.game_shared",
                     "jitsearch.kernels.game_alphabeta",
                     "jitsearch.kernels.game_playouts", "jitsearch.kernels.cuda_game_playouts",
-                    "jitsearch.mcts.wrappers", "jitsearch.mcts.multi",
+                    "jitsearch.mcts.multi",
                     "jitsearch.mcts.shared", "jitsearch.mcts.tree", "jitsearch.mcts.search", "jitsearch.mcts.config")
 
 

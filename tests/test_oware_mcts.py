@@ -24,7 +24,7 @@ from jitsearch.games.oware import OwareState
 from jitsearch.games.oware.solver import solve
 from jitsearch.kernels.sentinels import NO_NODE, TERMINAL
 from jitsearch.mcts.multi import tree_keys_for
-from jitsearch.mcts.wrappers import analyse_oware, search_oware, tree_parallel_oware
+from oware_calls import analyse_oware, search_oware, tree_parallel_oware
 
 
 def _states(seed, count, min_rows=1, **kw):
@@ -205,7 +205,7 @@ import numpy as np
 warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
 from jitsearch.games.oware import OwareState
 from jitsearch.kernels import cuda_game_mcts as cuda_oware_mcts
-from jitsearch.mcts.wrappers import analyse_oware
+from oware_calls import analyse_oware
 from jitsearch.mcts.multi import tree_keys_for
 
 cuda_oware_mcts.threads_for = lambda jobs, trees, per_thread: 3  # few threads a block: the simulator is slow
@@ -233,7 +233,7 @@ print("twins agree")
 @pytest.mark.slow
 def test_cuda_kernel_equals_the_cpu_twin_under_the_simulator():
     root = Path(__file__).resolve().parents[1]
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(root))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=os.pathsep.join([str(root), str(root / "tests")]))
     proc = subprocess.run([sys.executable, "-c", _SIM_SCRIPT], cwd=root, env=env, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -287,7 +287,7 @@ import numpy as np
 warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
 from jitsearch.games.oware import OwareState
 from jitsearch.kernels import cuda_game_shared_tree
-from jitsearch.mcts.wrappers import tree_parallel_oware
+from oware_calls import tree_parallel_oware
 from jitsearch.mcts.multi import tree_keys_for
 
 cuda_game_shared_tree.threads_for = lambda playouts, blocks, per_thread: 3  # few threads: the simulator is slow
@@ -320,7 +320,7 @@ print("twins agree")
 @pytest.mark.slow
 def test_shared_tree_cuda_kernel_equals_the_cpu_twin_under_the_simulator():
     root = Path(__file__).resolve().parents[1]
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(root))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=os.pathsep.join([str(root), str(root / "tests")]))
     proc = subprocess.run([sys.executable, "-c", _SHARED_SIM_SCRIPT], cwd=root, env=env, capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -413,7 +413,7 @@ def test_mcts_agent_as_an_openspiel_bot():
 def test_a_stop_event_ends_the_growth_between_chunks():
     import threading
 
-    from jitsearch.mcts.wrappers import analyse_oware
+    from oware_calls import analyse_oware
 
     class StopAfter:
         """An event that reads as set from its ``n``-th look on (the driver looks once per chunk)."""

@@ -24,7 +24,7 @@ from jitsearch.kernels.tree_step import REWARD_UNITS
 from jitsearch.games import get as get_game
 from jitsearch.kernels.game_mcts import cpu_step
 from jitsearch.kernels.sentinels import TERMINAL, UNEVALUATED
-from jitsearch.mcts.wrappers import analyse_oware, search_oware, tree_parallel_oware
+from oware_calls import analyse_oware, search_oware, tree_parallel_oware
 
 from test_oware_mcts import _states
 
@@ -217,7 +217,7 @@ import numpy as np
 warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
 from jitsearch.games.oware import OwareState
 from jitsearch.kernels import cuda_game_mcts as cuda_oware_mcts, cuda_game_shared_tree
-from jitsearch.mcts.wrappers import analyse_oware, tree_parallel_oware
+from oware_calls import analyse_oware, tree_parallel_oware
 from jitsearch.mcts.multi import tree_keys_for
 
 cuda_oware_mcts.threads_for = lambda jobs, trees, per_thread: 3  # few threads a block: the simulator is slow
@@ -259,7 +259,7 @@ print("twins agree")
 @pytest.mark.slow
 def test_cuda_kernels_with_eval_and_imm_equal_the_cpu_twins_under_the_simulator():
     """The multi-tree kernel, and the shared-tree kernel with one block a tree."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]))
     proc = subprocess.run([sys.executable, "-c", _SIM_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from jitsearch.games.oware import OwareState
-from jitsearch.mcts.wrappers import evaluate_states
+from oware_calls import evaluate_states
 from jitsearch.rng import below_py, draw_py, stream_key_py
 
 
@@ -85,8 +85,8 @@ import random, warnings
 import numpy as np
 warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
 from jitsearch.games.oware import OwareState
-from jitsearch.mcts.wrappers import evaluate_states
-from jitsearch.mcts.wrappers import evaluate_states_cuda
+from jitsearch.kernels.cuda_game_playouts import evaluate_states_cuda
+from jitsearch.kernels.game_playouts import evaluate_states
 
 for kw, count in (({}, 6), ({"houses": 3, "seeds": 2, "move_limit": 60}, 8)):
     rnd = random.Random(2)
@@ -98,8 +98,8 @@ for kw, count in (({}, 6), ({"houses": 3, "seeds": 2, "move_limit": 60}, 8)):
             s = OwareState.initial(**kw)
         else:
             states.append(s)
-    cpu = evaluate_states(states, 3, seed=77)
-    gpu = evaluate_states_cuda(states, 3, seed=77, threads_per_block=4, blocks=2)
+    cpu = evaluate_states("oware", states, 3, seed=77)
+    gpu = evaluate_states_cuda("oware", states, 3, seed=77, threads_per_block=4, blocks=2)
     for key in cpu:
         assert np.array_equal(cpu[key], gpu[key]), (key, cpu[key], gpu[key])
 print("twins agree")

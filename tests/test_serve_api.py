@@ -270,6 +270,24 @@ def test_analyse_small_board_is_exact(client):
     assert job["progress"]["phase"] in ("exact", "engine")
 
 
+def test_the_engine_panel_of_another_game(client):
+    """/api/GAME/engine-analysis is the engine panel of any game: Connect Four's with MCTS (it has no timed
+    exact solve: solve_time > 0 is refused in one line)."""
+    from jitsearch.games import get
+
+    start = get("connect4").initial().to_text()
+    r = client.post("/api/connect4/engine-analysis", json={"position": start, "moves": [3, 3],
+                                                          "engine": "mcts:iterations=300", "solve_time": 0})
+    job = wait(client, r.json()["job"])
+    assert job["status"] == "done", job
+    res = job["result"]
+    assert [m["move"] for m in res["moves"]] == list(range(7)) and {m["source"] for m in res["moves"]} == {"mcts"}
+    assert res["best_move"] in range(7) and not res["exact"]
+    assert "no timed exact move values" in error(client.post(
+        "/api/connect4/engine-analysis", json={"position": start, "engine": "mcts:iterations=300", "solve_time": 1}))
+    assert error(client.post("/api/chess/engine-analysis", json={"position": "x"}), 404)
+
+
 @pytest.mark.parametrize("body, message", [
     ({"engine": "random"}, "the analysis engine must be one of"),
     ({"engine": "mcts:c=2"}, "give the analysis engine a budget"),

@@ -1,6 +1,6 @@
 """`jitsearch serve`'s Oware analysis (``POST /api/oware/analyse``, the generic
 :func:`jitsearch.arena.analysis.analyse_moves` with Oware's ``move_values`` hook) and record replay, against
-the library: :func:`jitsearch.mcts.wrappers.analyse_oware` and :mod:`jitsearch.games.oware.endgame`."""
+the library: :func:`jitsearch.mcts.game.analyse_game` (Oware) and :mod:`jitsearch.games.oware.endgame`."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from jitsearch.games import get  # noqa: E402
 from jitsearch.games.oware import OwareState  # noqa: E402
 from jitsearch.games.oware.game import exact_seeds_limit  # noqa: E402
 from jitsearch.games.oware.endgame import build_database, database_size  # noqa: E402
-from jitsearch.mcts.wrappers import analyse_oware  # noqa: E402
+from oware_calls import analyse_oware  # noqa: E402
 
 START_64 = "4,4,4,4,4,4/4,4,4,4,4,4/0,0 p0"
 LATE = "0,1,0,2,0,1/1,0,2,0,1,0/14,16 p0"  # 8 seeds on the board

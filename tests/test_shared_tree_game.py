@@ -23,7 +23,7 @@ from jitsearch.games.kalah import KalahState
 from jitsearch.mcts.game_shared import tree_parallel_game
 
 from jitsearch.mcts.multi import tree_keys_for
-from jitsearch.mcts.wrappers import tree_parallel_oware
+from oware_calls import tree_parallel_oware
 from jitsearch.mcts.shared import search_many_shared
 
 from test_game_mcts import UNIQUE_WINS, _digest, _oware_states

@@ -199,7 +199,7 @@ def test_kalah_mcts_grown_in_chunks_for_a_stop_is_the_tree_grown_in_one_call(opt
 
 
 def test_oware_playouts_with_an_unset_stop_give_the_same_counts():
-    from jitsearch.mcts.wrappers import evaluate_states
+    from oware_calls import evaluate_states
 
     states = [OwareState.initial().play(h) for h in range(6)]
     a = evaluate_states(states, 50, seed=3)

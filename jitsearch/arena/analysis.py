@@ -60,6 +60,19 @@ def check_analysis_engine(spec: str, game=DEFAULT_GAME):
     return agent
 
 
+def check_solve_time(game, solve_time, most: float = MAX_SOLVE_TIME) -> float:
+    """``solve_time`` checked for ``game``: seconds in [0, ``most``], above 0 only where the game has timed
+    exact move values (a ``time_limit`` keyword of its :attr:`~jitsearch.games.protocol.Game.move_values`);
+    None: 2 s where it has them, else 0."""
+    timed = game.move_values is not None and "time_limit" in inspect.signature(game.move_values).parameters
+    if solve_time is None:
+        return min(2.0, most) if timed else 0.0
+    solve_time = check_float("solve_time", solve_time, 0.0, most)
+    if solve_time > 0 and not timed:
+        raise ValueError(f"{game.name} has no timed exact move values: give solve_time=0")
+    return solve_time
+
+
 def _analysing_engines(game) -> list:
     """The engine kinds of ``game`` whose search values moves (made with their default options)."""
     out = []
@@ -112,7 +125,7 @@ def analyse_position(state, *, engine: str = "alphabeta:time=1", solve_time: flo
     if state.is_over:
         raise ValueError("the game is over: no move to analyse")
     agent = check_analysis_engine(engine, game)
-    solve_time = check_float("solve_time", solve_time, 0.0, MAX_SOLVE_TIME)
+    solve_time = check_solve_time(game, solve_time)
     seed = check_int("seed", seed, 0, 2**64 - 1)
     if stop is not None and not callable(getattr(stop, "is_set", None)):
         raise ValueError(f"stop must be a threading.Event or None, got {type(stop).__name__}")
@@ -126,8 +139,6 @@ def analyse_position(state, *, engine: str = "alphabeta:time=1", solve_time: flo
     interrupted = False
     known = {}
     if solve_time > 0:
-        if game.move_values is None or "time_limit" not in inspect.signature(game.move_values).parameters:
-            raise ValueError(f"{game.name} has no timed exact move values: give solve_time=0")
         report("exact", 0, len(moves))
         known = game.move_values(state, time_limit=solve_time, max_bytes=max_bytes, stop=stop,
                                  progress=lambda done, total: report("exact", done, total)) or {}

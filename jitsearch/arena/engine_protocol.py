@@ -333,11 +333,12 @@ def check_memory(game, agent, state) -> None:
     if hasattr(agent, "check_memory"):
         agent.check_memory(state)
         return
-    moves = game.sizes(game.cfg(state)).moves
+    sizes = game.sizes(game.cfg(state))
+    moves = sizes.moves
     if getattr(agent, "kind", None) in ("mcts", "hmcts"):
         cfg = getattr(agent, "_config", None)
         if getattr(agent, "generic", False):  # an agent of options only (Oware's): one tree, parallel=root
-            _check_tree_of_options(agent, moves)
+            _check_tree_of_options(agent, game, sizes)
             return
         from ..mcts.search import tree_capacity
 
@@ -354,17 +355,18 @@ def check_memory(game, agent, state) -> None:
         check_bytes(need, need, what, "lower tt=")
 
 
-def _check_tree_of_options(agent, moves: int) -> None:
+def _check_tree_of_options(agent, game, sizes) -> None:
     o = getattr(agent, "options", {})
     if "iterations" not in o or o.get("parallel", "root") != "root":
         return
+    from ..kernels.game_mcts import node_bytes
+    from ..mcts.game import node_dtype_of
     from ..mcts.multi import default_leaves
-    from ..mcts.wrappers import node_bytes
     from ..trees.memory import DEFAULT_MAX_BYTES, check_bytes
 
     leaves = o.get("leaves") or default_leaves(getattr(agent, "backend", "cpu"))
-    capacity = (o["iterations"] + leaves) * moves + 1
-    check_bytes(capacity * node_bytes(moves, o.get("imm", 0.0) > 0), DEFAULT_MAX_BYTES,
+    capacity = (o["iterations"] + leaves) * sizes.moves + 1
+    check_bytes(capacity * node_bytes(sizes.cells, node_dtype_of(game), o.get("imm", 0.0) > 0), DEFAULT_MAX_BYTES,
                 f"an MCTS tree of {capacity:,} nodes", "lower iterations=")
 
 

@@ -22,12 +22,12 @@ other page open in the browser from starting searches.
 Routes (JSON in and out): ``GET /api/info``; for every registered game ``GAME``
 (:mod:`._web_game`): ``POST /api/GAME/new`` (the variant options), ``POST /api/GAME/position`` (position,
 moves), ``POST /api/GAME/move`` (position, moves, move), ``POST /api/GAME/agent-move`` (position, moves, agent,
-seed) and ``POST /api/GAME/analyse`` (position, moves, iterations or time, playouts, seed, exact, backend)
-start a search and answer its job; ``position`` is where the line starts (text), ``moves`` the moves played
+seed), ``POST /api/GAME/analyse`` (position, moves, iterations or time, playouts, seed, exact, backend: MCTS
+values) and ``POST /api/GAME/engine-analysis`` (position, moves, engine, solve_time, seed: the engine panel,
+exact solves where the game has timed move values, then an engine) start a search and answer its job; ``position`` is where the line starts (text), ``moves`` the moves played
 since (the server replays them, so a rule that looks back sees the game), the variant options are fields of
 their own. The routes without the game (``/api/new``, ``/api/position``, ``/api/move``,
-``/api/agent-move``) are Kalah's; ``/api/analyse`` (position, empty_capture, engine, solve_time) is Kalah's
-engine panel: exact solves, then an engine. ``GET /api/jobs/{id}`` polls a job, ``POST /api/jobs/{id}/cancel`` stops it; ``GET /api/records``
+``/api/agent-move``, and ``/api/analyse`` for the engine panel) are the default game's. ``GET /api/jobs/{id}`` polls a job, ``POST /api/jobs/{id}/cancel`` stops it; ``GET /api/records``
 lists the ``--records`` directory, ``GET /api/records/{name}`` replays a file's games.
 """
 
@@ -224,16 +224,6 @@ def _text(data: dict, name: str) -> str:
     return v
 
 
-def _live_position(data: dict):
-    """Kalah's position of a request of the engine panel (``position``, ``empty_capture``), live."""
-    from ..games import get
-
-    state = get("kalah").from_text(_text(data, "position"), empty_capture=_bool(data, "empty_capture"))
-    if state.is_over:
-        raise ValueError("the game is over in this position ('end'): no move to search")
-    return state
-
-
 def _spec_seconds(agent) -> float | None:
     """The time budget an agent spec asks for (None: a depth or iteration budget)."""
     return agent.time if agent.time is not None else agent.options.get("time")
@@ -317,7 +307,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         variants = {name: {k: {"type": o.type.__name__, "default": o.default, "help": o.help}
                            for k, o in g.variant.items()} for name, g in GAMES.items()}
         return JSONResponse({"version": __version__, "max_seconds": max_seconds, "records": records_dir is not None,
-                             "agents": [k for k in KINDS if k != "human"], "max_houses": GAMES["kalah"].max_moves,
+                             "agents": [k for k in KINDS if k != "human"], "max_houses": GAMES[DEFAULT_GAME].max_moves,
                              "games": list(GAMES), "game": game, "variants": variants,
                              "cuda": cuda_usable(),
                              "agent_kinds": {name: agent_kinds_for(name) for name in GAMES},
@@ -420,21 +410,24 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         job = searches.start("analysis", run)
         return JSONResponse({"job": job.to_json()}, status_code=202)
 
-    async def analyse(request: Request):
+    async def engine_analysis(request: Request):
         from ..arena.agents import agent_kind
-        from ..arena.analysis import analyse_position, check_analysis_engine
+        from ..arena.analysis import analyse_position, check_analysis_engine, check_solve_time
 
-        data = await _body(request, {"position": True, "empty_capture": False, "engine": False,
-                                     "solve_time": False, "seed": False})
-        state = await run_in_threadpool(_live_position, data)
+        game = game_of(request)
+        data = await _body(request, line_fields(game, engine=False, solve_time=False, seed=False))
+        _, state, _ = await run_in_threadpool(web_game.replay, game, data)
+        if state.is_over:
+            raise ValueError("the game is over in this position: no move to analyse")
         engine = data.get("engine", "alphabeta:time=1")
         if not isinstance(engine, str):
             raise ValueError(f"engine must be an agent spec string, got {json.dumps(engine)[:40]}")
-        solve_time = _number(data, "solve_time", 2.0, 0.0, max_seconds)
+        solve_time = check_solve_time(game, None if data.get("solve_time") is None else
+                                      _number(data, "solve_time", 2.0, 0.0, max_seconds), max_seconds)
         seed = _int(data, "seed", 0, 0, 2**63 - 1)
         if agent_kind(engine) == "cmd":
             raise ValueError("cmd: engines start a program on this machine: not from the web page")
-        agent = check_analysis_engine(engine)
+        agent = check_analysis_engine(engine, game)
         _check_cap(f"engine {engine}", _spec_seconds(agent), max_seconds)
 
         def run(job):
@@ -442,7 +435,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
                 job.progress = {"phase": phase, "done": done, "total": total}
 
             return analyse_position(state, engine=engine, solve_time=solve_time, stop=job.stop,
-                                    progress=progress, seed=seed)
+                                    progress=progress, seed=seed, game=game)
 
         job = searches.start("analysis", run)
         return JSONResponse({"job": job.to_json()}, status_code=202)
@@ -487,7 +480,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         Route("/api/position", _api(game_position), methods=["POST"]),
         Route("/api/move", _api(game_move), methods=["POST"]),
         Route("/api/agent-move", _api(game_agent_move), methods=["POST"]),
-        Route("/api/analyse", _api(analyse), methods=["POST"]),
+        Route("/api/analyse", _api(engine_analysis), methods=["POST"]),
         Route("/api/jobs/{job}", _api(job_status)),
         Route("/api/jobs/{job}/cancel", _api(job_cancel), methods=["POST"]),
         Route("/api/records", _api(records)),
@@ -497,6 +490,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         Route("/api/{game}/move", _api(game_move), methods=["POST"]),
         Route("/api/{game}/agent-move", _api(game_agent_move), methods=["POST"]),
         Route("/api/{game}/analyse", _api(game_analyse), methods=["POST"]),
+        Route("/api/{game}/engine-analysis", _api(engine_analysis), methods=["POST"]),
         Mount("/static", StaticFiles(directory=WEB_DIR), name="static"),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))] if allowed_hosts else []

@@ -454,9 +454,8 @@ async function analyse() {
   const st = entry.state, key = lineKey();
   $("analysis-progress").textContent = "";
   try {
-    const started = await api("/api/analyse", {position: st.text, empty_capture: !!S.variant.empty_capture,
-                                               engine: $("engine").value.trim(),
-                                               solve_time: Number($("solve-time").value)});
+    const started = await api(`/api/${st.game}/engine-analysis`, {...line(), engine: $("engine").value.trim(),
+                                                               solve_time: Number($("solve-time").value)});
     S.job = {id: started.job.id, kind: "analysis"};
     drawBoard();   // the houses are not clickable while a search runs
     const result = await poll(started.job, (job) => {
