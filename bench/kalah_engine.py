@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 
 from jitsearch.arena.matches import match_of, run_kalah_tournament
-from jitsearch.arena.openings import random_openings
+from jitsearch.arena.openings import random_game_openings
 from jitsearch.games.kalah import KalahState
 from jitsearch.games.kalah.alphabeta import search as plain_search
 from jitsearch.games.kalah.engine import KalahEngine
@@ -88,7 +88,7 @@ def update(out: Path, key: str, row: dict) -> None:
 def cmd_speed(a) -> dict:
     """Median seconds (of ``--repeats``) and nodes to a fixed depth, fresh tables, one thread, no database."""
     positions = [KalahState.initial(6, 4)]
-    for text in random_openings(3, 6, 4, False, 7, balanced=2):
+    for text in random_game_openings(3, "kalah", dict(houses=6, seeds=4, empty_capture=False), 7, balanced=2):
         positions.append(KalahState.from_text(text))
     rows = []
     KalahEngine(6, eval="fitted", table_mb=4).search(positions[0], depth=3)  # compile / load the kernels
@@ -122,7 +122,9 @@ def cmd_match(a) -> dict:
         except ValueError:  # no suite shipped for this board
             suite = ()
     if not suite:
-        suite = random_openings(a.random_openings, a.houses, a.seeds, a.empty_capture, a.seed, balanced=2)
+        suite = random_game_openings(a.random_openings, "kalah",
+                                     dict(houses=a.houses, seeds=a.seeds, empty_capture=a.empty_capture), a.seed,
+                                     balanced=2)
     match = match_of("kalah", {"houses": a.houses, "seeds": a.seeds, "empty_capture": a.empty_capture}, seed=a.seed,
                      max_plies=300, suite=tuple(suite))
     name = a.name or f"{a.a}__vs__{a.b}".replace(":", "_").replace(",", "_").replace("=", "")

@@ -177,9 +177,9 @@ def suite_texts(name: str) -> list[str]:
         from jitsearch.games.kalah import KalahState
 
         return [KalahState.initial(houses, seeds, empty_capture=ec).to_text()]
-    from jitsearch.arena.openings import read_openings
+    from jitsearch.arena.openings import read_game_openings
 
-    return list(read_openings(SUITES_DIR / suite, houses, seeds, ec))
+    return list(read_game_openings(SUITES_DIR / suite, "kalah", dict(houses=houses, seeds=seeds, empty_capture=ec)))
 
 
 def draw_position(name: str, index: int, seed: int = 0):

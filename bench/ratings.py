@@ -37,7 +37,7 @@ from pathlib import Path
 
 from jitsearch.arena.agents import agent_kind, parse_agent
 from jitsearch.arena.matches import match_of, run_engines
-from jitsearch.arena.openings import random_openings, read_openings
+from jitsearch.arena.openings import random_game_openings, read_game_openings
 from jitsearch.arena.rating_list import rating_list, ratings_markdown, read_results
 
 #: The default field: our engines at the time per move, and OpenSpiel's bots.
@@ -120,11 +120,11 @@ def run(a) -> int:
     if not a.resume and records.is_dir() and any(p.stat().st_size for p in records.glob("*.jsonl")):
         raise ValueError(f"{records} already holds games: pass --resume to continue them, or another --out")
     suite, plies = (), a.opening_plies
+    variant = dict(houses=a.houses, seeds=a.seeds, empty_capture=a.empty_capture)
     if a.openings is not None:
-        suite, plies = read_openings(a.openings, a.houses, a.seeds, a.empty_capture), 0
+        suite, plies = read_game_openings(a.openings, "kalah", variant), 0
     elif a.random_openings is not None:
-        suite, plies = random_openings(a.random_openings, a.houses, a.seeds, a.empty_capture, a.seed,
-                                       balanced=a.balanced), 0
+        suite, plies = random_game_openings(a.random_openings, "kalah", variant, a.seed, balanced=a.balanced), 0
     engines, notes = pick_engines(specs, a.houses, a.seeds, a.empty_capture, suite)
     for note in notes:
         print(f"note: skipped {note}", file=sys.stderr)

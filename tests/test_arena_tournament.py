@@ -11,11 +11,13 @@ import pytest
 from jitsearch.arena.matches import engine_pairs, plot_trajectory, run_engines, run_match
 from conftest import kalah_match as KalahMatch
 from jitsearch.arena.game_match import play_one
-from jitsearch.arena.openings import random_openings, read_openings
+from jitsearch.arena.openings import random_game_openings, read_game_openings
 from jitsearch.arena.stats import SPRT
 from jitsearch.games.kalah import KalahState
 
 STRONG, WEAK = "alphabeta:depth=4", "random"
+
+K43 = dict(houses=4, seeds=3, empty_capture=False)  # Kalah(4,3), standard rules
 
 
 def _lines(path):
@@ -91,7 +93,7 @@ def test_opening_suite_from_a_file(tmp_path):
     positions = [s.play(1).to_text(), s.play(3).to_text()]
     f = tmp_path / "open.txt"
     f.write_text("# two openings\n" + positions[0] + "\n\n" + positions[1] + "  # second\n")
-    suite = read_openings(f, 3, 3, False)
+    suite = read_game_openings(f, "kalah", dict(houses=3, seeds=3, empty_capture=False))
     assert suite == tuple(positions)
     match = KalahMatch(3, 3, False, 300, 0, seed=1, suite=suite)
     out = tmp_path / "g.jsonl"
@@ -117,20 +119,20 @@ def test_bad_opening_files_name_the_line(tmp_path, text, words):
     f = tmp_path / "o.txt"
     f.write_text("# header\n" + text + "\n")
     with pytest.raises(ValueError, match=rf"o\.txt:2: .*{words}"):
-        read_openings(f, 3, 3, False)
+        read_game_openings(f, "kalah", dict(houses=3, seeds=3, empty_capture=False))
     f.write_text("# nothing\n")
     with pytest.raises(ValueError, match="no position"):
-        read_openings(f, 3, 3, False)
+        read_game_openings(f, "kalah", dict(houses=3, seeds=3, empty_capture=False))
 
 
 def test_random_balanced_openings_are_balanced_and_reproducible():
     from jitsearch.games.kalah.alphabeta import search
 
-    a = random_openings(6, 4, 3, False, 5, balanced=1, depth=4)
-    assert a == random_openings(6, 4, 3, False, 5, balanced=1, depth=4) and len(set(a)) == 6
+    a = random_game_openings(6, "kalah", K43, 5, balanced=1, depth=4)
+    assert a == random_game_openings(6, "kalah", K43, 5, balanced=1, depth=4) and len(set(a)) == 6
     for text in a:
         assert abs(search(KalahState.from_text(text), 4)["value"]) <= 1
-    assert random_openings(6, 4, 3, False, 6) != random_openings(6, 4, 3, False, 5)
+    assert random_game_openings(6, "kalah", K43, 6) != random_game_openings(6, "kalah", K43, 5)
 
 
 # -- the command line ------------------------------------------------------------------------

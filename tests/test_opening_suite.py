@@ -11,7 +11,7 @@ import json
 import pytest
 
 from jitsearch.arena import opening_suites as suites
-from jitsearch.arena.openings import read_openings
+from jitsearch.arena.openings import read_game_openings
 from jitsearch.cli.app import main
 from jitsearch.games.kalah import KalahState, naive, solve_exact
 from jitsearch.games.kalah import openings as kalah_openings
@@ -74,7 +74,8 @@ def test_shipped_suite_replays_and_is_balanced(key):
     assert {o.plies for o in openings} >= {2, 3, 4, 5, 6} or len(openings) < 60
     assert {KalahState.from_text(t).player for t in texts} == {0, 1}
     # the tournament's reader takes the same file
-    assert read_openings(suites.shipped_suite_path(*key), houses, seeds, empty_capture) == tuple(texts)
+    assert read_game_openings(suites.shipped_suite_path(*key), "kalah",
+                              dict(houses=houses, seeds=seeds, empty_capture=empty_capture)) == tuple(texts)
     header = suites.shipped_suite_path(*key).read_text().splitlines()[0]
     assert header.startswith("# Balanced opening suite for Kalah")
 
@@ -207,7 +208,8 @@ def test_suite_file_round_trip_and_bad_lines(tmp_path):
     path = tmp_path / "s.txt"
     path.write_text(suites.format_suite(header, r["openings"]))
     assert suites.read_suite(path) == r["openings"]
-    assert read_openings(path, 3, 3, False) == tuple(o.position for o in r["openings"])
+    assert read_game_openings(path, "kalah", dict(houses=3, seeds=3, empty_capture=False)) == tuple(
+        o.position for o in r["openings"])
     path.write_text("3,3,3/0/3,3,3/0 p0  # exact +0 plies 2 moves 1\n")
     with pytest.raises(ValueError, match="s.txt:1: 2 plies but 1 moves"):
         suites.read_suite(path)
@@ -359,5 +361,5 @@ def test_openings_files_with_a_byte_order_mark_are_read(tmp_path):
     text = "3,3,3/0/3,3,3/0 p0  # exact +0 plies 0 moves\n"
     path = tmp_path / "bom.txt"
     path.write_bytes(b"\xef\xbb\xbf" + text.encode())
-    assert read_openings(path, 3, 3, False) == ("3,3,3/0/3,3,3/0 p0",)
+    assert read_game_openings(path, "kalah", dict(houses=3, seeds=3, empty_capture=False)) == ("3,3,3/0/3,3,3/0 p0",)
     assert [o.position for o in suites.read_suite(path)] == ["3,3,3/0/3,3,3/0 p0"]

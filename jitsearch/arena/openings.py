@@ -26,12 +26,6 @@ BALANCE_DEPTH = 6
 BALANCE_TRIES = 200
 
 
-def read_openings(path, houses: int, seeds: int, empty_capture: bool) -> tuple[str, ...]:
-    """:func:`read_game_openings` of Kalah(houses, seeds): each position has ``houses`` houses a side and
-    ``2·houses·seeds`` seeds in all, and is not over."""
-    return read_game_openings(path, "kalah", {"houses": houses, "seeds": seeds, "empty_capture": empty_capture})
-
-
 def read_game_openings(path, game, variant: dict, *, check=None) -> tuple[str, ...]:
     """The positions of ``game`` in ``path``, one per line (blank lines and ``#`` comments skipped),
     checked: each parses as a position of ``variant`` (the game's ``from_text``; its compiled variant
@@ -75,15 +69,6 @@ def read_game_openings(path, game, variant: dict, *, check=None) -> tuple[str, .
     if not out:
         raise ValueError(f"openings file {path} holds no position")
     return tuple(out)
-
-
-def random_openings(count: int, houses: int, seeds: int, empty_capture: bool, seed: int, *,
-                    balanced: float | None = None, depth: int = BALANCE_DEPTH) -> tuple[str, ...]:
-    """:func:`random_game_openings` of Kalah(houses, seeds): with ``balanced``, the depth-``depth``
-    alpha-beta value (store difference) lies within ``balanced`` seeds of 0."""
-    return random_game_openings(count, get_game("kalah"), {"houses": houses, "seeds": seeds,
-                                                           "empty_capture": empty_capture}, seed,
-                                balanced=balanced, depth=depth)
 
 
 def random_game_openings(count: int, game, variant: dict, seed: int, *, balanced: float | None = None,

@@ -194,18 +194,19 @@ def record_path(directory: Path, name: str) -> Path:
 
 
 def read_games(path: Path) -> list[dict]:
-    """Every Kalah game of an arena record file, replayed and checked: per game its ``line``, players
+    """Every game of an arena record file, replayed and checked: per game its ``line``, players
     ``a`` and ``b``, ``pair``, ``seat``, ``a_player``, board ``houses``/``seeds``/``empty_capture``,
     ``start`` (text), ``plies`` (opening plies then the game's moves, pit indices), ``opening``
     (how many of them were the opening), ``positions`` (text after each ply, the start first),
-    ``margin``, ``a_result`` and ``game: "kalah"``. An Oware record (``tournament --game oware``) gives the same keys and
-    ``game: "oware"``, ``scores``, ``reason`` (why it ended); its ``start`` is the record's ``opening`` text
+    ``margin``, ``a_result`` and ``game`` (the older format without a game field: Kalah's). A record of
+    ``tournament --game NAME`` gives the same keys, the game's own (Oware: ``scores``) and ``reason`` (why it
+    ended); its ``start`` is the record's ``opening`` text
     (a text starts a fresh repetition record: the opening's own moves are not in the file). A line that is
     neither is refused as ``FILE:LINE: ...``."""
     from ..arena.records import legacy_game, read_record_file
     from ..games import get
 
-    kalah = get(legacy_game())  # records without a game field: Kalah's, the older format
+    legacy = get(legacy_game())  # records without a game field: the older format's game (Kalah)
 
     try:
         rf = read_record_file(path)
@@ -232,9 +233,9 @@ def read_games(path: Path) -> list[dict]:
         try:
             ec = match["empty_capture"]
             if isinstance(rec.get("start"), str):
-                state = kalah.from_text(rec["start"], empty_capture=ec)
+                state = legacy.from_text(rec["start"], empty_capture=ec)
             else:
-                state = kalah.initial(match["houses"], match["seeds"], empty_capture=ec)
+                state = legacy.initial(match["houses"], match["seeds"], empty_capture=ec)
             start = state.to_text()
             positions = [start]
             for i, pit in enumerate(opening + moves):
@@ -244,7 +245,7 @@ def read_games(path: Path) -> list[dict]:
                 positions.append(state.to_text())
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
-        games.append({"line": number, "game": "kalah", "a": str(rec.get("a", "?")), "b": str(rec.get("b", "?")),
+        games.append({"line": number, "game": legacy.name, "a": str(rec.get("a", "?")), "b": str(rec.get("b", "?")),
                       "pair": rec.get("pair"), "seat": rec.get("seat"), "a_player": rec.get("a_player"),
                       "houses": state.houses, "seeds": match["seeds"], "empty_capture": bool(ec), "start": start,
                       "plies": opening + moves, "opening": len(opening), "positions": positions,
