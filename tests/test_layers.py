@@ -286,3 +286,42 @@ def test_no_module_above_games_is_named_for_a_game():
     named = sorted(n for n, path in MODULES.items() if _layer(n) not in ("top", "ground", "trees", "search", "games")
                    and any(g in path.stem.replace("_", "").lower() for g in names))
     assert not named, f"modules above games/ named for a game (move the game's code into its package): {named}"
+
+
+#: Modules above ``games/`` that name a registered game in code (a string constant outside docstrings), each
+#: for a reason of its own; any other names the game it runs only through a value it was given.
+NAMES_A_GAME = {
+    "jitsearch.cli.bench": "bench kalah: the Kalah engine's depth/solve bench",
+    "jitsearch.cli.openings": "jitsearch openings: balanced suites are made for Kalah's boards",
+    "jitsearch.benchmarks.c_reference": "the hand-written C reference plays Kalah",
+    "jitsearch.benchmarks.mancala_paper": "the Mancala paper's tables are Kalah(6,4)",
+    "jitsearch.benchmarks.gpu_mcts_bench": "the GPU MCTS figures are Kalah's",
+    "jitsearch.benchmarks.playouts_bench": "Kalah's SIMD playouts against the protocol's",
+    "jitsearch.benchmarks.mcts_bench": "Kalah's MCTS kernels against the protocol's",
+}
+
+
+def _game_name_strings(name: str, games) -> list:
+    """(line, value) of each string constant of ``name`` that is a registered game's name, docstrings left
+    out."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in games
+            and id(node) not in docstrings]
+
+
+def test_modules_above_games_name_no_game_but_the_known_ones():
+    from jitsearch.games import GAMES
+
+    above = [n for n in MODULES if _layer(n) not in ("top", "ground", "trees", "search", "games")]
+    naming = {n: hits for n in above if (hits := _game_name_strings(n, set(GAMES)))}
+    unknown = {n: hits for n, hits in naming.items() if n not in NAMES_A_GAME}
+    assert not unknown, f"modules above games/ that name a game in code (take it as a value instead): {unknown}"
+    stale = sorted(set(NAMES_A_GAME) - set(naming))
+    assert not stale, f"no longer name a game: drop them from NAMES_A_GAME: {stale}"
