@@ -144,3 +144,16 @@ def test_fast_argument_checks(tmp_path):
     with pytest.raises(ValueError, match="at most 7 houses"):
         solve_exact(KalahState.initial(8, 1), fast=True)
     assert solve_exact(KalahState.initial(8, 1))["complete"]  # the resumable kernel, automatically
+
+
+def test_an_unfinished_solve_without_a_move_falls_back_only_when_asked():
+    """Stopped before any test, with a fresh table and a given first guess, a solve knows no move: by default
+    it finds one by a short alpha-beta; with fallback_move=False it answers the first legal move as "none"."""
+    s = KalahState.initial(6, 4)
+    kw = dict(time_limit=1e-6, first_guess=0, tt_capacity=1 << 12)
+    quick = solve_exact(s, **kw)
+    assert not quick["complete"] and quick["best_move_source"] == "heuristic" and quick["best_move"] in s.legal_moves()
+    bare = solve_exact(s, fallback_move=False, **kw)
+    assert bare["best_move_source"] == "none" and bare["best_move"] == s.legal_moves()[0]
+    with pytest.raises(ValueError, match="fallback_move must be True or False"):
+        solve_exact(s, fallback_move=1, **kw)

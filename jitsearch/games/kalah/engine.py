@@ -307,7 +307,7 @@ class KalahEngine:
             db = {"houses": state.houses, "empty_capture": bool(state.empty_capture), "values": self.probe.values,
                   "binom": self.probe.binom, "max_seeds": int(self.probe.seeds)}
         r = solve_exact(state, time_limit=budget, table=self.solver_table, first_guess=int(first_guess),
-                        endgame_db=db, chunk_nodes=chunk, stop=stop_event)
+                        endgame_db=db, chunk_nodes=chunk, stop=stop_event, fallback_move=False)
         if kept is not None and not r["complete"] and r["iterations"] == 0 and (
                 stop_event is None or not stop_event.is_set()):
             # not one test finished: on a loaded machine the proof can lose its whole budget before its first
@@ -316,7 +316,7 @@ class KalahEngine:
             retry = max(until - time.perf_counter(), budget / 2, GUARD_RETRY_SECONDS)
             r = solve_exact(state, time_limit=retry, table=self.solver_table, first_guess=int(first_guess),
                             endgame_db=db, chunk_nodes=None if self.vector_proof else self._chunk(retry),
-                            stop=stop_event)
+                            stop=stop_event, fallback_move=False)
         if r["seconds"] > 0.01 and r["nodes"] > 10_000:
             self._solver_rate = max(1e5, 0.5 * self._solver_rate + 0.5 * r["nodes"] / r["seconds"])
         lower, upper = (r["lower"], r["upper"]) if sign > 0 else (-r["upper"], -r["lower"])

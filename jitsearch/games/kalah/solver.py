@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from ..._checks import check_int
+from ..._checks import check_bool, check_int
 from ..._jit import CompileBeside, JitWatch
 from ...stop import check_stop
 from ...trees.memory import check_bytes, format_bytes
@@ -413,7 +413,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                 db_etc_window: int = DB_ETC_WINDOW, checkpoint=None, resume: bool = False,
                 checkpoint_seconds: float = 600.0, prefetch: bool | None = None,
                 memory_hint: str | None = None, table: np.ndarray | None = None, stop=None,
-                fast: bool | None = None) -> dict:
+                fast: bool | None = None, fallback_move: bool = True) -> dict:
     """Game-theoretic value (player 0's final margin under perfect play) and
     the best move, by MTD(f) with a transposition table.
 
@@ -452,6 +452,11 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
         one call in a worker thread; the time limit stops it within about a
         millisecond, ``stop`` or Ctrl-C within 0.05 s, and the test in
         progress is abandoned (what it stored in the table stays true).
+    fallback_move : when an unfinished solve has neither a bound's move nor
+        one in the root's table entry, find one by a 20,000-node alpha-beta
+        after the time is up (default; a few ms) or, False, answer the first
+        legal move with ``best_move_source`` ``"none"`` (a caller that only
+        plays a proven move, as the engine's exact mode, saves that time).
     stop : a ``threading.Event`` (or None) set from another thread to stop
         the solve as a Ctrl-C would (``interrupted`` in the result); it is
         looked at before every kernel call, so the solve ends within one
@@ -501,8 +506,9 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
     tighten with every finished test), ``best_move`` (a legal move whenever
     the game is not over) and ``best_move_source``: ``"exact"`` (complete:
     an optimal move), ``"bound"`` (the move proving the mover's current
-    bound), ``"heuristic"`` (the first-guess alpha-beta's move) or
-    ``"table"`` (the root's table entry); ``complete``, ``interrupted``
+    bound), ``"heuristic"`` (the first-guess alpha-beta's move),
+    ``"table"`` (the root's table entry) or ``"none"`` (the first legal move,
+    with ``fallback_move=False``); ``complete``, ``interrupted``
     (Ctrl-C stopped it: a KeyboardInterrupt is caught and the partial
     result returned), ``stop_reason`` (None, ``"time_limit"``,
     ``"interrupted"``, ``"table_full"``), ``nodes``, ``iterations``,
@@ -513,6 +519,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
     _check_solve_args(state, tt_capacity, time_limit, first_guess, progress, max_bytes, etc_min_seeds,
                       endgame_seeds, endgame_db, chunk_nodes, endgame_progress)
     check_int("db_etc_window", db_etc_window, -1, 127)
+    check_bool("fallback_move", fallback_move)
     check_stop(stop)
     stop_event = stop
     if fast is not None:
@@ -770,7 +777,9 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
         best, source = estimate["move"], "heuristic"
     else:
         best, source = _root_table_move(state, table), "table"
-        if best not in legal:
+        if best not in legal and not fallback_move:
+            best, source = legal[0], "none"
+        elif best not in legal:
             quick = _estimate(state, 20_000, {"nodes": 0})
             best, source = quick.get("move", legal[0]), "heuristic"
             if best not in legal:
