@@ -18,7 +18,8 @@ so :func:`watch` copies it into an int64 flag that the kernel reads:
   chunks, so they need no flag.
 
 The flag is set by one watcher thread for the whole process, which looks at
-the Event of every search running every :data:`POLL_SECONDS` and ends
+the Event of every search running every :data:`POLL_SECONDS` (and sets the
+flag of a search given a deadline at that deadline, to about a millisecond) and ends
 :data:`IDLE_SECONDS` after the last search (so a test run or a command is
 left with no thread of it, and a game of many short searches starts no
 thread per search). A search that was stopped raises ``KeyboardInterrupt``
@@ -71,17 +72,26 @@ def new_counters(size: int) -> np.ndarray:
 
 #: Seconds the watcher thread stays without a search to watch before it ends.
 IDLE_SECONDS = 0.5
+#: The shortest wait of the watcher before a deadline: a deadline is met to about this (plus the OS's wake-up).
+MIN_WAIT_SECONDS = 0.0005
 
 _lock = threading.Lock()
-_watched: dict = {}  # token -> (stop, flag, slot) of each search running
+_watched: dict = {}  # token -> (stop, flag, slot, deadline) of each search running
 _watcher: threading.Thread | None = None
+_wake = threading.Event()  # set when a search with a deadline starts: the watcher recomputes its wait
+
+
+def _due(deadline) -> float | None:
+    return deadline() if callable(deadline) else deadline
 
 
 def _watch_loop() -> None:
-    """Copy each watched Event into its flag every POLL_SECONDS; end after IDLE_SECONDS with nothing to watch."""
+    """Copy each watched Event into its flag, and set the flag of each search past its deadline, every
+    POLL_SECONDS or at the nearest deadline; end after IDLE_SECONDS with nothing to watch."""
     global _watcher
     idle_since = None
     while True:
+        _wake.clear()
         with _lock:
             items = list(_watched.values())
             if items:
@@ -91,31 +101,40 @@ def _watch_loop() -> None:
             elif time.monotonic() - idle_since >= IDLE_SECONDS:
                 _watcher = None  # under the lock: the next search starts a new watcher
                 return
-        for stop, flag, slot in items:
-            if stop.is_set():
+        wait = POLL_SECONDS
+        now = time.perf_counter()
+        for stop, flag, slot, deadline in items:
+            due = _due(deadline)
+            if (stop is not None and stop.is_set()) or (due is not None and now >= due):
                 flag[slot] = 1
-        time.sleep(POLL_SECONDS)
+            elif due is not None:
+                wait = min(wait, max(due - now, MIN_WAIT_SECONDS))
+        _wake.wait(wait)
 
 
 @contextmanager
-def watch(stop, flag: np.ndarray, slot: int = STOP_SLOT):
+def watch(stop, flag: np.ndarray, slot: int = STOP_SLOT, *, deadline=None):
     """While the block runs, set ``flag[slot] = 1`` within :data:`POLL_SECONDS`
-    of ``stop`` being set (at once if it already is); nothing when ``stop`` is
-    None. One watcher thread serves every search of the process; it ends
-    :data:`IDLE_SECONDS` after the last one."""
+    of ``stop`` being set (at once if it already is), and at ``deadline`` (a
+    ``time.perf_counter()`` value, or a function returning it, read at every
+    look: a deadline that moves; met to about a millisecond); nothing when
+    both are None. One watcher thread serves every search of the process; it
+    ends :data:`IDLE_SECONDS` after the last one."""
     global _watcher
     check_stop(stop)
-    if stop is None:
+    if stop is None and deadline is None:
         yield
         return
-    if stop.is_set():
+    if (stop is not None and stop.is_set()) or (deadline is not None and time.perf_counter() >= _due(deadline)):
         flag[slot] = 1
     token = object()
     with _lock:
-        _watched[token] = (stop, flag, slot)
+        _watched[token] = (stop, flag, slot, deadline)
         if _watcher is None:
             _watcher = threading.Thread(target=_watch_loop, name="jitsearch-stop-watch", daemon=True)
             _watcher.start()
+    if deadline is not None:
+        _wake.set()
     try:
         yield
     finally:

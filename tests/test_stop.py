@@ -234,6 +234,30 @@ def test_one_watcher_sets_the_flags_and_ends_after_the_searches():
     assert not any(f[STOP_SLOT] for f in flags)
 
 
+def test_the_watcher_sets_a_flag_at_its_deadline_and_follows_a_moving_one():
+    from jitsearch.stop import STOP_SLOT, watch
+
+    flag = np.zeros(STOP_SLOT + 1, np.int64)
+    with watch(None, flag, deadline=time.perf_counter() - 1):  # already past: at once
+        assert flag[STOP_SLOT] == 1
+    flag[:] = 0
+    end = [time.perf_counter() + 0.05]
+    with watch(None, flag, deadline=lambda: end[0]):
+        time.sleep(0.01)
+        end[0] += 60  # moved back before it came (as the solver's deadline moves back by compile time)
+        time.sleep(0.2)
+        assert flag[STOP_SLOT] == 0
+        end[0] = time.perf_counter() + 0.02
+        limit = time.monotonic() + 5
+        while not flag[STOP_SLOT] and time.monotonic() < limit:
+            time.sleep(0.002)
+        assert flag[STOP_SLOT] == 1
+    flag[:] = 0
+    with watch(None, flag, deadline=time.perf_counter() + 60):
+        pass
+    assert flag[STOP_SLOT] == 0
+
+
 # -- Ctrl-C in the CLI ------------------------------------------------------------------------------------------
 
 def _cpu_seconds(pid: int) -> float:

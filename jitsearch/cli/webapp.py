@@ -210,20 +210,6 @@ def _number(data: dict, name: str, default, lo: float, hi: float) -> float:
     return float(v)
 
 
-def _bool(data: dict, name: str) -> bool:
-    v = data.get(name, False)
-    if not isinstance(v, bool):
-        raise ValueError(f"{name} must be true or false, got {json.dumps(v)[:40]}")
-    return v
-
-
-def _text(data: dict, name: str) -> str:
-    v = data.get(name)
-    if not isinstance(v, str):
-        raise ValueError(f"{name} must be a string, got {json.dumps(v)[:40]}")
-    return v
-
-
 def _spec_seconds(agent) -> float | None:
     """The time budget an agent spec asks for (None: a depth or iteration budget)."""
     return agent.time if agent.time is not None else agent.options.get("time")
@@ -325,6 +311,13 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
     def line_fields(game, **more) -> dict:
         return {"position": True, "moves": False, **{k: False for k in game.variant}, **more}
 
+    async def live_line(game, data, what: str):
+        """(start, state) of a request's line, refused in one line when the game is over there."""
+        start, state, _ = await run_in_threadpool(web_game.replay, game, data)
+        if state.is_over:
+            raise ValueError(f"the game is over in this position: no move to {what}")
+        return start, state
+
     async def game_new(request: Request):
         game = game_of(request)
         data = await _body(request, {k: False for k in game.variant})
@@ -360,9 +353,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
     async def game_agent_move(request: Request):
         game = game_of(request)
         data = await _body(request, line_fields(game, agent=True, seed=False))
-        start, state, _ = await run_in_threadpool(web_game.replay, game, data)
-        if state.is_over:
-            raise ValueError("the game is over in this position: no move to search")
+        start, state = await live_line(game, data, "search")
         seed = _int(data, "seed", 0, 0, 2**63 - 1)
         variant = web_game.variant_of(game, data)
         key = (game.name, data["agent"], seed, tuple(sorted(variant.items())))
@@ -396,9 +387,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
         game = game_of(request)
         data = await _body(request, line_fields(game, iterations=False, time=False, playouts=False, seed=False,
                                                 exact=False, backend=False))
-        _, state, _ = await run_in_threadpool(web_game.replay, game, data)
-        if state.is_over:
-            raise ValueError("the game is over in this position: no move to analyse")
+        _, state = await live_line(game, data, "analyse")
         options = web_game.check_analysis(data, max_seconds)
 
         def run(job):
@@ -416,9 +405,7 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
 
         game = game_of(request)
         data = await _body(request, line_fields(game, engine=False, solve_time=False, seed=False))
-        _, state, _ = await run_in_threadpool(web_game.replay, game, data)
-        if state.is_over:
-            raise ValueError("the game is over in this position: no move to analyse")
+        _, state = await live_line(game, data, "analyse")
         engine = data.get("engine", "alphabeta:time=1")
         if not isinstance(engine, str):
             raise ValueError(f"engine must be an agent spec string, got {json.dumps(engine)[:40]}")

@@ -268,17 +268,6 @@ def cpu_alphabeta(game):
     return _CPU[game]
 
 
-class _Deadline:
-    """An Event-like ``is_set()`` for :func:`jitsearch.stop.watch`: the user's ``stop`` or the clock."""
-
-    def __init__(self, stop, deadline):
-        self.stop, self.deadline = stop, deadline
-
-    def is_set(self) -> bool:
-        return (self.stop is not None and self.stop.is_set()) or (
-            self.deadline is not None and _time.perf_counter() >= self.deadline)
-
-
 def table_for(game, slots: int) -> tuple:
     """Empty table arrays of ``slots`` slots (0: none) for :func:`make_alphabeta`'s search."""
     return (np.zeros(slots, np.uint64), np.full(slots, -1, np.int32), np.zeros(slots, np.int8),
@@ -338,8 +327,7 @@ def alphabeta_game(game, state, *, depth: int | None = None, time: float | None 
         hist = np.zeros((rows + d + 1, cols), packed.hists.dtype)
         hist[:rows] = packed.hists[0, :rows]
         first = -1 if best is None else best["move"]
-        flag = _Deadline(stop, None if d == 1 or time is None else clock)
-        with watch(flag, counters):
+        with watch(stop, counters, deadline=None if d == 1 else clock):
             value, move, heuristic = search(board, cfg, np.int64(player), hist, packed.cur(0), np.int64(d),
                                             np.int64(first), np.int64(num_moves), *table, counters)
         nodes += int(counters[NODES])

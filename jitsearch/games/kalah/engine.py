@@ -301,7 +301,7 @@ class KalahEngine:
         else:
             first_guess = sign * int(guess or 0)
         budget = max(until - time.perf_counter(), 1e-3)
-        chunk = None if self.vector_proof else self._chunk(budget)
+        chunk = self._chunk(budget)
         db = None
         if self.probe.seeds > 0:
             db = {"houses": state.houses, "empty_capture": bool(state.empty_capture), "values": self.probe.values,
@@ -315,8 +315,8 @@ class KalahEngine:
             # search with a tenth of the time may throw the proven result away; one more try, with a floor
             retry = max(until - time.perf_counter(), budget / 2, GUARD_RETRY_SECONDS)
             r = solve_exact(state, time_limit=retry, table=self.solver_table, first_guess=int(first_guess),
-                            endgame_db=db, chunk_nodes=None if self.vector_proof else self._chunk(retry),
-                            stop=stop_event, fallback_move=False)
+                            endgame_db=db, chunk_nodes=self._chunk(retry), stop=stop_event,
+                            fallback_move=False)
         if r["seconds"] > 0.01 and r["nodes"] > 10_000:
             self._solver_rate = max(1e5, 0.5 * self._solver_rate + 0.5 * r["nodes"] / r["seconds"])
         lower, upper = (r["lower"], r["upper"]) if sign > 0 else (-r["upper"], -r["lower"])
@@ -326,10 +326,13 @@ class KalahEngine:
                 "kept": (not complete and r["best_move_source"] == "bound"
                          and lower >= (0 if kept is None else min(kept, 0)))}
 
-    def _chunk(self, budget: float) -> int:
-        """Solver nodes a kernel call: an eighth of the budget, at most :data:`SOLVER_CHUNK_SECONDS`, at the
-        measured rate. The solver looks at its clock and at ``progress`` (the stop event) only between calls,
-        so this bounds both the overrun of the budget and the stop's latency."""
+    def _chunk(self, budget: float) -> int | None:
+        """Solver nodes a kernel call of the resumable kernel: an eighth of the budget, at most
+        :data:`SOLVER_CHUNK_SECONDS`, at the measured rate. The solver looks at its clock and at ``progress``
+        (the stop event) only between calls, so this bounds both the overrun of the budget and the stop's
+        latency. None on the vector kernel (:attr:`vector_proof`: one call a test, stopped at the deadline)."""
+        if self.vector_proof:
+            return None
         return max(1_000, int(self._solver_rate * min(budget / 8, SOLVER_CHUNK_SECONDS)))
 
     def _heuristic(self, state: KalahState, deadline: float | None, max_depth: int, stop_event,

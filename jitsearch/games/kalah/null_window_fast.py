@@ -441,6 +441,10 @@ class FastStack(NamedTuple):
         return cls(kb=kb, w=w)
 
 
+#: The word of ``FastStack.w`` that stops a running test when nonzero (for :func:`jitsearch.stop.watch`).
+FAST_STOP_WORD = _P_STOP
+
+
 def stop_fast(fs: FastStack, flag: bool) -> None:
     """Ask a running :func:`null_window_fast` on ``fs`` to stop (``flag`` True; it stops within a node), or
     clear the request before a test."""

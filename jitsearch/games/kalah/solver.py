@@ -20,7 +20,7 @@ import numpy as np
 
 from ..._checks import check_bool, check_int
 from ..._jit import CompileBeside, JitWatch
-from ...stop import check_stop
+from ...stop import MIN_WAIT_SECONDS, check_stop, watch
 from ...trees.memory import check_bytes, format_bytes
 from .alphabeta import ABORTED_MOVE, EVAL_STORE, kalah_alphabeta, new_table
 from .checkpoint import check_checkpoint_dir, checkpoint_exists, load_solve_state, save_solve_state
@@ -28,7 +28,7 @@ from .endgame import build_endgame_database
 from .endgame_files import EndgameDatabaseError, mark_damaged
 from .null_window import (DATABASE_DAMAGED, NO_DATABASE, PAUSED, TABLE_FULL, EndgameArrays, MTStack, SolverOptions,
                           null_window_test, root_houses_hash)
-from .null_window_fast import FastStack, fast_kernel_fits, null_window_fast, stop_fast
+from .null_window_fast import FAST_STOP_WORD, FastStack, fast_kernel_fits, null_window_fast, stop_fast
 from .state import KalahState
 
 
@@ -269,34 +269,46 @@ def _root_table_move(state: KalahState, table) -> int:
     return -1
 
 
-_FAST_POLL_SECONDS = 0.05  # how often a vector-kernel test's watcher looks at the clock, a stop and Ctrl-C
-_FAST_POLL_MIN_SECONDS = 0.0005  # the shortest wait: a deadline is met to about this (plus the OS's wake-up)
-#: A vector-kernel test with at most this many seconds to its deadline runs in the caller's thread, a watcher
-#: thread stopping it at the deadline: no hand-over between threads, which costs a scheduler slice on a loaded
-#: machine (measured on 2 busy cores: a 4-node solve 10 ms in a worker thread, 0.3 ms in the caller's). Ctrl-C
-#: is then seen when the test stops, within this time.
+_FAST_POLL_SECONDS = 0.05  # how often the caller of a vector-kernel test looks at the clock, a stop and Ctrl-C
+#: A vector-kernel test with at most this many seconds to its deadline runs in the caller's thread, the stop
+#: module's watcher (:func:`jitsearch.stop.watch`) stopping it at the deadline or a stop: no hand-over between
+#: threads, which costs a scheduler slice on a loaded machine (measured on 2 busy cores: a 4-node solve 10 ms
+#: in a worker thread, 0.7 ms in the caller's). Ctrl-C is then seen when the test stops, within this time.
 _FAST_INLINE_SECONDS = 1.0
 
 
-def _fast_test(state, gamma, table, counters, options, db, fast, past_deadline, heartbeat, seconds_left):
+def _fast_test(state, gamma, table, counters, options, db, fast, past_deadline, heartbeat, end_time, stop_event):
     """One null-window test by :func:`.null_window_fast.null_window_fast` (run to the end in one call). A
-    deadline (``seconds_left()``: seconds to it, None without one; ``past_deadline()``, which raises
-    KeyboardInterrupt for a stop), a stop or Ctrl-C stops the kernel within a node and abandons the test.
-    Far from a deadline the kernel runs in a worker thread and the caller's thread looks at all three and at
-    ``heartbeat(nodes so far)`` every :data:`_FAST_POLL_SECONDS` (or at the deadline when sooner); within
-    :data:`_FAST_INLINE_SECONDS` of it, the caller runs the kernel and a watcher thread stops it at the
-    deadline or a stop. Returns (status, g, root move, past the deadline); a KeyboardInterrupt is raised
-    again once the kernel has stopped."""
+    deadline (``end_time()``: its ``time.perf_counter()`` value, None without one; ``past_deadline()``, which
+    raises KeyboardInterrupt for a stop), the ``stop_event`` or Ctrl-C stops the kernel within a node and
+    abandons the test. Far from a deadline the kernel runs in a worker thread and the caller's thread looks at
+    all three and at ``heartbeat(nodes so far)`` every :data:`_FAST_POLL_SECONDS` (or at the deadline when
+    sooner); within :data:`_FAST_INLINE_SECONDS` of it, the caller runs the kernel under
+    :func:`jitsearch.stop.watch`. Returns (status, g, root move, past the deadline); a KeyboardInterrupt is
+    raised again once the kernel has stopped."""
+
+    def seconds_left():
+        end = end_time()
+        return None if end is None else end - time.perf_counter()
+
+    def kernel():
+        return null_window_fast(state.board, state.houses, state.player, float(gamma), state.empty_capture,
+                                table, counters, 1 << 62, options, db, fast)
+
     left = seconds_left()
     stop_fast(fast, False)
     if left is not None and left <= _FAST_INLINE_SECONDS:
-        return _fast_test_inline(state, gamma, table, counters, options, db, fast, past_deadline, seconds_left)
+        with watch(stop_event, fast.w, FAST_STOP_WORD, deadline=end_time):
+            status, g, move = kernel()
+        late = status == PAUSED  # stopped by the watcher: the deadline, or a stop (raised here)
+        if late:
+            past_deadline()
+        return status, g, move, late
     out = {}
 
     def work():
         try:
-            out["r"] = null_window_fast(state.board, state.houses, state.player, float(gamma), state.empty_capture,
-                                        table, counters, 1 << 62, options, db, fast)
+            out["r"] = kernel()
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             out["e"] = exc
 
@@ -307,7 +319,7 @@ def _fast_test(state, gamma, table, counters, options, db, fast, past_deadline, 
         while True:
             left = seconds_left()
             worker.join(_FAST_POLL_SECONDS if left is None else
-                        min(_FAST_POLL_SECONDS, max(left, _FAST_POLL_MIN_SECONDS)))
+                        min(_FAST_POLL_SECONDS, max(left, MIN_WAIT_SECONDS)))
             if not worker.is_alive():
                 break
             if past_deadline():
@@ -323,72 +335,6 @@ def _fast_test(state, gamma, table, counters, options, db, fast, past_deadline, 
     if "e" in out:
         raise out["e"]
     status, g, move = out["r"]
-    return status, g, move, late
-
-
-class _Watcher:
-    """A thread, one per thread that runs inline vector-kernel tests, that sets a running test's stop flag at
-    its deadline or a stop. It outlives the tests (ends after :data:`_WATCHER_IDLE_SECONDS` without one), so
-    that a test neither starts nor joins a thread: both wait for the scheduler on a loaded machine."""
-
-    def __init__(self):
-        self.cond = threading.Condition()
-        self.job = None  # (fast stack, seconds_left, past_deadline) of the test running, else None
-        self.thread = None
-
-    def begin(self, job) -> None:
-        with self.cond:
-            self.job = job
-            if self.thread is None:
-                self.thread = threading.Thread(target=self._run, name="kalah-solve-watch", daemon=True)
-                self.thread.start()
-            self.cond.notify()
-
-    def end(self) -> None:
-        with self.cond:
-            self.job = None  # from here on the watcher leaves this test's flag alone
-
-    def _run(self) -> None:
-        with self.cond:
-            while True:
-                job = self.job
-                if job is None:
-                    if not self.cond.wait(_WATCHER_IDLE_SECONDS) and self.job is None:
-                        self.thread = None
-                        return
-                    continue
-                fast, seconds_left, past_deadline = job
-                self.cond.wait(min(_FAST_POLL_SECONDS, max(seconds_left(), _FAST_POLL_MIN_SECONDS)))
-                if self.job is not job:
-                    continue
-                try:
-                    due = past_deadline()
-                except KeyboardInterrupt:  # a stop: the caller's past_deadline() raises it again
-                    due = True
-                if due:
-                    stop_fast(fast, True)
-                    self.job = None
-
-
-_WATCHER_IDLE_SECONDS = 10.0
-_watchers = threading.local()
-
-
-def _fast_test_inline(state, gamma, table, counters, options, db, fast, past_deadline, seconds_left):
-    """:func:`_fast_test` near a deadline: the kernel in this thread, this thread's :class:`_Watcher` setting its
-    stop flag at the deadline or a stop."""
-    watcher = getattr(_watchers, "watcher", None)
-    if watcher is None:
-        watcher = _watchers.watcher = _Watcher()
-    watcher.begin((fast, seconds_left, past_deadline))
-    try:
-        status, g, move = null_window_fast(state.board, state.houses, state.player, float(gamma),
-                                           state.empty_capture, table, counters, 1 << 62, options, db, fast)
-    finally:
-        watcher.end()
-    late = status == PAUSED  # stopped by the watcher: the deadline, or a stop (raised here)
-    if late:
-        past_deadline()
     return status, g, move, late
 
 
@@ -601,9 +547,6 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
     def end_time() -> float | None:
         return None if deadline is None else deadline + jit.seconds
 
-    def seconds_left() -> float | None:
-        return None if deadline is None else deadline + jit.seconds - time.perf_counter()
-
     def past_deadline() -> bool:
         if stop_event is not None and stop_event.is_set():
             raise KeyboardInterrupt  # caught below: the result says "interrupted"
@@ -697,7 +640,7 @@ def solve_exact(state: KalahState, *, tt_capacity: int | None = None, time_limit
                     stop = "time_limit"
                     break
                 status, g_new, root_move, late = _fast_test(state, gamma, table, counters, options, db, fast_stack,
-                                                            past_deadline, heartbeat, seconds_left)
+                                                            past_deadline, heartbeat, end_time, stop_event)
                 if late:
                     stop = "time_limit"
                 break
