@@ -151,7 +151,7 @@ def test_exact_suite_matches_the_solver_and_naive_minimax(houses, seeds, empty_c
 
 
 def test_exact_value_says_inside_or_outside_as_the_solver_does():
-    cands = suites.opening_candidates(3, 3, False, (2, 4), seed=1)[:40]
+    cands = suites.opening_candidates(3, 3, False, plies=(2, 4), seed=1)[:40]
     for state, _ in cands:
         margin = solve_exact(state)["margin"]
         value, status, _nodes = suites.exact_value(state, 1, guess=margin)
@@ -170,7 +170,7 @@ def test_solve_exact_with_a_shared_table_gives_the_same_values():
     import numpy as np
 
     table = np.zeros((1 << 16, 4), dtype=np.int64)
-    for state, _ in suites.opening_candidates(4, 3, False, (2, 6), seed=2)[:40]:
+    for state, _ in suites.opening_candidates(4, 3, False, plies=(2, 6), seed=2)[:40]:
         assert solve_exact(state, table=table)["margin"] == solve_exact(state)["margin"]
     s = KalahState.initial(3, 3)
     for bad in (np.zeros((100, 4), np.int64), np.zeros((64, 3), np.int64), np.zeros((64, 4), np.int32), [[0] * 4]):
@@ -190,7 +190,7 @@ def test_depth_suite_values_are_the_search_values():
 
 
 def test_candidates_are_distinct_in_range_and_mixed():
-    cands = suites.opening_candidates(4, 3, True, (2, 5), seed=7)
+    cands = suites.opening_candidates(4, 3, True, plies=(2, 5), seed=7)
     texts = [s.to_text() for s, _ in cands]
     assert len(set(texts)) == len(texts)
     assert {len(m) for _, m in cands} == {2, 3, 4, 5}
@@ -198,13 +198,13 @@ def test_candidates_are_distinct_in_range_and_mixed():
     assert {len(m) for _, m in first} == {2, 3, 4, 5} and {s.player for s, _ in first} == {0, 1}
     for s, moves in cands[:200]:
         assert replay(4, 3, True, moves) == s
-    assert [s.to_text() for s, _ in suites.opening_candidates(4, 3, True, (2, 5), seed=7)] == texts
-    assert [s.to_text() for s, _ in suites.opening_candidates(4, 3, True, (2, 5), seed=8)] != texts
+    assert [s.to_text() for s, _ in suites.opening_candidates(4, 3, True, plies=(2, 5), seed=7)] == texts
+    assert [s.to_text() for s, _ in suites.opening_candidates(4, 3, True, plies=(2, 5), seed=8)] != texts
 
 
 def test_suite_file_round_trip_and_bad_lines(tmp_path):
     r = suites.balanced_suite(3, 3, False, count=4, endgame_seeds=0)
-    header = suites.suite_header(3, 3, False, r, plies=(2, 6), command="jitsearch openings ...", seed=0)
+    header = suites.suite_header(dict(houses=3, seeds=3), r, plies=(2, 6), command="jitsearch openings ...", seed=0)
     path = tmp_path / "s.txt"
     path.write_text(suites.format_suite(header, r["openings"]))
     assert suites.read_suite(path) == r["openings"]
@@ -249,7 +249,7 @@ def test_openings_command_json_and_file(capsys, tmp_path):
     code, stdout, err = run(capsys, "openings", "--houses", 3, "--seeds", 3, "--depth", 4, "--count", 3,
                             "--empty-capture")
     assert code == 0, err
-    assert stdout.startswith("# Balanced opening suite for Kalah(3,3), empty-capture rules")
+    assert stdout.startswith("# Balanced opening suite for Kalah(3,3) empty capture")
     assert len([line for line in stdout.splitlines() if not line.startswith("#")]) == 3
 
 
@@ -262,6 +262,32 @@ def test_openings_bad_input_is_one_line_exit_2(capsys, tmp_path, args, words):
     extra = [] if "--depth" in args or args == [] else ["--exact", "--endgame-seeds", 0]
     code, out, err = run(capsys, "openings", *extra, *args)
     one_error_line(code, out, err, words)
+
+
+def test_openings_takes_the_game_and_its_variant_options(capsys):
+    code, stdout, err = run(capsys, "openings", "--game", "kalah", "-V", "houses=3", "-V", "seeds=3",
+                            "-V", "empty_capture=1", "--depth", 4, "--count", 2)
+    assert code == 0, err
+    assert "# Remake: jitsearch openings --houses 3 --seeds 3 --empty-capture --plies 2-6" in stdout
+    for state_text in [line.split("#")[0].strip() for line in stdout.splitlines() if not line.startswith("#")]:
+        assert state_text.count(",") == 4  # two sides of three houses
+    one_error_line(*run(capsys, "openings", "--game", "oware", "--depth", 4),
+                   "oware has no way to value a suite's positions")
+    one_error_line(*run(capsys, "openings", "--game", "nosuch", "--depth", 4), "nosuch")
+    one_error_line(*run(capsys, "openings", "-V", "width=7", "--depth", 4), "no variant option 'width'")
+
+
+def test_the_remake_line_spells_a_variant_with_the_board_flags_or_variant_options():
+    from jitsearch.cli.openings import _variant_words
+    from jitsearch.games import get
+
+    kalah, oware = get("kalah"), get("oware")
+    assert _variant_words(kalah, dict(houses=6, seeds=4, empty_capture=False)) == ["--houses", 6, "--seeds", 4]
+    assert _variant_words(kalah, dict(houses=5, seeds=3, empty_capture=True)) == [
+        "--houses", 5, "--seeds", 3, "--empty-capture"]
+    variant = {**oware.defaults(), "grand_slam_illegal": not oware.defaults()["grand_slam_illegal"]}
+    words = _variant_words(oware, variant)
+    assert words[:2] == ["--game", "oware"] and f"grand_slam_illegal={int(variant['grand_slam_illegal'])}" in words
 
 
 def test_openings_exact_and_depth_together_refused(capsys):

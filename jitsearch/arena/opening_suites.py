@@ -2,7 +2,7 @@
 (:func:`shipped_suite`), for a game whose arena hooks give them
 (:class:`~jitsearch.games.protocol.ArenaHooks`: ``suite_values``, ``shipped_suite``; Kalah's
 :mod:`jitsearch.games.kalah.openings`). The functions take the game's variant options in order
-(Kalah's houses, seeds, empty_capture) and ``game=`` (default Kalah).
+(Kalah's houses, seeds, empty_capture) or by name, and ``game=`` (default Kalah).
 
 A balanced suite holds positions a few plies from the start whose value lies
 within a few units of 0, so that a tournament's games start from positions
@@ -164,9 +164,8 @@ def shipped_suite(*args, game=DEFAULT_GAME, **options) -> tuple[Opening, ...]:
 
 # -- candidates ---------------------------------------------------------------------------------------
 
-def opening_candidates(houses: int, seeds: int, empty_capture: bool, plies=DEFAULT_PLIES, seed: int = 0, *,
-                       game=DEFAULT_GAME):
-    """Distinct positions ``plies[0]..plies[1]`` plies from the start, each
+def opening_candidates(*args, plies=DEFAULT_PLIES, seed: int = 0, game=DEFAULT_GAME, **options):
+    """Distinct positions of a variant of ``game`` (its options in order or by name) ``plies[0]..plies[1]`` plies from the start, each
     with the first move sequence that reaches it (breadth first, moves in
     pit order; a position reached at two depths counts at the shallower),
     finished games left out, as ``(state, moves)``.
@@ -180,7 +179,7 @@ def opening_candidates(houses: int, seeds: int, empty_capture: bool, plies=DEFAU
     lo, hi = plies
     rng = random.Random(mix64_py(seed * 0x9E3779B97F4A7C15 + 0x0B5E))
     game = get_game(game)
-    start = game.initial(**_variant(game, (houses, seeds, empty_capture), {}))
+    start = game.initial(**_variant(game, args, options))
     seen = {start.to_text()}
     level = [(start, ())]
     groups: dict = {}
@@ -246,25 +245,26 @@ def _check_args(game, variant, plies, within, exact, depth, count, prefilter_dep
             raise ValueError(f"{name} must be an integer in 1..{top}, got {value!r}")
 
 
-def balanced_suite(houses: int = 6, seeds: int = 4, empty_capture: bool = False, *, plies=DEFAULT_PLIES,
-                   within: int = 2, exact: bool = True, depth: int | None = None, count: int = 50, seed: int = 0,
+def balanced_suite(*args, plies=DEFAULT_PLIES, within: int = 2, exact: bool = True, depth: int | None = None, count: int = 50, seed: int = 0,
                    prefilter_depth: int | None = PREFILTER_DEPTH, prefilter_slack: int = PREFILTER_SLACK,
                    endgame_seeds: int = ENDGAME_SEEDS, endgame_db=None, endgame_cache_dir=None,
                    max_nodes: int = MAX_SOLVE_NODES, table_slots: int = TABLE_SLOTS, on_found=None,
-                   progress=None, endgame_progress=None, game=DEFAULT_GAME) -> dict:
-    """Up to ``count`` distinct positions ``plies`` plies from the start
-    whose value lies within ``within`` seeds of 0.
+                   progress=None, endgame_progress=None, game=DEFAULT_GAME, **options) -> dict:
+    """Up to ``count`` distinct positions of a variant of ``game`` (its options in order or by name;
+    default Kalah(6,4), standard rules) ``plies`` plies from the start whose value lies within
+    ``within`` units (Kalah: seeds) of 0.
 
     The candidates are :func:`opening_candidates` (seeded by ``seed``), in
     their order; each is first searched to ``prefilter_depth`` (None: no
     prefilter) and dropped when that value is more than ``within +
     prefilter_slack`` from 0; the rest get their value:
 
-    * ``exact=True``: :func:`exact_value` (MTD(f) with an endgame database
-      of ``endgame_seeds`` seeds, built or loaded from ``endgame_cache_dir``
-      once, or ``endgame_db``), all solves sharing one transposition table
-      of ``table_slots`` rows of 32 bytes (two 16-byte solver slots each;
-      rounded up to a power of two); a solve past ``max_nodes`` nodes is skipped;
+    * ``exact=True``: :func:`exact_value` (Kalah: MTD(f) with an endgame
+      database of ``endgame_seeds`` seeds, built or loaded from
+      ``endgame_cache_dir`` once, or ``endgame_db``), all solves sharing one
+      transposition table of ``table_slots`` rows of 32 bytes (two 16-byte
+      solver slots each; rounded up to a power of two); a solve past
+      ``max_nodes`` nodes is skipped;
     * ``depth=D`` (with ``exact=False``): :func:`search_value` to depth D.
 
     Parameters
@@ -290,7 +290,7 @@ def balanced_suite(houses: int = 6, seeds: int = 4, empty_capture: bool = False,
     """
     plies = tuple(plies) if isinstance(plies, list) else plies
     game = get_game(game)
-    variant = _variant(game, (houses, seeds, empty_capture), {})
+    variant = _variant(game, args, options)
     values = _hook(game, "suite_values")
     _check_args(game, variant, plies, within, exact, depth, count, prefilter_depth, max_nodes, table_slots)
     if not exact and prefilter_depth is not None and prefilter_depth >= depth:
@@ -311,7 +311,7 @@ def balanced_suite(houses: int = 6, seeds: int = 4, empty_capture: bool = False,
                                           table_slots=table_slots, max_bytes=ENDGAME_MAX_BYTES)
             stats["endgame_seeds"] = shared.pop("endgame_seeds")
         stage = "search"
-        candidates = opening_candidates(houses, seeds, empty_capture, plies, seed, game=game)
+        candidates = opening_candidates(plies=plies, seed=seed, game=game, **variant)
         stats["candidates"] = len(candidates)
         for state, moves in candidates:
             if len(found) >= count:
@@ -357,26 +357,23 @@ def _report(progress, stats, t0):
         progress(dict(stats))
 
 
-def suite_header(houses: int, seeds: int, empty_capture: bool, result: dict, *, plies, command: str,
-                 seed: int) -> str:
-    """The ``#`` header of a suite file: what the values mean, how the suite was made, the command that remakes it."""
+def suite_header(variant: dict, result: dict, *, plies, command: str, seed: int, game=DEFAULT_GAME) -> str:
+    """The ``#`` header of a suite file of ``game``'s ``variant`` (options by name, the rest the
+    defaults): what the values mean (the game's ``suite_values.value_notes``), how the suite was
+    made, the command that remakes it."""
+    game = get_game(game)
+    variant = _variant(game, (), variant)
     exact = result["method"] == "exact"
     within, prefilter_depth, max_nodes = result["within"], result["prefilter_depth"], result["max_nodes"]
-    rules = "empty-capture rules" if empty_capture else "standard rules"
     values = [o.value for o in result["openings"]]
     spread = ", ".join(f"{v:+d}: {values.count(v)}" for v in sorted(set(values)))
+    value_line, moves_line = _hook(game, "suite_values").value_notes(variant, result)
     lines = [
-        f"Balanced opening suite for Kalah({houses},{seeds}), {rules}: {len(values)} distinct positions "
+        f"Balanced opening suite for {board_name(game=game, **variant)}: {len(values)} distinct positions "
         f"{plies[0]}-{plies[1]} plies from the start (a ply is one move; extra-turn moves count).",
-        (f"Each value is EXACT: player 0's final margin under perfect play by both sides (solve_exact, MTD(f) with "
-         f"an endgame database of {result['endgame_seeds']} seeds), |value| <= {within}."
-         if exact else
-         f"Each value is a depth-{result['method'].split('-', 1)[1]} iterative-deepening alpha-beta search "
-         f"(store difference), as player 0's margin, |value| <= {within}; the board is too big to solve "
-         f"exactly."),
+        f"{value_line}, |value| <= {within}.",
         f"Values: {spread}.",
-        "Line: <position text>  # <exact|depth-D> <value> plies <k> moves <pit indices played from the start; "
-        f"player 0's houses are pits 1..{houses}, player 1's {houses + 2}..{2 * houses + 1}>.",
+        f"Line: <position text>  # <exact|depth-D> <value> plies <k> moves <{moves_line}>.",
         (f"Made from candidates in a seeded order (seed {seed}) mixing depths and players to move: "
          f"{result['tried']} tried, "
          + (f"{result['prefiltered_out']} dropped by a depth-{prefilter_depth} search (|value| > {within} + "

@@ -1,6 +1,6 @@
-"""``jitsearch openings``: a balanced Kalah opening suite
-(:func:`jitsearch.arena.opening_suites.balanced_suite`), written as a suite
-file that ``jitsearch tournament --openings FILE`` plays."""
+"""``jitsearch openings``: a balanced opening suite of a game that can value one (its arena hook
+``suite_values``: Kalah's), :func:`jitsearch.arena.opening_suites.balanced_suite`, written as a
+suite file that ``jitsearch tournament --openings FILE`` plays."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import typer
 
 from ._support import UserError, check_output_file, given_options, refuse_options, write_text_atomic
 from .common import emit_json, stderr, stop_interrupted, stdout
+from .game_options import DEFAULT_GAME, GameOpt, VariantOpt, initial_state, resolve_game, resolve_variant
 from .solve import announce_endgame_build, endgame_progress_printer, in_cli_words
 
 
@@ -31,31 +32,47 @@ def _parse_plies(text: str) -> tuple[int, int]:
     return lo, hi
 
 
-def _command(houses, seeds, empty_capture, plies, within, exact, depth, count, seed, prefilter_depth,
+def _variant_words(game, variant: dict) -> list:
+    """The options that choose ``variant`` of ``game`` on a command line: ``--game`` unless it is the
+    default, the board flags for the options that have one (--houses, --seeds, --empty-capture), -V
+    KEY=VALUE for the others; options at their default are left out."""
+    words = [] if game.name == DEFAULT_GAME else ["--game", game.name]
+    defaults = game.defaults()
+    for key, value in variant.items():
+        if key in ("houses", "seeds"):
+            words += [f"--{key}", value]
+        elif value == defaults.get(key):
+            continue
+        elif key == "empty_capture" and value is True:
+            words.append("--empty-capture")
+        else:
+            words += ["-V", f"{key}={int(value) if isinstance(value, bool) else value}"]
+    return words
+
+
+def _command(game, variant, plies, within, exact, depth, count, seed, prefilter_depth,
              prefilter_slack, endgame_seeds, max_nodes, out) -> str:
     """The command line that makes this suite again (every option that changes it)."""
-    words = ["jitsearch", "openings", "--houses", houses, "--seeds", seeds]
-    if empty_capture:
-        words.append("--empty-capture")
+    words = ["jitsearch", "openings", *_variant_words(game, variant)]
     words += ["--plies", f"{plies[0]}-{plies[1]}", "--within", within]
     words += ["--exact"] if exact else ["--depth", depth]
     words += ["--count", count, "--seed", seed, "--prefilter-depth", prefilter_depth or 0,
               "--prefilter-slack", prefilter_slack]
     if exact:
-        words += ["--endgame-seeds", endgame_seeds, "--max-nodes", max_nodes]
+        if game.database is not None:
+            words += ["--endgame-seeds", endgame_seeds]
+        words += ["--max-nodes", max_nodes]
     if out is not None:
         words += ["--out", out]
     return " ".join(shlex.quote(str(w)) for w in words)
 
 
-def _announce_endgame(state, endgame_seeds, cache_dir):
-    """Before the database is built: its size and time (``solve``'s line);
+def _announce_endgame(database, state, endgame_seeds, cache_dir):
+    """Before the game's endgame ``database`` is built: its size and time (``solve``'s line);
     returns the progress printer for its build."""
     from ..arena.opening_suites import ENDGAME_MAX_BYTES
-    from ..games import get
     from ..trees.memory import format_bytes
 
-    database = get("kalah").database
     try:
         est = database.estimate(state, endgame_seeds, ENDGAME_MAX_BYTES)
     except ValueError as exc:
@@ -89,14 +106,19 @@ def _interrupted_message(result, count, out, existed, cache_dir) -> str:
 @in_cli_words
 def openings(
     ctx: typer.Context,
-    houses: Annotated[int, typer.Option("--houses", help="Houses per side (m).")] = 6,
-    seeds: Annotated[int, typer.Option("--seeds", help="Seeds per house (n).")] = 4,
-    empty_capture: Annotated[bool, typer.Option("--empty-capture", help="The empty-capture rule variant.")] = False,
+    game_name: GameOpt = DEFAULT_GAME,
+    variant: VariantOpt = None,
+    houses: Annotated[Optional[int], typer.Option("--houses", help="Kalah: houses per side (-V houses=; default "
+                                                  "6).", show_default=False)] = None,
+    seeds: Annotated[Optional[int], typer.Option("--seeds", help="Kalah: seeds per house (-V seeds=; default 4).",
+                                                 show_default=False)] = None,
+    empty_capture: Annotated[bool, typer.Option("--empty-capture", help="Kalah: the empty-capture rule "
+                                                                      "(-V empty_capture=1).")] = False,
     plies: Annotated[str, typer.Option("--plies", help="Plies from the start, LO-HI (or K); extra-turn moves "
                                                        "count.")] = "2-6",
     within: Annotated[int, typer.Option("--within", help="Keep positions whose value (player 0's margin) is "
                                                          "within this many seeds of 0.")] = 2,
-    exact: Annotated[bool, typer.Option("--exact", help="Values by the exact solver (small boards, e.g. "
+    exact: Annotated[bool, typer.Option("--exact", help="Values by the game's exact solver (small boards, e.g. "
                                                         "Kalah(6,4)).")] = False,
     depth: Annotated[
         Optional[int], typer.Option("--depth", help="Values by an iterative-deepening alpha-beta search to this "
@@ -128,8 +150,9 @@ def openings(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ):
-    """Make a balanced opening suite: distinct Kalah positions a few plies from
-    the start whose value lies within --within seeds of 0.
+    """Make a balanced opening suite: distinct positions a few plies from
+    the start whose value (player 0's margin; Kalah: seeds) lies within
+    --within of 0, for a game that can value them (Kalah).
 
     Candidates come in a seeded order that mixes depths and players to move;
     a cheap search drops the clearly unbalanced ones, then each is valued
@@ -141,6 +164,15 @@ def openings(
     """
     from ..arena import opening_suites as suites
 
+    game = resolve_game(game_name)
+    if game.arena is None or game.arena.suite_values is None:
+        raise UserError(f"{game.name} has no way to value a suite's positions (its arena hook suite_values): "
+                        "make a suite for it with jitsearch tournament --random-openings K --balanced MARGIN")
+    flags = {k: v for k, v in (("houses", houses), ("seeds", seeds)) if v is not None}
+    if empty_capture:
+        flags["empty_capture"] = True
+    chosen = resolve_variant(game, variant, **flags)
+    start = initial_state(game, chosen)
     lo_hi = _parse_plies(plies)
     if exact == (depth is not None):
         raise UserError("give exactly one of --exact (solve each position) and --depth D (search to depth D)")
@@ -157,33 +189,33 @@ def openings(
         raise UserError(f"--prefilter-depth must lie in 0..{suites.MAX_DEPTH}, got {prefilter_depth}")
     if prefilter_slack < 0:
         raise UserError(f"--prefilter-slack must be >= 0, got {prefilter_slack}")
+    if game.database is None:
+        refuse_options(given_options(ctx), ("endgame_seeds", "endgame_cache_dir"),
+                       f"needs an endgame database, which {game.name} has none of")
+        endgame_seeds = 0
     if not 0 <= endgame_seeds <= 127:
         raise UserError(f"--endgame-seeds must lie in 0..127, got {endgame_seeds}")
     if max_nodes < 1:
         raise UserError(f"--max-nodes must be >= 1, got {max_nodes}")
-    from ..games import get
-
-    kalah = get("kalah")  # the suites are Kalah's (arena.opening_suites)
-    start = kalah.initial(houses, seeds, empty_capture=empty_capture)  # a bad board: one ValueError line, exit 2
     if out is not None:
         check_output_file(out)
     cache_dir = None
     if exact and endgame_seeds:
-        cache_dir = endgame_cache_dir if endgame_cache_dir is not None else kalah.database.default_dir()
+        cache_dir = endgame_cache_dir if endgame_cache_dir is not None else game.database.default_dir()
         if cache_dir.exists() and not cache_dir.is_dir():
             raise UserError(f"--endgame-cache-dir {cache_dir} is a file, not a directory")
 
     def command(found: int) -> str:
         """The command that makes this file again: a partial suite (Ctrl-C, or fewer found) is the first
         ``found`` openings of the same ordered search, so --count says ``found``."""
-        return _command(houses, seeds, empty_capture, lo_hi, within, exact, depth, min(count, found), seed,
+        return _command(game, chosen, lo_hi, within, exact, depth, min(count, found), seed,
                         prefilter_depth, prefilter_slack, endgame_seeds, max_nodes, out)
     pdepth = prefilter_depth or None
-    board = suites.board_name(houses, seeds, empty_capture)
+    board = suites.board_name(game=game, **chosen)
 
     def text_of(result) -> str:
-        header = suites.suite_header(houses, seeds, empty_capture, result, plies=lo_hi,
-                                     command=command(len(result["openings"])), seed=seed)
+        header = suites.suite_header(chosen, result, plies=lo_hi, command=command(len(result["openings"])),
+                                     seed=seed, game=game)
         return suites.format_suite(header, result["openings"])
 
     def on_found(opening, found, stats):
@@ -195,9 +227,9 @@ def openings(
 
     endgame_progress = None
     if exact and endgame_seeds:
-        endgame_progress = _announce_endgame(start, endgame_seeds, cache_dir)
+        endgame_progress = _announce_endgame(game.database, start, endgame_seeds, cache_dir)
     existed = out is not None and out.exists()
-    result = suites.balanced_suite(houses, seeds, empty_capture, plies=lo_hi, within=within, exact=exact,
+    result = suites.balanced_suite(game=game, **chosen, plies=lo_hi, within=within, exact=exact,
                                    depth=depth, count=count, seed=seed, prefilter_depth=pdepth,
                                    prefilter_slack=prefilter_slack, endgame_seeds=endgame_seeds if exact else 0,
                                    endgame_cache_dir=cache_dir, max_nodes=max_nodes, on_found=on_found,
@@ -206,7 +238,7 @@ def openings(
     if found and out is not None:
         write_text_atomic(out, text_of(result))
     if as_json:
-        emit_json({"houses": houses, "seeds": seeds, "empty_capture": empty_capture, "plies": list(lo_hi),
+        emit_json({"game": game.name, **chosen, "plies": list(lo_hi),
                    "within": within, "count": count, "seed": seed, "command": command(len(found)),
                    "out": None if out is None else str(out),
                    "openings": [o.to_json() for o in found],

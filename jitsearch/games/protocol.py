@@ -494,7 +494,8 @@ class ArenaHooks(NamedTuple):
     is none. ``check_opening(state, variant, where)``: refuse (``ValueError`` naming ``where``) a
     position of an openings file that ``from_text`` accepts but the variant does not have.
     ``suite_values``: a module with ``search_value(state, depth)``, ``exact_value(state, within,
-    ...)`` and ``exact_context(variant, ...)``, what balanced suites are made with
+    ...)``, ``exact_context(variant, ...)`` and ``value_notes(variant, result)`` (what a suite
+    file's header says its values and moves are), what balanced suites are made with
     (:func:`jitsearch.arena.opening_suites.balanced_suite`). ``legacy_records``: True for the game
     whose match records of the arena's older format (no ``game`` field) are still read, by ``rate``
     and the web page (Kalah's: :mod:`jitsearch.arena.legacy_records`). ``max_plies``: the ply cap

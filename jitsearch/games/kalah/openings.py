@@ -56,6 +56,21 @@ def search_value(state, depth: int) -> int:
     return int(round(value if state.player == 0 else -value))
 
 
+def value_notes(variant: dict, result: dict) -> tuple[str, str]:
+    """What a suite file's header says its values and move numbers are: (the values' sentence, the
+    moves' description), for :func:`jitsearch.arena.opening_suites.suite_header`."""
+    houses = variant["houses"]
+    if result["method"] == "exact":
+        values = (f"Each value is EXACT: player 0's final margin under perfect play by both sides (solve_exact, "
+                  f"MTD(f) with an endgame database of {result['endgame_seeds']} seeds)")
+    else:
+        values = (f"Each value is a depth-{result['method'].split('-', 1)[1]} iterative-deepening alpha-beta search "
+                  "(store difference), as player 0's margin; the board is too big to solve exactly")
+    moves = (f"pit indices played from the start; player 0's houses are pits 1..{houses}, player 1's "
+             f"{houses + 2}..{2 * houses + 1}")
+    return values, moves
+
+
 class _Outside(Exception):
     """Raised from a solve's progress callback: the value is known to lie outside the window."""
 
