@@ -39,6 +39,7 @@ def oware_match(pairs, out=None, **kw):
 
 # -- agents -----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["alphabeta:depth=3", "alphabeta:time=0.05", "mc:playouts=30", "fsss:depth=3"])
 def test_oware_agents_take_the_winning_capture(spec):
     # OpenSpiel's test position: house 2 captures 11 of 18 seeds and wins at once; the others do not
@@ -280,7 +281,8 @@ def test_balanced_random_openings_of_oware():
     assert all(abs(game.balance(game.from_text(t), 2)) <= 0.5 for t in suite)
 
 
-@pytest.mark.parametrize("name", ["oware", pytest.param("connect4", marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["oware", "connect4"])
 def test_sprt_workers_and_plot(name, capsys, tmp_path):
     """--sprt stops at its bounds, --workers 2 plays on a local Dask cluster the same games as one process,
     --plot writes the Elo and LLR chart, --max-plies and --random-openings apply to every game."""

@@ -168,6 +168,7 @@ def _write(path: Path, lines: list[str], newline=True) -> None:
     path.write_text("\n".join(lines) + ("\n" if newline else ""))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("edit, words", TYPE_ERRORS)
 def test_bad_record_is_refused_with_file_line(kalah_full, tmp_path, edit, words):
     _, lines = kalah_full

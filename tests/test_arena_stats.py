@@ -360,6 +360,7 @@ def wald_mean_pairs(true_elo, s0, s1, alpha=0.05, beta=0.05):
     return ((1 - accept_h1) * lower + accept_h1 * upper) / drift
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("true_elo", [0, 40])
 def test_sprt_error_rates_logistic(true_elo):
     runs = 300
@@ -370,6 +371,7 @@ def test_sprt_error_rates_logistic(true_elo):
     assert 0.75 < mean_pairs / expected < 1.25, (mean_pairs, expected)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("true_elo", [0, 40])
 def test_sprt_error_rates_normalized(true_elo):
     # nElo of the 40-Elo pairs: pairs of independent games, so sigma_game = sqrt(2)·sigma_pair

@@ -31,6 +31,7 @@ def test_solve_random_json(capsys):
     assert obj["value"] == naive.minimax(UniformTree(2, 12, seed=1))[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["minimax", "alphabeta", "two-agent"])
 def test_solve_file_all_algorithms(capsys, tmp_path, algorithm):
     path = tmp_path / "t.json"
@@ -339,6 +340,7 @@ def _connect4_agents_missing() -> str | None:
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(_connect4_agents_missing() is not None, reason=str(_connect4_agents_missing()))
 def test_play_connect4_engines_json(capsys):
     args = ["play", "--game", "connect4", "--p0", "mcts:iterations=200", "--p1", "random", "--seed", "3", "--json"]

@@ -86,6 +86,7 @@ def test_analyse_is_deterministic_and_matches_the_library(capsys, file33, tmp_pa
     assert [p["children"] for p in other["positions"]] != [p["children"] for p in first["positions"]]
 
 
+@pytest.mark.slow
 def test_analyse_empty_capture_and_4x3_board(capsys, tmp_path):
     path = tmp_path / "pos43.txt"
     texts = ["3,3,3,3/0/3,3,3,3/0 p0", "3,0,4,4/1/3,3,3,3/0 p0"]
@@ -105,6 +106,7 @@ GAME_FILES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, flags, texts", GAME_FILES, ids=[g[0] for g in GAME_FILES])
 def test_analyse_every_game_equals_the_library(capsys, tmp_path, name, flags, texts):
     """For every registered game, the command's trees are the library's (``analyse_game``) for the same

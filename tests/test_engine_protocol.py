@@ -293,6 +293,7 @@ def test_only_the_reader_thread_closes_an_engines_output(tmp_path, monkeypatch):
     assert _tagged(str(tmp_path)) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode, termination", [pytest.param("timeout", "time forfeit", marks=pytest.mark.slow),
                                                ("garbage", "illegal move"),
                                                ("illegal", "illegal move"), ("crash", "crash"),

@@ -28,6 +28,7 @@ def test_tree_matches_its_pure_python_twin():
         assert nc.min() >= 1 and nc.max() <= tree.max_branching
 
 
+@pytest.mark.slow
 def test_edge_costs_cover_the_range():
     edges = IncrementalTree(10, 4, seed=1).edge_costs()
     assert edges.min() >= -(2**15) + 1 and edges.max() <= 2**15
@@ -37,6 +38,7 @@ def test_edge_costs_cover_the_range():
     assert counts[0] == 0 and counts[10:].sum() == 0 and counts[1:10].min() > 150  # uniform on 1..9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("b, d", [(1, 4), (2, 8), (3, 5), (5, 4)])
 def test_fe_with_exact_bounds_is_exact_and_never_generates_more(b, d):
     for tree in _trees(120, b, d):

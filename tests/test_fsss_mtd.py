@@ -35,6 +35,7 @@ def _optimal_move(tree, move, value):
     return move >= 0 and tree.node_values()[tree.first_child[0] + move] == value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", [fsss, pytest.param(mtd_inf, marks=pytest.mark.slow), mtdf])
 def test_exact_on_random_and_tiny_gap_trees(solver):
     trees = list(_trees(300)) + list(_tiny_gap_trees(30))
@@ -52,6 +53,7 @@ def test_mtdf_any_first_guess(guess):
         assert mtdf(tree, first_guess=guess).value == naive.minimax(tree)[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("values", [pytest.param("int", marks=pytest.mark.slow),
                                     pytest.param("binary", marks=pytest.mark.slow), "float"])
 def test_uniform_trees_all_storages(values):
@@ -191,6 +193,7 @@ def test_value_range_must_be_admissible():
         UniformTree(2, 8, seed=1, values="binary"))[0]
 
 
+@pytest.mark.slow
 def test_anytime_budget():
     u = UniformTree(2, 12, seed=5)
     v = naive.minimax(u)[0]

@@ -54,6 +54,7 @@ def _without_hooks(game):
     return dataclasses.replace(game, name=game.name + "_plain", position_key=None, move_order=None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, plain", [("connect4", True), ("kalah", False), ("oware", False),
                                          pytest.param("kalah", True, marks=pytest.mark.slow)])  # another kernel
 def test_fixed_depth_value_is_the_minimax_value(name, plain):

@@ -197,6 +197,7 @@ def test_kalah_multi_tree_search_returns_what_its_former_kernel_returned(spec, k
     assert [p["nodes"] for p in r["positions"]] == nodes
 
 
+@pytest.mark.slow
 def test_the_searches_of_any_state_find_its_game_and_sum_its_trees():
     """multi_tree_search / search_many / tree_parallel_search (the older names) take a state of any
     game: an Oware search sums its trees' root statistics (every iteration of every tree passes

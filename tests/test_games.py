@@ -233,6 +233,7 @@ def _positions(game, variant, count, seed):
     return out
 
 
+@pytest.mark.slow
 def test_generic_playouts_equal_kalahs_kernels():
     """The protocol's one playout gives Kalah's playout kernels' exact counts, margins and plies
     (same streams), on the generic rules and on the fastest kernel (SIMD or packed)."""

@@ -56,6 +56,7 @@ def test_same_nodes_results_and_table_as_the_resumable_kernel(m, n, ec):
                     assert np.array_equal(a[4], b[4]), (pos.to_text(), gamma, options, name)  # slot for slot
 
 
+@pytest.mark.slow
 def test_solves_with_either_kernel_agree():
     db = build_endgame_database(6, 8, False)
     states = [KalahState.initial(4, 3), KalahState.initial(3, 3, empty_capture=True),

@@ -38,6 +38,7 @@ def _positions(m, n, empty_capture, count, seed, max_in_houses=12):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m, n", [BOARDS[0]] + [pytest.param(*b, marks=pytest.mark.slow) for b in BOARDS[1:]])
 @pytest.mark.parametrize("empty_capture", [False, True])
 def test_every_option_gives_the_brute_force_value(m, n, empty_capture):
@@ -65,6 +66,7 @@ def test_paused_tests_resume_node_for_node(empty_capture):
         assert len({(r["margin"], r["nodes"]) for r in runs}) == 1, pos.to_text()
 
 
+@pytest.mark.slow
 def test_the_table_kept_between_solves_never_leaks_a_value():
     """Solves of one board under both rule sets, of other boards and of
     other sizes take turns with the table kept between calls: it is zeroed
@@ -80,6 +82,7 @@ def test_the_table_kept_between_solves_never_leaks_a_value():
     assert not ks._idle_tables
 
 
+@pytest.mark.slow
 def test_the_16_byte_table_in_either_shape_gives_the_brute_force_values():
     """The table's slots are 16 bytes (the key, then int16 bounds, move and
     seeds left) and a bucket starts on a cache line; an int64[slots, 4]

@@ -49,6 +49,7 @@ def _python_playout(state: KalahState, seed: int, index: int, p: int) -> int:
     return state.margin
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m, n, ec", [(6, 4, False), pytest.param(3, 3, True, marks=pytest.mark.slow), (8, 5, False),
                                       pytest.param(1, 2, False, marks=pytest.mark.slow)])
 def test_playouts_follow_the_documented_streams(m, n, ec):
@@ -271,6 +272,7 @@ def test_batched_leaf_evaluation_on_the_cpu_backend():
         mcts_search(s, iterations=10, backend="cpu", solver=True)
 
 
+@pytest.mark.slow
 def test_time_budget_and_options_are_validated():
     s = KalahState.initial(6, 4)  # the board the other default tests compile the kernel for
     r = mcts_search(s, time=0.2, seed=1)
@@ -284,6 +286,7 @@ def test_time_budget_and_options_are_validated():
         mcts_search(KalahState.from_text("0,0/3/0,0/5 end"), iterations=10)
 
 
+@pytest.mark.slow
 def test_formulas_cut_playouts_and_final_choice_run():
     s = KalahState.initial(6, 4)
     for formula in ("ucb1", "sqrt", "sqrtlog"):
@@ -463,6 +466,7 @@ def test_the_to_the_end_kernel_grows_the_full_kernels_tree(monkeypatch):
         assert not MCTSConfig.from_options(**options).plays_to_the_end(), options
 
 
+@pytest.mark.slow
 def test_generic_kernel_outside_the_packed_range_and_other_options(monkeypatch):
     assert _kernel(8) is GENERIC
     monkeypatch.setenv("JITSEARCH_SIMD", "0")  # the scalar kernels: packed boards from m = 4 only

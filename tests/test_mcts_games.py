@@ -74,6 +74,7 @@ def test_solver_proves_the_exact_values(name, variant, plies, iterations):
     assert proved >= 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, variant, plies, iterations", CASES)
 def test_options_run_and_repeat(name, variant, plies, iterations):
     """Progressive bias, cut playouts, several playouts, value-final, workers and batches with

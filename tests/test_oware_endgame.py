@@ -116,6 +116,7 @@ def test_rank_unrank_round_trip(m, s):
 
 # -- values ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m,max_seeds,slam", [(1, 6, False), (2, 8, False), (2, 7, True), (3, 5, False),
                                               (3, 4, True), (4, 3, False), (6, 3, False)])
 def test_values_equal_the_reference(m, max_seeds, slam):
@@ -131,6 +132,7 @@ def test_values_equal_the_reference(m, max_seeds, slam):
     assert len(set(last)) >= 3 or m == 1  # Oware(1) never captures (every capture is a grand slam)
 
 
+@pytest.mark.slow
 def test_cycle_without_capture_is_an_even_split():
     # Oware(1): a sowing always ends on the one opposite house, a grand slam: no capture can ever happen.
     #     P1:  [1]

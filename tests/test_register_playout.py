@@ -31,6 +31,7 @@ def _positions(m, count, seed):
 
 
 # m=6 in the default run (each m compiles kernels of its own, about 2 s); the other sizes in the slow step
+@pytest.mark.slow
 @pytest.mark.parametrize("m", [pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow), 6,
                                pytest.param(9, marks=pytest.mark.slow), pytest.param(16, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("empty_capture", [False, True])

@@ -101,6 +101,7 @@ def test_info(client):
 
 
 
+@pytest.mark.slow
 def test_the_page_suggests_only_agents_this_board_and_machine_run(client, monkeypatch):
     """``perfect`` only where it solves the position, ``backend=cuda`` only with a CUDA device; every
     suggestion is a spec the server accepts for that position."""
@@ -220,6 +221,7 @@ def test_agent_move_random(client):
     assert res["move"] in s.legal_moves() and res["state"]["text"] == s.play(res["move"]).to_text()
 
 
+@pytest.mark.slow
 def test_agent_move_engine_plays_the_solved_best_move(client):
     s = KalahState.from_text("0,4,4/1/3,3,3/0 p0")
     r = client.post("/api/agent-move", json={"position": s.to_text(), "agent": "perfect"})
@@ -270,6 +272,7 @@ def test_analyse_small_board_is_exact(client):
     assert job["progress"]["phase"] in ("exact", "engine")
 
 
+@pytest.mark.slow
 def test_the_engine_panel_of_another_game(client):
     """/api/GAME/engine-analysis is the engine panel of any game: Connect Four's with MCTS (it has no timed
     exact solve: solve_time > 0 is refused in one line)."""
@@ -300,6 +303,7 @@ def test_analyse_refusals(client, body, message):
     assert message in error(client.post("/api/analyse", json={"position": START_33, **body}))
 
 
+@pytest.mark.slow
 def test_one_search_at_a_time_and_cancel(client, warm_engine):
     big = KalahState.initial(6, 4).to_text()
     first = client.post("/api/analyse", json={"position": big, "engine": "alphabeta:time=15,db=0", "solve_time": 0})
@@ -722,6 +726,7 @@ def test_connect4_bad_requests_are_one_line(client, path, body, words, status):
     assert words in error(client.post(path, json=body), status)
 
 
+@pytest.mark.slow
 def test_connect4_analysis_values_every_move():
     """A late position: every move valued by the MCTS tree and exactly (Pons's score, the mover's), the
     exact values those of the solver on each child. (A cap that leaves room for a first compile.)"""

@@ -49,6 +49,7 @@ def _walk(tr, g, state):
                 stack.append((ch, s.play(int(tr.move[base + ch]))))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("houses,seeds,empty_capture,reward", [(3, 3, False, 0), (4, 2, True, 1), (6, 4, False, 0)])
 def test_tree_invariants(houses, seeds, empty_capture, reward):
     """Children are the legal moves in house order; every iteration ends at

@@ -245,6 +245,7 @@ def test_vector_intrinsics_against_numpy():
     assert dep == sum(1 << p for i, p in enumerate([4, 5, 6, 7, 12, 13, 14, 15]) if 0b1011000 >> i & 1)
 
 
+@pytest.mark.slow
 @needs_simd
 @pytest.mark.parametrize("m", [1, pytest.param(4, marks=pytest.mark.slow), 6, pytest.param(7, marks=pytest.mark.slow)])
 def test_simd_cut_playout_leaves_the_generic_board(m):

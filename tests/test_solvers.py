@@ -41,6 +41,7 @@ SLOW_UNIFORM = {(1, 0, "binary"), (1, 0, "float"), (1, 0, "int"), (1, 3, "float"
                 (2, 0, "float"), (2, 1, "float"), (2, 7, "float"), (3, 5, "int")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("b, h, values", [
     pytest.param(b, h, values, marks=pytest.mark.slow if (b, h, values) in SLOW_UNIFORM else ())
     for b, h in [(1, 0), (1, 3), (2, 0), (2, 1), (2, 7), (3, 5), (5, 3)] for values in ["int", "binary", "float"]])

@@ -79,6 +79,7 @@ SLOW_KEYS = {"('uniform', 0, 0, 0, False)", "('uniform', 0, 0, 0, True)", "('uni
              "('walk', 1, False, False)", "('walk', 1, True, False)", "('walk', 1, True, True)"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", [pytest.param(k, marks=pytest.mark.slow) if str(k) in SLOW_KEYS else k
                                  for k in df.all_kernel_keys()], ids=str)
 def test_every_specialisation_equals_the_generic_kernel(key):

@@ -86,6 +86,7 @@ KALAH_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec,warm,board", KALAH_CASES, ids=[_id(c) for c in KALAH_CASES])
 def test_every_kalah_agent_kind_stops_within_about_a_second(spec, warm, board):
     state = KalahState.initial(*board)
@@ -273,6 +274,7 @@ CTRL_C_COMMANDS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", CTRL_C_COMMANDS, ids=["play", "tournament"])
 def test_ctrl_c_stops_oware_mcts_agents_in_the_cli(command):
     """Before, the Oware agent played the tree a Ctrl-C left as a move and the games went on (play: 39 s
