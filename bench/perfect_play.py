@@ -82,8 +82,9 @@ SETS = {
     "kalah-6-5-standard": (6, 5, False, None),
     "kalah-6-5-empty-capture": (6, 5, True, None),
 }
-#: Random plies after the suite position (after the start for a set without a suite: the middle game).
-PLIES = {None: (8, 16)}
+#: Random plies after the suite position (after the start for a set without a suite: the middle
+#: game; Kalah(6,5) 8-16 plies from the start left one move unsolved in 300 s, 20-30 solve in 0.3-15 s).
+PLIES = {None: (20, 30)}
 SUITE_PLIES = (2, 10)
 
 
@@ -236,6 +237,9 @@ def cmd_positions(a) -> int:
                 "endgame_seeds": a.endgame_seeds, "positions": []})
             if entry["seed"] != a.seed:
                 raise ValueError(f"{a.file} holds set {name} drawn with seed {entry['seed']}, not {a.seed}")
+            if entry["plies"] != list(SUITE_PLIES if suite else PLIES[None]):
+                raise ValueError(f"{a.file} holds set {name} drawn {entry['plies']} plies from its start, "
+                                 f"not {list(SUITE_PLIES if suite else PLIES[None])}: remove the set to draw it again")
             if any(p["index"] == i for p in entry["positions"]):
                 continue
             skipped = entry.setdefault("skipped", [])
@@ -336,6 +340,8 @@ def choose_moves(spec: str, positions, *, progress=None, books=(None,)) -> list[
                 if engine is None:
                     raise ValueError(f"{spec} has no opening book to turn on or off: not the engine")
                 engine.book = book  # (made now, as the first move would make it)
+            elif hasattr(agent, "game_engine"):
+                agent.game_engine(state)  # its tables allocated before the clock, as in a game's later moves
             t0 = time.perf_counter()
             move = int(agent(state))
             seconds = time.perf_counter() - t0
