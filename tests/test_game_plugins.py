@@ -100,3 +100,36 @@ def test_a_plugin_game_without_a_solver_is_one_line_in_solve(tmp_path):
     out = _cli("solve", "--game", "tictactoe", plugins=str(EXAMPLE), cwd=tmp_path)
     assert out.returncode == 2 and out.stderr.strip() == ("error: tictactoe has no exact solver; solve takes --game "
                                                           "connect4 or kalah or oware"), out.stderr
+
+
+BENCHED_PLUGIN = '''import dataclasses, sys
+sys.path.insert(0, {where!r})
+import tictactoe
+
+
+def bench(depths, python_max_depth, solve, time_limit, progress=None):
+    """Tic-tac-toe: how many depths were asked for."""
+    rows = [dict(depth=d, nodes=d, numba_nodes_per_second=1e6, numba_ordered_tt_nodes=d) for d in depths]
+    return {{"benchmark": "benched", "nodes_per_second": {{"rows": rows}}, "solve": []}}
+
+
+GAME = dataclasses.replace(tictactoe.GAME, name="benched", bench=bench)
+'''
+
+
+def test_a_plugin_game_with_its_own_benchmark_gets_a_bench_command(tmp_path):
+    plugin = tmp_path / "benched.py"
+    plugin.write_text(BENCHED_PLUGIN.format(where=str(EXAMPLE.parent)))
+    out = _cli("bench", "benched", "--depths", "2-4:1", "--json", plugins=str(plugin), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert [r["depth"] for r in json.loads(out.stdout)["nodes_per_second"]["rows"]] == [2, 3, 4]
+    out = _cli("bench", "benched", "--depths", "2", plugins=str(plugin), cwd=tmp_path)  # the table
+    assert out.returncode == 0 and "benched alpha-beta" in out.stdout, out.stderr
+    out = _cli("bench", "--help", plugins=str(plugin), cwd=tmp_path)
+    assert "benched" in out.stdout and "Tic-tac-toe: how many depths were asked for." in out.stdout
+    out = _cli("bench", "tictactoe", plugins=str(plugin), cwd=tmp_path)  # a game without a benchmark of its own
+    assert out.returncode == 2 and "No such command 'tictactoe'" in out.stderr
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise RuntimeError('boom')\n")
+    out = _cli("bench", "benched", plugins=str(broken), cwd=tmp_path)
+    assert out.returncode == 2 and "game plugin" in out.stderr and "RuntimeError: boom" in out.stderr

@@ -291,7 +291,6 @@ def test_no_module_above_games_is_named_for_a_game():
 #: Modules above ``games/`` that name a registered game in code (a string constant outside docstrings), each
 #: for a reason of its own; any other names the game it runs only through a value it was given.
 NAMES_A_GAME = {
-    "jitsearch.cli.bench": "bench kalah: the Kalah engine's depth/solve bench",
     "jitsearch.benchmarks.c_reference": "the hand-written C reference plays Kalah",
     "jitsearch.benchmarks.mancala_paper": "the Mancala paper's tables are Kalah(6,4)",
     "jitsearch.benchmarks.gpu_mcts_bench": "the GPU MCTS figures are Kalah's",

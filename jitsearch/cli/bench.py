@@ -13,6 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 from rich.table import Table
 
 from ._support import UserError, check_output_dir, check_output_file, check_positive, check_seconds, write_text_atomic
@@ -20,7 +21,39 @@ from .common import emit_json, json_safe, stop_interrupted, stderr, stdout
 from .game_options import DEFAULT_GAME, GameOpt, VariantOpt
 
 
-bench_app = typer.Typer(help="Benchmarks (print a table; --json for scripts).", no_args_is_help=True)
+class _BenchGroup(TyperGroup):
+    """The ``bench`` commands, and ``bench NAME`` for each registered game with its own benchmark
+    (:attr:`~jitsearch.games.protocol.Game.bench`), looked up only when asked for: loading the game
+    registry costs half a second, which no other command should pay."""
+
+    def _game_commands(self) -> dict:
+        from ..games import GAMES, load_plugins
+
+        load_plugins()  # (a plugin that fails: its one-line ValueError)
+        out = {}
+        for name, game in GAMES.items():
+            if game.bench is not None and name not in super().list_commands(None):
+                sub = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False)
+                sub.command(name)(_game_bench_command(name, game.bench))
+                out[name] = typer.main.get_command(sub)
+        return out
+
+    def list_commands(self, ctx):
+        try:
+            games = sorted(self._game_commands())
+        except ValueError:  # a game plugin that fails to load: listed by the command that names it
+            games = []
+        return [*super().list_commands(ctx), *games]
+
+    def get_command(self, ctx, cmd_name):
+        command = super().get_command(ctx, cmd_name)
+        if command is None and not cmd_name.startswith("-"):
+            command = self._game_commands().get(cmd_name)  # (a plugin that fails: its ValueError, one line)
+        return command
+
+
+bench_app = typer.Typer(cls=_BenchGroup, help="Benchmarks (print a table; --json for scripts).",
+                        no_args_is_help=True)
 
 
 def _announce_out_dir(out: Path) -> None:
@@ -239,10 +272,8 @@ def bench_playouts(
 ):
     """Random Kalah playouts per second on the CPU twin or the CUDA kernel (and the C reference)."""
     from ..benchmarks.playouts_bench import measure_playouts
-    from ..games import get
     from ..kernels.backend import BackendError
 
-    get("kalah").initial(houses, seeds)  # validates the board
     if states < 1 or playouts < 1 or repeats < 1 or threads < 1:
         raise UserError("--states, --playouts, --repeats and --threads must be >= 1")
     if not 0 <= seed < 2**64:
@@ -250,7 +281,7 @@ def bench_playouts(
     try:
         r = measure_playouts(backend, houses, seeds, states, playouts, repeats, threads, seed,
                              c_reference=c_reference)
-    except BackendError as exc:
+    except (BackendError, ValueError) as exc:  # (every argument, the board first, is checked before a kernel runs)
         raise UserError(str(exc)) from None
     if as_json:
         emit_json(r)
@@ -530,33 +561,40 @@ def bench_alphabeta(
     stdout.print(table)
 
 
-@bench_app.command("kalah")
-def bench_kalah(
-    depths: Annotated[str, typer.Option("--depths", help="Search depths (4-9:1).")] = "4-9:1",
-    python_max_depth: Annotated[
-        int, typer.Option("--python-max-depth", help="Deepest search timed in Python / OpenSpiel.")
-    ] = 7,
-    solve: Annotated[bool, typer.Option("--solve/--no-solve", help="Also time exact solves of small boards.")] = True,
-    time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds per exact solve.")] = 60.0,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the JSON result here.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
-):
-    """Kalah: alpha-beta nodes/s vs plain Python and OpenSpiel; exact solve times."""
-    from ..games import get
+def _game_bench_command(name: str, hook):
+    """``jitsearch bench NAME``: the game's own benchmark (:attr:`~jitsearch.games.protocol.Game.bench`)."""
 
-    check_seconds(time_limit, "--time-limit")
-    if out is not None:
-        check_output_file(out)
+    def command(
+        depths: Annotated[str, typer.Option("--depths", help="Search depths (4-9:1).")] = "4-9:1",
+        python_max_depth: Annotated[
+            int, typer.Option("--python-max-depth", help="Deepest search timed in Python / OpenSpiel.")
+        ] = 7,
+        solve: Annotated[bool, typer.Option("--solve/--no-solve", help="Also time exact solves of small boards.")
+                         ] = True,
+        time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds per exact solve.")] = 60.0,
+        out: Annotated[Optional[Path], typer.Option("--out", help="Also write the JSON result here.")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    ):
+        check_seconds(time_limit, "--time-limit")
+        if out is not None:
+            check_output_file(out)
+        with stderr.status("benchmarking") as status:
+            result = hook(_parse_heights(depths, "--depths"), python_max_depth, solve, time_limit,
+                          progress=lambda msg: status.update(f"benchmarking: {msg}"))
+        if out is not None:
+            write_text_atomic(out, json.dumps(json_safe(result), indent=2) + "\n")
+        if as_json:
+            emit_json(result)
+            return
+        _print_game_bench(name, result)
 
-    with stderr.status("benchmarking") as status:
-        result = get("kalah").bench(_parse_heights(depths, "--depths"), python_max_depth, solve, time_limit,
-                                     progress=lambda msg: status.update(f"benchmarking: {msg}"))
-    if out is not None:
-        write_text_atomic(out, json.dumps(json_safe(result), indent=2) + "\n")
-    if as_json:
-        emit_json(result)
-        return
-    table = Table(title="Kalah(6,4) alpha-beta from the start, store difference, no ordering, no table")
+    command.__doc__ = (hook.__doc__ or f"{name}'s benchmark.").strip().split("\n\n")[0]
+    return command
+
+
+def _print_game_bench(name: str, result: dict) -> None:
+    """A game benchmark's tables: nodes a second by depth, and its exact solves when it timed any."""
+    table = Table(title=result.get("title", f"{name} alpha-beta"))
     for col in ("depth", "nodes", "numba nodes/s", "python nodes/s", "x python", "OpenSpiel nodes/s", "x OpenSpiel",
                 "ordered+TT nodes"):
         table.add_column(col, justify="right")

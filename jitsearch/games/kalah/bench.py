@@ -117,8 +117,15 @@ def solve_times(boards=((1, 1), (2, 2), (3, 3), (4, 3), (4, 4), (5, 3), (5, 4), 
 
 
 def run_kalah_bench(depths=(4, 5, 6, 7, 8), python_max_depth=6, solve=True, time_limit=60.0, progress=None) -> dict:
+    """Kalah: alpha-beta nodes/s vs plain Python and OpenSpiel; exact solve times.
+
+    ``jitsearch bench kalah`` (the game's ``bench`` hook): nodes a second of the alpha-beta from the
+    Kalah(6,4) start at each of ``depths``, against the same search in plain Python (to
+    ``python_max_depth``) and OpenSpiel's, and with ``solve`` the exact solves of small boards
+    (``time_limit`` seconds each)."""
     result = {
         "benchmark": "kalah",
+        "title": "Kalah(6,4) alpha-beta from the start, store difference, no ordering, no table",
         "machine": f"{platform.processor() or platform.machine()}, Python {platform.python_version()}",
         "nodes_per_second": nodes_per_second(depths, python_max_depth, progress=progress),
     }
