@@ -653,15 +653,6 @@ def inform_move(agents, pit: int) -> None:
             agent.observe(pit)
 
 
-def start_agents(agents, opening_moves) -> None:
-    """A new game for the agents that keep their own game: the start position plus ``opening_moves``."""
-    seen = set()
-    for agent in agents:
-        if hasattr(agent, "start") and id(agent) not in seen:
-            seen.add(id(agent))
-            agent.start(list(opening_moves))
-
-
 def play_game(state, agents, *, max_plies: int | None = None, on_move=None) -> dict:
     """Play ``state`` (a state of any game) to the end, or ``max_plies`` moves (1..MAX_PLIES; None: no cap);
     returns :func:`game_result`. ``agents``: two callables state -> move (player 0's first); ``on_move(before,

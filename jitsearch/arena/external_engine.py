@@ -504,14 +504,6 @@ def engine_process(argv, logs: Path, slot: int = 0, start_timeout: float = START
     return eng
 
 
-def engine_process_or_forfeit(argv, logs: Path, slot: int = 0, start_timeout: float = START_TIMEOUT) -> EngineProcess:
-    """:func:`engine_process`, a failure to start being a :class:`Forfeit` (a crash)."""
-    try:
-        return engine_process(argv, logs, slot, start_timeout)
-    except EngineError as exc:
-        raise Forfeit("crash", exc.detail) from None
-
-
 def close_engines() -> int:
     """End every engine process this process started; returns how many were running."""
     with _lock:
