@@ -107,23 +107,24 @@ def bench_throughput(
     check_positive({"--trees": trees, "--repeats": repeats, "--python-trees": python_trees})
     if out is not None:
         check_output_file(out)
+    result = _measured(lambda progress: run_throughput(
+        heights=hs, trees_per_height=trees, repeats=repeats, python_max_height=python_max_height,
+        python_trees=python_trees, first_call=first_call, c_reference=c_reference, progress=progress), out, as_json)
+    if result is not None:
+        print_throughput_table(result, stdout)
+
+
+def _measured(run, out: Optional[Path], as_json: bool):
+    """``run(progress)`` under a "benchmarking" status line on stderr; its result written to ``out``
+    (JSON) when given, and printed as JSON with ``as_json`` (then None is returned: nothing to draw)."""
     with stderr.status("benchmarking") as status:
-        result = run_throughput(
-            heights=hs,
-            trees_per_height=trees,
-            repeats=repeats,
-            python_max_height=python_max_height,
-            python_trees=python_trees,
-            first_call=first_call,
-            c_reference=c_reference,
-            progress=lambda msg: status.update(f"benchmarking: {msg}"),
-        )
+        result = run(lambda msg: status.update(f"benchmarking: {msg}"))
     if out is not None:
         write_text_atomic(out, json.dumps(json_safe(result), indent=2) + "\n")
     if as_json:
         emit_json(result)
-        return
-    print_throughput_table(result, stdout)
+        return None
+    return result
 
 
 #: ``--workers`` and ``--scheduler`` of the paper reproductions (local processes or a Dask cluster).
@@ -317,13 +318,9 @@ def bench_mcts(
         raise UserError("--simulations, --repeats and --workers must be >= 1")
     if out is not None:
         check_output_file(out)
-    with stderr.status("benchmarking") as status:
-        r = run_mcts_bench(simulations=simulations, repeats=repeats, workers=workers,
-                           progress=lambda msg: status.update(f"benchmarking: {msg}"))
-    if out is not None:
-        write_text_atomic(out, json.dumps(json_safe(r), indent=2) + "\n")
-    if as_json:
-        emit_json(r)
+    r = _measured(lambda progress: run_mcts_bench(simulations=simulations, repeats=repeats, workers=workers,
+                                                  progress=progress), out, as_json)
+    if r is None:
         return
     table = Table(title=f"Kalah(6,4) from the start; median of {repeats} runs; {r['machine']}")
     table.add_column("figure")
@@ -578,15 +575,11 @@ def _game_bench_command(name: str, hook):
         check_seconds(time_limit, "--time-limit")
         if out is not None:
             check_output_file(out)
-        with stderr.status("benchmarking") as status:
-            result = hook(_parse_heights(depths, "--depths"), python_max_depth, solve, time_limit,
-                          progress=lambda msg: status.update(f"benchmarking: {msg}"))
-        if out is not None:
-            write_text_atomic(out, json.dumps(json_safe(result), indent=2) + "\n")
-        if as_json:
-            emit_json(result)
-            return
-        _print_game_bench(name, result)
+        heights = _parse_heights(depths, "--depths")
+        result = _measured(lambda progress: hook(heights, python_max_depth, solve, time_limit, progress=progress),
+                           out, as_json)
+        if result is not None:
+            _print_game_bench(name, result)
 
     command.__doc__ = (hook.__doc__ or f"{name}'s benchmark.").strip().split("\n\n")[0]
     return command
