@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Reproduce Zhang's forward-estimation experiments (seed 001, figures 1, 2, 3a).
+"""Reproduce Zhang's forward-estimation experiments (figures 1, 2, 3a).
 
 Same as ``jitsearch bench fe-paper``; by default writes into
 bench/results/fe_paper/. Interrupt it and rerun with ``--resume`` to continue.

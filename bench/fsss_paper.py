@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Reproduce section 4 of the FSSS paper (seed 000) and measure the cost.
+"""Reproduce section 4 of the FSSS paper (Weinstein, Littman & Goschin) and measure the cost.
 
 Same as ``jitsearch bench fsss-paper``; by default writes into
 bench/results/fsss_paper/ (per-tree CSVs, summary.json, summary.md, PNGs).

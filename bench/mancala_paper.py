@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Seed 003's four tables on Kalah(6,4) and the iterations extension
+"""Siljander's four tables on Kalah(6,4) and the iterations extension
 (= ``jitsearch bench mancala-paper``); writes bench/results/mancala_paper/."""
 
 from __future__ import annotations

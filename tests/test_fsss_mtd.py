@@ -82,7 +82,7 @@ def test_hash_tables_grow():
     assert mtd_inf(u, storage="hash").value == mtd_inf(u, storage="dense").value
 
 
-# -- the theorem (seed 000, section 5) ---------------------------------------------
+# -- the theorem (Weinstein, Littman & Goschin, section 5) ---------------------------------------------
 
 def test_fsss_leaves_subset_of_alphabeta_leaves():
     for tree in _trees(400):

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def static_value(board, m, player, over, kind, total):
     """The reward of a position for ``player`` in [0, 1]: the outcome of a
-    finished game, else the squashed store difference or seed 003's
+    finished game, else the squashed store difference or Siljander's
     heuristic (linear), written out again from the documentation."""
     d = int(board[m + 1]) - int(board[0])
     d = -d if player == 1 else d

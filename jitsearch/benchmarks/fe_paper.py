@@ -265,7 +265,7 @@ def _claims(fig1: dict, fig2: dict, fig3: dict | None) -> list[tuple[str, str, s
 
 def _markdown(result: dict) -> str:
     f1, f2, f3 = result["figure1"], result["figure2"], result.get("figure3a")
-    lines = ["# Forward estimation (seed 001), reproduced", "",
+    lines = ["# Forward estimation (Zhang), reproduced", "",
              f"Machine: {result['machine']}. Command: `{result['command']}`.", "",
              "## The paper's claims next to ours", "", "| claim | measured | verdict |", "|---|---|---|"]
     for claim, measured, verdict in result["claims"]:

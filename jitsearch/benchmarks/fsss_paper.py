@@ -283,7 +283,7 @@ def _plots(out: Path, exp1: dict, exp2: dict, cost: dict | None) -> list[str]:
 
 def _markdown(result: dict) -> str:
     e1, e2, cost = result["experiment1"], result["experiment2"], result.get("cost")
-    lines = ["# FSSS paper (seed 000), section 4, reproduced", ""]
+    lines = ["# FSSS paper (Weinstein, Littman & Goschin), section 4, reproduced", ""]
     lines.append(f"Machine: {result['machine']}. Command: `{result['command']}`.")
     lines += ["", "## Experiment 1: integer leaves", "",
               "| h | trees | alpha-beta | FSSS | MTD(+inf) | FSSS < MTD | MTD < FSSS |",

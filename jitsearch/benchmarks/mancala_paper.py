@@ -134,7 +134,7 @@ def _pct(r, key):
 
 
 def markdown(rows, ext) -> str:
-    lines = ["# Seed 003's four tables on Kalah(6,4), standard rules", "",
+    lines = ["# Siljander's four tables on Kalah(6,4), standard rules", "",
              "Ours: A's win % and draw % with 95% Wilson intervals, mean plies per game. "
              "Paper: win %, draw %, mean moves as printed. `paper` = 50 games (25 pairs, seats swapped, no "
              "random opening); `full` = 2 random opening plies per pair, pairs as listed.", ""]
