@@ -559,7 +559,14 @@ def game_positions(rec: dict):
     from jitsearch.games.kalah import KalahState
 
     m = rec["match"]
-    ec = bool(m["empty_capture"])
+    if "opening_moves" in rec:  # the arena's record (jitsearch.arena.game_match): the game's moves start at
+        variant = dict(m["variant"])  # the position ``opening`` names
+        s = KalahState.from_text(rec["opening"], empty_capture=bool(variant["empty_capture"]))
+        for mv in rec["moves"]:
+            yield s, mv, "a" if s.player == rec["a_player"] else "b"
+            s = s.play(mv)
+        return
+    ec = bool(m["empty_capture"])  # the older format (arena.legacy_records): the opening's moves from ``start``
     if rec.get("start"):
         s = KalahState.from_text(rec["start"], empty_capture=ec)
     else:

@@ -151,6 +151,28 @@ def test_records_step_against_naive_minimax(pp, tiny_tournament, tmp_path):
     assert again.solved == 0 and solver.solved == len(cache.read_text().splitlines())
 
 
+def test_records_of_the_arenas_format_replay_from_their_opening(pp, tmp_path):
+    """A record of ``jitsearch tournament --out`` (its moves start at the position ``opening`` names, after
+    the opening's plies): the positions the step values are the game's, and every move is valued."""
+    from jitsearch.cli.app import main
+
+    out = tmp_path / "k32.jsonl"
+    assert main(["tournament", "--game", "kalah", "--houses", "3", "--seeds", "2", "--empty-capture", "--a", "random",
+                 "--b", "alphabeta:depth=1", "--pairs", "2", "--openings", "2", "--out", str(out)]) == 0
+    records = pp.read_tournament_records(out)
+    assert len(records) == 4 and all(r["opening_moves"] for r in records)
+    for rec in records:
+        positions = list(pp.game_positions(rec))
+        assert positions[0][0].to_text() == rec["opening"] and [mv for _, mv, _ in positions] == rec["moves"]
+        last, mv, _ = positions[-1]
+        assert last.empty_capture and last.play(mv).to_text() == rec["final"]
+        assert {side for _, _, side in positions} <= {"a", "b"}
+    solver = pp.Solver(pp.SolveCache(tmp_path / "cache.jsonl"), endgame_seeds=0)
+    losses, forced = pp.record_losses(records, solver)
+    assert set(losses) == {"random", "alphabeta:depth=1"}
+    assert sum(len(x) for x in losses.values()) + sum(forced.values()) == sum(len(r["moves"]) for r in records)
+
+
 def test_records_command_json(pp, tiny_tournament, tmp_path, capsys):
     out = tmp_path / "summary.json"
     rc = pp.main(["records", str(tiny_tournament), "--endgame-seeds", "0", "--cache", str(tmp_path / "c.jsonl"),
