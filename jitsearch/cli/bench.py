@@ -13,8 +13,8 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from typer.core import TyperGroup
 from rich.table import Table
+from typer.core import TyperGroup
 
 from ._support import UserError, check_output_dir, check_output_file, check_positive, check_seconds, write_text_atomic
 from .common import emit_json, json_safe, stop_interrupted, stderr, stdout
@@ -26,29 +26,30 @@ class _BenchGroup(TyperGroup):
     (:attr:`~jitsearch.games.protocol.Game.bench`), looked up only when asked for: loading the game
     registry costs half a second, which no other command should pay."""
 
-    def _game_commands(self) -> dict:
+    def _benched_games(self) -> dict:
+        """name -> game of the registered games (plugins loaded: one that fails is its one-line
+        ``ValueError``) with a benchmark of their own and a name no built-in command has."""
         from ..games import GAMES, load_plugins
 
-        load_plugins()  # (a plugin that fails: its one-line ValueError)
-        out = {}
-        for name, game in GAMES.items():
-            if game.bench is not None and name not in super().list_commands(None):
-                sub = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False)
-                sub.command(name)(_game_bench_command(name, game.bench))
-                out[name] = typer.main.get_command(sub)
-        return out
+        load_plugins()
+        builtin = set(super().list_commands(None))
+        return {name: game for name, game in GAMES.items() if game.bench is not None and name not in builtin}
 
     def list_commands(self, ctx):
         try:
-            games = sorted(self._game_commands())
-        except ValueError:  # a game plugin that fails to load: listed by the command that names it
+            games = sorted(self._benched_games())
+        except ValueError:  # a game plugin that fails to load: reported by the command that names it
             games = []
         return [*super().list_commands(ctx), *games]
 
     def get_command(self, ctx, cmd_name):
         command = super().get_command(ctx, cmd_name)
         if command is None and not cmd_name.startswith("-"):
-            command = self._game_commands().get(cmd_name)  # (a plugin that fails: its ValueError, one line)
+            game = self._benched_games().get(cmd_name)
+            if game is not None:
+                sub = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False)
+                sub.command(cmd_name)(_game_bench_command(cmd_name, game.bench))
+                command = typer.main.get_command(sub)
         return command
 
 
