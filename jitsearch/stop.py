@@ -146,3 +146,42 @@ def raise_if_stopped(stop) -> None:
     """``KeyboardInterrupt`` when ``stop`` is set: a stopped search has no result to play."""
     if stop is not None and stop.is_set():
         raise KeyboardInterrupt
+
+
+def in_worker(fn, name: str, stop: threading.Event, *, time_limit=None, wait_on_interrupt=False, tick=None):
+    """``fn()`` in a daemon thread, waited for in the caller's so that Ctrl-C is seen at once while
+    a ``nogil`` kernel runs. ``time_limit`` (seconds): past it ``stop`` is set and None returned at
+    once. Ctrl-C sets ``stop``; then ``KeyboardInterrupt`` is raised at once, or, with
+    ``wait_on_interrupt`` (a kernel that reads ``stop`` through :func:`watch` returns within
+    milliseconds), the result is awaited and returned. ``tick()`` runs about every 0.05 s of
+    waiting (progress lines). An exception of ``fn`` is raised in the caller's thread."""
+    box = {}
+    done = threading.Event()
+
+    def target():
+        try:
+            box["result"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name=name, daemon=True).start()
+    end = None if time_limit is None else time.perf_counter() + time_limit
+    while True:
+        try:
+            if done.wait(0.05 if end is None else min(0.05, max(end - time.perf_counter(), 0.0))):
+                break
+        except KeyboardInterrupt:
+            stop.set()
+            if not wait_on_interrupt:
+                raise
+            continue
+        if end is not None and time.perf_counter() >= end:
+            stop.set()
+            return None
+        if tick is not None:
+            tick()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]

@@ -18,15 +18,43 @@ def run(capsys, *args):
     return code, out, err
 
 
-def test_connect4_solves_through_its_solver_hook_to_the_brute_force_value(capsys):
+def test_connect4_solves_to_the_brute_force_score_with_a_move_that_keeps_it(capsys):
     for state in _near_terminal(7, 6, 9, 4, 7) + _near_terminal(5, 4, 9, 2, 8):
         code, out, err = run(capsys, "solve", "--game", "connect4", "-V", f"width={state.width}",
                              "-V", f"height={state.height}", "--position", state.to_text(), "--json")
         assert code == 0, err
         r = json.loads(out)
         ref = brute_force(state)  # Pons's score, the mover's
-        assert r["value"] == (ref if state.player == 0 else -ref) and r["complete"] is True
+        sign = (ref > 0) - (ref < 0)
+        assert r["score"] == r["lower"] == r["upper"] == ref and r["complete"] is True and r["nodes"] >= 0
+        assert r["margin"] == (sign if state.player == 0 else -sign)
         assert r["game"] == "connect4" and r["position"] == state.to_text() and r["player_to_move"] == state.player
+        child = state.play(r["best_move"])
+        assert r["best_column"] == r["best_move"] + 1
+        assert (child.margin != 0) if child.is_over else -brute_force(child) == ref
+
+
+def test_connect4_all_moves_are_the_brute_force_scores(capsys):
+    state = _near_terminal(5, 4, 10, 1, 9)[0]
+    code, out, err = run(capsys, "solve", "--game", "connect4", "-V", "width=5", "-V", "height=4",
+                         "--position", state.to_text(), "--all-moves", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    cells = 20
+    want = {c: (cells + 1 - state.ply) // 2 if (ch := state.play(c)).is_over and ch.margin != 0 else
+            0 if ch.is_over else -brute_force(ch) for c in state.legal_moves()}
+    assert {row["move"]: row["value"] for row in r["moves"]} == want and r["complete"] is True
+    assert want[r["best_move"]] == max(want.values()) == r["value"]
+
+
+def test_a_connect4_solve_past_its_time_limit_gives_the_interval_found(capsys):
+    code, out, err = run(capsys, "solve", "--game", "connect4", "--time-limit", "1", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["complete"] is False and r["score"] is None and r["stop_reason"] == "time_limit"
+    assert r["lower"] <= 1 <= r["upper"] and r["seconds"] < 3  # the first player wins with her 21st stone
+    code, out, err = run(capsys, "solve", "--game", "connect4", "--time-limit", "1")
+    assert code == 0 and "time limit reached" in err and "score" in out
 
 
 def test_the_variant_option_sets_the_board_as_the_flags_do(capsys):
@@ -39,7 +67,6 @@ def test_the_variant_option_sets_the_board_as_the_flags_do(capsys):
 
 @pytest.mark.parametrize("args, words", [
     (["--game", "connect4", "--table-size", "64"], "--table-size applies to --game kalah only"),
-    (["--game", "connect4", "--time-limit", "5"], "--time-limit applies to --game kalah or oware only"),
     (["--game", "connect4", "--endgame-seeds", "4"], "--endgame-seeds applies to --game kalah or oware only"),
     (["--game", "connect4", "--houses", "4"], "--houses applies to --game kalah or oware only"),
     (["--game", "connect4", "-V", "width=99"], "width"),
@@ -64,7 +91,8 @@ def test_every_game_with_a_solver_solves(capsys):
         assert code == 0, err
         r = json.loads(out)
         state = g.from_text(r["position"], **g.defaults())
-        assert state.player == 0 and r.get("margin", r.get("value")) == g.solver(state)  # player 0's, as the hook's
+        want = g.solver(state)  # player 0's, in the game's units: Connect Four's is Pons's score
+        assert state.player == 0 and r["margin"] == (want if name != "connect4" else (want > 0) - (want < 0))
 
 
 @pytest.mark.slow
@@ -84,4 +112,6 @@ def test_ctrl_c_stops_a_solver_hook_at_once():
     t0 = time.monotonic()
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and time.monotonic() - t0 < 5, err
-    assert err.strip().splitlines()[-1] == "interrupted: connect4's solver keeps no partial result"
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("interrupted: the score lies in [") and "nothing of the search is kept" in last
+    assert "lower" in out and "upper" in out

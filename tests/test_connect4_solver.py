@@ -76,13 +76,42 @@ def test_solver_equals_brute_force_on_whole_small_games():
 
 def _check_brute_force(positions):
     solvers = {}
+    cells_of = {}
     for s in positions:
         size = (s.width, s.height)
         solver = solvers.setdefault(size, Connect4Solver(*size, table_bits=16))
         ref = brute_force(s)
-        assert solver.solve(s, fresh=True).score == ref, s.to_text()
+        r = solver.solve(s, fresh=True)
+        assert r.score == ref and r.lower == r.upper == ref, s.to_text()
+        move = solver.best_move(s, r.score)  # a move that keeps the score, checked by brute force
+        child = s.play(move)
+        cells = cells_of.setdefault(size, s.width * s.height)
+        kept = (cells + 1 - s.ply) // 2 if child.is_over and child.margin != 0 else \
+            0 if child.is_over else -brute_force(child)
+        assert kept == ref, (s.to_text(), move)
         assert solver.solve(s).score == ref  # the table kept from the last search
         assert solver.solve(s, weak=True).score == (ref > 0) - (ref < 0)
+
+
+def test_a_stopped_search_gives_a_true_interval_and_leaves_the_table_true():
+    """The flag set before a solve stops it at its first read (1,024 nodes): the score is None and
+    the interval holds the true score; the same table then solves every position exactly."""
+    positions = _near_terminal(7, 6, 16, 6, 11)
+    solver = Connect4Solver(table_bits=14)
+    refs = [Connect4Solver(table_bits=16).solve(s).score for s in positions]
+    stopped = 0
+    for s, ref in zip(positions, refs):
+        solver.flag[0] = 1
+        r = solver.solve(s)
+        assert r.lower <= ref <= r.upper
+        if r.score is None:
+            stopped += 1
+            assert solver.best_move(s, ref) is None
+        else:
+            assert r.score == ref
+    assert stopped >= 1
+    solver.flag[0] = 0
+    assert [solver.solve(s).score for s in positions] == refs
 
 
 def test_blog_examples_move_scores_and_the_game_hook():

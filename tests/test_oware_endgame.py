@@ -270,7 +270,7 @@ def test_cli_solve_oware_time_limit(capsys):
 @pytest.mark.parametrize("args,words", [
     (["--table-size", "64"], "--table-size applies to --game kalah only"),
     (["--empty-capture"], "--empty-capture applies to --game kalah only"),
-    (["--all-moves"], "--all-moves applies to --game kalah only"),
+    (["--all-moves"], "--all-moves applies to --game connect4 or kalah only"),
     (["--position", "1,1/1,1/0,0 p7"], "p0, p1 or end"),
     (["--houses", "0"], "houses"),
     (["--endgame-seeds", "200"], "--endgame-seeds must be an integer in 0..127"),

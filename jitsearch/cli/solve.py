@@ -521,8 +521,9 @@ def _run_moves(g, state, as_json, opts):
                           "-" if row["from_checkpoint"] else f"{row['seconds']:.2f}")
         stdout.print(table)
         if result["complete"]:
+            named = "" if g.ui is None else f", {g.ui.move_name(state, result['best_move'])}"
             stdout.print(f"value {result['value']:+d} for p{state.player} (player 0's margin {result['margin']:+d}); "
-                         f"best move: {result['best_move']}")
+                         f"best move: {result['best_move']}{named}")
     if result["interrupted"]:
         stop_interrupted("the solved moves " + (f"are saved in {checkpoint}; add --resume to continue"
                                                  if checkpoint is not None else "are above; use --checkpoint to keep "

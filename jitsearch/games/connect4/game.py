@@ -11,6 +11,7 @@ import numpy as np
 from ..protocol import (EngineProtocol, Game, OpenSpielMap, Option, Packed, Rules, Sizes, TextUI, check_states,
                         legal_move, no_record, styled, typed_number)
 from . import rules
+from .exact import EXACT
 from .rules import MAX_HEIGHT, MAX_WIDTH
 from .state import Connect4State
 
@@ -119,6 +120,7 @@ GAME = Game(
     max_plies=max(w * h for w in range(4, MAX_WIDTH + 1) for h in range(4, MAX_HEIGHT + 1) if w * (h + 1) <= 64),
     board_dtype=BOARD_DTYPE,
     solver=_solver,
+    exact=EXACT,
     position_key=position_key,
     move_order=move_order,
     openspiel=OPENSPIEL,

@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from ..._checks import check_bool, check_int
+from ...stop import STOP_EVERY
 from .rules import check_size, popcount, winning_cells
 from .state import Connect4State
 
@@ -47,13 +48,16 @@ _winning_cells = njit(cache=True, inline="always")(winning_cells)
 
 @njit(cache=True)
 def _negamax(cur, mask, ply, alpha, beta, w, h, bottom, full, order, table, shift, gen, sort_moves,
-             sort_scores, nodes):
+             sort_scores, nodes, flag):
     """The score of the position (``cur`` the mover's stones) if it lies in (alpha, beta);
     else a bound on the side of the window it falls. Pons's ``negamax`` (his final version:
     the table holds upper bounds, stored as ``v - MIN + 1``, and lower bounds, stored as
     ``v + MAX - 2 MIN + 2``, both in the low byte of an entry's second word, the table's
-    generation above it)."""
+    generation above it). ``flag[0]`` set (read every :data:`STOP_EVERY` nodes) ends the search:
+    every call then returns 0 at once and stores nothing, so the table keeps true bounds only."""
     nodes[0] += 1
+    if (nodes[0] & (STOP_EVERY - 1)) == 0 and flag[0] != 0:
+        return 0
     cells = w * h
     possible = (mask + bottom) & full
     opp_win = _winning_cells(cur ^ mask, mask, h, full)
@@ -108,7 +112,9 @@ def _negamax(cur, mask, ply, alpha, beta, w, h, bottom, full, order, table, shif
     for k in range(n - 1, -1, -1):
         mv = sort_moves[ply, k]
         score = -_negamax(cur ^ mask, mask | mv, ply + 1, -beta, -alpha, w, h, bottom, full, order, table,
-                          shift, gen, sort_moves, sort_scores, nodes)
+                          shift, gen, sort_moves, sort_scores, nodes, flag)
+        if flag[0] != 0:
+            return 0
         if score >= beta:
             table[slot, 0] = key  # a lower bound
             table[slot, 1] = (gen << 8) | (score + max_score - 2 * min_score + 2)
@@ -120,21 +126,31 @@ def _negamax(cur, mask, ply, alpha, beta, w, h, bottom, full, order, table, shif
     return alpha
 
 
-@njit(cache=True, nogil=True)  # a CLI or GUI thread stays responsive (Ctrl-C) while it runs
-def _solve(cur, mask, ply, w, h, weak, order, table, shift, gen, sort_moves, sort_scores, nodes):
-    """Pons's ``solve``: the exact score by null-window searches (``weak``: only its sign, -1/0/1)."""
-    cells = w * h
+@njit(cache=True, inline="always")
+def _masks(w, h):
+    """The bottom cell of every column, and every playable cell (one spare bit a column)."""
     bottom = np.int64(0)
     for c in range(w):
         bottom |= np.int64(1) << (c * (h + 1))
-    full = bottom * ((np.int64(1) << h) - 1)
+    return bottom, bottom * ((np.int64(1) << h) - 1)
+
+
+@njit(cache=True, nogil=True)  # a CLI or GUI thread stays responsive (Ctrl-C) while it runs
+def _solve(cur, mask, ply, w, h, weak, order, table, shift, gen, sort_moves, sort_scores, nodes, flag, bounds):
+    """Pons's ``solve``: the exact score by null-window searches (``weak``: only its sign, -1/0/1).
+    ``bounds`` holds the interval known so far (another thread may read it); a search stopped by
+    ``flag`` leaves the last true interval there and returns its lower end."""
+    cells = w * h
+    bottom, full = _masks(w, h)
     if _winning_cells(cur, mask, h, full) & (mask + bottom) & full:
-        return _div2(cells + 1 - ply)
+        bounds[0] = bounds[1] = _div2(cells + 1 - ply)
+        return bounds[0]
     lo = -_div2(cells - ply)
     hi = _div2(cells + 1 - ply)
     if weak:
         lo = -1
         hi = 1
+    bounds[0], bounds[1] = lo, hi
     while lo < hi:
         med = lo + (hi - lo) // 2
         if med <= 0 and _div2(lo) < med:
@@ -142,21 +158,58 @@ def _solve(cur, mask, ply, w, h, weak, order, table, shift, gen, sort_moves, sor
         elif med >= 0 and _div2(hi) > med:
             med = _div2(hi)
         r = _negamax(cur, mask, ply, med, med + 1, w, h, bottom, full, order, table, shift, gen, sort_moves,
-                     sort_scores, nodes)
+                     sort_scores, nodes, flag)
+        if flag[0] != 0:
+            break
         if r <= med:
             hi = r
         else:
             lo = r
+        bounds[0], bounds[1] = lo, hi
     return lo
 
 
-class Solved(NamedTuple):
-    """A solved position: ``score`` (Pons's convention, the mover's view), ``nodes`` searched
-    (negamax calls), ``seconds``."""
+@njit(cache=True, nogil=True)
+def _best_move(cur, mask, ply, w, h, score, order, table, shift, gen, sort_moves, sort_scores, nodes, flag):
+    """A column whose move keeps the mover's exact ``score``: a winning one, else the first in
+    centre-first order whose child fails low on the null window at ``-score`` (cheap on the table
+    the solve left); -1 when ``flag`` stopped the search."""
+    cells = w * h
+    bottom, full = _masks(w, h)
+    possible = (mask + bottom) & full
+    win = _winning_cells(cur, mask, h, full) & possible
+    if win:
+        return np.int64(_popcount((win & -win) - 1)) // (h + 1)
+    opp_win = _winning_cells(cur ^ mask, mask, h, full)
+    forced = possible & opp_win
+    if forced:
+        possible = forced  # two threats: every move loses; one: the block is the only move that may not
+    nxt = possible & ~(opp_win >> 1)
+    if forced & (forced - 1) or nxt == 0:
+        return np.int64(_popcount((possible & -possible) - 1)) // (h + 1)
+    col_bits = (np.int64(1) << h) - 1
+    for i in range(w):
+        mv = nxt & (col_bits << (order[i] * (h + 1)))
+        if mv:
+            r = _negamax(cur ^ mask, mask | mv, ply + 1, -score, -score + 1, w, h, bottom, full, order, table,
+                         shift, gen, sort_moves, sort_scores, nodes, flag)
+            if flag[0] != 0:
+                return np.int64(-1)
+            if r <= -score:
+                return order[i]
+    return np.int64(-1)
 
-    score: int
+
+class Solved(NamedTuple):
+    """A solved position: ``score`` (Pons's convention, the mover's view; None when stopped first),
+    ``nodes`` searched (negamax calls), ``seconds``, and the interval ``[lower, upper]`` the score
+    is known to lie in (one point when solved)."""
+
+    score: int | None
     nodes: int
     seconds: float
+    lower: int
+    upper: int
 
 
 class Connect4Solver:
@@ -171,6 +224,10 @@ class Connect4Solver:
         the top bits of its key times a 64-bit odd constant (Fibonacci hashing: the key's low bits alone,
         the first columns, left positions that differ in the last columns in one slot and cost Pons's
         opening sets 8-30x more nodes, bench/results/connect4_pons.md).
+
+    ``flag`` (int64[1]) stops a search when another thread sets ``flag[0]`` (:func:`jitsearch.stop.watch`
+    with slot 0); ``bounds`` (int64[2]) holds the interval known so far, for progress lines. A stop
+    never leaves a wrong entry in the table.
     """
 
     def __init__(self, width: int = 7, height: int = 6, *, table_bits: int = DEFAULT_TABLE_BITS):
@@ -183,6 +240,9 @@ class Connect4Solver:
         self.order = np.array([w // 2 + (1 - 2 * (i % 2)) * (i + 1) // 2 for i in range(w)], np.int64)
         self.sort_moves = np.zeros((w * self.height + 1, w), np.int64)
         self.sort_scores = np.zeros((w * self.height + 1, w), np.int64)
+        self.flag = np.zeros(1, np.int64)
+        self.bounds = np.zeros(2, np.int64)
+        self.nodes = np.zeros(1, np.int64)
 
     def clear(self) -> None:
         """Forget every table entry (O(1): a new generation)."""
@@ -191,36 +251,54 @@ class Connect4Solver:
             self.table[:] = 0
             self.gen = 1
 
-    def solve(self, position, *, weak: bool = False, fresh: bool = False) -> Solved:
-        """The exact score of ``position`` (a live :class:`Connect4State` of this size, or its text in
-        either form) for the player to move; ``weak``: only win / draw / loss as 1 / 0 / -1;
-        ``fresh``: with an empty table (node counts independent of earlier positions)."""
+    def _state(self, position) -> Connect4State:
         state = position if isinstance(position, Connect4State) else \
             Connect4State.from_text(position, width=self.width, height=self.height)
         if (state.width, state.height) != (self.width, self.height):
             raise ValueError(f"this solver is for {self.width}x{self.height}, got a {state.width}x{state.height} board")
         if state.is_over:
             raise ValueError("the game is over: nothing to solve")
+        return state
+
+    def _args(self, state: Connect4State) -> tuple:
+        cur = state.stones[state.player]
+        mask = state.stones[0] | state.stones[1]
+        return np.int64(cur), np.int64(mask), np.int64(state.ply), np.int64(self.width), np.int64(self.height)
+
+    def solve(self, position, *, weak: bool = False, fresh: bool = False) -> Solved:
+        """The exact score of ``position`` (a live :class:`Connect4State` of this size, or its text in
+        either form) for the player to move; ``weak``: only win / draw / loss as 1 / 0 / -1;
+        ``fresh``: with an empty table (node counts independent of earlier positions). The search
+        ends early when ``self.flag[0]`` is set: ``score`` None, the interval found so far."""
+        state = self._state(position)
         weak = check_bool("weak", weak)
         if fresh:
             self.clear()
-        cur = state.stones[state.player]
-        mask = state.stones[0] | state.stones[1]
-        nodes = np.zeros(1, np.int64)
+        self.nodes[0] = 0
         t0 = time.perf_counter()
-        score = _solve(np.int64(cur), np.int64(mask), np.int64(state.ply), np.int64(self.width),
-                       np.int64(self.height), weak, self.order, self.table,
-                       np.uint64(64 - self.table_bits), np.int64(self.gen),
-                       self.sort_moves, self.sort_scores, nodes)
+        score = _solve(*self._args(state), weak, self.order, self.table, np.uint64(64 - self.table_bits),
+                       np.int64(self.gen), self.sort_moves, self.sort_scores, self.nodes, self.flag, self.bounds)
+        seconds = time.perf_counter() - t0
+        lo, hi = int(self.bounds[0]), int(self.bounds[1])
+        if lo < hi:  # stopped
+            return Solved(None, int(self.nodes[0]), seconds, lo, hi)
         score = int(score)
         if weak:
             score = (score > 0) - (score < 0)  # an immediate win is scored exactly before the weak search
-        return Solved(score, int(nodes[0]), time.perf_counter() - t0)
+        return Solved(score, int(self.nodes[0]), seconds, score, score)
+
+    def best_move(self, position, score: int) -> int | None:
+        """A column (0-based) that keeps ``score``, the position's exact score as :meth:`solve` gave
+        it (not weak); None when stopped by ``self.flag``."""
+        state = self._state(position)
+        move = int(_best_move(*self._args(state), np.int64(score), self.order, self.table,
+                              np.uint64(64 - self.table_bits), np.int64(self.gen), self.sort_moves, self.sort_scores,
+                              self.nodes, self.flag))
+        return None if move < 0 else move
 
     def move_scores(self, position) -> dict[int, int]:
         """Each legal move's exact score for the player to move (column, 0-based -> score)."""
-        state = position if isinstance(position, Connect4State) else \
-            Connect4State.from_text(position, width=self.width, height=self.height)
+        state = self._state(position)
         cells = self.width * self.height
         out = {}
         for c in state.legal_moves():

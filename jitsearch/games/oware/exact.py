@@ -9,42 +9,13 @@ import threading
 import time
 from pathlib import Path
 
+from ...stop import in_worker
 from ..kalah.exact import cached  # the same files (.npy values, a JSON record with checksums)
 from ..protocol import EndgameFiles, ExactSolve
 
 #: While the exact solve runs, a line after this many seconds, then every HEARTBEAT_SECONDS.
 FIRST_HEARTBEAT_SECONDS = 5.0
 HEARTBEAT_SECONDS = 10.0
-
-
-def _in_worker(fn, name: str, stop: threading.Event, time_limit=None):
-    """``fn()`` in a daemon thread, waited for so that Ctrl-C is seen at once (a ``nogil`` kernel
-    runs): its result, or None once ``time_limit`` passed (``stop`` is then set). Ctrl-C sets
-    ``stop`` and raises ``KeyboardInterrupt`` at once."""
-    box = {}
-    done = threading.Event()
-
-    def target():
-        try:
-            box["result"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=target, name=name, daemon=True).start()
-    end = None if time_limit is None else time.perf_counter() + time_limit
-    try:
-        while not done.wait(0.05 if end is None else min(0.05, max(end - time.perf_counter(), 0.0))):
-            if end is not None and time.perf_counter() >= end:
-                stop.set()
-                return None
-    except KeyboardInterrupt:
-        stop.set()
-        raise
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
 
 
 def _heartbeat(seen, time_limit, done, report):
@@ -75,8 +46,8 @@ def _solve_with_limit(state, time_limit, report, seen):
     def on_depth(depth, nodes, seconds):
         seen.update(depth=depth, nodes=nodes)
 
-    return _in_worker(lambda: solve_exact(state, progress=progress, stop=stop, on_depth=on_depth),
-                      "jitsearch-oware-solve", stop, time_limit)
+    return in_worker(lambda: solve_exact(state, progress=progress, stop=stop, on_depth=on_depth),
+                     "jitsearch-oware-solve", stop, time_limit=time_limit)
 
 
 def _database(state, endgame_seeds, max_bytes, cache_dir, endgame_progress):
@@ -91,7 +62,7 @@ def _database(state, endgame_seeds, max_bytes, cache_dir, endgame_progress):
             endgame_progress(done, total, seconds, f"layer {seeds} of {endgame_seeds}, ")
 
     try:
-        return _in_worker(lambda: build_database(
+        return in_worker(lambda: build_database(
             state.houses, endgame_seeds, grand_slam_illegal=state.grand_slam_illegal, max_bytes=max_bytes,
             cache_dir=cache_dir, progress=progress), "jitsearch-oware-database", threading.Event())
     except KeyboardInterrupt:
