@@ -125,9 +125,10 @@ def test_play_cli(capsys):
     assert code == 2 and "unknown game 'chess'" in err and "connect4" in err
 
 
-def test_connect4_has_no_engine_kinds_and_no_evaluations():
-    with pytest.raises(ValueError, match="unknown Connect4 agent 'alphabeta'"):
-        parse_agent("alphabeta:depth=2", game="connect4")
+def test_connect4_has_the_generic_engine_and_no_mcts_evaluations():
+    assert parse_agent("alphabeta:depth=2", game="connect4").kind == "alphabeta"  # over the protocol
+    with pytest.raises(ValueError, match="unknown Connect4 agent 'fsss'"):
+        parse_agent("fsss:depth=2", game="connect4")
     with pytest.raises(ValueError, match="no MCTS evaluation"):
         parse_agent("mcts:eval=capture", game="connect4")
 

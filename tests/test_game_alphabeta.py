@@ -196,3 +196,48 @@ def test_kalah_values_equal_kalahs_own_alphabeta():
             want = kalah_alphabeta.search(s, depth, eval="store")["value"]
             want = want if s.player == 0 else -want  # its values are the root player's
             assert alphabeta_game(game, s, depth=depth)["value"] == want, (s.to_text(), depth)
+
+
+def test_connect4_evaluation_is_never_worth_a_win():
+    """The protocol's evaluate estimates the margin (+1 / 0 / -1 here): strictly inside (-1, 1), so
+    ``alphabeta:depth=1`` takes a win now even where another move makes more threats."""
+    from jitsearch.arena.agents import parse_agent
+
+    game = get("connect4")
+    rnd = random.Random(5)
+    found = 0
+    for _ in range(3000):
+        s = game.initial()
+        for _ in range(rnd.randrange(8, 30)):
+            s = s.play(rnd.choice(s.legal_moves()))
+            if s.is_over:
+                break
+        if s.is_over:
+            continue
+        assert abs(_evaluate(game, s)) < 1
+        wins = [m for m in s.legal_moves() if s.play(m).is_over and s.play(m).margin != 0]
+        sign = 1 if s.player == 0 else -1
+        threats = [m for m in s.legal_moves() if m not in wins and not s.play(m).is_over
+                   and sign * _evaluate(game, s.play(m)) > 0.6]  # two or more threats more than the opponent's
+        if wins and threats:
+            found += 1
+            assert parse_agent("alphabeta:depth=1", game="connect4", seed=0)(s) in wins, s.to_text()
+    assert found >= 3
+
+
+def test_every_game_has_an_alphabeta_agent_over_the_protocol():
+    """Connect Four (no engine of its own) gets the generic alphabeta kind; Oware keeps its own."""
+    from jitsearch.arena.agents import kinds, parse_agent
+
+    assert set(kinds(get("connect4"))["alphabeta"]) == {"depth", "time", "table"}
+    assert "w" in kinds(get("oware"))["alphabeta"]
+    state = _connect4_states(4, 10, 3)[0]
+    agent = parse_agent("alphabeta:depth=20", game="connect4", seed=0)
+    move = agent(state)
+    assert agent.last["exact"] and move in state.legal_moves()
+    assert agent.last["value"] == alphabeta_game(get("connect4"), state)["value"]
+    for spec, words in [("alphabeta:depth=0", "depth"), ("alphabeta:table=100", "power of two"),
+                        ("alphabeta:time=-1", "time"), ("alphabeta:nodes=5", "unknown option")]:
+        with pytest.raises(ValueError) as e:
+            parse_agent(spec, game="connect4")
+        assert words in str(e.value) and "\n" not in str(e.value), spec

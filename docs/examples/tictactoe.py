@@ -7,8 +7,9 @@ Cells, moves and the text form (``x`` moves first and is player 0)::
     6 | 7 | 8        e.g. "xx.oo...." (x to move: it plays 2 and wins)
 
 ``board`` is int32[9]: 0 empty, 1 x, 2 o. ``cfg = (misere,)``: in misere play three in a
-row loses. ``margin`` is +1 / 0 / -1 for player 0; ``evaluate`` the lines still open to x
-minus those open to o (negated in misere play). No record.
+row loses. ``margin`` is +1 / 0 / -1 for player 0; ``evaluate`` ``d / (|d| + 1)`` of ``d``, the lines
+still open to x minus those open to o (negated in misere play): inside (-1, 1), so that a search
+never prefers open lines to a win. No record.
 
 Run it (``python tictactoe.py``) to register it and search it: the brute force, alpha-beta,
 MCTS on the CPU, and with ``--cuda`` the CUDA kernel against its CPU twin (use
@@ -80,8 +81,9 @@ def build(jit) -> Rules:
             m = -1
         return -m if cfg[0] else m
 
-    def evaluate(board, cfg, player):
+    def evaluate(board, cfg, player):  # inside (-1, 1): an estimate of a margin of +1 / 0 / -1
         v = float(open_lines(board, 1) - open_lines(board, 2))
+        v = v / (abs(v) + 1.0)
         return -v if cfg[0] else v
 
     return Rules(legal=jit(legal), apply=jit(apply), margin=jit(margin), evaluate=jit(evaluate))

@@ -35,7 +35,11 @@ seconds have passed); ``mcts:iterations=2000`` or ``mcts:time=0.5`` (one UCT tre
 (default sqrt 2), ``formula=ucb1|sqrt|sqrtlog``, ``leaves=`` per step, ``threads=``,
 ``backend=cpu|cuda|auto``; ``parallel=tree`` grows one shared tree with ``blocks=`` workers on a
 GPU, :func:`jitsearch.mcts.game_shared.tree_parallel_game`; a game with its own evaluation adds
-``eval=``, ``eval_plies=``, ``imm=``: Oware's ``eval=capture``). Each option may be given once;
+``eval=``, ``eval_plies=``, ``imm=``: Oware's ``eval=capture``); and, unless the game has an
+engine of that name, ``alphabeta:depth=8`` or ``alphabeta:time=0.5`` (iterative-deepening
+alpha-beta over the protocol with the game's ``evaluate`` at the leaves and its position key
+and move order where it has them, :func:`jitsearch.kernels.game_alphabeta.alphabeta_game`;
+``table=`` slots; it stops deepening once the value is exact). Each option may be given once;
 the options are checked once, when the spec is parsed.
 
 An agent's random streams come from its seed and the number of moves it has made, so a game
@@ -65,11 +69,13 @@ import random
 import threading
 import time as _time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from .._checks import check_choice, check_float, check_int, max_threads
 from ..games import DEFAULT_GAME, get as get_game
 from ..games.playout import MAX_PLAYOUTS_PER_STATE
+from ..games.protocol import Engine
 from ..kernels.backend import BackendError, resolve
 from ..mcts.config import (MAX_BLOCKS, MAX_LEAF_PLAYOUTS, MAX_LEAVES, MAX_STEP_PLAYOUTS, MAX_TIME,
                            MAX_TREE_ITERATIONS, MAX_WEIGHT)
@@ -112,16 +118,62 @@ MC_CHUNK = 1024
 EVAL_OPTIONS = ("eval", "eval_plies", "imm")
 
 
+#: Options of the generic ``alphabeta`` kind and their value types.
+ALPHABETA_OPTIONS = {"depth": int, "time": float, "table": int}
+#: Seconds a move of the generic ``alphabeta`` kind searches when given neither depth= nor time=.
+ALPHABETA_DEFAULT_TIME = 1.0
+
+
+def _make_alphabeta(game, options: dict):
+    """The search of ``alphabeta:depth=D,time=T,table=SLOTS`` on ``game``: iterative deepening over
+    the protocol (:func:`jitsearch.kernels.game_alphabeta.alphabeta_game`) to ``depth`` plies, for
+    ``time`` seconds (the deepest iteration completed), or both; neither: ``time=1``. It stops
+    early once the value is exact (the end of the game under every line). ``table``: slots of its
+    transposition table (a power of two, 0 none; default 2**20 where the game has a position key)."""
+    from ..kernels.game_alphabeta import MAX_DEPTH, alphabeta_game
+
+    depth, time, table = options.get("depth"), options.get("time"), options.get("table")
+    if depth is not None:
+        check_int("depth", depth, 1, MAX_DEPTH)
+    if time is not None:
+        check_float("time", time, 0.0, MAX_TIME, lo_open=True)
+    if depth is None and time is None:
+        time = ALPHABETA_DEFAULT_TIME
+    if table is not None:
+        check_int("table", table, 0, 1 << 30)
+        if table and (table < 16 or table & (table - 1)):
+            raise ValueError(f"table must be 0 or a power of two >= 16, got {table}")
+        if table and game.position_key is None:
+            raise ValueError(f"{game.name} has no position key: table must be 0")
+
+    def search(state, seed, stop):
+        return alphabeta_game(game, state, depth=depth, time=time, stop=stop, table_slots=table)
+
+    search.options = dict(options)
+    return search
+
+
+def engines(game) -> dict:
+    """The engine kinds of ``game`` (name -> :class:`~jitsearch.games.protocol.Engine`): the game's own
+    (:attr:`~jitsearch.games.protocol.Game.engines`), and ``alphabeta`` over the protocol for a game
+    without one of that name."""
+    own = dict(game.engines)
+    if "alphabeta" not in own:
+        own["alphabeta"] = Engine(ALPHABETA_OPTIONS, partial(_make_alphabeta, game))
+    return own
+
+
 def kinds(game) -> dict:
-    """Every agent kind of ``game`` (name -> option types): the generic ones, then the game's engines."""
-    return {**GENERIC, **{name: dict(engine.options) for name, engine in game.engines.items()}}
+    """Every agent kind of ``game`` (name -> option types): the generic ones, then the engines."""
+    return {**GENERIC, **{name: dict(engine.options) for name, engine in engines(game).items()}}
 
 
 def check_options(game, kind: str, options: dict):
     """Check ``options`` of a generic ``kind`` (one-line ``ValueError``); for an engine kind, return
     its search (the engine's ``make(options)``)."""
-    if kind in game.engines:
-        return game.engines[kind].make(dict(options))
+    own = engines(game)
+    if kind in own:
+        return own[kind].make(dict(options))
     if "time" in options:
         check_float("time", options["time"], 0.0, MAX_TIME, lo_open=True)
     if "playouts" in options:
@@ -407,7 +459,7 @@ class Agent:
             return rnd.choice(legal)
         if self._engine_search is not None:
             if self.options != self._engine_options:  # changed since (a server's time cap): made again, checked
-                self._engine_search = self.game.engines[self.kind].make(dict(self.options))
+                self._engine_search = engines(self.game)[self.kind].make(dict(self.options))
                 self._engine_options = dict(self.options)
             r = self._engine_search(state, rnd.getrandbits(63), stop)
             self.last = {k: v for k, v in r.items() if k != "move"}

@@ -1,6 +1,7 @@
 """Connect Four behind the game protocol (:mod:`jitsearch.games.protocol`) and its
 :data:`GAME` record. ``cfg = (width, height)``; no record; ``margin`` +1 / 0 / -1 for player
-0; ``evaluate`` player 0's empty winning cells minus player 1's."""
+0; ``evaluate`` ``d / (|d| + 1)`` of ``d``, player 0's empty winning cells minus player 1's: an
+estimate of the margin strictly inside (-1, 1), so that a search never prefers threats to a win."""
 
 from __future__ import annotations
 
@@ -35,8 +36,9 @@ def build(jit) -> Rules:
     def margin(board, cfg):
         return margin_(board, cfg[1])
 
-    def evaluate(board, cfg, player):
-        return float(threats(board, cfg[0], cfg[1]))
+    def evaluate(board, cfg, player):  # inside (-1, 1): never worth a win, whose margin is 1
+        d = float(threats(board, cfg[0], cfg[1]))
+        return d / (abs(d) + 1.0)
 
     return Rules(legal=jit(legal), apply=jit(apply), margin=jit(margin), evaluate=jit(evaluate))
 
