@@ -13,9 +13,12 @@ API) may import anything and is imported by nothing inside the package.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
+
+import jitsearch
 
 ROOT = Path(__file__).resolve().parent.parent / "jitsearch"
 GROUND = {"_checks", "_cuda", "_io", "rng", "_jit", "_threads", "_version", "stop"}
@@ -323,3 +326,14 @@ def test_modules_above_games_name_no_game_but_the_known_ones():
     assert not unknown, f"modules above games/ that name a game in code (take it as a value instead): {unknown}"
     stale = sorted(set(NAMES_A_GAME) - set(naming))
     assert not stale, f"no longer name a game: drop them from NAMES_A_GAME: {stale}"
+
+
+def test_no_file_above_games_mentions_a_game_package():
+    """Not even in a docstring, a comment or the web page's scripts: what runs above ``games/`` reaches a
+    game through the protocol, and a game's own code (its board script included) lives in its package."""
+    root = Path(jitsearch.__file__).parent
+    pattern = re.compile(r"games\.(kalah|oware|connect)")
+    hits = sorted(str(p.relative_to(root)) for layer in ("kernels", "mcts", "arena", "interop", "cli")
+                  for p in (root / layer).rglob("*") if p.suffix in (".py", ".js", ".html", ".css")
+                  and "__pycache__" not in p.parts and pattern.search(p.read_text(encoding="utf-8")))
+    assert not hits, f"files above games/ that name a game package: {hits}"

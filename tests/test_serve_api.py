@@ -778,3 +778,28 @@ def test_connect4_agent_move(client, spec):
     res = job["result"]
     assert res["move"] in state.legal_moves() and res["player"] == 1
     assert res["state"]["text"] == state.play(res["move"]).to_text()
+
+
+def test_the_page_gets_every_games_drawing_script_from_the_game(client, tmp_path):
+    """/boards.js is the registry's drawing scripts (``TextUI.script``), a game from outside the package's too;
+    a script path that is not a file is refused when the game is registered."""
+    from dataclasses import replace
+
+    import jitsearch.games as games
+    from jitsearch.games.protocol import check_game
+
+    r = client.get("/boards.js")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/javascript")
+    for name in ("kalah", "oware", "connect4"):
+        assert f"BOARDS = window.BOARDS || {{}}).{name} =" in r.text
+    assert '<script src="/boards.js">' in client.get("/").text
+    base = games.get("connect4")
+    script = tmp_path / "mine.js"
+    script.write_text('(window.BOARDS = window.BOARDS || {}).connect4_mine = {title: "mine"};\n')
+    try:
+        games.register(replace(base, name="connect4_mine", ui=base.ui._replace(script=str(script))))
+        assert 'BOARDS || {}).connect4_mine = {title: "mine"}' in client.get("/boards.js").text
+    finally:
+        games.GAMES.pop("connect4_mine", None)
+    with pytest.raises(ValueError, match="drawing script .*missing.js is not a file"):
+        check_game(replace(base, ui=base.ui._replace(script=str(tmp_path / "missing.js"))))

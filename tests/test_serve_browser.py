@@ -543,7 +543,7 @@ def test_replay_starts_on_a_file_that_reads_and_a_broken_one_says_why(page, serv
 
 
 def test_connect4_two_people_click_to_a_win(page):
-    """Connect Four's board (web/connect4.js): two people click columns; the stones fall where the rules put
+    """Connect Four's board (its board.js): two people click columns; the stones fall where the rules put
     them, the last one is marked, a full game ends with the winner in the status line."""
     Select(page.find_element(By.ID, "game")).select_by_value("connect4")
     until(page, lambda d: d.find_element(By.ID, "board").get_attribute("data-kind") == "connect4")
@@ -572,8 +572,8 @@ def test_connect4_two_people_click_to_a_win(page):
 
 
 def test_a_game_without_a_drawing_script_gets_the_generic_board(page):
-    """A game registered from outside the package has no web/<game>.js: the page shows its text form and a
-    button per legal move (named by the game). Here Connect Four's script is taken away to stand for one."""
+    """A game registered from outside the package without a drawing script (TextUI.script): the page shows
+    its text form and a button per legal move (named by the game). Here Connect Four's script is taken away to stand for one."""
     page.execute_script("delete window.BOARDS.connect4;")
     Select(page.find_element(By.ID, "game")).select_by_value("connect4")
     set_value(page, "p0", "human")

@@ -2,7 +2,7 @@
 :class:`Agent`, for every kind that is not another program's (``cmd:``) or an OpenSpiel bot.
 
 Every game's agents are ``random``, Monte Carlo kinds and the game's engines
-(:attr:`~jitsearch.games.protocol.Game.engines`: Kalah's :mod:`jitsearch.games.kalah.engines`,
+(:attr:`~jitsearch.games.protocol.Game.engines`: Kalah's
 ``alphabeta:depth=8``, ``alphabeta:time=1.5`` (the engine: ``threads=``, ``db=``, ``tt=``,
 ``eval=fitted|store``, ``exact=0|1``, ``exact_share=``, ``book=0|1``; ``plain=1`` the textbook
 iterative deepening), ``fsss:depth=5,eval=heuristic``, ``mtdf``, ``perfect``; Oware's

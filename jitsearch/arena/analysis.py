@@ -1,8 +1,7 @@
 """Every legal move of one position valued, as an analysis board shows it.
 
 :func:`analyse_position` first solves each move exactly (the game's
-:attr:`~jitsearch.games.protocol.Game.move_values` hook with its keywords, Kalah's
-:func:`jitsearch.games.kalah.moves.move_values`) within ``solve_time`` seconds; the moves
+:attr:`~jitsearch.games.protocol.Game.move_values` hook with its keywords) within ``solve_time`` seconds; the moves
 left unsolved are then valued by the analysis engine, an agent spec
 (:mod:`jitsearch.arena.agents`):
 

@@ -1,7 +1,7 @@
 """Balanced opening suites: generated (:func:`balanced_suite`) and shipped with the package
 (:func:`shipped_suite`), for a game whose arena hooks give them
-(:class:`~jitsearch.games.protocol.ArenaHooks`: ``suite_values``, ``shipped_suite``; Kalah's
-:mod:`jitsearch.games.kalah.openings`). The functions take the game's variant options in order
+(:class:`~jitsearch.games.protocol.ArenaHooks`: ``suite_values``, ``shipped_suite``; Kalah
+has them). The functions take the game's variant options in order
 (Kalah's houses, seeds, empty_capture) or by name, and ``game=`` (default Kalah).
 
 A balanced suite holds positions a few plies from the start whose value lies
@@ -219,7 +219,7 @@ def search_value(state, depth: int, *, game=DEFAULT_GAME) -> int:
 
 def exact_value(state, within: int, *, game=DEFAULT_GAME, **options) -> tuple[int | None, str, int]:
     """``(margin, status, nodes)``: player 0's exact margin when it lies within ``within`` of 0 (the game's
-    suite values, Kalah's :func:`jitsearch.games.kalah.openings.exact_value`: ``status`` ``inside``,
+    suite values' ``exact_value``: ``status`` ``inside``,
     ``outside`` or ``too-big``; options ``endgame_db``, ``guess``, ``max_nodes``, ``table``)."""
     return _hook(get_game(game), "suite_values").exact_value(state, within, **options)
 

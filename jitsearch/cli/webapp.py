@@ -46,7 +46,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -251,6 +251,17 @@ def suggested_agents(state, cuda: bool, game_name: str = DEFAULT_GAME, variant: 
         if kind not in refused and not any(s.partition(":")[0] == kind for s in out):
             out.append("openspiel:mcts,simulations=1000" if kind == "openspiel" else kind)
     return out
+
+
+def drawing_scripts(games) -> str:
+    """The drawing scripts of ``games`` (name -> Game: each game's ``ui.script``, read now) as one
+    JavaScript text, in the registry's order; a game without one is drawn by the page's ``generic.js``."""
+    parts = []
+    for name, g in games.items():
+        script = getattr(g.ui, "script", None)
+        if script is not None:
+            parts.append(f"// {name}: {Path(script).name}\n{Path(script).read_text(encoding='utf-8')}")
+    return "\n".join(parts)
 
 
 def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_MAX_SECONDS,
@@ -460,8 +471,13 @@ def create_app(*, records_dir: Path | None = None, max_seconds: float = DEFAULT_
     async def page(request: Request):
         return HTMLResponse(page_html, headers={"Cache-Control": "no-store"})
 
+    async def boards(request: Request):  # the registry as it is now (a plugin registered since included)
+        text = await run_in_threadpool(drawing_scripts, GAMES)
+        return Response(text, media_type="text/javascript; charset=utf-8", headers={"Cache-Control": "no-store"})
+
     routes = [
         Route("/", page),
+        Route("/boards.js", boards),
         Route("/api/info", _api(info)),
         Route("/api/new", _api(game_new), methods=["POST"]),  # Kalah's routes without the game: the same
         Route("/api/position", _api(game_position), methods=["POST"]),

@@ -62,6 +62,7 @@ differ from theirs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -86,13 +87,17 @@ class TextUI(NamedTuple):
     str``: a phrase for ``move`` played in ``state`` ("sows house 3 (pit 3)"). ``ask(state) ->
     str``: what a person types ("house 1-6"). ``parse_move(state, text) -> move``: a typed move,
     one-line ``ValueError`` that says what to type. ``board_json(state) -> dict``: what the page's
-    drawing script of the game draws (``cli/web/<game>.js``)."""
+    drawing script of the game draws. ``script``: optional, the path of that script, a JavaScript
+    file that sets ``window.BOARDS[name]`` (the interface the page's ``app.js`` documents; the
+    built-in games' ``board.js``); ``jitsearch serve`` serves it, and a game without one is drawn
+    as its text form with a button per legal move."""
 
     board: Callable
     move_name: Callable
     ask: Callable
     parse_move: Callable
     board_json: Callable
+    script: str | None = None
 
 
 class Outcome:
@@ -482,6 +487,9 @@ def check_game(game) -> Game:
     for attr in ("max_cells", "max_moves"):
         if not isinstance(getattr(game, attr), int) or getattr(game, attr) < 1:
             raise ValueError(f"game {game.name!r}: {attr} must be a positive int")
+    script = getattr(game.ui, "script", None)
+    if script is not None and not Path(script).is_file():
+        raise ValueError(f"game {game.name!r}: its drawing script {script} is not a file")
     return game
 
 

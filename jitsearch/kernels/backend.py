@@ -102,8 +102,7 @@ def evaluate(boards, players, playouts_per_state: int, seed: int, *, backend: st
     """Batched leaf evaluation of ``game``'s boards (its array API, :func:`array_api`; Kalah's by
     default) on the chosen backend; the result has ``backend``.
 
-    Arguments as the game's ``evaluate_cpu`` (Kalah's:
-    :func:`jitsearch.games.kalah.playouts.evaluate_cpu`, with ``empty_capture``; the same limits,
+    Arguments as the game's ``evaluate_cpu`` of its array API (Kalah's with ``empty_capture``; the same limits,
     checked here before any backend runs), ``threads`` for the CPU, ``threads_per_block``
     (1..1024) for CUDA.
     """

@@ -10,8 +10,8 @@ threads, rows, C]``; ``[.., 1, 1]`` for a game without a record), then the block
 the leaf's record into their own slices and run the leaf's playouts, and thread 0 backs the
 summed reward up with atomic adds. With one block per tree the result equals the CPU
 twin's bit for bit. A game whose fast playouts (:attr:`Game.fast_playouts
-<jitsearch.games.protocol.Game>`) give ``gpu_margin(device, cfg)`` (Kalah: the board in registers,
-:mod:`jitsearch.games.kalah.register`) gets a kernel per variant whose playouts to the end run
+<jitsearch.games.protocol.Game>`) give ``gpu_margin(device, cfg)`` (Kalah: the board in registers)
+gets a kernel per variant whose playouts to the end run
 there: the same games, so the same trees.
 """
 

@@ -36,7 +36,7 @@ async function api(path, body) {
 }
 
 const current = () => S.history[S.cursor];
-// the drawing script of a state's game (web/<game>.js; the selector says what a new game is)
+// the drawing script of a state's game (its TextUI.script, in /boards.js; the selector says what a new game is)
 const board = (state) => BOARDS[state ? state.game : $("game").value] || BOARDS.generic;
 // a request names its line: the start (text), the moves played since (the server replays them, so a record
 // the rules keep is the game's) and the variant the start was read with
@@ -96,7 +96,7 @@ function el(name, attrs, parent) {
   return e;
 }
 
-// what a drawing script (web/<game>.js) gets from the page besides el: the board's SVG with its background,
+// what a drawing script (a game's TextUI.script) gets from the page besides el: the board's SVG with its background,
 // the turn line, a pit of a sowing game (a house: a circle with its label and the analysis' value on its
 // owner's outer side; or a store: the rectangle `store`), and the short value of an MCTS or exact analysis
 function boardSvg(box, W, H, label) {

@@ -6,6 +6,7 @@ estimate of the margin strictly inside (-1, 1), so that a search never prefers t
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -158,7 +159,7 @@ def parse_move(state: Connect4State, text: str) -> int:
 
 
 def board_json(state: Connect4State) -> dict:
-    """What ``web/connect4.js`` draws: ``cells[row][column]``, rows top to bottom, -1 empty, else
+    """What the game's drawing script (``board.js``) draws: ``cells[row][column]``, rows top to bottom, -1 empty, else
     the player whose stone it is."""
     w, h = state.width, state.height
     return {"width": w, "height": h, "ply": state.ply,
@@ -170,7 +171,8 @@ GAME = replace(GAME, ui=TextUI(
     move_name=lambda state, column: f"drops a stone in column {column + 1}",
     ask=lambda state: f"column 1-{state.width}",
     parse_move=parse_move,
-    board_json=board_json))
+    board_json=board_json,
+    script=str(Path(__file__).with_name("board.js"))))
 
 
 # -- exact move values for analysis (protocol: Game.move_values) ---------------------------------

@@ -9,6 +9,7 @@ live board (the ``store`` evaluation of the MCTS kernels, before their squash).
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -206,7 +207,7 @@ def parse_move(state: KalahState, text: str) -> int:
 
 
 def board_json(state: KalahState) -> dict:
-    """What ``web/kalah.js`` draws: the pits (layout of :mod:`.rules`), houses, rule and seeds."""
+    """What the game's drawing script (``board.js``) draws: the pits (layout of :mod:`.rules`), houses, rule and seeds."""
     return {"board": [int(x) for x in state.board], "houses": state.houses, "empty_capture": state.empty_capture,
             "seeds_total": state.seeds_total}
 
@@ -216,7 +217,8 @@ GAME = replace(GAME, ui=TextUI(
     move_name=lambda state, pit: f"sows house {_house(state, pit)} (pit {pit})",
     ask=lambda state: f"house 1-{state.houses}",
     parse_move=parse_move,
-    board_json=board_json))
+    board_json=board_json,
+    script=str(Path(__file__).with_name("board.js"))))
 
 
 # -- exact move values for analysis (protocol: Game.move_values) ---------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -319,7 +320,7 @@ def parse_move(state: OwareState, text: str) -> int:
 
 
 def board_json(state: OwareState) -> dict:
-    """What ``web/oware.js`` draws: houses 0..2m-1 then the two captured counts, the scores, the move
+    """What the game's drawing script (``board.js``) draws: houses 0..2m-1 then the two captured counts, the scores, the move
     count against the limit and the repetition record's length."""
     return {"board": [int(x) for x in state.board], "houses": state.houses, "scores": list(state.scores),
             "seeds_total": state.seeds_total, "ply": state.ply, "move_limit": state.move_limit,
@@ -331,7 +332,8 @@ GAME = replace(GAME, ui=TextUI(
     move_name=move_name,
     ask=lambda state: f"house {_letters(state)[0]}-{_letters(state)[-1]}",
     parse_move=parse_move,
-    board_json=board_json))
+    board_json=board_json,
+    script=str(Path(__file__).with_name("board.js"))))
 
 
 # -- exact move values for analysis (protocol: Game.move_values) ---------------------------------

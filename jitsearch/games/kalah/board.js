@@ -1,5 +1,5 @@
 // Kalah's board on the page of `jitsearch serve` (the page's app.js calls BOARDS.kalah; the server sends
-// the state: board (pits, layout of jitsearch.games.kalah.rules), houses, empty_capture, legal moves).
+// the state: board (pits: player 0's houses, store, player 1's houses, store), houses, empty_capture, legal moves).
 "use strict";
 
 (window.BOARDS = window.BOARDS || {}).kalah = (() => {
