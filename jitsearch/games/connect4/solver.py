@@ -34,6 +34,8 @@ from .rules import check_size, popcount, winning_cells
 from .state import Connect4State
 
 DEFAULT_TABLE_BITS = 22
+#: What a search stopped by its flag returns (far outside every score).
+STOPPED = 1 << 20
 
 
 @njit(cache=True, inline="always")
@@ -48,16 +50,17 @@ _winning_cells = njit(cache=True, inline="always")(winning_cells)
 
 @njit(cache=True)
 def _negamax(cur, mask, ply, alpha, beta, w, h, bottom, full, order, table, shift, gen, sort_moves,
-             sort_scores, nodes, flag):
+             sort_scores, nodes):
     """The score of the position (``cur`` the mover's stones) if it lies in (alpha, beta);
     else a bound on the side of the window it falls. Pons's ``negamax`` (his final version:
     the table holds upper bounds, stored as ``v - MIN + 1``, and lower bounds, stored as
     ``v + MAX - 2 MIN + 2``, both in the low byte of an entry's second word, the table's
-    generation above it). ``flag[0]`` set (read every :data:`STOP_EVERY` nodes) ends the search:
-    every call then returns 0 at once and stores nothing, so the table keeps true bounds only."""
+    generation above it). ``nodes[0]`` counts the calls; ``nodes[1]`` set (read every
+    :data:`STOP_EVERY` calls) ends the search: the call returns :data:`STOPPED`, and each caller
+    seeing it returns it at once, storing nothing, so the table keeps true bounds only."""
     nodes[0] += 1
-    if (nodes[0] & (STOP_EVERY - 1)) == 0 and flag[0] != 0:
-        return 0
+    if (nodes[0] & (STOP_EVERY - 1)) == 0 and nodes[1] != 0:
+        return STOPPED
     cells = w * h
     possible = (mask + bottom) & full
     opp_win = _winning_cells(cur ^ mask, mask, h, full)
@@ -112,9 +115,9 @@ def _negamax(cur, mask, ply, alpha, beta, w, h, bottom, full, order, table, shif
     for k in range(n - 1, -1, -1):
         mv = sort_moves[ply, k]
         score = -_negamax(cur ^ mask, mask | mv, ply + 1, -beta, -alpha, w, h, bottom, full, order, table,
-                          shift, gen, sort_moves, sort_scores, nodes, flag)
-        if flag[0] != 0:
-            return 0
+                          shift, gen, sort_moves, sort_scores, nodes)
+        if score == -STOPPED:
+            return STOPPED
         if score >= beta:
             table[slot, 0] = key  # a lower bound
             table[slot, 1] = (gen << 8) | (score + max_score - 2 * min_score + 2)
@@ -136,10 +139,10 @@ def _masks(w, h):
 
 
 @njit(cache=True, nogil=True)  # a CLI or GUI thread stays responsive (Ctrl-C) while it runs
-def _solve(cur, mask, ply, w, h, weak, order, table, shift, gen, sort_moves, sort_scores, nodes, flag, bounds):
+def _solve(cur, mask, ply, w, h, weak, order, table, shift, gen, sort_moves, sort_scores, nodes, bounds):
     """Pons's ``solve``: the exact score by null-window searches (``weak``: only its sign, -1/0/1).
     ``bounds`` holds the interval known so far (another thread may read it); a search stopped by
-    ``flag`` leaves the last true interval there and returns its lower end."""
+    ``nodes[1]`` leaves the last true interval there and returns its lower end."""
     cells = w * h
     bottom, full = _masks(w, h)
     if _winning_cells(cur, mask, h, full) & (mask + bottom) & full:
@@ -158,8 +161,8 @@ def _solve(cur, mask, ply, w, h, weak, order, table, shift, gen, sort_moves, sor
         elif med >= 0 and _div2(hi) > med:
             med = _div2(hi)
         r = _negamax(cur, mask, ply, med, med + 1, w, h, bottom, full, order, table, shift, gen, sort_moves,
-                     sort_scores, nodes, flag)
-        if flag[0] != 0:
+                     sort_scores, nodes)
+        if r == STOPPED:
             break
         if r <= med:
             hi = r
@@ -170,10 +173,10 @@ def _solve(cur, mask, ply, w, h, weak, order, table, shift, gen, sort_moves, sor
 
 
 @njit(cache=True, nogil=True)
-def _best_move(cur, mask, ply, w, h, score, order, table, shift, gen, sort_moves, sort_scores, nodes, flag):
+def _best_move(cur, mask, ply, w, h, score, order, table, shift, gen, sort_moves, sort_scores, nodes):
     """A column whose move keeps the mover's exact ``score``: a winning one, else the first in
     centre-first order whose child fails low on the null window at ``-score`` (cheap on the table
-    the solve left); -1 when ``flag`` stopped the search."""
+    the solve left); -1 when ``nodes[1]`` stopped the search."""
     cells = w * h
     bottom, full = _masks(w, h)
     possible = (mask + bottom) & full
@@ -192,8 +195,8 @@ def _best_move(cur, mask, ply, w, h, score, order, table, shift, gen, sort_moves
         mv = nxt & (col_bits << (order[i] * (h + 1)))
         if mv:
             r = _negamax(cur ^ mask, mask | mv, ply + 1, -score, -score + 1, w, h, bottom, full, order, table,
-                         shift, gen, sort_moves, sort_scores, nodes, flag)
-            if flag[0] != 0:
+                         shift, gen, sort_moves, sort_scores, nodes)
+            if r == STOPPED:
                 return np.int64(-1)
             if r <= -score:
                 return order[i]
@@ -240,9 +243,9 @@ class Connect4Solver:
         self.order = np.array([w // 2 + (1 - 2 * (i % 2)) * (i + 1) // 2 for i in range(w)], np.int64)
         self.sort_moves = np.zeros((w * self.height + 1, w), np.int64)
         self.sort_scores = np.zeros((w * self.height + 1, w), np.int64)
-        self.flag = np.zeros(1, np.int64)
+        self.nodes = np.zeros(2, np.int64)  # the calls counted, then the stop flag
+        self.flag = self.nodes[1:]  # a view: flag[0] is nodes[1]
         self.bounds = np.zeros(2, np.int64)
-        self.nodes = np.zeros(1, np.int64)
 
     def clear(self) -> None:
         """Forget every table entry (O(1): a new generation)."""
@@ -277,7 +280,7 @@ class Connect4Solver:
         self.nodes[0] = 0
         t0 = time.perf_counter()
         score = _solve(*self._args(state), weak, self.order, self.table, np.uint64(64 - self.table_bits),
-                       np.int64(self.gen), self.sort_moves, self.sort_scores, self.nodes, self.flag, self.bounds)
+                       np.int64(self.gen), self.sort_moves, self.sort_scores, self.nodes, self.bounds)
         seconds = time.perf_counter() - t0
         lo, hi = int(self.bounds[0]), int(self.bounds[1])
         if lo < hi:  # stopped
@@ -293,7 +296,7 @@ class Connect4Solver:
         state = self._state(position)
         move = int(_best_move(*self._args(state), np.int64(score), self.order, self.table,
                               np.uint64(64 - self.table_bits), np.int64(self.gen), self.sort_moves, self.sort_scores,
-                              self.nodes, self.flag))
+                              self.nodes))
         return None if move < 0 else move
 
     def move_scores(self, position) -> dict[int, int]:
