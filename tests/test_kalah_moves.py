@@ -100,4 +100,4 @@ def test_cli_all_moves_json_and_errors(capsys, tmp_path):
     assert "--resume needs --checkpoint" in capsys.readouterr().err
     assert main(["solve", "--game", "kalah", "--position", "0,0,0/9/0,0,0/9 end", "--all-moves"]) == 2
     assert main(["solve", "--random", "uniform", "--all-moves"]) == 2
-    assert "applies to --game kalah only" in capsys.readouterr().err
+    assert "applies to --game connect4 or kalah only" in capsys.readouterr().err

@@ -146,8 +146,6 @@ def title(state, from_start: bool) -> str:
 
 def stopped(result: dict, options: dict) -> str:
     """The interval found; nothing of the search is kept."""
-    if result.get("lower") is None:
-        return "stopped before the first null-window test finished; nothing of the search is kept"
     return (f"the score lies in [{result['lower']}, {result['upper']}] for the player to move; nothing of the "
             "search is kept")
 
