@@ -23,6 +23,16 @@ BOARD_STYLES = {"p0": SIDE_STYLES[0], "p1": SIDE_STYLES[1], "last": "reverse", "
 DEFAULT_MAX_PLIES = 300
 
 
+def _spec_error(option: str, spec: str, exc: Exception) -> str:
+    """``--p0 SPEC: why``, the spec said once (the agents' errors may begin with it)."""
+    text = str(exc)
+    if option in text:
+        return text
+    if text.startswith(spec.strip() + ":"):
+        return f"{option} {text}"
+    return f"{option} {spec}: {text}"
+
+
 def _text_ui(game):
     """The game's text forms, or plain ones (its text form, moves as numbers) when it has none."""
     if game.ui is not None:
@@ -111,7 +121,7 @@ def play(
             check_spec_for(game.name, spec, chosen, position is not None)
             agents.append(agent_for(game.name, spec, None if seed is None else seed + i))
         except ValueError as exc:
-            raise UserError(f"{option} {spec}: {exc}" if option not in str(exc) else str(exc)) from None
+            raise UserError(_spec_error(option, spec, exc)) from None
     if as_json and None in agents:
         raise UserError("--json needs two engine players (no human)")
     state = initial_state(game, chosen, position)
@@ -122,7 +132,7 @@ def play(
             try:
                 check_agent_for(game.name, a, state, chosen)
             except ValueError as exc:
-                raise UserError(f"{option} {spec}: {exc}") from None
+                raise UserError(_spec_error(option, spec, exc)) from None
     if max_plies is None and game.max_plies < 0:
         max_plies = DEFAULT_MAX_PLIES
     ui = _text_ui(game)

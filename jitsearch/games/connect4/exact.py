@@ -19,8 +19,10 @@ from ..protocol import ExactSolve
 OPTIONS = ("all_moves",)
 #: Table entries of a solve: 2**22 of 16 bytes (64 MiB); fewer when ``max_bytes`` is smaller.
 TABLE_BITS = 22
-#: Seconds between two progress lines (none for a solve that takes less).
+#: Seconds between two progress lines when the interval changed (none for a solve that takes less),
+#: and when it did not.
 PROGRESS_SECONDS = 1.0
+QUIET_SECONDS = 10.0
 
 
 def _solver(state, max_bytes: int):
@@ -44,17 +46,18 @@ def _margin(state, score: int) -> int:
 def _run(solver, fn, report, label, time_limit, t0):
     """``fn()`` in a worker thread (the kernel releases the GIL) under the solver's stop flag, set at
     ``time_limit`` or on Ctrl-C (the kernel reads it every 1,024 nodes: back within milliseconds);
-    a line through ``report`` every :data:`PROGRESS_SECONDS` with the interval so far. Returns
+    a line through ``report`` with the interval so far (module constants: how often). Returns
     ``(result, interrupted)``."""
     stop = threading.Event()
-    shown = [time.perf_counter()]
+    shown = {"at": time.perf_counter(), "bounds": None}
 
-    def tick():
+    def tick():  # a line once a second when the interval changed, else every QUIET_SECONDS
         now = time.perf_counter()
-        if report is not None and now - shown[0] >= PROGRESS_SECONDS and not stop.is_set():
-            shown[0] = now
-            report(f"{label}score in [{solver.bounds[0]}, {solver.bounds[1]}], {int(solver.nodes[0]):,} nodes, "
-                   f"{now - t0:.1f} s")
+        bounds = (int(solver.bounds[0]), int(solver.bounds[1]))
+        quiet = QUIET_SECONDS if bounds == shown["bounds"] else PROGRESS_SECONDS
+        if report is not None and now - shown["at"] >= quiet and not stop.is_set():
+            shown.update(at=now, bounds=bounds)
+            report(f"{label}score in [{bounds[0]}, {bounds[1]}], {int(solver.nodes[0]):,} nodes, {now - t0:.1f} s")
 
     solver.flag[0] = 0
     deadline = None if time_limit is None else t0 + time_limit
