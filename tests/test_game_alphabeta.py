@@ -229,7 +229,7 @@ def test_every_game_has_an_alphabeta_agent_over_the_protocol():
     """Connect Four (no engine of its own) gets the generic alphabeta kind; Oware keeps its own."""
     from jitsearch.arena.agents import kinds, parse_agent
 
-    assert set(kinds(get("connect4"))["alphabeta"]) == {"depth", "time", "table"}
+    assert set(kinds(get("connect4"))["alphabeta"]) == {"depth", "time", "table", "exact"}
     assert "w" in kinds(get("oware"))["alphabeta"]
     state = _connect4_states(4, 10, 3)[0]
     agent = parse_agent("alphabeta:depth=20", game="connect4", seed=0)
@@ -240,4 +240,28 @@ def test_every_game_has_an_alphabeta_agent_over_the_protocol():
                         ("alphabeta:time=-1", "time"), ("alphabeta:nodes=5", "unknown option")]:
         with pytest.raises(ValueError) as e:
             parse_agent(spec, game="connect4")
+        assert words in str(e.value) and "\n" not in str(e.value), spec
+
+
+def test_the_generic_alphabeta_plays_a_proven_move_with_exact():
+    """``exact=SHARE``: a game with an exact solve proves the position first (Connect Four near its end
+    within 0.5 x 2 s) and plays a move that keeps the proven score; bad shares are one line."""
+    from jitsearch.arena.agents import parse_agent
+
+    import test_connect4_solver as c4
+    state = c4._near_terminal(7, 6, 14, 1, 21)[0]
+    agent = parse_agent("alphabeta:time=2,exact=0.5", game="connect4", seed=0)
+    move = agent(state)
+    ref = c4.brute_force(state)
+    child = state.play(move)
+    kept = (42 + 1 - state.ply) // 2 if child.is_over and child.margin else 0 if child.is_over else \
+        -c4.brute_force(child)
+    assert agent.last["solved"] and agent.last["exact"] and kept == ref
+    assert agent.last["margin"] == (ref > 0) - (ref < 0)  # the mover's final margin
+    plain = dataclasses.replace(get("connect4"), name="connect4_no_exact", exact=None)
+    for spec, game, words in [("alphabeta:time=1,exact=2", "connect4", "exact"),
+                              ("alphabeta:depth=3,exact=0.5", "connect4", "give time="),
+                              ("alphabeta:time=1,exact=0.5", plain, "no exact solve")]:
+        with pytest.raises(ValueError) as e:
+            parse_agent(spec, game=game)
         assert words in str(e.value) and "\n" not in str(e.value), spec

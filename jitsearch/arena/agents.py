@@ -119,20 +119,24 @@ EVAL_OPTIONS = ("eval", "eval_plies", "imm")
 
 
 #: Options of the generic ``alphabeta`` kind and their value types.
-ALPHABETA_OPTIONS = {"depth": int, "time": float, "table": int}
+ALPHABETA_OPTIONS = {"depth": int, "time": float, "table": int, "exact": float}
 #: Seconds a move of the generic ``alphabeta`` kind searches when given neither depth= nor time=.
 ALPHABETA_DEFAULT_TIME = 1.0
 
 
 def _make_alphabeta(game, options: dict):
-    """The search of ``alphabeta:depth=D,time=T,table=SLOTS`` on ``game``: iterative deepening over
-    the protocol (:func:`jitsearch.kernels.game_alphabeta.alphabeta_game`) to ``depth`` plies, for
-    ``time`` seconds (the deepest iteration completed), or both; neither: ``time=1``. It stops
-    early once the value is exact (the end of the game under every line). ``table``: slots of its
-    transposition table (a power of two, 0 none; default 2**20 where the game has a position key)."""
+    """The search of ``alphabeta:depth=D,time=T,table=SLOTS,exact=SHARE`` on ``game``: iterative
+    deepening over the protocol (:func:`jitsearch.kernels.game_alphabeta.alphabeta_game`) to
+    ``depth`` plies, for ``time`` seconds (the deepest iteration completed), or both; neither:
+    ``time=1``. It stops early once the value is exact (the end of the game under every line).
+    ``table``: slots of its transposition table (a power of two, 0 none; default 2**20 where the
+    game has a position key). ``exact``: a game with an exact solve (:attr:`Game.exact
+    <jitsearch.games.protocol.Game>`) first tries to solve the position within that share of
+    ``time`` and plays a move that keeps the proven value when it does; the search has the rest."""
     from ..kernels.game_alphabeta import MAX_DEPTH, alphabeta_game
 
     depth, time, table = options.get("depth"), options.get("time"), options.get("table")
+    share = options.get("exact", 0.0)
     if depth is not None:
         check_int("depth", depth, 1, MAX_DEPTH)
     if time is not None:
@@ -145,9 +149,25 @@ def _make_alphabeta(game, options: dict):
             raise ValueError(f"table must be 0 or a power of two >= 16, got {table}")
         if table and game.position_key is None:
             raise ValueError(f"{game.name} has no position key: table must be 0")
+    check_float("exact", share, 0.0, 1.0)
+    if share and game.exact is None:
+        raise ValueError(f"{game.name} has no exact solve: exact= must be 0")
+    if share and time is None:
+        raise ValueError("exact= is a share of time=: give time= too")
 
     def search(state, seed, stop):
-        return alphabeta_game(game, state, depth=depth, time=time, stop=stop, table_slots=table)
+        left = time
+        if share:
+            t0 = _time.perf_counter()
+            r = game.exact.solve(state, report=lambda line: None, time_limit=share * time)
+            raise_if_stopped(stop)
+            if r.get("complete") and r.get("best_move") is not None:
+                mover = r["margin"] if state.player == 0 else -r["margin"]  # the final margin, the mover's
+                return {"move": r["best_move"], "value": float(r["margin"]), "margin": int(mover), "exact": True,
+                        "solved": True, "nodes": r.get("nodes"), "seconds": _time.perf_counter() - t0}
+            left = max(time - (_time.perf_counter() - t0), 1e-3)
+        out = alphabeta_game(game, state, depth=depth, time=left, stop=stop, table_slots=table)
+        return {**out, "solved": False} if share else out
 
     search.options = dict(options)
     return search

@@ -25,7 +25,12 @@ PROGRESS_SECONDS = 1.0
 QUIET_SECONDS = 10.0
 
 
+_KEPT = threading.local()  # a solver per thread and size, its table emptied (O(1)) for each solve
+
+
 def _solver(state, max_bytes: int):
+    """A solver for ``state``'s size with an empty table of at most ``max_bytes`` (2**22 entries, fewer
+    when that is too many); kept per thread, so a game's moves (an agent's solves) allocate it once."""
     from .solver import Connect4Solver
 
     bits = TABLE_BITS
@@ -34,7 +39,13 @@ def _solver(state, max_bytes: int):
     if (16 << bits) > max_bytes:
         raise ValueError(f"the solver's table needs {16 << bits:,} bytes, more than --max-memory allows "
                          f"({max_bytes:,} bytes)")
-    return Connect4Solver(state.width, state.height, table_bits=bits)
+    kept = _KEPT.__dict__.setdefault("solvers", {})
+    key = (state.width, state.height, bits)
+    if key not in kept:
+        kept.clear()  # one table a thread
+        kept[key] = Connect4Solver(state.width, state.height, table_bits=bits)
+    kept[key].clear()
+    return kept[key]
 
 
 def _margin(state, score: int) -> int:
