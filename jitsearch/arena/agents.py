@@ -39,7 +39,8 @@ GPU, :func:`jitsearch.mcts.game_shared.tree_parallel_game`; a game with its own 
 engine of that name, ``alphabeta:depth=8`` or ``alphabeta:time=0.5`` (iterative-deepening
 alpha-beta over the protocol with the game's ``evaluate`` at the leaves and its position key
 and move order where it has them, :func:`jitsearch.kernels.game_alphabeta.alphabeta_game`;
-``table=`` slots; it stops deepening once the value is exact). Each option may be given once;
+``table=`` slots; ``exact=SHARE``: a game with an exact solve proves the position first within
+that share of ``time=``; it stops deepening once the value is exact). Each option may be given once;
 the options are checked once, when the spec is parsed.
 
 An agent's random streams come from its seed and the number of moves it has made, so a game
