@@ -218,6 +218,10 @@ class Solved(NamedTuple):
 class Connect4Solver:
     """Solve Connect Four positions of one size exactly.
 
+    ``flag`` (int64[1]) stops a search when another thread sets ``flag[0]`` (:func:`jitsearch.stop.watch`
+    with slot 0); ``bounds`` (int64[2]) holds the interval known so far, for progress lines. A stop
+    never leaves a wrong entry in the table.
+
     Parameters
     ----------
     width, height : int
@@ -227,10 +231,6 @@ class Connect4Solver:
         the top bits of its key times a 64-bit odd constant (Fibonacci hashing: the key's low bits alone,
         the first columns, left positions that differ in the last columns in one slot and cost Pons's
         opening sets 8-30x more nodes, bench/results/connect4_pons.md).
-
-    ``flag`` (int64[1]) stops a search when another thread sets ``flag[0]`` (:func:`jitsearch.stop.watch`
-    with slot 0); ``bounds`` (int64[2]) holds the interval known so far, for progress lines. A stop
-    never leaves a wrong entry in the table.
     """
 
     def __init__(self, width: int = 7, height: int = 6, *, table_bits: int = DEFAULT_TABLE_BITS):
