@@ -12,7 +12,12 @@ Conventions: the root moves as MAX unless stated, values are from MAX's
 point of view, leaves are numbered left to right from 0.
 """
 
+from ._jit import keep_kernel_cache_outside_sources as _keep_kernel_cache_outside_sources
 from ._version import __version__
+
+# Compiled kernels go to the user's cache ($XDG_CACHE_HOME/jitsearch/numba, or
+# $NUMBA_CACHE_DIR), never beside the sources; Numba stays unimported here.
+_keep_kernel_cache_outside_sources()
 
 # The public names load lazily (PEP 562): ``import jitsearch`` and
 # ``jitsearch --version`` / ``--help`` do not import Numba; the first use of a

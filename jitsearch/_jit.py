@@ -5,6 +5,7 @@ starts. Nothing here imports Numba at module level."""
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import threading
 import time
@@ -61,6 +62,86 @@ def _unlisten(listener, kinds) -> None:
             pass
 
 
+def after_import(name: str, callback) -> None:
+    """Call ``callback(module)`` once module ``name`` is imported: now if it
+    already is, else just after its import (a one-shot import hook), so a
+    package can adjust Numba without importing it."""
+    if name in sys.modules:
+        callback(sys.modules[name])
+        return
+    import importlib.abc
+    import importlib.machinery
+
+    class _Hook(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path, target=None):
+            if fullname != name:
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+            if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                return spec
+            exec_module = spec.loader.exec_module
+
+            def exec_then_call(module):
+                exec_module(module)
+                callback(module)
+
+            spec.loader.exec_module = exec_then_call
+            return spec
+
+    sys.meta_path.insert(0, _Hook())
+
+
+def numba_cache_dir() -> str:
+    """Where the package's compiled kernels are cached:
+    ``$XDG_CACHE_HOME/jitsearch/numba`` (``~/.cache`` when unset), one
+    folder per source folder below it. ``$NUMBA_CACHE_DIR``, when set, wins
+    (Numba's own locator then places every cache, ours included)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "jitsearch", "numba")
+
+
+def keep_kernel_cache_outside_sources() -> None:
+    """Cache the package's ``cache=True`` kernels under :func:`numba_cache_dir`
+    instead of ``__pycache__`` beside the sources: an installed package, a
+    read-only checkout and a source tree all stay free of compiled code (a
+    generic kernel compiled for one game carries that game's function names).
+    Functions outside the package keep Numba's usual places. The locator is
+    added when ``numba.core.caching`` is imported, before any kernel of the
+    package is decorated."""
+    after_import("numba.core.caching", _add_locator)
+
+
+def _add_locator(caching) -> None:
+    if any(getattr(c, "_jitsearch", False) for c in caching.CacheImpl._locator_classes):
+        return
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+    class PackageCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        """A kernel of this package: cached under :func:`numba_cache_dir`."""
+
+        _jitsearch = True
+
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = os.path.join(numba_cache_dir(), self.get_suitable_cache_subpath(py_file))
+
+        def get_cache_path(self):
+            return self._cache_path
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not os.path.abspath(py_file).startswith(package):
+                return None
+            return super().from_function(py_func, py_file)
+
+    classes = caching.CacheImpl._locator_classes
+    # after Numba's $NUMBA_CACHE_DIR locator (a user's choice wins), before the in-tree one
+    at = next((i + 1 for i, c in enumerate(classes) if c.__name__ == "UserProvidedCacheLocator"), 0)
+    classes.insert(at, PackageCacheLocator)
+
+
 class CompileNotice:
     """The process-wide compile notice of the command line: the notice line
     as soon as Numba starts a real compilation (a cache load is not one),
@@ -107,32 +188,7 @@ class CompileNotice:
     def _hook_numba_import(self) -> None:
         """Register as soon as ``numba.core.event`` is imported (now if it
         already is), so no compilation is missed and none is waited for."""
-        if "numba.core.event" in sys.modules:
-            self._register(sys.modules["numba.core.event"])
-            return
-        import importlib.abc
-        import importlib.machinery
-
-        notice = self
-
-        class _Hook(importlib.abc.MetaPathFinder):
-            def find_spec(self, name, path, target=None):
-                if name != "numba.core.event":
-                    return None
-                sys.meta_path.remove(self)
-                spec = importlib.machinery.PathFinder.find_spec(name, path)
-                if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-                    return spec
-                exec_module = spec.loader.exec_module
-
-                def exec_then_register(module):
-                    exec_module(module)
-                    notice._register(module)
-
-                spec.loader.exec_module = exec_then_register
-                return spec
-
-        sys.meta_path.insert(0, _Hook())
+        after_import("numba.core.event", self._register)
 
     def _spin(self) -> None:
         frame = 0

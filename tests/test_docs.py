@@ -35,6 +35,8 @@ from pathlib import Path
 
 import pytest
 
+from jitsearch._jit import numba_cache_dir
+
 ROOT = Path(__file__).resolve().parents[1]
 #: docs/examples is on the path of the pages' examples (``import tictactoe``), as a user's own folder would be
 EXAMPLES = ROOT / "docs" / "examples"
@@ -212,7 +214,9 @@ def test_page_examples_run(page, tmp_path, tmp_path_factory):
     work.mkdir()
     (tmp_path / "steps.json").write_text(json.dumps(steps))
     (tmp_path / "driver.py").write_text(_DRIVER)
+    # the examples' own caches in a temporary home, the kernels the other tests compiled where they are
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path_factory.getbasetemp() / "xdg-cache"),
+               NUMBA_CACHE_DIR=os.environ.get("NUMBA_CACHE_DIR") or numba_cache_dir(),
                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), str(EXAMPLES), os.environ.get("PYTHONPATH")])))
     r = subprocess.run([sys.executable, str(tmp_path / "driver.py"), str(tmp_path / "steps.json")], cwd=work,
                        capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=PAGE_TIMEOUT_S)
