@@ -153,10 +153,12 @@ def in_worker(fn, name: str, stop: threading.Event, *, time_limit=None, wait_on_
     a ``nogil`` kernel runs. ``time_limit`` (seconds): past it ``stop`` is set and None returned at
     once. Ctrl-C sets ``stop``; then ``KeyboardInterrupt`` is raised at once, or, with
     ``wait_on_interrupt`` (a kernel that reads ``stop`` through :func:`watch` returns within
-    milliseconds), the result is awaited and returned. ``tick()`` runs about every 0.05 s of
-    waiting (progress lines). An exception of ``fn`` is raised in the caller's thread."""
+    milliseconds), the result is awaited and returned: for as long as it takes (True) or for
+    that many seconds, past which ``KeyboardInterrupt`` is raised and the worker abandoned.
+    ``tick()`` runs about every 0.05 s of waiting (progress lines). An exception of ``fn`` is
+    raised in the caller's thread."""
     box = {}
-    done = threading.Event()
+    done = threading.Event()  # not Thread.join: an interrupted join can mark a live thread as stopped
 
     def target():
         try:
@@ -174,7 +176,7 @@ def in_worker(fn, name: str, stop: threading.Event, *, time_limit=None, wait_on_
                 break
         except KeyboardInterrupt:
             stop.set()
-            if not wait_on_interrupt:
+            if not wait_on_interrupt or (wait_on_interrupt is not True and not done.wait(wait_on_interrupt)):
                 raise
             continue
         if end is not None and time.perf_counter() >= end:

@@ -38,7 +38,7 @@ def timed(fn, *args, **kwargs):
 
 def run_interruptibly(fn, *args, stop_event=None, **kwargs):
     """Run ``fn`` in a worker thread and wait for it so that Ctrl-C is seen at
-    once even while a ``nogil`` Numba kernel runs.
+    once even while a ``nogil`` Numba kernel runs (:func:`jitsearch.stop.in_worker`).
 
     With ``stop_event`` (a ``threading.Event`` that ``fn`` checks between chunks
     of work) a Ctrl-C sets the event and waits up to 3 s for ``fn`` to return
@@ -46,31 +46,18 @@ def run_interruptibly(fn, *args, stop_event=None, **kwargs):
     not come back in time, raises :class:`Interrupted`; the worker is a
     daemon thread and is abandoned (an exact tree search keeps no partial
     state worth waiting for)."""
-    box = {}
-    done = threading.Event()  # not Thread.join: an interrupted join can mark a live thread as stopped
+    from ..stop import in_worker  # (imports Numba)
 
-    def target():
-        try:
-            box["result"] = fn(*args, **kwargs)
-        except BaseException as exc:  # handed to the caller's thread
-            box["error"] = exc
-        finally:
-            done.set()
-
-    worker = threading.Thread(target=target, name="jitsearch-search", daemon=True)
-    worker.start()
+    stop = stop_event if stop_event is not None else threading.Event()
     try:
-        while not done.wait(0.05):
-            pass
+        return in_worker(lambda: fn(*args, **kwargs), "jitsearch-search", stop,
+                         wait_on_interrupt=3.0 if stop_event is not None else False)
+    except Exception:
+        if not stop.is_set():
+            raise
+        raise Interrupted() from None  # what fn raised once it was stopped
     except KeyboardInterrupt:
-        if stop_event is None:
-            raise Interrupted() from None
-        stop_event.set()
-        if not done.wait(3.0) or "result" not in box:
-            raise Interrupted() from None
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
+        raise Interrupted() from None
 
 
 # -- option checks --------------------------------------------------------------------------
