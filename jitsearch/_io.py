@@ -12,6 +12,8 @@ database records, the move-values JSONL and the arena's game records.
   that resume after a kill lose at most the line being written);
   :func:`drop_partial_line` -- cut a last line torn by a kill.
 * :func:`grouped` -- rows grouped by a key (benchmark rows, tournament rounds).
+* :func:`user_cache_dir` -- the one root of what the package keeps between
+  runs (compiled kernels, endgame databases, the C references' builds).
 
 Ground floor: imports nothing of jitsearch; every layer may import it.
 """
@@ -24,6 +26,12 @@ import json
 import os
 import tempfile
 from pathlib import Path
+
+
+def user_cache_dir(*parts: str) -> Path:
+    """``$XDG_CACHE_HOME/jitsearch/PARTS`` (``~/.cache`` when unset)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base, "jitsearch", *parts)
 
 
 def json_digest(obj, *, digest_size: int = 8, compact: bool = False) -> str:

@@ -97,8 +97,9 @@ def numba_cache_dir() -> str:
     ``$XDG_CACHE_HOME/jitsearch/numba`` (``~/.cache`` when unset), one
     folder per source folder below it. ``$NUMBA_CACHE_DIR``, when set, wins
     (Numba's own locator then places every cache, ours included)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "jitsearch", "numba")
+    from ._io import user_cache_dir
+
+    return str(user_cache_dir("numba"))
 
 
 def keep_kernel_cache_outside_sources() -> None:

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._io import user_cache_dir
+
 #: Where the C sources live (the repository's bench/c_reference/).
 def _find_sources() -> Path:
     """bench/c_reference of the source checkout: beside the package (editable
@@ -78,8 +80,7 @@ def _cache_dir() -> Path:
     root = os.environ.get("JITSEARCH_C_CACHE")
     if root:
         return Path(root)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "jitsearch" / "c_reference"
+    return user_cache_dir("c_reference")
 
 
 def build(program: str, defines: dict | None = None) -> Path:

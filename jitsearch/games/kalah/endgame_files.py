@@ -73,13 +73,12 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = None
 
-from ..._io import ensure_writable_dir, write_json_atomic
+from ..._io import ensure_writable_dir, user_cache_dir, write_json_atomic
 from ...trees.memory import format_bytes
 
 def default_cache_dir(game: str = "kalah"):
     """``$XDG_CACHE_HOME/jitsearch/{game}-endgame`` (``~/.cache`` when unset)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "jitsearch" / f"{game}-endgame"
+    return user_cache_dir(f"{game}-endgame")
 
 
 FORMAT_VERSION = 3
