@@ -92,14 +92,52 @@ def after_import(name: str, callback) -> None:
     sys.meta_path.insert(0, _Hook())
 
 
+#: Days a cache folder of other sources (an older version, an edited checkout) is kept unused.
+STALE_CACHE_DAYS = 7
+_cache_dir = None
+
+
 def numba_cache_dir() -> str:
     """Where the package's compiled kernels are cached:
-    ``$XDG_CACHE_HOME/jitsearch/numba`` (``~/.cache`` when unset), one
-    folder per source folder below it. ``$NUMBA_CACHE_DIR``, when set, wins
-    (Numba's own locator then places every cache, ours included)."""
-    from ._io import user_cache_dir
+    ``$XDG_CACHE_HOME/jitsearch/numba/DIGEST`` (``~/.cache`` when unset), one
+    folder per source folder below it. ``DIGEST`` is of every source file of
+    the package: Numba checks only a kernel's own file, so a kernel that
+    inlines a function of another file (edited since, or another version at
+    the same path) could otherwise load stale code. ``$NUMBA_CACHE_DIR``, when
+    set, wins (Numba's own locator then places every cache, ours included)."""
+    global _cache_dir
+    if _cache_dir is None:
+        from ._io import user_cache_dir
 
-    return str(user_cache_dir("numba"))
+        _cache_dir = str(user_cache_dir("numba", sources_digest(os.path.dirname(os.path.abspath(__file__)))))
+    return _cache_dir
+
+
+def sources_digest(package: str) -> str:
+    """16 hex digits of the names and contents of every ``.py`` file below ``package``."""
+    h = hashlib.sha256()
+    for folder, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                h.update(os.path.relpath(path, package).encode() + b"\0" + hashlib.sha256(f.read()).digest())
+    return h.hexdigest()[:16]
+
+
+def _forget_stale_caches(current: str) -> None:
+    """Remove the cache folders of other sources unused for :data:`STALE_CACHE_DAYS` days."""
+    import shutil
+
+    root, now = os.path.dirname(current), time.time()
+    try:
+        os.makedirs(current, exist_ok=True)
+        os.utime(current)  # in use: never stale
+        for entry in os.scandir(root):
+            if entry.path != current and now - entry.stat().st_mtime > STALE_CACHE_DAYS * 86400:
+                shutil.rmtree(entry.path, ignore_errors=True)
+    except OSError:
+        pass  # a read-only cache: Numba falls back to its own places
 
 
 def keep_kernel_cache_outside_sources() -> None:
@@ -137,6 +175,7 @@ def _add_locator(caching) -> None:
                 return None
             return super().from_function(py_func, py_file)
 
+    _forget_stale_caches(numba_cache_dir())
     classes = caching.CacheImpl._locator_classes
     # after Numba's $NUMBA_CACHE_DIR locator (a user's choice wins), before the in-tree one
     at = next((i + 1 for i, c in enumerate(classes) if c.__name__ == "UserProvidedCacheLocator"), 0)

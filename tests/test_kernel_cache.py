@@ -3,6 +3,7 @@
 wins; functions outside the package keep Numba's usual place."""
 
 import json
+import time
 import os
 import subprocess
 import sys
@@ -68,3 +69,31 @@ def test_numba_cache_dir_wins_over_the_users_cache(tmp_path):
     out, _ = _run(tmp_path, XDG_CACHE_HOME=str(tmp_path / "xdg"), NUMBA_CACHE_DIR=str(tmp_path / "numba"))
     assert not _cached_under(tmp_path / "xdg")
     assert any(name.startswith("depth_first.") for name in _cached_under(tmp_path / "numba"))
+
+
+def test_the_cache_folder_changes_with_any_source_file_and_nothing_else(tmp_path):
+    from jitsearch._jit import sources_digest
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "sub" / "b.py").write_text("y = 2\n")
+    first = sources_digest(str(tmp_path))
+    (tmp_path / "sub" / "__pycache__").mkdir()
+    (tmp_path / "sub" / "__pycache__" / "b.nbi").write_bytes(b"compiled")
+    (tmp_path / "notes.txt").write_text("not a source")
+    assert sources_digest(str(tmp_path)) == first
+    (tmp_path / "sub" / "b.py").write_text("y = 3\n")  # an inlined helper edited: another folder
+    assert sources_digest(str(tmp_path)) != first
+
+
+def test_cache_folders_of_other_sources_go_after_a_week_unused(tmp_path):
+    from jitsearch._jit import STALE_CACHE_DAYS, _forget_stale_caches
+
+    old, recent, current = (tmp_path / name for name in ("old", "recent", "current"))
+    for folder in (old, recent):
+        folder.mkdir()
+        (folder / "k.nbi").write_bytes(b"")
+    week_ago = time.time() - (STALE_CACHE_DAYS + 1) * 86400
+    os.utime(old, (week_ago, week_ago))
+    _forget_stale_caches(str(current))
+    assert current.is_dir() and recent.is_dir() and not old.exists()
